@@ -1,0 +1,190 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Duration is a length of time in the original oaat-operator's syntax: integer+unit tokens,
+// summed, in any order, spaces allowed. Units: s sec secs second seconds, m min mins minute
+// minutes, h hr hrs hour hours, d day days, w wk wks week weeks. Examples: 1d, 1h30m,
+// "1 hour 30 min", 65m1h (2h5m). The sum must be positive.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=64
+// +kubebuilder:validation:XValidation:rule="self.matches('^ *([0-9]+ *(seconds|second|secs|sec|s|minutes|minute|mins|min|m|hours|hour|hrs|hr|h|days|day|d|weeks|week|wks|wk|w) *)+$')",messageExpression=`'"' + self + '" is not a valid duration: use integer+unit tokens such as 30s, 5m, 1h30m, 1d or "1 hour 30 min"'`
+// +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",messageExpression=`'"' + self + '" is zero: a duration must be positive'`
+type Duration string
+
+// OaatGroupSpec lists the items to run one at a time and how often.
+type OaatGroupSpec struct {
+	// oaatType is the name of the OaatType, in the same namespace, that says what running an
+	// item means.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Oaat type",xDescriptors={"urn:alm:descriptor:io.kubernetes:oaat.io:v1alpha1:OaatType"}
+	// +required
+	OaatType string `json:"oaatType"`
+
+	// oaatItems is the set of items of the group; at most one of them runs at any time. An item
+	// is any non-empty string of at most 253 characters (for example /srv/photos); it reaches
+	// the pod as the environment variable OAAT_ITEM and through {{oaat_item}}.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Items",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +required
+	OaatItems []string `json:"oaatItems"`
+
+	// frequency is how often each item should succeed: an item that succeeded less than
+	// frequency ago is not started. Counted from the end of the successful run.
+	// +kubebuilder:default="1h"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Frequency",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	Frequency Duration `json:"frequency,omitempty"`
+
+	// failureCoolOff is how long a failed item waits before it may be started again, counted
+	// from the end of the failed run. Absent means no wait.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Failure cool-off",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	FailureCoolOff Duration `json:"failureCoolOff,omitempty"`
+}
+
+// CurrentRun is the run of an item that the operator has started and whose outcome it has not
+// recorded yet. It is written before the pod is created, so that at most one run is ever intended.
+type CurrentRun struct {
+	// item is the item being run.
+	// +required
+	Item string `json:"item"`
+
+	// podName is the name of the pod that runs the item; a live pod of the group with another
+	// name is deleted.
+	// +required
+	PodName string `json:"podName"`
+
+	// startedAt is when the operator decided to start the run.
+	// +required
+	StartedAt metav1.Time `json:"startedAt"`
+}
+
+// ItemStatus is the history of one item of the group.
+type ItemStatus struct {
+	// name is the item.
+	// +required
+	Name string `json:"name"`
+
+	// lastSuccess is when the item's last successful run ended.
+	// +optional
+	LastSuccess *metav1.Time `json:"lastSuccess,omitempty"`
+
+	// lastFailure is when the item's last failed run ended.
+	// +optional
+	LastFailure *metav1.Time `json:"lastFailure,omitempty"`
+
+	// failureCount is the number of failed runs since the last successful one.
+	// +optional
+	FailureCount int32 `json:"failureCount,omitempty"`
+
+	// lastStarted is when the item's last run was started.
+	// +optional
+	LastStarted *metav1.Time `json:"lastStarted,omitempty"`
+
+	// lastExitCode is the exit code of the first terminated container of the item's last run,
+	// absent when the run ended without one (for example an evicted or deleted pod).
+	// +optional
+	LastExitCode *int32 `json:"lastExitCode,omitempty"`
+
+	// lastReason says why the item's last run ended as it did: the reason of the first
+	// terminated container (Completed, Error, OOMKilled, ...), or of the pod (Evicted,
+	// PodDeleted, PodNotFound).
+	// +optional
+	LastReason string `json:"lastReason,omitempty"`
+
+	// lastPodName is the name of the pod of the item's last finished run, kept so that its logs
+	// can be read.
+	// +optional
+	LastPodName string `json:"lastPodName,omitempty"`
+}
+
+// OaatGroupStatus is the observed state of an OaatGroup.
+type OaatGroupStatus struct {
+	// observedGeneration is the generation of the spec that the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions are the group's conditions: Ready (the spec is valid and its OaatType found) and
+	// Running (an item pod is active).
+	// +listType=map
+	// +listMapKey=type
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// currentRun is the run in progress, absent when no item runs.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Current run",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	CurrentRun *CurrentRun `json:"currentRun,omitempty"`
+
+	// runCount is the number of runs the group has started; the next run gets runCount+1, which
+	// makes its pod name unique.
+	// +optional
+	RunCount int64 `json:"runCount,omitempty"`
+
+	// itemCount is the number of items in the spec.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Items",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	ItemCount int32 `json:"itemCount,omitempty"`
+
+	// items holds the history of each item that has run.
+	// +listType=map
+	// +listMapKey=name
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Item history"
+	// +optional
+	Items []ItemStatus `json:"items,omitempty"`
+}
+
+// OaatGroup runs a set of items one at a time: at most one item pod of the group is live at any
+// moment. The next item is the one that succeeded longest ago (never counts as oldest), then the
+// one that failed longest ago, then one at random; items that succeeded within frequency or failed
+// within failureCoolOff wait.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=og,categories=oaat
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is a label value on the group's pods"
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.oaatType`
+// +kubebuilder:printcolumn:name="Items",type=integer,JSONPath=`.status.itemCount`
+// +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.currentRun.item`
+// +kubebuilder:printcolumn:name="Frequency",type=string,JSONPath=`.spec.frequency`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +operator-sdk:csv:customresourcedefinitions:displayName="Oaat Group",resources={{Pod,v1},{OaatType,v1alpha1}}
+type OaatGroup struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec lists the items and how often they run.
+	// +required
+	Spec OaatGroupSpec `json:"spec"`
+
+	// status is the observed state of the group and the history of its items.
+	// +optional
+	Status OaatGroupStatus `json:"status,omitempty"`
+}
+
+// OaatGroupList is a list of OaatGroups.
+// +kubebuilder:object:root=true
+type OaatGroupList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items is the list of OaatGroups.
+	Items []OaatGroup `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OaatGroup{}, &OaatGroupList{})
+}
