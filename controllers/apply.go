@@ -1,0 +1,75 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+// conflictRetry is how soon a group whose status write lost an optimistic-lock race is looked at
+// again, should the watch event of the winning write not come.
+const conflictRetry = 2 * time.Second
+
+// apply carries out a plan: status first (the intent of a run is persisted before its pod
+// exists), then the pod, then deletions; events only once the state they report is persisted.
+func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan) (ctrl.Result, error) {
+	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
+		group.Status = plan.Status
+		if err := r.Status().Update(ctx, group); err != nil {
+			if isConflict(err) {
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
+		}
+	}
+	events := plan.Events
+	if plan.Create != nil {
+		if err := r.Create(ctx, plan.Create); err != nil && !apierrors.IsAlreadyExists(err) {
+			return r.withdrawRun(ctx, group, err)
+		}
+	}
+	for _, d := range plan.Delete {
+		if err := r.deletePod(ctx, d.Pod); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	r.announce(group, events)
+	log.FromContext(ctx).V(1).Info("Reconciled", "runCount", group.Status.RunCount,
+		"created", plan.Create != nil, "deleted", len(plan.Delete), "requeueAfter", plan.RequeueAfter)
+	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// withdrawRun withdraws the intent of a run whose pod the API server refused, and retries later.
+func (r *OaatGroupReconciler) withdrawRun(ctx context.Context, group *v1alpha1.OaatGroup, createErr error) (ctrl.Result, error) {
+	event := planner.SetPodCreateFailed(&group.Status, r.Clock.Now(), createErr)
+	if err := r.Status().Update(ctx, group); err != nil {
+		return ctrl.Result{}, fmt.Errorf("withdrawing the run after %w: %w", createErr, err)
+	}
+	r.announce(group, []planner.Event{event})
+	return ctrl.Result{RequeueAfter: planner.MinRetry}, nil
+}
+
+// deletePod deletes a pod if it is still the one the plan saw.
+func (r *OaatGroupReconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
+}
+
+func (r *OaatGroupReconciler) announce(group *v1alpha1.OaatGroup, events []planner.Event) {
+	for _, e := range events {
+		r.Recorder.Eventf(group, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+	}
+}

@@ -1,0 +1,82 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+// gather reads the snapshot a decision is made from. The cache may lag behind the API server; two
+// lags would mislead the planner, so they are checked against the API server itself:
+//   - a pod of the group with a run number above status.runCount means the cached group is older
+//     than the pod, whose intent it does not show yet: the group is read again;
+//   - the current run's pod missing from the cache may just have been created: it is read again
+//     before it is taken as gone.
+func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGroup) (planner.Input, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(group.Namespace),
+		client.MatchingLabels{v1alpha1.LabelGroup: group.Name}); err != nil {
+		return planner.Input{}, fmt.Errorf("listing pods of the group: %w", err)
+	}
+	if groupLagsPods(group, pods.Items) {
+		fresh := &v1alpha1.OaatGroup{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(group), fresh); err != nil {
+			return planner.Input{}, fmt.Errorf("reading the group again: %w", err)
+		}
+		group = fresh
+	}
+	if cr := group.Status.CurrentRun; cr != nil && !hasPod(pods.Items, cr.PodName) {
+		pod := &corev1.Pod{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: cr.PodName}, pod)
+		switch {
+		case err == nil && metav1.IsControlledBy(pod, group):
+			pods.Items = append(pods.Items, *pod)
+		case err != nil && !apierrors.IsNotFound(err):
+			return planner.Input{}, fmt.Errorf("reading pod %s of the current run: %w", cr.PodName, err)
+		}
+	}
+
+	var typ *v1alpha1.OaatType
+	ot := &v1alpha1.OaatType{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: group.Spec.OaatType}, ot)
+	switch {
+	case err == nil:
+		typ = ot
+	case !apierrors.IsNotFound(err):
+		return planner.Input{}, fmt.Errorf("reading OaatType %s: %w", group.Spec.OaatType, err)
+	}
+
+	return planner.Input{
+		Group: group,
+		Type:  typ,
+		Pods:  pods.Items,
+		Now:   r.Clock.Now(),
+		Rand:  r.random(group),
+	}, nil
+}
+
+// groupLagsPods reports whether one of the group's own pods is newer than the group's status.
+func groupLagsPods(group *v1alpha1.OaatGroup, pods []corev1.Pod) bool {
+	for i := range pods {
+		if metav1.IsControlledBy(&pods[i], group) && planner.RunNumber(&pods[i]) > group.Status.RunCount {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPod(pods []corev1.Pod, name string) bool {
+	for i := range pods {
+		if pods[i].Name == name {
+			return true
+		}
+	}
+	return false
+}

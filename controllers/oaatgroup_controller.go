@@ -1,0 +1,75 @@
+// Package controllers holds the reconciler of OaatGroups: it gathers a snapshot, lets the planner
+// decide, and applies the plan.
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+// OaatGroupReconciler runs the items of each OaatGroup one at a time.
+type OaatGroupReconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	client.Client
+	// APIReader reads from the API server directly, to confirm what the cache may not have seen
+	// yet.
+	APIReader client.Reader
+	// Recorder emits events about groups.
+	Recorder recorder.EventRecorder
+	// Clock is the time source of every decision.
+	Clock clock.PassiveClock
+	// Seed makes the random tie-breaks reproducible: a decision's random source is seeded from it,
+	// the group's UID and its run count.
+	Seed uint64
+}
+
+// +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=oaat.io,resources=oaattypes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one OaatGroup a step closer to its items running one at a time.
+func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	group := &v1alpha1.OaatGroup{}
+	if err := r.Get(ctx, req.NamespacedName, group); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !group.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // its pods go with it through their owner reference
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatGroup", klog.KObj(group)))
+
+	in, err := r.gather(ctx, group)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := planner.Decide(in)
+	return r.apply(ctx, in.Group, plan)
+}
+
+// random is the random source of one decision, the same for the same group and run count.
+func (r *OaatGroupReconciler) random(group *v1alpha1.OaatGroup) *rand.Rand {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", group.UID, group.Status.RunCount)
+	return rand.New(rand.NewPCG(r.Seed, h.Sum64()))
+}
+
+// isConflict reports an optimistic-lock failure: someone wrote the group since it was read, and
+// the watch event of that write brings the group back.
+func isConflict(err error) bool {
+	return apierrors.IsConflict(err)
+}

@@ -1,0 +1,522 @@
+#!/usr/bin/env bash
+# A throw-away local Kubernetes control plane for end-to-end tests of the operator: etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler and kwok (fake Nodes that run fake
+# pods), all on 127.0.0.1, all state under one directory.
+#
+# Usage: cluster.sh up | down [--purge] | status | kubeconfig
+#
+# Environment:
+#   OAAT_CLUSTER_DIR     state directory (default <repo>/.state/cluster)
+#   OAAT_CLUSTER_NODES   number of fake Nodes kwok-node-1..N (default 2)
+#   KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, ETCD, KWOK
+#                        binaries (default: the pinned ones under <repo>/bin)
+#
+# Pod behaviour (exit codes, durations) is set by the kwok Stages in stages/; see
+# stages/pod-complete.yaml for the oaat.io/test-* annotations.
+set -euo pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
+
+KUBE_APISERVER=${KUBE_APISERVER:-$REPO_ROOT/bin/kube-apiserver-v1.36.3}
+KUBE_CONTROLLER_MANAGER=${KUBE_CONTROLLER_MANAGER:-$REPO_ROOT/bin/kube-controller-manager-v1.36.3}
+KUBE_SCHEDULER=${KUBE_SCHEDULER:-$REPO_ROOT/bin/kube-scheduler-v1.36.3}
+KUBECTL=${KUBECTL:-$REPO_ROOT/bin/kubectl-v1.36.3}
+ETCD=${ETCD:-$REPO_ROOT/bin/etcd-v3.6.16}
+KWOK=${KWOK:-$REPO_ROOT/bin/kwok-v0.8.0}
+
+STATE_DIR=${OAAT_CLUSTER_DIR:-$REPO_ROOT/.state/cluster}
+NODE_COUNT=${OAAT_CLUSTER_NODES:-2}
+
+# Start order; stopping goes the other way, so etcd stops last: an apiserver whose etcd is gone
+# can hang in graceful shutdown for minutes.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+# Bounds, in seconds.
+STOP_TIMEOUT=10
+READY_TIMEOUT=60
+
+SERVICE_CIDR=10.0.0.0/24
+# kwok's default pod CIDR is 10.0.0.0/24, the same as the service range: move pods elsewhere.
+POD_CIDR=10.244.0.0/16
+
+log() { printf 'cluster: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------------------------------------
+# State layout
+
+# Absolute, so that the path embedded in each process's command line (used to recognise our
+# processes, see is_ours) does not depend on the caller's working directory.
+resolve_state_dir() {
+	mkdir -p "$STATE_DIR"
+	STATE_DIR=$(cd "$STATE_DIR" && pwd)
+}
+
+# lock_state_dir: one up or down at a time per state dir (parallel test jobs may all run up).
+# The lock's descriptor is closed in every started component (see start_process), or the first
+# component would hold the lock for its whole life.
+LOCK_FD=
+lock_state_dir() {
+	exec {LOCK_FD}>"$STATE_DIR/.lock"
+	flock --timeout 120 "$LOCK_FD" || die "another cluster.sh holds $STATE_DIR/.lock"
+}
+
+pid_file() { printf '%s/pids/%s.pid' "$STATE_DIR" "$1"; }
+log_file() { printf '%s/logs/%s.log' "$STATE_DIR" "$1"; }
+kubeconfig_path() { printf '%s/kubeconfig' "$STATE_DIR"; }
+
+# ---------------------------------------------------------------------------------------------
+# Processes
+
+# is_ours PID: the pid is alive and its command line names our state dir. The second check keeps
+# a recycled pid (another program that got the number after ours died) from being taken for
+# ours, and from being killed by down. Zombies count as dead: nobody may reap them here.
+is_ours() {
+	local pid=$1 state
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	[[ -r /proc/$pid/cmdline ]] || return 1
+	state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
+	[[ $state != Z ]] || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$STATE_DIR/"
+}
+
+# component_pid NAME: the recorded pid of NAME if that process is still ours and alive.
+component_pid() {
+	local file pid
+	file=$(pid_file "$1")
+	[[ -f $file ]] || return 1
+	pid=$(<"$file")
+	is_ours "$pid" || return 1
+	printf '%s' "$pid"
+}
+
+is_running() { component_pid "$1" >/dev/null; }
+
+# start_process NAME BINARY ARGS...: runs it in its own session (setsid), so it outlives this
+# script and is not hit by signals sent to the caller's process group; the child writes its own
+# pid before exec, which stays right even if setsid has to fork.
+start_process() {
+	local name=$1
+	shift
+	local pidfile logfile
+	pidfile=$(pid_file "$name")
+	logfile=$(log_file "$name")
+	rm -f "$pidfile"
+	printf '\n==== %s starting %s\n' "$(date -u +%FT%TZ)" "$name" >>"$logfile"
+	# shellcheck disable=SC2016 # $$ and $@ belong to the inner shell.
+	setsid bash -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pidfile" "$@" \
+		</dev/null >>"$logfile" 2>&1 {LOCK_FD}>&- &
+	local waited=0
+	until [[ -s $pidfile ]]; do
+		((waited++ < 50)) || die "$name did not start (see $logfile)"
+		sleep 0.1
+	done
+	log "started $name (pid $(<"$pidfile"), log $logfile)"
+}
+
+# stop_process NAME: SIGTERM, then SIGKILL after STOP_TIMEOUT; returns once the process is gone.
+stop_process() {
+	local name=$1 pid
+	if ! pid=$(component_pid "$name"); then
+		rm -f "$(pid_file "$name")"
+		return 0
+	fi
+	kill -TERM "$pid" 2>/dev/null || true
+	if ! wait_gone "$pid" "$STOP_TIMEOUT"; then
+		log "$name (pid $pid) still running after ${STOP_TIMEOUT}s, sending SIGKILL"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait_gone "$pid" 5 || die "$name (pid $pid) survived SIGKILL"
+	fi
+	rm -f "$(pid_file "$name")"
+	log "stopped $name (pid $pid)"
+}
+
+# wait_gone PID SECONDS
+wait_gone() {
+	local pid=$1 deadline=$((SECONDS + $2))
+	while is_ours "$pid"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.2
+	done
+}
+
+# fail_start NAME MESSAGE: stop with the end of the component's log, where the reason usually is.
+fail_start() {
+	log "error: $2; last lines of $(log_file "$1"):"
+	tail -n 20 "$(log_file "$1")" >&2 || true
+	exit 1
+}
+
+# wait_until NAME SECONDS COMMAND...: polls COMMAND; fails early if component NAME died.
+wait_until() {
+	local name=$1 deadline=$((SECONDS + $2))
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		is_running "$name" || fail_start "$name" "$name exited"
+		((SECONDS < deadline)) || fail_start "$name" "timed out waiting for: $*"
+		sleep 0.3
+	done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Ports: chosen once, at the first up, and kept in <state>/ports so that the kubeconfig and the
+# etcd member's peer URL stay valid across down/up.
+
+PORT_NAMES=(ETCD_CLIENT_PORT ETCD_PEER_PORT APISERVER_PORT KWOK_PORT)
+
+port_in_use() { [[ -n $(ss -Htln "sport = :$1") ]]; }
+
+# Below the usual ephemeral range (32768+), so outgoing connections do not take them meanwhile.
+pick_free_port() {
+	local port taken=" $* " tries=0
+	while ((tries++ < 200)); do
+		port=$((20000 + RANDOM % 12000))
+		[[ $taken == *" $port "* ]] && continue
+		port_in_use "$port" || { printf '%s' "$port"; return 0; }
+	done
+	die "no free port found"
+}
+
+load_or_pick_ports() {
+	local file=$STATE_DIR/ports key value chosen=()
+	if [[ -f $file ]]; then
+		while IFS='=' read -r key value; do
+			[[ " ${PORT_NAMES[*]} " == *" $key "* && $value =~ ^[0-9]+$ ]] || continue
+			printf -v "$key" '%s' "$value"
+		done <"$file"
+	fi
+	for key in "${PORT_NAMES[@]}"; do
+		if [[ -z ${!key:-} ]]; then
+			printf -v "$key" '%s' "$(pick_free_port "${chosen[@]}")"
+		fi
+		chosen+=("${!key}")
+	done
+	for key in "${PORT_NAMES[@]}"; do printf '%s=%s\n' "$key" "${!key}"; done >"$file.tmp"
+	mv "$file.tmp" "$file"
+}
+
+# require_port_free NAME PORT...: a recorded port that someone else took since the last up.
+require_ports_free() {
+	local name=$1 port
+	shift
+	for port in "$@"; do
+		if port_in_use "$port"; then
+			die "port $port for $name is taken by another process; 'down --purge' picks new ports"
+		fi
+	done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Credentials, made once per state dir.
+
+# A CA of our own rather than the apiserver's self-signed certificate: clients can then verify
+# the server (no insecure-skip-tls-verify), and the controller-manager gets a real root CA for
+# the kube-root-ca.crt ConfigMap and for signing CSRs.
+ensure_pki() {
+	local pki=$STATE_DIR/pki
+	mkdir -p "$pki"
+	if [[ ! -f $pki/ca.crt ]]; then
+		openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=oaat-local-ca" \
+			-keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
+	fi
+	if [[ ! -f $pki/apiserver.crt ]]; then
+		# 10.0.0.1 is the kubernetes Service's address in SERVICE_CIDR.
+		printf '%s\n' \
+			'basicConstraints=CA:FALSE' \
+			'keyUsage=digitalSignature,keyEncipherment' \
+			'extendedKeyUsage=serverAuth' \
+			'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local' \
+			>"$pki/apiserver.ext"
+		openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
+			-keyout "$pki/apiserver.key" -out "$pki/apiserver.csr" 2>/dev/null
+		openssl x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
+			-CAcreateserial -days 3650 -extfile "$pki/apiserver.ext" -out "$pki/apiserver.crt" 2>/dev/null
+	fi
+	if [[ ! -f $pki/sa.key ]]; then
+		openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+		openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+	fi
+	chmod 600 "$pki"/*.key
+}
+
+# The admin identity: a static token in system:masters, so RBAC lets it do everything.
+ensure_admin_token() {
+	local file=$STATE_DIR/tokens.csv
+	if [[ ! -f $file ]]; then
+		(umask 077 && printf '%s,admin,admin,system:masters\n' "$(openssl rand -hex 32)" >"$file")
+	fi
+	ADMIN_TOKEN=$(cut -d, -f1 "$file")
+}
+
+write_kubeconfig() {
+	local file ca_data
+	file=$(kubeconfig_path)
+	ca_data=$(base64 -w0 <"$STATE_DIR/pki/ca.crt")
+	(
+		umask 077
+		cat >"$file.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: oaat-local
+  cluster:
+    server: https://127.0.0.1:${APISERVER_PORT}
+    certificate-authority-data: ${ca_data}
+users:
+- name: admin
+  user:
+    token: ${ADMIN_TOKEN}
+contexts:
+- name: oaat-local
+  context:
+    cluster: oaat-local
+    user: admin
+    namespace: default
+current-context: oaat-local
+EOF
+	)
+	mv "$file.tmp" "$file"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Components. Each start_* is called only when the component is not running.
+
+start_etcd() {
+	require_ports_free etcd "$ETCD_CLIENT_PORT" "$ETCD_PEER_PORT"
+	local peer=http://127.0.0.1:$ETCD_PEER_PORT client=http://127.0.0.1:$ETCD_CLIENT_PORT
+	# --unsafe-no-fsync: the data is disposable, and fsync latency on a busy disk is what makes
+	# a test cluster's writes slow.
+	start_process etcd "$ETCD" \
+		--name=oaat-local \
+		--data-dir="$STATE_DIR/etcd" \
+		--listen-client-urls="$client" --advertise-client-urls="$client" \
+		--listen-peer-urls="$peer" --initial-advertise-peer-urls="$peer" \
+		--initial-cluster="oaat-local=$peer" \
+		--unsafe-no-fsync \
+		--log-level=warn
+}
+
+start_kube_apiserver() {
+	require_ports_free kube-apiserver "$APISERVER_PORT"
+	local pki=$STATE_DIR/pki
+	# Only the secure port exists in current releases. The API audience defaults to the issuer,
+	# which is what the TokenRequest API (kubectl create token) needs. No endpoint reconciler:
+	# Endpoints may not hold a loopback address, so it would fail every 10 s, and no pod here
+	# reaches the API through the kubernetes Service anyway.
+	start_process kube-apiserver "$KUBE_APISERVER" \
+		--etcd-servers="http://127.0.0.1:$ETCD_CLIENT_PORT" \
+		--bind-address=127.0.0.1 \
+		--advertise-address=127.0.0.1 \
+		--endpoint-reconciler-type=none \
+		--secure-port="$APISERVER_PORT" \
+		--cert-dir="$pki" \
+		--tls-cert-file="$pki/apiserver.crt" \
+		--tls-private-key-file="$pki/apiserver.key" \
+		--client-ca-file="$pki/ca.crt" \
+		--token-auth-file="$STATE_DIR/tokens.csv" \
+		--authorization-mode=RBAC \
+		--service-cluster-ip-range="$SERVICE_CIDR" \
+		--service-account-issuer=https://localhost \
+		--service-account-key-file="$pki/sa.pub" \
+		--service-account-signing-key-file="$pki/sa.key"
+}
+
+start_kube_controller_manager() {
+	local pki=$STATE_DIR/pki
+	# No node IPAM (kwok assigns pod IPs) and no node lifecycle (it would taint and evict fake
+	# nodes whose kubelet never answers). --secure-port=0: nothing scrapes it, and a fixed
+	# default port would clash with a second cluster on the same machine.
+	start_process kube-controller-manager "$KUBE_CONTROLLER_MANAGER" \
+		--kubeconfig="$(kubeconfig_path)" \
+		--controllers='*,-nodeipam,-nodelifecycle' \
+		--service-account-private-key-file="$pki/sa.key" \
+		--root-ca-file="$pki/ca.crt" \
+		--cluster-signing-cert-file="$pki/ca.crt" \
+		--cluster-signing-key-file="$pki/ca.key" \
+		--use-service-account-credentials=true \
+		--leader-elect=false \
+		--secure-port=0
+}
+
+start_kube_scheduler() {
+	start_process kube-scheduler "$KUBE_SCHEDULER" \
+		--kubeconfig="$(kubeconfig_path)" \
+		--leader-elect=false \
+		--secure-port=0
+}
+
+start_kwok() {
+	require_ports_free kwok "$KWOK_PORT"
+	local stage config_args=()
+	for stage in "$SCRIPT_DIR"/stages/*.yaml; do config_args+=("--config=$stage"); done
+	start_process kwok "$KWOK" \
+		--kubeconfig="$(kubeconfig_path)" \
+		--manage-all-nodes=true \
+		--server-address="127.0.0.1:$KWOK_PORT" \
+		--cidr="$POD_CIDR" \
+		"${config_args[@]}"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Health
+
+etcd_healthy() { curl -sf --max-time 2 "http://127.0.0.1:$ETCD_CLIENT_PORT/health" >/dev/null; }
+
+apiserver_ready() {
+	curl -sf --max-time 3 --cacert "$STATE_DIR/pki/ca.crt" \
+		-H "Authorization: Bearer $ADMIN_TOKEN" \
+		"https://127.0.0.1:$APISERVER_PORT/readyz" >/dev/null
+}
+
+all_running() {
+	local name
+	for name in "${COMPONENTS[@]}"; do is_running "$name" || return 1; done
+}
+
+kubectl_admin() { "$KUBECTL" --kubeconfig="$(kubeconfig_path)" "$@"; }
+
+# ---------------------------------------------------------------------------------------------
+# Nodes
+
+node_manifest() {
+	cat <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+  labels:
+    type: kwok
+    kubernetes.io/hostname: $1
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+status:
+  capacity: {cpu: "32", memory: 256Gi, pods: "110"}
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
+EOF
+}
+
+ensure_nodes() {
+	local i name
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		name=kwok-node-$i
+		if ! kubectl_admin get node "$name" >/dev/null 2>&1; then
+			node_manifest "$name" | kubectl_admin create -f - >/dev/null
+		fi
+		# Admission adds this taint to every new Node, and only the node lifecycle controller
+		# (disabled) would remove it: without this no pod would be scheduled.
+		if kubectl_admin get node "$name" -o jsonpath='{.spec.taints[*].key}' |
+			grep -qw node.kubernetes.io/not-ready; then
+			kubectl_admin taint node "$name" node.kubernetes.io/not-ready- >/dev/null
+		fi
+	done
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		kubectl_admin wait --for=condition=Ready "node/kwok-node-$i" --timeout=30s >/dev/null ||
+			fail_start kwok "node kwok-node-$i did not become Ready"
+	done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Subcommands
+
+check_binaries() {
+	local bin
+	for bin in "$ETCD" "$KUBE_APISERVER" "$KUBE_CONTROLLER_MANAGER" "$KUBE_SCHEDULER" "$KWOK" "$KUBECTL"; do
+		[[ -x $bin ]] || die "binary not found or not executable: $bin"
+	done
+}
+
+cmd_up() {
+	resolve_state_dir
+	lock_state_dir
+	mkdir -p "$STATE_DIR/pids" "$STATE_DIR/logs"
+	load_or_pick_ports
+	ensure_admin_token
+	if all_running && apiserver_ready && [[ -f $(kubeconfig_path) ]]; then
+		kubeconfig_path
+		echo
+		return 0
+	fi
+	check_binaries
+	ensure_pki
+
+	is_running etcd || start_etcd
+	wait_until etcd 20 etcd_healthy
+
+	is_running kube-apiserver || start_kube_apiserver
+	wait_until kube-apiserver "$READY_TIMEOUT" apiserver_ready
+	write_kubeconfig
+
+	is_running kube-controller-manager || start_kube_controller_manager
+	is_running kube-scheduler || start_kube_scheduler
+	is_running kwok || start_kwok
+
+	ensure_nodes
+	# Pods cannot be created in a namespace before its default ServiceAccount exists (the
+	# ServiceAccount admission plugin rejects them); the controller-manager makes it.
+	wait_until kube-controller-manager 30 kubectl_admin get serviceaccount default --namespace=default
+	all_running || die "a component exited during start-up; see $STATE_DIR/logs"
+	kubeconfig_path
+	echo
+}
+
+cmd_down() {
+	local purge=false name i
+	case ${1:-} in
+	"") ;;
+	--purge) purge=true ;;
+	*) die "usage: $0 down [--purge]" ;;
+	esac
+	if [[ -d $STATE_DIR ]]; then
+		resolve_state_dir
+		lock_state_dir
+		for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
+			stop_process "${COMPONENTS[i]}"
+		done
+	fi
+	if $purge; then
+		rm -rf "$STATE_DIR"
+		log "removed $STATE_DIR"
+	fi
+}
+
+cmd_status() {
+	local name pid rc=0
+	[[ -d $STATE_DIR ]] && resolve_state_dir
+	for name in "${COMPONENTS[@]}"; do
+		if pid=$(component_pid "$name"); then
+			printf '%-24s pid %-8s running\n' "$name" "$pid"
+		else
+			printf '%-24s pid %-8s stopped\n' "$name" "-"
+			rc=1
+		fi
+	done
+	printf 'kubeconfig: %s\n' "$(kubeconfig_path)"
+	return "$rc"
+}
+
+cmd_kubeconfig() {
+	[[ -d $STATE_DIR ]] && resolve_state_dir
+	kubeconfig_path
+	echo
+}
+
+main() {
+	local cmd=${1:-}
+	shift || true
+	case $cmd in
+	up) cmd_up "$@" ;;
+	down) cmd_down "$@" ;;
+	status) cmd_status "$@" ;;
+	kubeconfig) cmd_kubeconfig "$@" ;;
+	*)
+		echo "usage: $0 up | down [--purge] | status | kubeconfig" >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,77 @@
+package planner
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// deleteRoguePods deletes every live pod with the group's label that is not its current run.
+// Pods already being deleted are left to finish.
+func (d *decision) deleteRoguePods() {
+	for _, pod := range d.pods.others {
+		if terminal(pod) || pod.DeletionTimestamp != nil {
+			continue
+		}
+		d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Rogue: true})
+		d.event(corev1.EventTypeWarning, v1alpha1.ReasonRoguePodDeleted,
+			fmt.Sprintf("Deleted pod %s: it carries the group's label but is not its current run", pod.Name))
+	}
+}
+
+// pruneHistory deletes the group's finished pods of each item except the latest, so that the
+// logs of the last run stay readable.
+func (d *decision) pruneHistory() {
+	latest := map[string]*corev1.Pod{}
+	var finished []*corev1.Pod
+	for _, pod := range append([]*corev1.Pod{d.pods.current}, d.pods.others...) {
+		if pod == nil || !terminal(pod) || !metav1.IsControlledBy(pod, d.group) {
+			continue
+		}
+		item, ok := pod.Annotations[v1alpha1.AnnotationItem]
+		if !ok {
+			continue
+		}
+		finished = append(finished, pod)
+		if kept := latest[item]; kept == nil || RunNumber(pod) > RunNumber(kept) {
+			latest[item] = pod
+		}
+	}
+	for _, pod := range finished {
+		if latest[pod.Annotations[v1alpha1.AnnotationItem]] != pod && pod.DeletionTimestamp == nil {
+			d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod})
+		}
+	}
+}
+
+// syncItems lists the items of the spec in its order, keeping their history, and drops the
+// history of items no longer in the spec unless they are running now.
+func (d *decision) syncItems() {
+	st := &d.plan.Status
+	byName := make(map[string]v1alpha1.ItemStatus, len(st.Items))
+	for _, it := range st.Items {
+		byName[it.Name] = it
+	}
+	items := make([]v1alpha1.ItemStatus, 0, len(d.group.Spec.OaatItems))
+	inSpec := make(map[string]bool, len(d.group.Spec.OaatItems))
+	for _, name := range d.group.Spec.OaatItems {
+		if inSpec[name] {
+			continue
+		}
+		inSpec[name] = true
+		it, ok := byName[name]
+		if !ok {
+			it = v1alpha1.ItemStatus{Name: name}
+		}
+		items = append(items, it)
+	}
+	if cr := st.CurrentRun; cr != nil && !inSpec[cr.Item] {
+		if it, ok := byName[cr.Item]; ok {
+			items = append(items, it)
+		}
+	}
+	st.Items = items
+}

@@ -1,0 +1,60 @@
+package planner
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// decision is the work area of Decide: the input, the pods sorted out, and the plan being made.
+type decision struct {
+	in    Input
+	group *v1alpha1.OaatGroup
+	pods  pods
+	// stamp is the decision time as status stores it (whole seconds), so that what is written is
+	// exactly what is read back.
+	stamp metav1.Time
+	plan  Plan
+}
+
+func newDecision(in Input) *decision {
+	d := &decision{
+		in:    in,
+		group: in.Group,
+		pods:  sortPods(in.Group, in.Pods),
+		stamp: metav1.NewTime(in.Now.Truncate(time.Second)),
+	}
+	d.plan.Status = *in.Group.Status.DeepCopy()
+	d.plan.Status.ObservedGeneration = in.Group.Generation
+	d.plan.Status.ItemCount = int32(len(in.Group.Spec.OaatItems))
+	return d
+}
+
+func (d *decision) event(eventType, reason, message string) {
+	d.plan.Events = append(d.plan.Events, Event{Type: eventType, Reason: reason, Message: message})
+}
+
+// requeueAt asks to look at the group again at the instant at, keeping the earliest request.
+func (d *decision) requeueAt(at time.Time) {
+	after := at.Sub(d.in.Now)
+	if after <= 0 {
+		after = time.Second
+	}
+	if d.plan.RequeueAfter == 0 || after < d.plan.RequeueAfter {
+		d.plan.RequeueAfter = after
+	}
+}
+
+// item returns the status entry of the item, adding it when missing.
+func (d *decision) item(name string) *v1alpha1.ItemStatus {
+	st := &d.plan.Status
+	for i := range st.Items {
+		if st.Items[i].Name == name {
+			return &st.Items[i]
+		}
+	}
+	st.Items = append(st.Items, v1alpha1.ItemStatus{Name: name})
+	return &st.Items[len(st.Items)-1]
+}

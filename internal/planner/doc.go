@@ -1,0 +1,12 @@
+// Package planner decides what one reconcile of an OaatGroup does. Decide is a pure function of
+// a snapshot (the group, its OaatType, its pods), the time and a random source; the controller
+// gathers the snapshot and applies the plan.
+//
+// The plan keeps these invariants:
+//   - A run's intent (item and pod name in status.currentRun) is persisted before its pod is
+//     created, and no pod is planned while any pod of the group is live, so at most one item pod
+//     of a group is live at any instant.
+//   - A finished run's outcome is recorded once: recording it clears status.currentRun, which is
+//     the only key an outcome is recorded under.
+//   - Only the latest finished pod of each item is kept.
+package planner

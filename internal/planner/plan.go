@@ -1,0 +1,87 @@
+package planner
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/schedule"
+)
+
+// Input is the snapshot one decision is made from.
+type Input struct {
+	// Group is the OaatGroup, with the status as last persisted.
+	Group *v1alpha1.OaatGroup
+	// Type is the OaatType named by the group, nil when it does not exist.
+	Type *v1alpha1.OaatType
+	// Pods are the pods that carry the group's label, live and finished.
+	Pods []corev1.Pod
+	// Now is the time of the decision.
+	Now time.Time
+	// Rand breaks the last tie of the item selection.
+	Rand schedule.Rand
+}
+
+// Plan is what the controller applies, in this order: persist Status, create Create, delete
+// Delete, then emit Events and observe Finished.
+type Plan struct {
+	// Status is the group's new status.
+	Status v1alpha1.OaatGroupStatus
+	// Create is the item pod to create, whose intent Status records.
+	Create *corev1.Pod
+	// Delete are pods to delete: rogue pods and superseded finished pods.
+	Delete []Deletion
+	// Events are the events to emit about the group.
+	Events []Event
+	// Finished are the runs whose outcome Status records for the first time.
+	Finished []Outcome
+	// RequeueAfter is when the group must be looked at again though nothing changes; zero means
+	// only when something changes.
+	RequeueAfter time.Duration
+}
+
+// Deletion is a pod to delete and why.
+type Deletion struct {
+	// Pod is the pod; it is deleted only if its UID is still the same.
+	Pod *corev1.Pod
+	// Rogue is true for a live pod that is not the group's current run, false for a finished pod
+	// superseded by a later run of its item.
+	Rogue bool
+}
+
+// Event is an event about the group.
+type Event struct {
+	// Type is corev1.EventTypeNormal or corev1.EventTypeWarning.
+	Type string
+	// Reason is a v1alpha1 reason.
+	Reason string
+	// Message is the event's message.
+	Message string
+}
+
+// Outcome is a finished run.
+type Outcome struct {
+	// Item is the item that ran.
+	Item string
+	// PodName is the pod that ran it.
+	PodName string
+	// Succeeded says whether the run succeeded.
+	Succeeded bool
+	// Duration is how long the run took, from the pod's start to its end.
+	Duration time.Duration
+}
+
+// Decide makes the plan for one reconcile of the group.
+func Decide(in Input) Plan {
+	d := newDecision(in)
+	d.recordCurrentRun()
+	d.deleteRoguePods()
+	d.pruneHistory()
+	d.syncItems()
+	if d.checkReady() {
+		d.startNext()
+	}
+	d.setRunningCondition()
+	return d.plan
+}

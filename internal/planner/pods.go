@@ -1,0 +1,67 @@
+package planner
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// pods are a group's pods sorted out for a decision.
+type pods struct {
+	// current is the pod named by status.currentRun, nil when there is none or it is gone.
+	current *corev1.Pod
+	// others are all the other pods with the group's label.
+	others []*corev1.Pod
+}
+
+func sortPods(group *v1alpha1.OaatGroup, list []corev1.Pod) pods {
+	var p pods
+	for i := range list {
+		pod := &list[i]
+		if cr := group.Status.CurrentRun; cr != nil && pod.Name == cr.PodName && metav1.IsControlledBy(pod, group) {
+			p.current = pod
+			continue
+		}
+		p.others = append(p.others, pod)
+	}
+	return p
+}
+
+// anyLive reports whether a pod of the group other than the current run is live, deleting or
+// not: no run may start until it has ended.
+func (p pods) anyLive() bool {
+	for _, pod := range p.others {
+		if !terminal(pod) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxRun is the highest run number on the group's own pods.
+func (p pods) maxRun(group *v1alpha1.OaatGroup) int64 {
+	var highest int64
+	for _, pod := range append([]*corev1.Pod{p.current}, p.others...) {
+		if pod != nil && metav1.IsControlledBy(pod, group) {
+			highest = max(highest, RunNumber(pod))
+		}
+	}
+	return highest
+}
+
+// terminal reports whether the pod has ended.
+func terminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// RunNumber is the run number of a pod (its oaat.io/run label), zero when its label is missing or malformed.
+func RunNumber(pod *corev1.Pod) int64 {
+	n, err := strconv.ParseInt(pod.Labels[v1alpha1.LabelRun], 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

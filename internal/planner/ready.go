@@ -1,0 +1,175 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duration"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
+	"github.com/oaat-io/oaat-operator/internal/schedule"
+)
+
+// Retry bounds of a group that is not ready. The wait grows with the time the group has been
+// failing, so retries slow down geometrically without keeping a counter.
+const (
+	// MinRetry is the shortest wait before a group that is not ready is looked at again.
+	MinRetry = 5 * time.Second
+	// maxRetry is the longest.
+	maxRetry = 5 * time.Minute
+)
+
+// checkReady sets the Ready condition and reports whether a run may start: the spec is valid, the
+// OaatType exists and makes a pod, and no pod creation failure is still backing off.
+func (d *decision) checkReady() bool {
+	if reason, message := d.problem(); reason != "" {
+		d.setReady(metav1.ConditionFalse, reason, message)
+		d.retryNotReady()
+		return false
+	}
+	if prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady); prev != nil &&
+		prev.Reason == v1alpha1.ReasonPodCreateFailed && d.pods.current == nil {
+		return d.retryDue(prev)
+	}
+	d.setReady(metav1.ConditionTrue, v1alpha1.ReasonReady,
+		fmt.Sprintf("OaatType %s found, %d items", d.group.Spec.OaatType, len(d.group.Spec.OaatItems)))
+	return true
+}
+
+// problem returns why the group cannot start items, or an empty reason.
+func (d *decision) problem() (reason, message string) {
+	if len(d.group.Spec.OaatItems) == 0 {
+		return v1alpha1.ReasonInvalidSpec, "spec.oaatItems is empty"
+	}
+	if _, err := timing(&d.group.Spec); err != nil {
+		return v1alpha1.ReasonInvalidSpec, err.Error()
+	}
+	typ := d.in.Type
+	if typ == nil {
+		return v1alpha1.ReasonOaatTypeNotFound, fmt.Sprintf("OaatType %q not found in namespace %s",
+			d.group.Spec.OaatType, d.group.Namespace)
+	}
+	if typ.Spec.Type != "" && typ.Spec.Type != v1alpha1.OaatTypePod {
+		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: spec.type %q is not supported, only Pod",
+			typ.Name, typ.Spec.Type)
+	}
+	if _, err := d.buildPod(d.group.Spec.OaatItems[0], 1); err != nil {
+		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", typ.Name, err)
+	}
+	return "", ""
+}
+
+// retryDue reports whether a pod creation that the API server refused may be tried again. Ready
+// stays False with reason PodCreateFailed until a pod of a later attempt is seen, so that the
+// wait between attempts (the time since the previous attempt grows with the time since the first
+// failure) keeps growing while creation keeps failing.
+func (d *decision) retryDue(failed *metav1.Condition) bool {
+	firstFailure := failed.LastTransitionTime.Time
+	lastAttempt := firstFailure
+	for _, it := range d.plan.Status.Items {
+		if it.LastStarted != nil && it.LastStarted.After(lastAttempt) {
+			lastAttempt = it.LastStarted.Time
+		}
+	}
+	retryAt := lastAttempt.Add(retryWait(lastAttempt.Sub(firstFailure)))
+	if d.in.Now.Before(retryAt) {
+		d.requeueAt(retryAt)
+		return false
+	}
+	return true
+}
+
+// retryNotReady looks at a group that is not ready again after a growing wait, in case what it
+// lacks appears without an event that names it.
+func (d *decision) retryNotReady() {
+	cond := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady)
+	failingFor := d.in.Now.Sub(cond.LastTransitionTime.Time)
+	d.requeueAt(d.in.Now.Add(retryWait(failingFor)))
+}
+
+func retryWait(failingFor time.Duration) time.Duration {
+	return min(max(failingFor, MinRetry), maxRetry)
+}
+
+// setReady sets the Ready condition, with an event when its status or reason changes.
+func (d *decision) setReady(status metav1.ConditionStatus, reason, message string) {
+	prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady)
+	changed := prev == nil || prev.Status != status || prev.Reason != reason
+	d.setCondition(v1alpha1.ConditionReady, status, reason, message)
+	if !changed {
+		return
+	}
+	if status == metav1.ConditionTrue {
+		if prev != nil {
+			d.event(corev1.EventTypeNormal, reason, "Group is ready: "+message)
+		}
+		return
+	}
+	d.event(corev1.EventTypeWarning, reason, message)
+}
+
+// SetPodCreateFailed marks status after the API server refused the pod of the run that status
+// intends: the intent is withdrawn and Ready is False until a later attempt's pod exists.
+func SetPodCreateFailed(status *v1alpha1.OaatGroupStatus, now time.Time, err error) Event {
+	message := fmt.Sprintf("Creating pod %s for item %q failed: %v", status.CurrentRun.PodName, status.CurrentRun.Item, err)
+	status.CurrentRun = nil
+	stamp := metav1.NewTime(now.Truncate(time.Second))
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonPodCreateFailed,
+		Message: message, LastTransitionTime: stamp, ObservedGeneration: status.ObservedGeneration,
+	})
+	meta.SetStatusCondition(&status.Conditions, idleCondition(stamp, status.ObservedGeneration))
+	return Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: message}
+}
+
+func (d *decision) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&d.plan.Status.Conditions, metav1.Condition{
+		Type: condType, Status: status, Reason: reason, Message: message,
+		LastTransitionTime: d.stamp, ObservedGeneration: d.group.Generation,
+	})
+}
+
+func idleCondition(stamp metav1.Time, generation int64) metav1.Condition {
+	return metav1.Condition{
+		Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonIdle,
+		Message: "No item pod is active", LastTransitionTime: stamp, ObservedGeneration: generation,
+	}
+}
+
+// setRunningCondition says whether an item pod is active.
+func (d *decision) setRunningCondition() {
+	cr := d.plan.Status.CurrentRun
+	if cr == nil {
+		meta.SetStatusCondition(&d.plan.Status.Conditions, idleCondition(d.stamp, d.group.Generation))
+		return
+	}
+	d.setCondition(v1alpha1.ConditionRunning, metav1.ConditionTrue, v1alpha1.ReasonItemRunning,
+		fmt.Sprintf("Item %q runs in pod %s", cr.Item, cr.PodName))
+}
+
+// timing parses the group's schedule.
+func timing(spec *v1alpha1.OaatGroupSpec) (schedule.Timing, error) {
+	var t schedule.Timing
+	frequency := spec.Frequency
+	if frequency == "" {
+		frequency = "1h"
+	}
+	var err error
+	if t.Frequency, err = duration.Parse(string(frequency)); err != nil {
+		return t, fmt.Errorf("spec.frequency: %w", err)
+	}
+	if spec.FailureCoolOff != "" {
+		if t.FailureCoolOff, err = duration.Parse(string(spec.FailureCoolOff)); err != nil {
+			return t, fmt.Errorf("spec.failureCoolOff: %w", err)
+		}
+	}
+	return t, nil
+}
+
+func (d *decision) buildPod(item string, run int64) (*corev1.Pod, error) {
+	return podbuild.Build(podbuild.Input{Group: d.group, Template: d.in.Type.Spec.Template, Item: item, Run: run})
+}
