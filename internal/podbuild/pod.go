@@ -1,0 +1,142 @@
+package podbuild
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// groupKind is the kind of the owner of item pods.
+const groupKind = "OaatGroup"
+
+// Input is what Build needs to make the pod of one run of an item.
+type Input struct {
+	// Group is the OaatGroup the item belongs to; it owns the pod and names its namespace.
+	Group *v1alpha1.OaatGroup
+	// Template is the pod template of the group's OaatType. Build does not modify it.
+	Template corev1.PodTemplateSpec
+	// Item is the item to run.
+	Item string
+	// Run is the number of the run, at least 1: the group's status.runCount once the run is
+	// counted. It makes the pod name unique.
+	Run int64
+}
+
+// Build returns the pod that runs in.Item for the run in.Run of in.Group. The pod is named by
+// Name, lives in the group's namespace and is controlled by the group. It carries the template's
+// labels and annotations, overridden by the operator's (v1alpha1.LabelManagedBy, LabelGroup,
+// LabelItem, LabelRun and AnnotationItem). Its spec is a copy of the template's with
+// restartPolicy Never, and in every container and init container the placeholders of Substitute
+// replaced in command, args and env values, and the env variable v1alpha1.EnvItem set to the item
+// (see setItem).
+//
+// Build fails when the template cannot run an item: a restartPolicy other than Never, or no
+// containers. The error names the field of the OaatType at fault.
+func Build(in Input) (*corev1.Pod, error) {
+	if err := checkInput(in); err != nil {
+		return nil, err
+	}
+	spec := in.Template.Spec.DeepCopy()
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	replacer := itemReplacer(in.Item)
+	for i := range spec.InitContainers {
+		setItem(&spec.InitContainers[i], in.Item, replacer)
+	}
+	for i := range spec.Containers {
+		setItem(&spec.Containers[i], in.Item, replacer)
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            Name(in.Group.Name, in.Item, in.Run),
+			Namespace:       in.Group.Namespace,
+			Labels:          labels(in),
+			Annotations:     annotations(in),
+			OwnerReferences: []metav1.OwnerReference{ownerReference(in.Group)},
+		},
+		Spec: *spec,
+	}, nil
+}
+
+// checkInput returns an error naming the first field of in that Build cannot use.
+func checkInput(in Input) error {
+	switch {
+	case in.Group == nil:
+		return errors.New("missing group: Input.Group is nil")
+	case in.Item == "":
+		return errors.New("missing item: Input.Item is empty")
+	case in.Run < 1:
+		return fmt.Errorf("invalid run number %d: Input.Run must be at least 1", in.Run)
+	}
+	spec := in.Template.Spec
+	if spec.RestartPolicy != "" && spec.RestartPolicy != corev1.RestartPolicyNever {
+		return fmt.Errorf("spec.template.spec.restartPolicy %q is not allowed: an item run ends when its pod ends, so it must be Never or unset", spec.RestartPolicy)
+	}
+	if len(spec.Containers) == 0 {
+		return errors.New("spec.template.spec.containers is empty: a pod needs at least one container")
+	}
+	return nil
+}
+
+// labels returns the template's labels with the operator's set over them.
+func labels(in Input) map[string]string {
+	labels := make(map[string]string, len(in.Template.Labels)+4)
+	maps.Copy(labels, in.Template.Labels)
+	labels[v1alpha1.LabelManagedBy] = v1alpha1.ManagedByValue
+	labels[v1alpha1.LabelGroup] = in.Group.Name
+	labels[v1alpha1.LabelItem] = ItemLabelValue(in.Item)
+	labels[v1alpha1.LabelRun] = strconv.FormatInt(in.Run, 10)
+	return labels
+}
+
+// annotations returns the template's annotations with the exact item set over them.
+func annotations(in Input) map[string]string {
+	annotations := make(map[string]string, len(in.Template.Annotations)+1)
+	maps.Copy(annotations, in.Template.Annotations)
+	annotations[v1alpha1.AnnotationItem] = in.Item
+	return annotations
+}
+
+// ownerReference makes group the controller of the pod, so that deleting the group deletes its
+// pods and the pods' events reach the group's reconciler.
+func ownerReference(group *v1alpha1.OaatGroup) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         v1alpha1.GroupVersion.String(),
+		Kind:               groupKind,
+		Name:               group.Name,
+		UID:                group.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// setItem substitutes item into c's command, args and env values, and sets the env variable
+// v1alpha1.EnvItem to item as the first variable, so that the template's other variables can
+// refer to it as $(OAAT_ITEM). The template's own definitions of v1alpha1.EnvItem, valueFrom ones
+// included, are dropped, so that there is exactly one. Other env entries that take their value
+// from a source (valueFrom) are kept as they are.
+func setItem(c *corev1.Container, item string, replacer *strings.Replacer) {
+	for i := range c.Command {
+		c.Command[i] = replacer.Replace(c.Command[i])
+	}
+	for i := range c.Args {
+		c.Args[i] = replacer.Replace(c.Args[i])
+	}
+	env := make([]corev1.EnvVar, 0, len(c.Env)+1)
+	env = append(env, corev1.EnvVar{Name: v1alpha1.EnvItem, Value: escapeExpansion(item)})
+	for _, e := range c.Env {
+		if e.Name == v1alpha1.EnvItem {
+			continue
+		}
+		e.Value = replacer.Replace(e.Value)
+		env = append(env, e)
+	}
+	c.Env = env
+}

@@ -1,0 +1,84 @@
+// Package statusview renders the status of OaatGroups for people: one table per group, one row
+// per item. It is pure; the time is passed in so that ages are reproducible.
+package statusview
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// Write writes the group's heading and item table to w.
+func Write(w io.Writer, g *v1alpha1.OaatGroup, now time.Time) error {
+	if _, err := fmt.Fprintf(w, "%s/%s  type=%s  frequency=%s  failureCoolOff=%s  %s\n",
+		g.Namespace, g.Name, g.Spec.OaatType, g.Spec.Frequency, orNone(string(g.Spec.FailureCoolOff)), Summary(g)); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ITEM\tRUNNING\tLAST SUCCESS\tLAST FAILURE\tFAILURES\tLAST RESULT")
+	for _, it := range g.Status.Items {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n",
+			it.Name, running(g, it.Name, now), ago(it.LastSuccess, now), ago(it.LastFailure, now), it.FailureCount, result(it))
+	}
+	return tw.Flush()
+}
+
+// Summary says in a few words what the group is doing: its readiness and what runs.
+func Summary(g *v1alpha1.OaatGroup) string {
+	ready := "ready=unknown"
+	for _, c := range g.Status.Conditions {
+		if c.Type == v1alpha1.ConditionReady {
+			ready = "ready=" + string(c.Status)
+			if c.Status != metav1.ConditionTrue {
+				ready += " (" + c.Reason + ": " + c.Message + ")"
+			}
+		}
+	}
+	if cr := g.Status.CurrentRun; cr != nil {
+		return fmt.Sprintf("%s  running=%s", ready, cr.Item)
+	}
+	return ready + "  running=none"
+}
+
+func running(g *v1alpha1.OaatGroup, item string, now time.Time) string {
+	cr := g.Status.CurrentRun
+	if cr == nil || cr.Item != item {
+		return ""
+	}
+	return fmt.Sprintf("yes, %s in %s", age(cr.StartedAt.Time, now), cr.PodName)
+}
+
+func ago(t *metav1.Time, now time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return age(t.Time, now) + " ago"
+}
+
+func age(t, now time.Time) string {
+	return duration.HumanDuration(now.Sub(t))
+}
+
+func result(it v1alpha1.ItemStatus) string {
+	if it.LastReason == "" {
+		return ""
+	}
+	if it.LastExitCode == nil {
+		return it.LastReason
+	}
+	return it.LastReason + " (exit " + strconv.Itoa(int(*it.LastExitCode)) + ")"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

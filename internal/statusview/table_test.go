@@ -1,0 +1,50 @@
+package statusview
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+func TestWrite(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(-d)); return &t }
+	g := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "demo"},
+		Spec:       v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: []string{"a", "/srv/photos"}, Frequency: "1m"},
+		Status: v1alpha1.OaatGroupStatus{
+			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}},
+			CurrentRun: &v1alpha1.CurrentRun{Item: "/srv/photos", PodName: "backups-srv-photos-x-2", StartedAt: *ts(3 * time.Second)},
+			Items: []v1alpha1.ItemStatus{
+				{Name: "a", LastSuccess: ts(90 * time.Second), LastFailure: ts(5 * time.Minute), LastExitCode: ptr.To[int32](0), LastReason: "Completed"},
+				{Name: "/srv/photos", FailureCount: 2, LastFailure: ts(time.Minute), LastReason: "PodNotFound"},
+			},
+		},
+	}
+	var b strings.Builder
+	if err := Write(&b, g, now); err != nil {
+		t.Fatal(err)
+	}
+	want := `demo/backups  type=sleeper  frequency=1m  failureCoolOff=none  ready=True  running=/srv/photos
+  ITEM         RUNNING                            LAST SUCCESS  LAST FAILURE  FAILURES  LAST RESULT
+  a                                               90s ago       5m ago        0         Completed (exit 0)
+  /srv/photos  yes, 3s in backups-srv-photos-x-2  never         60s ago       2         PodNotFound
+`
+	if b.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestSummaryNotReady(t *testing.T) {
+	g := &v1alpha1.OaatGroup{Status: v1alpha1.OaatGroupStatus{Conditions: []metav1.Condition{{
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOaatTypeNotFound, Message: `OaatType "x" not found`,
+	}}}}
+	if got, want := Summary(g), `ready=False (OaatTypeNotFound: OaatType "x" not found)  running=none`; got != want {
+		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
+}
