@@ -18,12 +18,14 @@ set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
 
-KUBE_APISERVER=${KUBE_APISERVER:-$REPO_ROOT/bin/kube-apiserver-v1.36.3}
-KUBE_CONTROLLER_MANAGER=${KUBE_CONTROLLER_MANAGER:-$REPO_ROOT/bin/kube-controller-manager-v1.36.3}
-KUBE_SCHEDULER=${KUBE_SCHEDULER:-$REPO_ROOT/bin/kube-scheduler-v1.36.3}
-KUBECTL=${KUBECTL:-$REPO_ROOT/bin/kubectl-v1.36.3}
-ETCD=${ETCD:-$REPO_ROOT/bin/etcd-v3.6.16}
-KWOK=${KWOK:-$REPO_ROOT/bin/kwok-v0.8.0}
+# The pinned binaries; the Makefile (make cluster-up) builds them and passes their paths, so that
+# their versions are defined in one place (hack/tools/*/go.mod).
+: "${KUBE_APISERVER:?the path of kube-apiserver: run this through make (make cluster-up)}"
+: "${KUBE_CONTROLLER_MANAGER:?the path of kube-controller-manager: run this through make (make cluster-up)}"
+: "${KUBE_SCHEDULER:?the path of kube-scheduler: run this through make (make cluster-up)}"
+: "${KUBECTL:?the path of kubectl: run this through make (make cluster-up)}"
+: "${ETCD:?the path of etcd: run this through make (make cluster-up)}"
+: "${KWOK:?the path of kwok: run this through make (make cluster-up)}"
 
 STATE_DIR=${OAAT_CLUSTER_DIR:-$REPO_ROOT/.state/cluster}
 NODE_COUNT=${OAAT_CLUSTER_NODES:-2}

@@ -12,7 +12,7 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
 CLUSTER=$SCRIPT_DIR/cluster.sh
 export OAAT_CLUSTER_DIR=${OAAT_CLUSTER_DIR:-$REPO_ROOT/.state/cluster-smoke}
-KUBECTL=${KUBECTL:-$REPO_ROOT/bin/kubectl-v1.36.3}
+: "${KUBECTL:?the path of kubectl: run this through make (make cluster-smoke)}"
 
 # Unique per run: the cluster's data outlives a run.
 RUN_ID=$(date +%s)
