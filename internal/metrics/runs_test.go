@@ -1,0 +1,56 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestRunMetricsObserve(t *testing.T) {
+	m := NewRunMetrics()
+	m.Observe("ns", "backups", "/srv/photos", true, 90*time.Second)
+	m.Observe("ns", "backups", "/srv/photos", false, 3*time.Second)
+	m.Observe("ns", "backups", "/srv/photos", false, 4*time.Second)
+
+	want := `
+# HELP oaat_item_runs_total Finished item runs.
+# TYPE oaat_item_runs_total counter
+oaat_item_runs_total{group="backups",item="/srv/photos",namespace="ns",result="failed"} 2
+oaat_item_runs_total{group="backups",item="/srv/photos",namespace="ns",result="succeeded"} 1
+`
+	if err := testutil.CollectAndCompare(m.total, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.CollectAndCount(m.duration); got != 2 {
+		t.Fatalf("%d duration series, want one per result", got)
+	}
+	wantHist := `
+# HELP oaat_item_run_duration_seconds Duration of finished item runs, from the pod's start to its end.
+# TYPE oaat_item_run_duration_seconds histogram
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="1"} 0
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="2"} 0
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="5"} 0
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="10"} 0
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="30"} 0
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="60"} 0
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="120"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="300"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="600"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="1200"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="1800"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="3600"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="7200"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="14400"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="28800"} 1
+oaat_item_run_duration_seconds_bucket{group="backups",item="/srv/photos",namespace="ns",result="succeeded",le="+Inf"} 1
+oaat_item_run_duration_seconds_sum{group="backups",item="/srv/photos",namespace="ns",result="succeeded"} 90
+oaat_item_run_duration_seconds_count{group="backups",item="/srv/photos",namespace="ns",result="succeeded"} 1
+`
+	m2 := NewRunMetrics()
+	m2.Observe("ns", "backups", "/srv/photos", true, 90*time.Second)
+	if err := testutil.CollectAndCompare(m2.duration, strings.NewReader(wantHist)); err != nil {
+		t.Fatal(err)
+	}
+}

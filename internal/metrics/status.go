@@ -1,0 +1,103 @@
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duration"
+)
+
+// listTimeout bounds the cache read of one scrape.
+const listTimeout = 10 * time.Second
+
+var (
+	itemLabels   = []string{"namespace", "group", "item"}
+	failuresDesc = prometheus.NewDesc("oaat_item_failures_since_success",
+		"Failed runs of the item since its last successful one.", itemLabels, nil)
+	lastSuccessDesc = prometheus.NewDesc("oaat_item_last_success_timestamp_seconds",
+		"When the item's last successful run ended, in seconds since the epoch; absent when it never succeeded.", itemLabels, nil)
+	lastFailureDesc = prometheus.NewDesc("oaat_item_last_failure_timestamp_seconds",
+		"When the item's last failed run ended, in seconds since the epoch; absent when it never failed.", itemLabels, nil)
+	overdueDesc = prometheus.NewDesc("oaat_item_overdue_seconds",
+		"How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due.", itemLabels, nil)
+	runningDesc = prometheus.NewDesc("oaat_group_running",
+		"1 while an item pod of the group runs, else 0.", []string{"namespace", "group"}, nil)
+)
+
+// StatusCollector reports the groups' status as gauges, read from a cache at scrape time.
+type StatusCollector struct {
+	reader client.Reader
+	clock  clock.PassiveClock
+}
+
+// NewStatusCollector makes a collector that lists OaatGroups from reader.
+func NewStatusCollector(reader client.Reader, clk clock.PassiveClock) *StatusCollector {
+	return &StatusCollector{reader: reader, clock: clk}
+}
+
+// Describe sends the descriptions of the gauges.
+func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc} {
+		ch <- d
+	}
+}
+
+// Collect sends the gauges of every group and item.
+func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	groups := &v1alpha1.OaatGroupList{}
+	if err := c.reader.List(ctx, groups); err != nil {
+		log.Log.WithName("metrics").Error(err, "Cannot list OaatGroups for the status metrics")
+		ch <- prometheus.NewInvalidMetric(runningDesc, err)
+		return
+	}
+	now := c.clock.Now()
+	for i := range groups.Items {
+		collectGroup(ch, &groups.Items[i], now)
+	}
+}
+
+func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.Time) {
+	running := 0.0
+	if g.Status.CurrentRun != nil {
+		running = 1
+	}
+	ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, running, g.Namespace, g.Name)
+
+	frequency, freqErr := duration.Parse(string(g.Spec.Frequency))
+	for _, it := range g.Status.Items {
+		labels := []string{g.Namespace, g.Name, it.Name}
+		ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.GaugeValue, float64(it.FailureCount), labels...)
+		if it.LastSuccess != nil {
+			ch <- prometheus.MustNewConstMetric(lastSuccessDesc, prometheus.GaugeValue, epochSeconds(it.LastSuccess.Time), labels...)
+		}
+		if it.LastFailure != nil {
+			ch <- prometheus.MustNewConstMetric(lastFailureDesc, prometheus.GaugeValue, epochSeconds(it.LastFailure.Time), labels...)
+		}
+		if freqErr == nil {
+			ch <- prometheus.MustNewConstMetric(overdueDesc, prometheus.GaugeValue,
+				Overdue(it, g.CreationTimestamp.Time, frequency, now).Seconds(), labels...)
+		}
+	}
+}
+
+// Overdue is how far past its frequency an item is at now: the time since its last success, or
+// since created when it never succeeded, minus the frequency; zero when not due.
+func Overdue(it v1alpha1.ItemStatus, created time.Time, frequency time.Duration, now time.Time) time.Duration {
+	since := created
+	if it.LastSuccess != nil {
+		since = it.LastSuccess.Time
+	}
+	return max(now.Sub(since)-frequency, 0)
+}
+
+func epochSeconds(t time.Time) float64 {
+	return float64(t.UnixNano()) / 1e9
+}

@@ -1,0 +1,72 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func ts(ago time.Duration) *metav1.Time {
+	t := metav1.NewTime(now.Add(-ago))
+	return &t
+}
+
+// groups collects the gauges of fixed groups, as StatusCollector does with the groups it lists.
+type groups []*v1alpha1.OaatGroup
+
+func (g groups) Describe(ch chan<- *prometheus.Desc) { (&StatusCollector{}).Describe(ch) }
+func (g groups) Collect(ch chan<- prometheus.Metric) {
+	for _, group := range g {
+		collectGroup(ch, group, now)
+	}
+}
+
+func TestCollectGroup(t *testing.T) {
+	g := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "ns", CreationTimestamp: *ts(3 * time.Hour)},
+		Spec:       v1alpha1.OaatGroupSpec{Frequency: "1h"},
+		Status: v1alpha1.OaatGroupStatus{
+			CurrentRun: &v1alpha1.CurrentRun{Item: "a"},
+			Items: []v1alpha1.ItemStatus{
+				{Name: "a", LastSuccess: ts(90 * time.Minute), LastFailure: ts(time.Minute), FailureCount: 2},
+				{Name: "fresh", LastSuccess: ts(time.Minute)},
+				{Name: "never"},
+			},
+		},
+	}
+	idle := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: "ns"}, Spec: v1alpha1.OaatGroupSpec{Frequency: "bad"}}
+	want := `
+# HELP oaat_group_running 1 while an item pod of the group runs, else 0.
+# TYPE oaat_group_running gauge
+oaat_group_running{group="backups",namespace="ns"} 1
+oaat_group_running{group="idle",namespace="ns"} 0
+# HELP oaat_item_failures_since_success Failed runs of the item since its last successful one.
+# TYPE oaat_item_failures_since_success gauge
+oaat_item_failures_since_success{group="backups",item="a",namespace="ns"} 2
+oaat_item_failures_since_success{group="backups",item="fresh",namespace="ns"} 0
+oaat_item_failures_since_success{group="backups",item="never",namespace="ns"} 0
+# HELP oaat_item_last_failure_timestamp_seconds When the item's last failed run ended, in seconds since the epoch; absent when it never failed.
+# TYPE oaat_item_last_failure_timestamp_seconds gauge
+oaat_item_last_failure_timestamp_seconds{group="backups",item="a",namespace="ns"} 1.79526234e+09
+# HELP oaat_item_last_success_timestamp_seconds When the item's last successful run ended, in seconds since the epoch; absent when it never succeeded.
+# TYPE oaat_item_last_success_timestamp_seconds gauge
+oaat_item_last_success_timestamp_seconds{group="backups",item="a",namespace="ns"} 1.795257e+09
+oaat_item_last_success_timestamp_seconds{group="backups",item="fresh",namespace="ns"} 1.79526234e+09
+# HELP oaat_item_overdue_seconds How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due.
+# TYPE oaat_item_overdue_seconds gauge
+oaat_item_overdue_seconds{group="backups",item="a",namespace="ns"} 1800
+oaat_item_overdue_seconds{group="backups",item="fresh",namespace="ns"} 0
+oaat_item_overdue_seconds{group="backups",item="never",namespace="ns"} 7200
+`
+	if err := testutil.CollectAndCompare(groups{g, idle}, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
