@@ -203,6 +203,25 @@ cluster-status: ## Show the local cluster's processes and kubeconfig; fails unle
 cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its own state directory), then stop it.
 	$(CLUSTER_ENV) hack/cluster/smoke.sh
 
+##@ Demo
+
+# The demo runs the manager on this machine as its ServiceAccount (hack/local-operator.sh), not
+# in a Deployment: no image to build. Its binaries are built with go build alone, not through
+# `build`, which also regenerates code and manifests and formats the tree.
+MANAGER_BIN = $(LOCALBIN)/manager
+KUBECTL_OAAT_BIN = $(LOCALBIN)/kubectl-oaat
+DEMO_ENV = $(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN)
+
+.PHONY: demo
+demo: $(CLUSTER_BINARIES) $(KUSTOMIZE) ## Start the local cluster and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+	go build -o $(MANAGER_BIN) ./cmd
+	go build -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
+	$(DEMO_ENV) hack/demo.sh up
+
+.PHONY: demo-down
+demo-down: ## Stop the demo's operator, then the local cluster; with PURGE=1 also delete their state.
+	$(DEMO_ENV) hack/demo.sh down $(if $(PURGE),--purge)
+
 ##@ Deployment
 
 ifndef ignore-not-found

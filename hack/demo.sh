@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# make demo: the local cluster (hack/cluster/cluster.sh), the operator running on this machine as
+# its ServiceAccount (hack/local-operator.sh), the samples of config/samples in namespace
+# oaat-demo, and `kubectl oaat status -w` on them until Ctrl-C. kwok plays each item's pod: it
+# runs a few seconds and fails half the time. Ctrl-C leaves the cluster and the operator running.
+#
+# Usage: demo.sh [up] | down [--purge]
+#
+# Environment:
+#   KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, ETCD, KWOK   (cluster.sh)
+#   KUSTOMIZE, MANAGER                                                            (local-operator.sh)
+#   KUBECTL_OAAT   the kubectl-oaat plugin binary
+#   DEMO_SECONDS   when set (CI, scripts): show the status every few seconds for that many
+#                  seconds instead of watching, then check that the group ran items one at a time
+#                  and exit non-zero if not
+set -euo pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
+CLUSTER=$SCRIPT_DIR/cluster/cluster.sh
+OPERATOR=$SCRIPT_DIR/local-operator.sh
+
+NAMESPACE=oaat-demo
+# The OaatGroup of config/samples, and the label the operator puts on its pods.
+GROUP=testsimple
+GROUP_LABEL=oaat.io/group
+# DEMO_SECONDS mode: seconds between two status tables, and the items that must have run.
+SHOW_EVERY=5
+MIN_ITEMS_RUN=2
+
+say() { printf 'demo: %s\n' "$*"; }
+die() {
+	printf 'demo: error: %s\n' "$*" >&2
+	exit 1
+}
+
+now_ms() { date +%s%3N; }
+
+# step TITLE COMMAND...: runs COMMAND, then says how long it took.
+step() {
+	local title=$1 start
+	shift
+	start=$(now_ms)
+	"$@"
+	say "$title: $(elapsed_since "$start")"
+}
+
+elapsed_since() {
+	local ms=$(($(now_ms) - $1))
+	printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100))
+}
+
+kubectl_admin() { "$KUBECTL" --kubeconfig="$CLUSTER_KUBECONFIG" "$@"; }
+
+# ---------------------------------------------------------------------------------------------
+# up
+
+cluster_up() {
+	CLUSTER_KUBECONFIG=$("$CLUSTER" up | tail -n 1)
+	[[ -f $CLUSTER_KUBECONFIG ]] || die "cluster.sh up printed no kubeconfig path"
+	export CLUSTER_KUBECONFIG
+}
+
+operator_start() {
+	OPERATOR_LOG=$("$OPERATOR" start | tail -n 1)
+}
+
+apply_samples() {
+	if ! kubectl_admin get namespace "$NAMESPACE" >/dev/null 2>&1; then
+		kubectl_admin create namespace "$NAMESPACE" >/dev/null
+	fi
+	"$KUSTOMIZE" build "$REPO_ROOT/config/samples" |
+		kubectl_admin apply --namespace="$NAMESPACE" --server-side -f - | sed 's/^/  /'
+}
+
+show_status() { "$KUBECTL_OAAT" status --namespace="$NAMESPACE" --kubeconfig="$CLUSTER_KUBECONFIG" "$@"; }
+
+watch_status() {
+	trap 'echo; say "stopped watching; the cluster and the operator keep running (make demo-down stops them)"; exit 0' INT
+	show_status -w
+}
+
+# group_pods: one line per pod of the group: name phase created finished, with "-" for a phase
+# not yet set and for a container that has not ended.
+group_pods() {
+	kubectl_admin get pods --namespace="$NAMESPACE" --selector="$GROUP_LABEL=$GROUP" \
+		-o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.status.phase}{"|"}{.metadata.creationTimestamp}{"|"}{.status.containerStatuses[0].state.terminated.finishedAt}{"\n"}{end}' |
+		awk -F'|' 'NF { print $1, ($2 == "" ? "-" : $2), $3, ($4 == "" ? "-" : $4) }'
+}
+
+# live_pods: the names of the group's pods that have not ended (Pending, Running, Unknown).
+live_pods() { group_pods | awk '$2 != "Succeeded" && $2 != "Failed" { print $1 }'; }
+
+# overlapping_pods: pairs of the group's pods (still present) whose lives overlapped, from
+# creation to the end of their container, or to now if it has not ended. Timestamps are whole
+# seconds, so an overlap within the same second goes unseen, but none is reported falsely.
+overlapping_pods() {
+	group_pods | awk '{ print $3, ((($2 == "Succeeded" || $2 == "Failed") && $4 != "-") ? $4 : "9999"), $1 }' |
+		sort | awk '
+			NR > 1 && $1 < end { print "  " holder " (until " end ") and " $3 " (from " $1 ")" }
+			NR == 1 || $2 > end { end = $2; holder = $3 }'
+}
+
+# items_run_since TIME: the group's items whose lastSuccess or lastFailure is at or after TIME
+# (RFC 3339, UTC, whole seconds: such strings sort as times do).
+items_run_since() {
+	kubectl_admin get oaatgroup "$GROUP" --namespace="$NAMESPACE" \
+		-o jsonpath='{range .status.items[*]}{.name}{"|"}{.lastSuccess}{"|"}{.lastFailure}{"\n"}{end}' |
+		awk -F'|' -v since="$1" 'NF && ($2 >= since || $3 >= since) { print $1 }'
+}
+
+# observe SECONDS: shows the status every SHOW_EVERY seconds and counts the group's live pods
+# every second; sets MAX_LIVE and MAX_LIVE_PODS to the largest count seen and its pods.
+observe() {
+	local start=$SECONDS end=$((SECONDS + $1)) next_show=$SECONDS live count
+	MAX_LIVE=0 MAX_LIVE_PODS=
+	while ((SECONDS < end)); do
+		live=$(live_pods)
+		count=$(grep -c . <<<"$live" || true)
+		if ((count > MAX_LIVE)); then
+			MAX_LIVE=$count
+			MAX_LIVE_PODS=$(tr '\n' ' ' <<<"$live")
+		fi
+		if ((SECONDS >= next_show)); then
+			printf '\n--- %s (+%ds)\n' "$(date +%T)" $((SECONDS - start))
+			show_status
+			next_show=$((SECONDS + SHOW_EVERY))
+		fi
+		sleep 1
+	done
+}
+
+# check_demo SINCE: did the group run items, one at a time?
+check_demo() {
+	local since=$1 ran ran_count live live_count overlaps failed=0
+	ran=$(items_run_since "$since")
+	ran_count=$(grep -c . <<<"$ran" || true)
+	live=$(live_pods)
+	live_count=$(grep -c . <<<"$live" || true)
+	overlaps=$(overlapping_pods)
+	if ((ran_count >= MIN_ITEMS_RUN)); then
+		say "ok: $ran_count items ran since $since: $(tr '\n' ' ' <<<"$ran")"
+	else
+		say "FAIL: $ran_count items ran since $since (want at least $MIN_ITEMS_RUN): $(tr '\n' ' ' <<<"$ran")"
+		failed=1
+	fi
+	if ((live_count <= 1 && MAX_LIVE <= 1)); then
+		say "ok: at most one live pod of $GROUP at a time (now $live_count, at most $MAX_LIVE in the samples taken every second)"
+	else
+		say "FAIL: $live_count live pods of $GROUP now ($(tr '\n' ' ' <<<"$live")), up to $MAX_LIVE in the samples ($MAX_LIVE_PODS)"
+		failed=1
+	fi
+	if [[ -z $overlaps ]]; then
+		say "ok: no two pods of $GROUP still present ($(group_pods | wc -l)) overlapped in time"
+	else
+		say "FAIL: pods of $GROUP overlapped in time:"
+		printf '%s\n' "$overlaps"
+		failed=1
+	fi
+	return "$failed"
+}
+
+cmd_up() {
+	local since rc=0
+	: "${KUBECTL:?the path of kubectl: run this through make (make demo)}"
+	: "${KUSTOMIZE:?the path of kustomize: run this through make (make demo)}"
+	: "${KUBECTL_OAAT:?the path of kubectl-oaat: run this through make (make demo)}"
+	if [[ -n ${DEMO_SECONDS:-} && ! $DEMO_SECONDS =~ ^[0-9]+$ ]]; then
+		die "DEMO_SECONDS must be a number of seconds, not '$DEMO_SECONDS'"
+	fi
+	since=$(date -u +%FT%TZ)
+	step "cluster up" cluster_up
+	step "operator started" operator_start
+	step "samples applied in namespace $NAMESPACE" apply_samples
+	echo
+	echo "Look around: export KUBECONFIG=$CLUSTER_KUBECONFIG; $KUBECTL get oaat,pods -n $NAMESPACE (operator log: $OPERATOR_LOG)"
+	echo "Ctrl-C stops watching; the cluster and the operator keep running until: make demo-down (PURGE=1 also deletes their state)"
+	if [[ -z ${DEMO_SECONDS:-} ]]; then
+		watch_status
+		return
+	fi
+	step "watched for ${DEMO_SECONDS}s" observe "$DEMO_SECONDS"
+	echo
+	echo "Final status:"
+	show_status
+	check_demo "$since" || rc=$?
+	say "the cluster and the operator keep running: make demo-down stops them"
+	return "$rc"
+}
+
+# ---------------------------------------------------------------------------------------------
+# down
+
+cmd_down() {
+	local purge=()
+	case ${1:-} in
+	"") ;;
+	--purge) purge=(--purge) ;;
+	*) die "usage: $0 down [--purge]" ;;
+	esac
+	step "operator stopped" "$OPERATOR" stop "${purge[@]}"
+	step "cluster down" "$CLUSTER" down "${purge[@]}"
+}
+
+main() {
+	local cmd=${1:-up}
+	shift || true
+	case $cmd in
+	up) cmd_up "$@" ;;
+	down) cmd_down "$@" ;;
+	*)
+		echo "usage: $0 [up] | down [--purge]" >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Runs the operator's manager on this machine, outside the cluster, as the operator's
+# ServiceAccount (oaat-operator-system/oaat-operator-controller-manager): it holds exactly the
+# permissions that config/rbac grants, as it would in its Deployment. Used by make demo.
+#
+# Usage: local-operator.sh prepare | start | stop [--purge] | status
+#   prepare  apply config/local (CRDs, RBAC, ServiceAccount), wait for the CRDs, mint a token for
+#            the ServiceAccount and write <state>/kubeconfig with it; prints that path
+#   start    prepare, then start the manager unless it runs, and wait until it is ready; prints
+#            the path of its log
+#   stop     SIGTERM, then SIGKILL after a bound; --purge also deletes the state directory
+#   status   exits 0 if the manager runs
+#
+# Environment:
+#   KUBECTL, KUSTOMIZE    binaries (prepare, start)
+#   MANAGER               the manager binary, go build -o bin/manager ./cmd (start)
+#   CLUSTER_KUBECONFIG    admin kubeconfig of the cluster (default: that of hack/cluster/cluster.sh)
+#   OAAT_OPERATOR_DIR     state directory (default <repo>/.state/operator)
+#   OAAT_OPERATOR_ARGS    extra manager arguments, split on spaces (start), e.g. --zap-log-level=debug
+set -euo pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
+
+STATE_DIR=${OAAT_OPERATOR_DIR:-$REPO_ROOT/.state/operator}
+CLUSTER_KUBECONFIG=${CLUSTER_KUBECONFIG:-${OAAT_CLUSTER_DIR:-$REPO_ROOT/.state/cluster}/kubeconfig}
+
+# Where config/local puts the ServiceAccount; the leader election Lease goes there too, where
+# config/rbac lets the ServiceAccount manage Leases.
+NAMESPACE=oaat-operator-system
+SERVICE_ACCOUNT=oaat-operator-controller-manager
+CRDS=(crd/oaatgroups.oaat.io crd/oaattypes.oaat.io)
+TOKEN_DURATION=24h
+
+# Bounds, in seconds (STOP_TIMEOUT is read by hack/lib/processes.sh). The manager's own graceful
+# shutdown stops its controllers and releases the Lease in well under STOP_TIMEOUT.
+STOP_TIMEOUT=15
+READY_TIMEOUT=60
+
+LOG_PREFIX=operator
+# shellcheck source=SCRIPTDIR/lib/processes.sh
+source "$REPO_ROOT/hack/lib/processes.sh"
+
+NAME=manager
+
+kubeconfig_path() { printf '%s/kubeconfig' "$STATE_DIR"; }
+token_path() { printf '%s/token' "$STATE_DIR"; }
+probe_address_path() { printf '%s/probe-address' "$STATE_DIR"; }
+
+kubectl_admin() { "$KUBECTL" --kubeconfig="$CLUSTER_KUBECONFIG" "$@"; }
+
+require_tools() {
+	: "${KUBECTL:?the path of kubectl: run this through make (make demo)}"
+	: "${KUSTOMIZE:?the path of kustomize: run this through make (make demo)}"
+	[[ -x $KUBECTL ]] || die "kubectl not found or not executable: $KUBECTL"
+	[[ -x $KUSTOMIZE ]] || die "kustomize not found or not executable: $KUSTOMIZE"
+	[[ -f $CLUSTER_KUBECONFIG ]] ||
+		die "no cluster kubeconfig at $CLUSTER_KUBECONFIG (start the cluster: make cluster-up)"
+}
+
+# ---------------------------------------------------------------------------------------------
+# prepare
+
+apply_config_local() {
+	local out
+	if ! out=$("$KUSTOMIZE" build "$REPO_ROOT/config/local" |
+		kubectl_admin apply --server-side -f - 2>&1); then
+		printf '%s\n' "$out" >&2
+		die "applying config/local failed"
+	fi
+	if ! out=$(kubectl_admin wait --for=condition=Established --timeout=60s "${CRDS[@]}" 2>&1); then
+		printf '%s\n' "$out" >&2
+		die "the CRDs did not become Established"
+	fi
+	log "applied config/local (CRDs Established, RBAC, ServiceAccount $NAMESPACE/$SERVICE_ACCOUNT)"
+}
+
+# admin_cluster_field JSONPATH: a field of the admin kubeconfig's current cluster.
+admin_cluster_field() {
+	kubectl_admin config view --raw --minify -o "jsonpath={.clusters[0].cluster.$1}"
+}
+
+# write_kubeconfig: the admin kubeconfig's server and CA, and the ServiceAccount's token. The
+# token is in a file of its own (tokenFile), which client-go reads again every minute: a later
+# prepare hands a running manager a fresh token without a restart.
+write_kubeconfig() {
+	local server ca_data ca_file token file
+	server=$(admin_cluster_field server)
+	ca_data=$(admin_cluster_field certificate-authority-data)
+	if [[ -z $ca_data ]]; then
+		ca_file=$(admin_cluster_field certificate-authority)
+		[[ -n $ca_file ]] || die "the kubeconfig $CLUSTER_KUBECONFIG names no certificate authority"
+		ca_data=$(base64 -w0 <"$ca_file")
+	fi
+	[[ -n $server ]] || die "the kubeconfig $CLUSTER_KUBECONFIG names no server"
+	token=$(kubectl_admin create token --namespace="$NAMESPACE" "$SERVICE_ACCOUNT" \
+		--duration="$TOKEN_DURATION") || die "could not mint a token for $NAMESPACE/$SERVICE_ACCOUNT"
+	file=$(kubeconfig_path)
+	(
+		umask 077
+		printf '%s\n' "$token" >"$(token_path).tmp"
+		cat >"$file.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: oaat-local
+  cluster:
+    server: ${server}
+    certificate-authority-data: ${ca_data}
+users:
+- name: ${SERVICE_ACCOUNT}
+  user:
+    tokenFile: $(token_path)
+contexts:
+- name: oaat-operator
+  context:
+    cluster: oaat-local
+    user: ${SERVICE_ACCOUNT}
+    namespace: ${NAMESPACE}
+current-context: oaat-operator
+EOF
+	)
+	mv "$(token_path).tmp" "$(token_path)"
+	mv "$file.tmp" "$file"
+}
+
+check_identity() {
+	local want=system:serviceaccount:$NAMESPACE:$SERVICE_ACCOUNT who
+	who=$("$KUBECTL" --kubeconfig="$(kubeconfig_path)" auth whoami \
+		-o jsonpath='{.status.userInfo.username}' 2>&1) || true
+	[[ $who == "$want" ]] || die "$(kubeconfig_path) authenticates as '$who', want $want"
+}
+
+prepare() {
+	require_tools
+	apply_config_local
+	write_kubeconfig
+	check_identity
+	log "wrote $(kubeconfig_path) (token of $NAMESPACE/$SERVICE_ACCOUNT, valid $TOKEN_DURATION)"
+}
+
+# ---------------------------------------------------------------------------------------------
+# start
+
+manager_ready() { curl -sf --max-time 2 "http://$(<"$(probe_address_path)")/readyz" >/dev/null; }
+
+# warn_if_stale PID: a manager started before MANAGER was rebuilt keeps running the old build.
+warn_if_stale() {
+	local exe want
+	exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 0
+	want=$(readlink -f "$MANAGER")
+	if [[ $exe == "$want (deleted)" ]]; then
+		log "warning: the running manager (pid $1) is an older build of $want; stop and start it to run the new one"
+	elif [[ $exe != "$want" ]]; then
+		log "warning: the running manager (pid $1) runs $exe, not $want"
+	fi
+}
+
+start_manager() {
+	local port extra=()
+	read -ra extra <<<"${OAAT_OPERATOR_ARGS:-}"
+	# shellcheck disable=SC2119 # no port to avoid besides those in use
+	port=$(pick_free_port)
+	printf '127.0.0.1:%s\n' "$port" >"$(probe_address_path)"
+	start_process "$NAME" "$MANAGER" \
+		--kubeconfig "$(kubeconfig_path)" \
+		--leader-elect \
+		--leader-election-namespace "$NAMESPACE" \
+		--metrics-bind-address 0 \
+		--health-probe-bind-address "127.0.0.1:$port" \
+		"${extra[@]}"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Subcommands
+
+setup_state_dir() {
+	resolve_state_dir
+	mkdir -p "$STATE_DIR/pids" "$STATE_DIR/logs"
+	lock_state_dir
+}
+
+cmd_prepare() {
+	setup_state_dir
+	prepare
+	kubeconfig_path
+	echo
+}
+
+cmd_start() {
+	local pid started=$SECONDS
+	: "${MANAGER:?the path of the manager binary: run this through make (make demo)}"
+	[[ -x $MANAGER ]] || die "manager binary not found or not executable: $MANAGER"
+	setup_state_dir
+	prepare
+	if pid=$(component_pid "$NAME"); then
+		log "manager already running (pid $pid)"
+		warn_if_stale "$pid"
+	else
+		start_manager
+	fi
+	wait_until "$NAME" "$READY_TIMEOUT" manager_ready
+	log "manager ready at http://$(<"$(probe_address_path)")/readyz (start took $((SECONDS - started))s)"
+	log_file "$NAME"
+	echo
+}
+
+cmd_stop() {
+	local purge=false
+	case ${1:-} in
+	"") ;;
+	--purge) purge=true ;;
+	*) die "usage: $0 stop [--purge]" ;;
+	esac
+	if [[ -d $STATE_DIR ]]; then
+		setup_state_dir
+		stop_process "$NAME"
+	fi
+	if $purge; then
+		rm -rf "$STATE_DIR"
+		log "removed $STATE_DIR"
+	fi
+}
+
+cmd_status() {
+	local pid
+	[[ -d $STATE_DIR ]] && resolve_state_dir
+	if pid=$(component_pid "$NAME"); then
+		printf '%-24s pid %-8s running\n' "$NAME" "$pid"
+		printf 'log: %s\nkubeconfig: %s\n' "$(log_file "$NAME")" "$(kubeconfig_path)"
+		return 0
+	fi
+	printf '%-24s pid %-8s stopped\n' "$NAME" "-"
+	return 1
+}
+
+main() {
+	local cmd=${1:-}
+	shift || true
+	case $cmd in
+	prepare) cmd_prepare "$@" ;;
+	start) cmd_start "$@" ;;
+	stop) cmd_stop "$@" ;;
+	status) cmd_status "$@" ;;
+	*)
+		echo "usage: $0 prepare | start | stop [--purge] | status" >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"
