@@ -28,6 +28,10 @@ var (
 		"How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due.", itemLabels, nil)
 	runningDesc = prometheus.NewDesc("oaat_group_running",
 		"1 while an item pod of the group runs, else 0.", []string{"namespace", "group"}, nil)
+	frequencyDesc = prometheus.NewDesc("oaat_group_frequency_seconds",
+		"How often each item of the group should succeed; absent while the frequency is invalid.", []string{"namespace", "group"}, nil)
+	runSecondsDesc = prometheus.NewDesc("oaat_item_running_seconds",
+		"How long the item's current run has been going; present only while it runs.", itemLabels, nil)
 )
 
 // StatusCollector reports the groups' status as gauges, read from a cache at scrape time.
@@ -43,7 +47,7 @@ func NewStatusCollector(reader client.Reader, clk clock.PassiveClock) *StatusCol
 
 // Describe sends the descriptions of the gauges.
 func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc} {
+	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc} {
 		ch <- d
 	}
 }
@@ -66,12 +70,17 @@ func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 
 func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.Time) {
 	running := 0.0
-	if g.Status.CurrentRun != nil {
+	if cr := g.Status.CurrentRun; cr != nil {
 		running = 1
+		ch <- prometheus.MustNewConstMetric(runSecondsDesc, prometheus.GaugeValue,
+			max(now.Sub(cr.StartedAt.Time), 0).Seconds(), g.Namespace, g.Name, cr.Item)
 	}
 	ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, running, g.Namespace, g.Name)
 
 	frequency, freqErr := duration.Parse(string(g.Spec.Frequency))
+	if freqErr == nil {
+		ch <- prometheus.MustNewConstMetric(frequencyDesc, prometheus.GaugeValue, frequency.Seconds(), g.Namespace, g.Name)
+	}
 	for _, it := range g.Status.Items {
 		labels := []string{g.Namespace, g.Name, it.Name}
 		ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.GaugeValue, float64(it.FailureCount), labels...)

@@ -34,7 +34,7 @@ func TestCollectGroup(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "ns", CreationTimestamp: *ts(3 * time.Hour)},
 		Spec:       v1alpha1.OaatGroupSpec{Frequency: "1h"},
 		Status: v1alpha1.OaatGroupStatus{
-			CurrentRun: &v1alpha1.CurrentRun{Item: "a"},
+			CurrentRun: &v1alpha1.CurrentRun{Item: "a", StartedAt: *ts(42 * time.Second)},
 			Items: []v1alpha1.ItemStatus{
 				{Name: "a", LastSuccess: ts(90 * time.Minute), LastFailure: ts(time.Minute), FailureCount: 2},
 				{Name: "fresh", LastSuccess: ts(time.Minute)},
@@ -44,6 +44,9 @@ func TestCollectGroup(t *testing.T) {
 	}
 	idle := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: "ns"}, Spec: v1alpha1.OaatGroupSpec{Frequency: "bad"}}
 	want := `
+# HELP oaat_group_frequency_seconds How often each item of the group should succeed; absent while the frequency is invalid.
+# TYPE oaat_group_frequency_seconds gauge
+oaat_group_frequency_seconds{group="backups",namespace="ns"} 3600
 # HELP oaat_group_running 1 while an item pod of the group runs, else 0.
 # TYPE oaat_group_running gauge
 oaat_group_running{group="backups",namespace="ns"} 1
@@ -65,6 +68,9 @@ oaat_item_last_success_timestamp_seconds{group="backups",item="fresh",namespace=
 oaat_item_overdue_seconds{group="backups",item="a",namespace="ns"} 1800
 oaat_item_overdue_seconds{group="backups",item="fresh",namespace="ns"} 0
 oaat_item_overdue_seconds{group="backups",item="never",namespace="ns"} 7200
+# HELP oaat_item_running_seconds How long the item's current run has been going; present only while it runs.
+# TYPE oaat_item_running_seconds gauge
+oaat_item_running_seconds{group="backups",item="a",namespace="ns"} 42
 `
 	if err := testutil.CollectAndCompare(groups{g, idle}, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
