@@ -15,11 +15,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
+	"github.com/oaat-io/oaat-operator/internal/metrics"
 )
 
 func main() {
@@ -79,12 +81,18 @@ func main() {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
+	runs := metrics.NewRunMetrics()
+	if err := metrics.Register(ctrlmetrics.Registry, runs, metrics.NewStatusCollector(mgr.GetCache(), clock.RealClock{})); err != nil {
+		setupLog.Error(err, "Cannot register the metrics")
+		os.Exit(1)
+	}
 	if err := (&controllers.OaatGroupReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("oaat-operator"),
 		Clock:     clock.RealClock{},
 		Seed:      seed,
+		Runs:      runs,
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Cannot set up the controller", "controller", "OaatGroup")
 		os.Exit(1)

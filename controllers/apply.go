@@ -21,7 +21,9 @@ import (
 const conflictRetry = 2 * time.Second
 
 // apply carries out a plan: status first (the intent of a run is persisted before its pod
-// exists), then the pod, then deletions; events only once the state they report is persisted.
+// exists), then the pod, then deletions; events and run metrics only once the state they report
+// is persisted, so that a lost race (conflict) observes nothing and the pass that wins observes
+// each run once.
 func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan) (ctrl.Result, error) {
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		group.Status = plan.Status
@@ -32,7 +34,9 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 		}
 	}
-	events := plan.Events
+	for _, run := range plan.Finished {
+		r.Runs.Observe(group.Namespace, group.Name, run.Item, run.Succeeded, run.Duration)
+	}
 	if plan.Create != nil {
 		if err := r.Create(ctx, plan.Create); err != nil && !apierrors.IsAlreadyExists(err) {
 			return r.withdrawRun(ctx, group, err)
@@ -43,7 +47,7 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			return ctrl.Result{}, err
 		}
 	}
-	r.announce(group, events)
+	r.announce(group, plan.Events)
 	log.FromContext(ctx).V(1).Info("Reconciled", "runCount", group.Status.RunCount,
 		"created", plan.Create != nil, "deleted", len(plan.Delete), "requeueAfter", plan.RequeueAfter)
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil

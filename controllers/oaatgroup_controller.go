@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
@@ -34,6 +35,8 @@ type OaatGroupReconciler struct {
 	// Seed makes the random tie-breaks reproducible: a decision's random source is seeded from it,
 	// the group's UID and its run count.
 	Seed uint64
+	// Runs observes each finished run once its outcome is persisted.
+	Runs *metrics.RunMetrics
 }
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups,verbs=get;list;watch

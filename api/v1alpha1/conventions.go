@@ -61,8 +61,6 @@ const (
 	// ReasonRoguePodDeleted: a live pod with the group's labels that is not its current run was
 	// deleted.
 	ReasonRoguePodDeleted = "RoguePodDeleted"
-	// ReasonPodDeleted: the run's pod was deleted before it ended.
-	ReasonPodDeleted = "PodDeleted"
 	// ReasonPodNotFound: the run's pod does not exist (deleted while the operator was away, or
 	// never created because the operator stopped between deciding and creating).
 	ReasonPodNotFound = "PodNotFound"

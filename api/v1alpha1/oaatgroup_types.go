@@ -96,8 +96,8 @@ type ItemStatus struct {
 	LastExitCode *int32 `json:"lastExitCode,omitempty"`
 
 	// lastReason says why the item's last run ended as it did: the reason of the first
-	// terminated container (Completed, Error, OOMKilled, ...), or of the pod (Evicted,
-	// PodDeleted, PodNotFound).
+	// terminated container (Completed, Error, OOMKilled, ...), or of the pod (Evicted, or
+	// PodNotFound when it was deleted before it ended).
 	// +optional
 	LastReason string `json:"lastReason,omitempty"`
 

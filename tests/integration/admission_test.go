@@ -1,0 +1,69 @@
+package integration
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
+	expectRejected := func(ctx SpecContext, obj client.Object, message string) {
+		GinkgoHelper()
+		err := k8sClient.Create(ctx, obj)
+		Expect(err).To(HaveOccurred(), "the API server accepted an invalid %T", obj)
+		GinkgoWriter.Printf("Rejected: %v\n", err)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "not an Invalid error: %v", err)
+		Expect(err.Error()).To(ContainSubstring(message))
+	}
+
+	DescribeTable("rejects an invalid OaatGroup with a clear message",
+		func(ctx SpecContext, mutate func(*v1alpha1.OaatGroup), message string) {
+			group := newGroup("invalid", "a")
+			mutate(group)
+			expectRejected(ctx, group, message)
+		},
+		Entry("a frequency with an unknown unit", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.Frequency = "5x" }, `"5x" is not a valid duration`),
+		Entry("a zero frequency", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.Frequency = "0s" }, `"0s" is zero`),
+		Entry("a failure cool-off in milliseconds", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.FailureCoolOff = "1ms" }, `"1ms" is not a valid duration`),
+		Entry("duplicate items", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{"a", "b", "a"} }, `spec.oaatItems[2]: Duplicate value: "a"`),
+		Entry("no items", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{} }, "spec.oaatItems in body should have at least 1 items"),
+		Entry("an empty item", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{"a", ""} }, "spec.oaatItems[1] in body should be at least 1 chars long"),
+		Entry("an item of 254 characters", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{strings.Repeat("x", 254)} }, "spec.oaatItems[0]: Too long: may not be more than 253"),
+		Entry("a name longer than 63 characters", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Name = strings.Repeat("g", 64) }, "metadata.name must be at most 63 characters"),
+	)
+
+	It("rejects an OaatType whose pods would restart their containers", func(ctx SpecContext) {
+		ot := newOaatType("restarting")
+		ot.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		expectRejected(ctx, ot, "restartPolicy must be Never")
+	}, SpecTimeout(specTimeout))
+
+	DescribeTable("accepts durations in the original syntax",
+		func(ctx SpecContext, frequency v1alpha1.Duration) {
+			group := newGroup("valid", "a")
+			group.Spec.Frequency = frequency
+			group.Spec.FailureCoolOff = frequency
+			Expect(k8sClient.Create(ctx, group)).To(Succeed())
+			stored := getGroup(ctx, Default, "valid")
+			Expect(stored.Spec.Frequency).To(Equal(frequency))
+			Expect(stored.Spec.FailureCoolOff).To(Equal(frequency))
+		},
+		Entry(nil, SpecTimeout(specTimeout), v1alpha1.Duration("1h30m")),
+		Entry(nil, SpecTimeout(specTimeout), v1alpha1.Duration("1 hour 30 min")),
+		Entry(nil, SpecTimeout(specTimeout), v1alpha1.Duration("65m1h")),
+	)
+})

@@ -1,0 +1,207 @@
+// Package integration runs the OaatGroup reconciler in-process against a real kube-apiserver and
+// etcd started by envtest. There is no kubelet, scheduler or controller-manager: the tests play
+// the kubelet by writing pod status, and nothing collects garbage.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/controllers"
+	"github.com/oaat-io/oaat-operator/internal/metrics"
+)
+
+// seed is the fixed random seed of the reconciler, so that tie-breaks are reproducible for a
+// given group UID.
+const seed = 20240601
+
+// Timeouts of Eventually and Consistently unless a test says otherwise, and of a whole test.
+const (
+	timeout     = 20 * time.Second
+	interval    = 100 * time.Millisecond
+	specTimeout = time.Minute
+)
+
+// controlPlaneVars name the binaries envtest starts; `make test` builds and sets them.
+var controlPlaneVars = []string{"TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD", "TEST_ASSET_KUBECTL"}
+
+var (
+	testEnv   *envtest.Environment
+	cfg       *rest.Config
+	scheme    *runtime.Scheme
+	k8sClient client.Client // not cached: every assertion reads the API server itself
+	clientset kubernetes.Interface
+
+	// ns is the namespace of the running test, created for it alone.
+	ns string
+	// stopManager stops the manager of the running test and waits until it has stopped.
+	stopManager func()
+	// watcher records overlaps of live pods in ns.
+	watcher *overlapWatcher
+
+	// runMetrics are the run metrics of every manager of the suite, as one process keeps them
+	// across restarts of its manager; registry gathers them with the status collector.
+	runMetrics = metrics.NewRunMetrics()
+	registry   = prometheus.NewRegistry()
+)
+
+func TestIntegration(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Integration Suite")
+}
+
+var _ = BeforeSuite(func() {
+	if err := checkControlPlaneVars(); err != nil {
+		Fail(err.Error())
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	SetDefaultEventuallyTimeout(timeout)
+	SetDefaultEventuallyPollingInterval(interval)
+	SetDefaultConsistentlyPollingInterval(interval)
+	// The tests pass their spec context to Eventually; without this, a context lifts the timeout.
+	EnforceDefaultTimeoutsWhenUsingContexts()
+
+	scheme = runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	cfg, err = testEnv.Start()
+	Expect(err).NotTo(HaveOccurred(), "starting the envtest control plane")
+	DeferCleanup(func() {
+		Expect(testEnv.Stop()).To(Succeed())
+	})
+
+	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	// The status collector reads the API server directly here, where the operator reads its cache.
+	Expect(metrics.Register(registry, runMetrics, metrics.NewStatusCollector(k8sClient, clock.RealClock{}))).To(Succeed())
+	clientset, err = kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+})
+
+// checkControlPlaneVars fails, saying how to run the suite, when the control plane binaries are
+// not named by the environment: the suite must not pass by testing nothing.
+func checkControlPlaneVars() error {
+	var problems []string
+	for _, v := range controlPlaneVars {
+		path := os.Getenv(v)
+		if path == "" {
+			problems = append(problems, v+" is not set")
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			problems = append(problems, fmt.Sprintf("%s=%s: %v", v, path, err))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s. The integration tests need a real kube-apiserver, etcd and kubectl: run them with "+
+		"`make test`, which builds the binaries into bin/ and sets %s",
+		strings.Join(problems, "; "), strings.Join(controlPlaneVars, ", "))
+}
+
+// Every test gets its own namespace, a watcher of its pods and its own manager.
+var _ = BeforeEach(func(ctx SpecContext) {
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "oaat-it-"}}
+	Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
+	ns = namespace.Name
+
+	watcher = startOverlapWatcher(ns)
+	stopManager = startManager()
+
+	DeferCleanup(func(ctx SpecContext) {
+		stopManager()
+		// No namespace controller runs, so the namespace would stay Terminating: its objects are
+		// deleted instead, so that later managers do not keep reconciling them.
+		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatGroup{}, client.InNamespace(ns))).To(Succeed())
+		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns),
+			client.GracePeriodSeconds(0))).To(Succeed())
+	})
+})
+
+// The invariant of the operator, checked in every test: at most one live pod per group.
+var _ = AfterEach(func() {
+	overlaps := watcher.stop()
+	Expect(overlaps).To(BeEmpty(), "two or more live pods of the same group coexisted")
+})
+
+// startManager starts a manager wired as cmd/main.go wires it, with its own context, and returns
+// a function that stops it and waits until it has stopped.
+func startManager() (stop func()) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		LeaderElection:         false,
+		Cache:                  controllers.CacheOptions(),
+		// A process may register a controller name once unless told otherwise; a restart
+		// registers it again.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect((&controllers.OaatGroupReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("oaat-operator"),
+		Clock:     clock.RealClock{},
+		Seed:      seed,
+		Runs:      runMetrics,
+	}).SetupWithManager(mgr)).To(Succeed())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- mgr.Start(ctx)
+	}()
+	// The tests start once the manager watches everything its controller watches, so that a
+	// manager is never stopped while it is still starting.
+	for _, obj := range []client.Object{&v1alpha1.OaatGroup{}, &v1alpha1.OaatType{}, &corev1.Pod{}} {
+		informer, err := mgr.GetCache().GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(informer.HasSynced, 30*time.Second).Should(BeTrue(), "the informer of %T did not sync", obj)
+	}
+	return func() {
+		cancel()
+		var err error
+		Eventually(done, 30*time.Second).Should(Receive(&err), "the manager did not stop")
+		Expect(err).NotTo(HaveOccurred(), "the manager stopped with an error")
+	}
+}
+
+// restartManager stops the running manager and starts a new one, as a pod restart would.
+func restartManager() {
+	stopManager()
+	stopManager = startManager()
+}
