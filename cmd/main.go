@@ -64,6 +64,8 @@ func main() {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
+	// OLM sets WATCH_NAMESPACE from the OperatorGroup's target namespaces (empty: all).
+	watchNamespaces := controllers.WatchNamespaces(os.Getenv("WATCH_NAMESPACE"))
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -72,7 +74,7 @@ func main() {
 		LeaderElectionID:              "oaat-operator.oaat.io",
 		LeaderElectionNamespace:       leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controllers.CacheOptions(),
+		Cache:                         controllers.CacheOptions(watchNamespaces...),
 	})
 	if err != nil {
 		setupLog.Error(err, "Cannot create the manager")
@@ -100,7 +102,7 @@ func main() {
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
 	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
 
-	setupLog.Info("Starting manager", "randomSeed", seed)
+	setupLog.Info("Starting manager", "randomSeed", seed, "watchNamespaces", watchNamespaces)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		setupLog.Error(err, "Manager stopped with an error")
 		os.Exit(1)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,16 +22,36 @@ import (
 // oaatTypeIndex indexes OaatGroups by the OaatType they name.
 const oaatTypeIndex = "spec.oaatType"
 
-// CacheOptions limits the pod cache to pods that carry an OaatGroup's label: the operator never
-// needs the others, and a cluster may have many.
-func CacheOptions() cache.Options {
+// CacheOptions limits what the manager watches: only the given namespaces (all when none are
+// given, for the AllNamespaces install mode), and only the pods that carry an OaatGroup's label,
+// since the operator never needs the others and a cluster may have many.
+func CacheOptions(namespaces ...string) cache.Options {
 	hasGroup, err := labels.NewRequirement(v1alpha1.LabelGroup, selection.Exists, nil)
 	if err != nil {
 		panic(fmt.Sprintf("invalid label requirement: %v", err)) // a constant; cannot fail
 	}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Label: labels.NewSelector().Add(*hasGroup)},
 	}}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = make(map[string]cache.Config, len(namespaces))
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// WatchNamespaces parses the value of WATCH_NAMESPACE, which OLM sets from the OperatorGroup's
+// target namespaces: a comma-separated list, empty for all namespaces.
+func WatchNamespaces(value string) []string {
+	var namespaces []string
+	for _, ns := range strings.Split(value, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	return namespaces
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a

@@ -158,14 +158,15 @@ var _ = AfterEach(func() {
 })
 
 // startManager starts a manager wired as cmd/main.go wires it, with its own context, and returns
-// a function that stops it and waits until it has stopped.
-func startManager() (stop func()) {
+// a function that stops it and waits until it has stopped. Given namespaces, it watches only
+// those, as with WATCH_NAMESPACE.
+func startManager(namespaces ...string) (stop func()) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		LeaderElection:         false,
-		Cache:                  controllers.CacheOptions(),
+		Cache:                  controllers.CacheOptions(namespaces...),
 		// A process may register a controller name once unless told otherwise; a restart
 		// registers it again.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
