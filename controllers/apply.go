@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -21,9 +22,9 @@ import (
 const conflictRetry = 2 * time.Second
 
 // apply carries out a plan: status first (the intent of a run is persisted before its pod
-// exists), then the pod, then deletions; events and run metrics only once the state they report
-// is persisted, so that a lost race (conflict) observes nothing and the pass that wins observes
-// each run once.
+// exists), then the pod, then deletions. Each event and the run metrics follow the write of the
+// state they report, so that a lost race (conflict) reports nothing and the pass that wins reports
+// each run once, whatever fails after it.
 func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan) (ctrl.Result, error) {
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		group.Status = plan.Status
@@ -37,29 +38,52 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	for _, run := range plan.Finished {
 		r.Runs.Observe(group.Namespace, group.Name, run.Item, run.Succeeded, run.Duration)
 	}
+	r.announce(group, plan.Events...)
+
 	if plan.Create != nil {
-		if err := r.Create(ctx, plan.Create); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := r.createPod(ctx, group, plan.Create); err != nil {
 			return r.withdrawRun(ctx, group, err)
 		}
+		r.announce(group, plan.Started)
 	}
 	for _, d := range plan.Delete {
 		if err := r.deletePod(ctx, d.Pod); err != nil {
 			return ctrl.Result{}, err
 		}
+		if d.Event != nil {
+			r.announce(group, *d.Event)
+		}
 	}
-	r.announce(group, plan.Events)
 	log.FromContext(ctx).V(1).Info("Reconciled", "runCount", group.Status.RunCount,
 		"created", plan.Create != nil, "deleted", len(plan.Delete), "requeueAfter", plan.RequeueAfter)
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// withdrawRun withdraws the intent of a run whose pod the API server refused, and retries later.
+// createPod creates the pod of the run that status intends. A pod of that name that exists
+// already is the run's pod when the group controls it (created by an earlier pass that did not
+// see the result); any other pod of that name makes the run fail to start.
+func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.OaatGroup, pod *corev1.Pod) error {
+	err := r.Create(ctx, pod)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	existing := &corev1.Pod{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), existing); err != nil {
+		return fmt.Errorf("reading pod %s, which exists already: %w", pod.Name, err)
+	}
+	if !metav1.IsControlledBy(existing, group) {
+		return fmt.Errorf("a pod named %s exists already and this group does not control it", pod.Name)
+	}
+	return nil
+}
+
+// withdrawRun withdraws the intent of a run whose pod could not be created, and retries later.
 func (r *OaatGroupReconciler) withdrawRun(ctx context.Context, group *v1alpha1.OaatGroup, createErr error) (ctrl.Result, error) {
 	event := planner.SetPodCreateFailed(&group.Status, r.Clock.Now(), createErr)
 	if err := r.Status().Update(ctx, group); err != nil {
 		return ctrl.Result{}, fmt.Errorf("withdrawing the run after %w: %w", createErr, err)
 	}
-	r.announce(group, []planner.Event{event})
+	r.announce(group, event)
 	return ctrl.Result{RequeueAfter: planner.MinRetry}, nil
 }
 
@@ -72,7 +96,7 @@ func (r *OaatGroupReconciler) deletePod(ctx context.Context, pod *corev1.Pod) er
 	return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 }
 
-func (r *OaatGroupReconciler) announce(group *v1alpha1.OaatGroup, events []planner.Event) {
+func (r *OaatGroupReconciler) announce(group *v1alpha1.OaatGroup, events ...planner.Event) {
 	for _, e := range events {
 		r.Recorder.Eventf(group, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}

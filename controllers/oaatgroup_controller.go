@@ -41,6 +41,9 @@ type OaatGroupReconciler struct {
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups/status,verbs=get;update;patch
+// Item pods block their group's deletion until they are gone (blockOwnerDeletion), which
+// clusters enforcing OwnerReferencesPermissionEnforcement allow only with update on finalizers.
+// +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups/finalizers,verbs=update
 // +kubebuilder:rbac:groups=oaat.io,resources=oaattypes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

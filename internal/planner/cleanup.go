@@ -16,9 +16,10 @@ func (d *decision) deleteRoguePods() {
 		if terminal(pod) || pod.DeletionTimestamp != nil {
 			continue
 		}
-		d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Rogue: true})
-		d.event(corev1.EventTypeWarning, v1alpha1.ReasonRoguePodDeleted,
-			fmt.Sprintf("Deleted pod %s: it carries the group's label but is not its current run", pod.Name))
+		d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &Event{
+			Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRoguePodDeleted,
+			Message: fmt.Sprintf("Deleted pod %s: it carries the group's label but is not its current run", pod.Name),
+		}})
 	}
 }
 

@@ -105,10 +105,19 @@ func condition(t *testing.T, p Plan, condType string) metav1.Condition {
 	return *c
 }
 
+// reasons are the reasons of every event of the plan, in the order the controller emits them.
 func reasons(p Plan) []string {
 	var rs []string
 	for _, e := range p.Events {
 		rs = append(rs, e.Reason)
+	}
+	if p.Create != nil {
+		rs = append(rs, p.Started.Reason)
+	}
+	for _, d := range p.Delete {
+		if d.Event != nil {
+			rs = append(rs, d.Event.Reason)
+		}
 	}
 	return rs
 }
@@ -116,7 +125,7 @@ func reasons(p Plan) []string {
 func deleted(p Plan) []string {
 	var names []string
 	for _, d := range p.Delete {
-		names = append(names, d.Pod.Name+" rogue="+strconv.FormatBool(d.Rogue))
+		names = append(names, d.Pod.Name+" rogue="+strconv.FormatBool(d.Event != nil))
 	}
 	return names
 }

@@ -23,17 +23,20 @@ type Input struct {
 	Rand schedule.Rand
 }
 
-// Plan is what the controller applies, in this order: persist Status, create Create, delete
-// Delete, then emit Events and observe Finished.
+// Plan is what the controller applies, in this order: persist Status (then emit Events and
+// observe Finished), create Create (then emit Started), delete each of Delete (then emit its
+// Event). An event is emitted only once the state it reports is persisted.
 type Plan struct {
 	// Status is the group's new status.
 	Status v1alpha1.OaatGroupStatus
+	// Events are the events that report Status.
+	Events []Event
 	// Create is the item pod to create, whose intent Status records.
 	Create *corev1.Pod
+	// Started is the event that reports Create, once it exists.
+	Started Event
 	// Delete are pods to delete: rogue pods and superseded finished pods.
 	Delete []Deletion
-	// Events are the events to emit about the group.
-	Events []Event
 	// Finished are the runs whose outcome Status records for the first time.
 	Finished []Outcome
 	// RequeueAfter is when the group must be looked at again though nothing changes; zero means
@@ -45,9 +48,9 @@ type Plan struct {
 type Deletion struct {
 	// Pod is the pod; it is deleted only if its UID is still the same.
 	Pod *corev1.Pod
-	// Rogue is true for a live pod that is not the group's current run, false for a finished pod
-	// superseded by a later run of its item.
-	Rogue bool
+	// Event reports the deletion of a rogue pod (a live pod that is not the group's current run);
+	// nil for a finished pod superseded by a later run of its item.
+	Event *Event
 }
 
 // Event is an event about the group.

@@ -282,3 +282,19 @@ func TestDecideIsReproducible(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideNumbersRunsPastOrphanedPods(t *testing.T) {
+	// A group deleted with its pods orphaned, then created again under the same name: its old,
+	// finished pods keep their names and labels but have no owner.
+	g := newGroup("a")
+	orphan := finished(runPod(t, g, "a", 3, corev1.PodSucceeded), 0, "Completed", at(0))
+	orphan.OwnerReferences = nil
+
+	p := Decide(input(g, time.Minute, orphan))
+	if p.Create == nil || p.Status.RunCount != 4 || p.Create.Name == orphan.Name {
+		t.Fatalf("run %d in pod %v; want run 4, past the orphan %s", p.Status.RunCount, p.Create, orphan.Name)
+	}
+	if len(p.Delete) != 0 {
+		t.Fatalf("deletes a pod the group does not own: %v", deleted(p))
+	}
+}

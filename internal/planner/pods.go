@@ -41,11 +41,13 @@ func (p pods) anyLive() bool {
 	return false
 }
 
-// maxRun is the highest run number on the group's own pods.
-func (p pods) maxRun(group *v1alpha1.OaatGroup) int64 {
+// maxRun is the highest run number on the pods with the group's label, the group's own or not
+// (pods orphaned by an earlier group of the same name keep their names), so that the next run's
+// pod name is free.
+func (p pods) maxRun() int64 {
 	var highest int64
 	for _, pod := range append([]*corev1.Pod{p.current}, p.others...) {
-		if pod != nil && metav1.IsControlledBy(pod, group) {
+		if pod != nil {
 			highest = max(highest, RunNumber(pod))
 		}
 	}

@@ -30,7 +30,7 @@ func (d *decision) startNext() {
 		return
 	}
 
-	run := max(st.RunCount, d.pods.maxRun(d.group)) + 1
+	run := max(st.RunCount, d.pods.maxRun()) + 1
 	pod, err := d.buildPod(next.Name, run)
 	if err != nil {
 		d.setReady(metav1.ConditionFalse, v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", d.in.Type.Name, err))
@@ -42,5 +42,6 @@ func (d *decision) startNext() {
 	started := d.stamp
 	d.item(next.Name).LastStarted = &started
 	d.plan.Create = pod
-	d.event(corev1.EventTypeNormal, v1alpha1.ReasonRunStarted, fmt.Sprintf("Started item %q in pod %s", next.Name, pod.Name))
+	d.plan.Started = Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStarted,
+		Message: fmt.Sprintf("Started item %q in pod %s", next.Name, pod.Name)}
 }

@@ -1,0 +1,248 @@
+//go:build e2e
+
+// Package e2e tests the operator end to end, as it runs for real: a local cluster of its own
+// (hack/cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, which
+// plays out each pod's life from its oaat.io/test-* annotations), config/local applied to it, and
+// bin/manager started as a separate process that authenticates with a token of its
+// ServiceAccount, so that it holds exactly the permissions config/rbac grants it.
+//
+// Run it with `make test-e2e`, which builds the binaries and names them in the environment.
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// Where config/local puts the operator's identity, and the lease it elects a leader with.
+const (
+	operatorNamespace      = "oaat-operator-system"
+	operatorServiceAccount = "oaat-operator-controller-manager"
+)
+
+// Labels the suite puts on what it creates.
+const (
+	// labelSuite marks the namespaces of the tests, so that a later run finds those an aborted
+	// run left behind.
+	labelSuite = "e2e.oaat.io/suite"
+	// labelTestPod marks pods a test creates itself (rogue pods): they are not the operator's, so
+	// the overlap watcher leaves them out.
+	labelTestPod = "e2e.oaat.io/test-pod"
+)
+
+// Polling of Eventually and Consistently; each call states its own timeout.
+const poll = 200 * time.Millisecond
+
+var (
+	paths     testPaths
+	cluster   *localCluster
+	operator  *operatorProcess
+	adminCfg  *rest.Config
+	scheme    *runtime.Scheme
+	k8sClient client.Client // not cached: every assertion reads the API server itself
+	clientset kubernetes.Interface
+	watcher   *overlapWatcher
+
+	// ns is the namespace of the running test, created for it alone.
+	ns string
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "End-to-end Suite")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	SetDefaultEventuallyPollingInterval(poll)
+	SetDefaultConsistentlyPollingInterval(poll)
+
+	var err error
+	paths, err = loadPaths()
+	Expect(err).NotTo(HaveOccurred())
+
+	cluster = &localCluster{
+		script:   filepath.Join(paths.repoRoot, "hack", "cluster", "cluster.sh"),
+		stateDir: filepath.Join(paths.repoRoot, ".state", "e2e-cluster"),
+	}
+	// Registered before anything starts, so that whatever did start is stopped even when the
+	// suite fails half-way through its set-up.
+	DeferCleanup(tearDown)
+
+	start := time.Now()
+	kubeconfig, err := cluster.up(ctx)
+	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
+	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.stateDir)
+
+	adminCfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	scheme = runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	k8sClient, err = client.New(adminCfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	clientset, err = kubernetes.NewForConfig(adminCfg)
+	Expect(err).NotTo(HaveOccurred())
+
+	removeLeftoverNamespaces(ctx)
+	applyLocalConfig(ctx, kubeconfig)
+	waitForCRDs(ctx)
+	operatorKubeconfig := writeOperatorKubeconfig(ctx, kubeconfig)
+
+	watcher = startOverlapWatcher(ctx)
+
+	operator = &operatorProcess{
+		binary:     paths.manager,
+		kubeconfig: operatorKubeconfig,
+		logPath:    filepath.Join(cluster.stateDir, "logs", "oaat-operator.log"),
+	}
+	Expect(os.Remove(operator.logPath)).To(Or(Succeed(), MatchError(os.ErrNotExist)),
+		"the log of the last run is replaced, so that the final check for forbidden requests reads this run's only")
+	startOperator(ctx)
+	// The lease of the last run was released when it stopped, or expires within 15 s; the tests
+	// start once this operator leads, so that their timeouts do not include that wait.
+	waitForLeadership(ctx)
+	GinkgoWriter.Printf("Suite ready after %s; operator log %s\n", time.Since(start).Round(time.Millisecond), operator.logPath)
+}, NodeTimeout(5*time.Minute))
+
+// tearDown stops the operator, the watcher and the cluster, then checks that no process of the
+// run is left and that the operator was never refused a request. Every step runs even when an
+// earlier one fails; the failures are reported together at the end.
+func tearDown(ctx SpecContext) {
+	var problems []string
+	var operatorPID int
+	if operator != nil {
+		operatorPID = operator.pid()
+		if err := operator.stop(); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if watcher != nil {
+		if err := watcher.stop(); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	pids := cluster.pids()
+	if err := cluster.down(ctx); err != nil {
+		problems = append(problems, "stopping the local cluster: "+err.Error())
+	}
+	if operatorPID != 0 {
+		pids["oaat-operator"] = operatorPID
+	}
+	for name, pid := range pids {
+		if processAlive(pid) {
+			problems = append(problems, "process left running: "+name+" pid "+itoa(pid))
+		}
+	}
+	GinkgoWriter.Printf("Stopped processes: %v\n", pids)
+	if operator != nil {
+		if lines, err := forbiddenLines(operator.logPath, GinkgoWriter); err != nil {
+			problems = append(problems, err.Error())
+		} else if len(lines) > 0 {
+			problems = append(problems, "the operator was refused requests (a missing RBAC permission?), in "+
+				operator.logPath+":\n"+joinLines(lines))
+		}
+	}
+	Expect(problems).To(BeEmpty(), "tearing down the suite")
+}
+
+// Every test gets a namespace of its own; the watcher's findings for it are checked after it.
+var _ = BeforeEach(func(ctx SpecContext) {
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "oaat-e2e-",
+		Labels:       map[string]string{labelSuite: "true"},
+	}}
+	Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
+	ns = namespace.Name
+	By("using namespace " + ns)
+	DeferCleanup(func(ctx SpecContext) {
+		// The groups go first, so that the operator does not react to the deletion of their
+		// OaatTypes (Ready False, an event) while the namespace is terminating.
+		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatGroup{}, client.InNamespace(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			groups := &v1alpha1.OaatGroupList{}
+			g.Expect(k8sClient.List(ctx, groups, client.InNamespace(ns))).To(Succeed())
+			g.Expect(groups.Items).To(BeEmpty())
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		err := k8sClient.Delete(ctx, namespace)
+		Expect(client.IgnoreNotFound(err)).To(Succeed())
+	})
+	// The ServiceAccount admission plugin refuses pods until the namespace's default
+	// ServiceAccount exists; the controller-manager makes it.
+	Eventually(func() error {
+		_, err := clientset.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the default ServiceAccount of %s", ns)
+})
+
+// The invariant of the operator, checked in every test: at most one live pod per group, at every
+// instant the watcher saw. And the operator must still run, unless the test stopped it.
+var _ = AfterEach(func(ctx SpecContext) {
+	overlaps := watcher.overlapsIn(ns)
+	exited := operator.unexpectedExit()
+	if CurrentSpecReport().Failed() || len(overlaps) > 0 || exited != nil {
+		dumpDiagnostics(ctx, ns)
+	}
+	Expect(overlaps).To(BeEmpty(), "two or more live pods of the same group coexisted")
+	Expect(exited).NotTo(HaveOccurred(), "the operator exited during the test; log %s", operator.logPath)
+	Expect(watcher.err()).NotTo(HaveOccurred(), "the overlap watcher may have missed pod events")
+})
+
+// removeLeftoverNamespaces deletes the test namespaces of an earlier run that did not finish (the
+// cluster's data outlives a run), so that the operator does not spend this run on their groups.
+func removeLeftoverNamespaces(ctx SpecContext) {
+	list := &corev1.NamespaceList{}
+	Expect(k8sClient.List(ctx, list, client.HasLabels{labelSuite})).To(Succeed())
+	for i := range list.Items {
+		err := k8sClient.Delete(ctx, &list.Items[i])
+		Expect(client.IgnoreNotFound(err)).To(Succeed())
+	}
+	if len(list.Items) > 0 {
+		GinkgoWriter.Printf("Deleting %d test namespaces still terminating or left by an earlier run\n", len(list.Items))
+	}
+	Eventually(func(g Gomega) {
+		left := &corev1.NamespaceList{}
+		g.Expect(k8sClient.List(ctx, left, client.HasLabels{labelSuite})).To(Succeed())
+		g.Expect(left.Items).To(BeEmpty())
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "namespaces of an earlier run")
+}
+
+// waitForCRDs waits until the API server serves both CRDs. They are read as unstructured objects,
+// which spares the module a dependency on the apiextensions API types.
+func waitForCRDs(ctx SpecContext) {
+	for _, name := range []string{"oaatgroups.oaat.io", "oaattypes.oaat.io"} {
+		Eventually(func(g Gomega) {
+			crd := &unstructured.Unstructured{}
+			crd.SetGroupVersionKind(schema.GroupVersionKind{
+				Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition",
+			})
+			err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, crd)
+			g.Expect(apierrors.IsNotFound(err)).To(BeFalse(), "CRD %s not applied", name)
+			g.Expect(err).NotTo(HaveOccurred())
+			conditions, _, err := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(conditions).To(ContainElement(And(
+				HaveKeyWithValue("type", "Established"),
+				HaveKeyWithValue("status", "True"),
+			)), "CRD %s is not Established", name)
+		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+	}
+}
