@@ -38,20 +38,20 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	for _, run := range plan.Finished {
 		r.Runs.Observe(group.Namespace, group.Name, run.Item, run.Succeeded, run.Duration)
 	}
-	r.announce(group, plan.Events...)
+	r.announce(ctx, group, plan.Events...)
 
 	if plan.Create != nil {
 		if err := r.createPod(ctx, group, plan.Create); err != nil {
 			return r.withdrawRun(ctx, group, err)
 		}
-		r.announce(group, plan.Started)
+		r.announce(ctx, group, plan.Started)
 	}
 	for _, d := range plan.Delete {
 		if err := r.deletePod(ctx, d.Pod); err != nil {
 			return ctrl.Result{}, err
 		}
 		if d.Event != nil {
-			r.announce(group, *d.Event)
+			r.announce(ctx, group, *d.Event)
 		}
 	}
 	log.FromContext(ctx).V(1).Info("Reconciled", "runCount", group.Status.RunCount,
@@ -83,7 +83,7 @@ func (r *OaatGroupReconciler) withdrawRun(ctx context.Context, group *v1alpha1.O
 	if err := r.Status().Update(ctx, group); err != nil {
 		return ctrl.Result{}, fmt.Errorf("withdrawing the run after %w: %w", createErr, err)
 	}
-	r.announce(group, event)
+	r.announce(ctx, group, event)
 	return ctrl.Result{RequeueAfter: planner.MinRetry}, nil
 }
 
@@ -96,8 +96,12 @@ func (r *OaatGroupReconciler) deletePod(ctx context.Context, pod *corev1.Pod) er
 	return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 }
 
-func (r *OaatGroupReconciler) announce(group *v1alpha1.OaatGroup, events ...planner.Event) {
+// announce emits the events about the group and logs them, so that the operator's log tells the
+// story of each group's runs too.
+func (r *OaatGroupReconciler) announce(ctx context.Context, group *v1alpha1.OaatGroup, events ...planner.Event) {
+	logger := log.FromContext(ctx)
 	for _, e := range events {
 		r.Recorder.Eventf(group, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+		logger.Info(e.Message, "reason", e.Reason)
 	}
 }
