@@ -43,8 +43,16 @@ ifeq ($(USE_IMAGE_DIGESTS), true)
 	BUNDLE_GEN_FLAGS += --use-image-digests
 endif
 
-# Image URL to use all building/pushing image targets
-IMG ?= controller:latest
+# Image URL to use all building/pushing image targets. The bundle's CSV names this image, so the
+# default is the release image of VERSION; config/manager/kustomization.yaml is committed with it.
+IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
+
+# CATALOG_IMG defines the image:tag used for the file-based catalog (catalog/, catalog.Dockerfile).
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
+
+# SCORECARD_IMG is the image of the custom scorecard tests (tests/scorecard); config/scorecard's
+# patches name it, with this tag.
+SCORECARD_IMG ?= $(IMAGE_TAG_BASE)-scorecard:v$(VERSION)
 
 # CONTAINER_TOOL defines the container tool to be used for building images.
 # Be aware that the target commands are only tested with Docker which is
@@ -69,8 +77,13 @@ ETCD_VERSION := $(call gomod-version,etcd,go.etcd.io/etcd/server/v3)
 KWOK_VERSION := $(call gomod-version,kwok,sigs.k8s.io/kwok)
 CONTROLLER_TOOLS_VERSION := $(call gomod-version,devtools,sigs.k8s.io/controller-tools)
 KUSTOMIZE_VERSION := $(call gomod-version,devtools,sigs.k8s.io/kustomize/kustomize/v5)
+OPERATOR_SDK_VERSION := $(call gomod-version,operator-sdk,github.com/operator-framework/operator-sdk)
+OPERATOR_SDK_KUBE_VERSION := $(call gomod-version,operator-sdk,k8s.io/api)
+OPM_VERSION := $(call gomod-version,opm,github.com/operator-framework/operator-registry)
+OLM_VERSION := $(call gomod-version,olm,github.com/operator-framework/operator-lifecycle-manager)
 
-$(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION,\
+$(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
+  OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
@@ -82,6 +95,11 @@ KUBE_SCHEDULER := $(LOCALBIN)/kube-scheduler-$(KUBE_VERSION)
 KUBECTL_BIN := $(LOCALBIN)/kubectl-$(KUBE_VERSION)
 ETCD := $(LOCALBIN)/etcd-$(ETCD_VERSION)
 KWOK := $(LOCALBIN)/kwok-$(KWOK_VERSION)
+OPERATOR_SDK := $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
+SCORECARD_TEST := $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
+OPM := $(LOCALBIN)/opm-$(OPM_VERSION)
+OLM := $(LOCALBIN)/olm-$(OLM_VERSION)
+CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -93,6 +111,16 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(KUBE_VERSION_PARTS)) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(KUBE_VERSION_PARTS)) \
 	-X k8s.io/component-base/version.gitTreeState=clean
+
+# The operator-framework tools report these versions (`operator-sdk version`, `opm version`,
+# `olm --version`); operator-sdk also scaffolds its ImageVersion into scorecard configurations.
+# containers_image_openpgp keeps containers/image free of cgo (gpgme), as upstream builds do.
+OPERATOR_SDK_LDFLAGS := $(foreach v,Version GitVersion ImageVersion,\
+	-X github.com/operator-framework/operator-sdk/internal/version.$(v)=$(OPERATOR_SDK_VERSION)) \
+	-X github.com/operator-framework/operator-sdk/internal/version.KubernetesVersion=$(patsubst v0.%,v1.%,$(OPERATOR_SDK_KUBE_VERSION))
+OPM_LDFLAGS := -X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$(OPM_VERSION)
+OLM_LDFLAGS := -X github.com/operator-framework/operator-lifecycle-manager/pkg/version.OLMVersion=$(OLM_VERSION)
+OPERATOR_FRAMEWORK_TAGS := json1,containers_image_openpgp
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 # Options are set to exit when a recipe line exits non-zero or a piped command fails.
@@ -141,16 +169,47 @@ vet: ## Run go vet against code.
 ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
 
 .PHONY: test
-test: manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests (integration tests on envtest with the pinned control plane) with coverage in cover.out.
+test: manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), then end to end (test-e2e).
 	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
+	$(MAKE) test-olm
+	$(MAKE) test-e2e
+
+# The end-to-end suite (tests/e2e, build tag e2e) brings up a local cluster of its own (state in
+# .state/e2e-cluster, kept between runs), applies config/local, runs bin/manager as a separate
+# process with a token of its ServiceAccount, and stops everything at the end. Ginkgo's timeout is
+# shorter than go test's, so that on a timeout the suite still stops the cluster and the operator.
+E2E_TIMEOUT ?= 20m
+E2E_GINKGO_TIMEOUT ?= 18m
+
+.PHONY: test-e2e
+test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager.
+	go vet -tags e2e ./tests/e2e/
+	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager \
+		go test -tags e2e ./tests/e2e/ -count=1 -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT)
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (internal/, api/), without a control plane.
 	go test ./internal/... ./api/...
 
+# The OLM packaging checks, without a cluster: the custom scorecard tests' own tests
+# (tests/scorecard, a module of its own), then tests/olm (build tag olm, so `go test ./...` skips
+# it): bundle validation with the operatorframework suite (no warning allowed), every scorecard
+# test of the bundle run as scorecard runs it, and the catalog. Root is needed: the scorecard
+# tests read the bundle at /bundle, a bind mount in a private mount namespace.
+SCORECARD_TEST_IMG := quay.io/operator-framework/scorecard-test:$(OPERATOR_SDK_VERSION)
+OLM_TEST_ENV = OPERATOR_SDK=$(OPERATOR_SDK) SCORECARD_TEST=$(SCORECARD_TEST) OAAT_SCORECARD_TESTS=$(OAAT_SCORECARD_TESTS) \
+	OPM=$(OPM) BUNDLE_IMG=$(BUNDLE_IMG) SCORECARD_IMG=$(SCORECARD_IMG) SCORECARD_TEST_IMG=$(SCORECARD_TEST_IMG)
+
+.PHONY: test-olm
+test-olm: $(OPERATOR_SDK) $(SCORECARD_TEST) $(OPM) oaat-scorecard-tests ## Check the bundle, its scorecard tests (run locally, as root) and the catalog.
+	cd tests/scorecard && GOWORK=off go vet ./... && GOWORK=off go test ./... -count=1
+	go vet -tags olm ./tests/olm/
+	$(OLM_TEST_ENV) go test -tags olm ./tests/olm/ -count=1 -v
+
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate code and manifests, fail if they differ from what is committed or are untracked.
+verify: manifests generate fmt ## Regenerate code and manifests, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify).
 	hack/verify-clean-tree.sh
+	$(MAKE) bundle-verify
 
 ##@ Build
 
@@ -247,6 +306,118 @@ deploy: manifests $(KUSTOMIZE) $(filter $(LOCALBIN)/%,$(KUBECTL)) ## Deploy cont
 undeploy: $(KUSTOMIZE) $(filter $(LOCALBIN)/%,$(KUBECTL)) ## Undeploy controller from the K8s cluster specified in ~/.kube/config. Call with ignore-not-found=true to ignore resource not found errors during deletion.
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
+##@ Bundle and catalog
+
+# The OLM package: the bundle's CSV is $(PACKAGE_NAME).v$(VERSION).
+PACKAGE_NAME := oaat-operator
+# The channels of the catalog: CHANNELS (comma-separated) if set, else alpha, the channel that
+# operator-sdk generate bundle writes by default; the default channel is DEFAULT_CHANNEL if set,
+# else the first of them.
+comma := ,
+CATALOG_CHANNELS = $(subst $(comma), ,$(or $(CHANNELS),alpha))
+CATALOG_DEFAULT_CHANNEL = $(or $(DEFAULT_CHANNEL),$(firstword $(CATALOG_CHANNELS)))
+CATALOG_DIR := catalog/$(PACKAGE_NAME)
+# The base image of the catalog image: opm of the version the catalog is rendered and checked with.
+OPM_IMAGE ?= quay.io/operator-framework/opm:$(OPM_VERSION)
+
+.PHONY: bundle
+bundle: manifests $(KUSTOMIZE) $(OPERATOR_SDK) ## Generate bundle manifests and metadata, then validate generated files.
+	$(OPERATOR_SDK) generate kustomize manifests -q
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle $(BUNDLE_GEN_FLAGS)
+	$(OPERATOR_SDK) bundle validate ./bundle
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image.
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image.
+	$(MAKE) docker-push IMG=$(BUNDLE_IMG)
+
+# Regenerating the bundle changes only the CSV's createdAt annotation when nothing else changed:
+# that difference alone is undone (the committed file is restored), any other fails. The catalog is
+# then rendered again from the committed bundle and must be identical.
+BUNDLE_CSV := bundle/manifests/$(PACKAGE_NAME).clusterserviceversion.yaml
+GENERATED_BUNDLE_FILES := bundle bundle.Dockerfile config/manifests config/manager/kustomization.yaml
+GENERATED_CATALOG_FILES := catalog catalog.Dockerfile
+
+.PHONY: bundle-verify
+bundle-verify: ## Regenerate the bundle and the catalog; fail if they differ from what is committed (the CSV's createdAt aside).
+	$(MAKE) bundle
+	@if ! git diff --quiet -I '^    createdAt: ' -- $(GENERATED_BUNDLE_FILES) \
+		|| [ -n "$$(git ls-files --others --exclude-standard -- $(GENERATED_BUNDLE_FILES))" ]; then \
+		echo "The bundle is stale: run 'make bundle catalog' and commit the result." >&2; \
+		git --no-pager diff --stat -- $(GENERATED_BUNDLE_FILES) >&2; \
+		git --no-pager diff -I '^    createdAt: ' -- $(GENERATED_BUNDLE_FILES) | head -n 200 >&2; \
+		git ls-files --others --exclude-standard -- $(GENERATED_BUNDLE_FILES) | sed 's/^/untracked: /' >&2; \
+		exit 1; \
+	fi
+	git checkout -- $(BUNDLE_CSV)
+	$(MAKE) catalog
+	@if ! git diff --quiet -- $(GENERATED_CATALOG_FILES) \
+		|| [ -n "$$(git ls-files --others --exclude-standard -- $(GENERATED_CATALOG_FILES))" ]; then \
+		echo "The catalog is stale: run 'make bundle catalog' and commit the result." >&2; \
+		git --no-pager diff --stat -- $(GENERATED_CATALOG_FILES) >&2; \
+		git ls-files --others --exclude-standard -- $(GENERATED_CATALOG_FILES) | sed 's/^/untracked: /' >&2; \
+		exit 1; \
+	fi
+	@echo "The bundle and the catalog are up to date."
+
+# The olm.bundle entry is `opm render ./bundle` with the image set to BUNDLE_IMG (which `opm render
+# BUNDLE_IMG` would set, but cannot here without a registry) and the bundle image added to its
+# relatedImages, as rendering the image does. The catalog is then rendered once more to migrate
+# the inline manifests (olm.bundle.object) to olm.csv.metadata: OLM installs from the bundle
+# image, and the catalog keeps only what the console shows.
+.PHONY: catalog
+catalog: $(OPM) ## Write the file-based catalog (catalog/, with the bundle image BUNDLE_IMG) and catalog.Dockerfile, then validate it.
+	tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	{ printf -- '---\nschema: olm.package\nname: %s\ndefaultChannel: %s\nicon:\n  base64data: %s\n  mediatype: image/svg+xml\n' \
+		$(PACKAGE_NAME) $(CATALOG_DEFAULT_CHANNEL) "$$(base64 -w0 config/manifests/icon.svg)"; \
+	  for channel in $(CATALOG_CHANNELS); do \
+		printf -- '---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n- name: %s.v%s\n' $(PACKAGE_NAME) "$$channel" $(PACKAGE_NAME) $(VERSION); \
+	  done; \
+	  $(OPM) render ./bundle -o yaml | sed -e 's|^image: ""$$|image: $(BUNDLE_IMG)|' -e 's|^relatedImages:$$|relatedImages:\n- image: $(BUNDLE_IMG)\n  name: ""|'; \
+	} > "$$tmp/index.yaml"; \
+	mkdir -p $(CATALOG_DIR); \
+	$(OPM) render "$$tmp" -o yaml --migrate-level bundle-object-to-csv-metadata > $(CATALOG_DIR)/index.yaml
+	rm -f catalog.Dockerfile
+	$(OPM) generate dockerfile catalog -i $(OPM_IMAGE) -b $(OPM_IMAGE)
+	$(OPM) validate catalog
+
+.PHONY: catalog-build
+catalog-build: ## Build the catalog image (catalog.Dockerfile).
+	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+
+.PHONY: catalog-push
+catalog-push: ## Push the catalog image.
+	$(MAKE) docker-push IMG=$(CATALOG_IMG)
+
+# operator-sdk scorecard runs each test of bundle/tests/scorecard/config.yaml as a pod of the
+# cluster in KUBECONFIG, with the bundle mounted at /bundle: it needs a cluster that can pull the
+# scorecard-test image and SCORECARD_IMG. test-olm runs the same tests on this machine instead.
+SCORECARD_BUNDLE ?= ./bundle
+SCORECARD_FLAGS ?= --wait-time 120s
+
+.PHONY: scorecard
+scorecard: $(OPERATOR_SDK) ## Run the scorecard tests of SCORECARD_BUNDLE (./bundle, or a bundle image) as pods in the current cluster.
+	$(OPERATOR_SDK) scorecard $(SCORECARD_BUNDLE) $(SCORECARD_FLAGS)
+
+# The custom scorecard tests (tests/scorecard, a module of their own): the program of SCORECARD_IMG.
+OAAT_SCORECARD_TESTS := $(LOCALBIN)/oaat-scorecard-tests
+
+.PHONY: oaat-scorecard-tests
+oaat-scorecard-tests: | $(LOCALBIN) ## Build the custom scorecard tests (tests/scorecard) into bin/.
+	cd tests/scorecard && GOWORK=off CGO_ENABLED=0 go build -o $(OAAT_SCORECARD_TESTS) .
+
+.PHONY: scorecard-image-build
+scorecard-image-build: ## Build the image of the custom scorecard tests.
+	$(CONTAINER_TOOL) build -t $(SCORECARD_IMG) tests/scorecard
+
+.PHONY: scorecard-image-push
+scorecard-image-push: ## Push the image of the custom scorecard tests.
+	$(MAKE) docker-push IMG=$(SCORECARD_IMG)
+
 ##@ Dependencies
 
 $(LOCALBIN):
@@ -295,11 +466,40 @@ kwok: $(KWOK) ## Build kwok into bin/ if necessary.
 $(KWOK): | $(LOCALBIN)
 	$(call go-build-tool,$@,kwok,sigs.k8s.io/kwok/cmd/kwok)
 
+.PHONY: operator-sdk
+operator-sdk: $(OPERATOR_SDK) ## Build operator-sdk into bin/ if necessary.
+$(OPERATOR_SDK): | $(LOCALBIN)
+	$(call go-build-tool,$@,operator-sdk,github.com/operator-framework/operator-sdk/cmd/operator-sdk,$(OPERATOR_SDK_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
+
+# The program of the scorecard-test image: runs one built-in scorecard test (its argument) against
+# the bundle at /bundle and prints a v1alpha3 TestStatus.
+.PHONY: scorecard-test
+scorecard-test: $(SCORECARD_TEST) ## Build the scorecard test runner (operator-sdk's scorecard-test image program) into bin/ if necessary.
+$(SCORECARD_TEST): | $(LOCALBIN)
+	$(call go-build-tool,$@,operator-sdk,github.com/operator-framework/operator-sdk/images/scorecard-test,$(OPERATOR_SDK_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
+
+.PHONY: opm
+opm: $(OPM) ## Build opm into bin/ if necessary.
+$(OPM): | $(LOCALBIN)
+	$(call go-build-tool,$@,opm,github.com/operator-framework/operator-registry/cmd/opm,$(OPM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
+
+# OLM's two operators, run outside the local cluster (KUBECONFIG, --namespace olm).
+.PHONY: olm
+olm: $(OLM) ## Build OLM's olm operator into bin/ if necessary.
+$(OLM): | $(LOCALBIN)
+	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/olm,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
+
+.PHONY: catalog-operator
+catalog-operator: $(CATALOG_OPERATOR) ## Build OLM's catalog operator into bin/ if necessary.
+$(CATALOG_OPERATOR): | $(LOCALBIN)
+	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/catalog,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
+
 # go-build-tool builds package $(3) of the tools module hack/tools/$(2) into file $(1), with
-# extra linker flags $(4). It goes through a temporary file so that an interrupted build leaves
-# nothing that make would take for a built tool. Static (CGO_ENABLED=0), as upstream releases are.
+# extra linker flags $(4) and build tags $(5). It goes through a temporary file so that an
+# interrupted build leaves nothing that make would take for a built tool. Static (CGO_ENABLED=0),
+# as upstream releases are.
 define go-build-tool
 @echo "Building $(notdir $(1)) from hack/tools/$(2)"
-cd $(TOOLS_DIR)/$(2) && GOWORK=off CGO_ENABLED=0 go build -buildvcs=false -trimpath$(if $(4), -ldflags "$(strip $(4))") -o $(1).tmp $(3)
+cd $(TOOLS_DIR)/$(2) && GOWORK=off CGO_ENABLED=0 go build -buildvcs=false -trimpath$(if $(5), -tags $(5))$(if $(4), -ldflags "$(strip $(4))") -o $(1).tmp $(3)
 mv -f $(1).tmp $(1)
 endef

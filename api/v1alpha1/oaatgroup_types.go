@@ -55,15 +55,18 @@ type OaatGroupSpec struct {
 // recorded yet. It is written before the pod is created, so that at most one run is ever intended.
 type CurrentRun struct {
 	// item is the item being run.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Running item",xDescriptors={"urn:alm:descriptor:text"}
 	// +required
 	Item string `json:"item"`
 
 	// podName is the name of the pod that runs the item; a live pod of the group with another
 	// name is deleted.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Running pod",xDescriptors={"urn:alm:descriptor:io.kubernetes:Pod"}
 	// +required
 	PodName string `json:"podName"`
 
 	// startedAt is when the operator decided to start the run.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Run started at",xDescriptors={"urn:alm:descriptor:text"}
 	// +required
 	StartedAt metav1.Time `json:"startedAt"`
 }
@@ -71,38 +74,46 @@ type CurrentRun struct {
 // ItemStatus is the history of one item of the group.
 type ItemStatus struct {
 	// name is the item.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Item",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Name string `json:"name"`
 
 	// lastSuccess is when the item's last successful run ended.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last success",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	LastSuccess *metav1.Time `json:"lastSuccess,omitempty"`
 
 	// lastFailure is when the item's last failed run ended.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last failure",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	LastFailure *metav1.Time `json:"lastFailure,omitempty"`
 
 	// failureCount is the number of failed runs since the last successful one.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failures since last success",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	FailureCount int32 `json:"failureCount,omitempty"`
 
 	// lastStarted is when the item's last run was started.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last started",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	LastStarted *metav1.Time `json:"lastStarted,omitempty"`
 
 	// lastExitCode is the exit code of the first terminated container of the item's last run,
 	// absent when the run ended without one (for example an evicted or deleted pod).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last exit code",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	LastExitCode *int32 `json:"lastExitCode,omitempty"`
 
 	// lastReason says why the item's last run ended as it did: the reason of the first
 	// terminated container (Completed, Error, OOMKilled, ...), or of the pod (Evicted, or
 	// PodNotFound when it was deleted before it ended).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	LastReason string `json:"lastReason,omitempty"`
 
 	// lastPodName is the name of the pod of the item's last finished run, kept so that its logs
 	// can be read.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last pod",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	LastPodName string `json:"lastPodName,omitempty"`
 }
@@ -110,6 +121,7 @@ type ItemStatus struct {
 // OaatGroupStatus is the observed state of an OaatGroup.
 type OaatGroupStatus struct {
 	// observedGeneration is the generation of the spec that the status was computed from.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Observed generation",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -122,24 +134,25 @@ type OaatGroupStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// currentRun is the run in progress, absent when no item runs.
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Current run",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Current run",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	CurrentRun *CurrentRun `json:"currentRun,omitempty"`
 
 	// runCount is the number of runs the group has started; the next run gets runCount+1, which
 	// makes its pod name unique.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Runs started",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	RunCount int64 `json:"runCount,omitempty"`
 
 	// itemCount is the number of items in the spec.
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Items",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Item count",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	ItemCount int32 `json:"itemCount,omitempty"`
 
 	// items holds the history of each item that has run.
 	// +listType=map
 	// +listMapKey=name
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Item history"
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Item history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	Items []ItemStatus `json:"items,omitempty"`
 }
@@ -158,7 +171,7 @@ type OaatGroupStatus struct {
 // +kubebuilder:printcolumn:name="Frequency",type=string,JSONPath=`.spec.frequency`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +operator-sdk:csv:customresourcedefinitions:displayName="Oaat Group",resources={{Pod,v1},{OaatType,v1alpha1}}
+// +operator-sdk:csv:customresourcedefinitions:displayName="Oaat Group",resources={{Pod,v1},{OaatType,v1alpha1},{Event,v1}}
 type OaatGroup struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.

@@ -18,6 +18,7 @@ type OaatTypeSpec struct {
 	// type is the mechanism that runs an item. Only Pod is supported: each run of an item is one
 	// Pod built from template.
 	// +kubebuilder:default=Pod
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Type",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Pod"}
 	// +optional
 	Type OaatTypeKind `json:"type,omitempty"`
 
