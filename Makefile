@@ -169,10 +169,19 @@ vet: ## Run go vet against code.
 ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
 
 .PHONY: test
-test: manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), then end to end (test-e2e).
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), then end to end (test-e2e).
 	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
 	$(MAKE) test-olm
 	$(MAKE) test-e2e
+
+# Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
+# in the end-to-end tests). The only system package the tests need: installed when missing.
+.PHONY: system-packages
+system-packages: ## Install the Debian packages the tests need (prometheus) if missing; needs root.
+	@if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then \
+		if [ "$$(id -u)" -ne 0 ]; then echo "The tests need Debian's prometheus package: run 'sudo apt-get install prometheus'" >&2; exit 1; fi; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus </dev/null; \
+	fi
 
 # The end-to-end suite (tests/e2e, build tag e2e) brings up a local cluster of its own (state in
 # .state/e2e-cluster, kept between runs), applies config/local, runs bin/manager as a separate
