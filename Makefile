@@ -101,6 +101,13 @@ OPM := $(LOCALBIN)/opm-$(OPM_VERSION)
 OLM := $(LOCALBIN)/olm-$(OLM_VERSION)
 CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
 
+# The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
+# them. Defined before any rule names them as prerequisites: make expands prerequisites when it
+# reads a rule, so a variable defined further down would be empty there.
+CLUSTER_BINARIES := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(ETCD) $(KWOK)
+CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
+	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK)
+
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
 
@@ -173,6 +180,7 @@ test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUB
 	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
 	$(MAKE) test-olm
 	$(MAKE) test-e2e
+	$(MAKE) test-olm-install
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
 # in the end-to-end tests). The only system package the tests need: installed when missing.
@@ -195,6 +203,27 @@ test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests aga
 	go vet -tags e2e ./tests/e2e/
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager \
 		go test -tags e2e ./tests/e2e/ -count=1 -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT)
+
+# The OLM install test (tests/olminstall, build tag olminstall) installs bundle/ as a user of OLM
+# does, on a local cluster of its own (.state/olm-cluster, purged at each start): OLM's CRDs (of the
+# github.com/operator-framework/api that hack/tools/olm builds OLM with) and the Prometheus
+# Operator's servicemonitors and prometheusrules CRDs, olm and catalog run outside the cluster, a
+# catalog rendered from bundle/ served by opm serve, then a Subscription per install mode; bin/manager
+# then runs with the token of the ServiceAccount OLM created. No tools module requires the
+# Prometheus Operator (only its CRD files are used): its version is pinned here.
+PROMETHEUS_OPERATOR_CRDS_VERSION ?= v0.85.0
+OLM_INSTALL_TIMEOUT ?= 15m
+OLM_INSTALL_GINKGO_TIMEOUT ?= 14m
+
+.PHONY: test-olm-install
+test-olm-install: $(CLUSTER_BINARIES) $(OLM) $(CATALOG_OPERATOR) $(OPM) $(KUSTOMIZE) build ## Install the bundle through OLM (Subscription, each install mode) on a local cluster and run the manager with the CSV's permissions.
+	go vet -tags olminstall ./tests/olminstall/
+	olm_api=github.com/operator-framework/api; prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
+	olm_api_dir="$$(cd $(TOOLS_DIR)/olm && GOWORK=off go mod download $$olm_api && GOWORK=off go list -m -f '{{.Dir}}' $$olm_api)"; \
+	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
+	$(CLUSTER_ENV) OLM=$(OLM) CATALOG_OPERATOR=$(CATALOG_OPERATOR) OPM=$(OPM) MANAGER=$(LOCALBIN)/manager \
+		OLM_CRDS_DIR="$$olm_api_dir/crds" MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
+		go test -tags olminstall ./tests/olminstall/ -count=1 -v -timeout $(OLM_INSTALL_TIMEOUT) -ginkgo.v -ginkgo.timeout $(OLM_INSTALL_GINKGO_TIMEOUT)
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (internal/, api/), without a control plane.
@@ -250,10 +279,6 @@ build-installer: manifests generate $(KUSTOMIZE) ## Generate a consolidated YAML
 
 ##@ Local cluster
 
-# hack/cluster/cluster.sh takes the binaries from these variables.
-CLUSTER_ENV = KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
-	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK)
-CLUSTER_BINARIES = $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(ETCD) $(KWOK)
 
 .PHONY: cluster-up
 cluster-up: $(CLUSTER_BINARIES) ## Start the local cluster (etcd, API server, controllers, kwok nodes) if not up; prints the kubeconfig path last.

@@ -16,12 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/metricsauth"
 )
 
 func main() {
@@ -61,7 +61,7 @@ func main() {
 	}
 	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics, TLSOpts: tlsOpts}
 	if secureMetrics {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 
 	// OLM sets WATCH_NAMESPACE from the OperatorGroup's target namespaces (empty: all).
