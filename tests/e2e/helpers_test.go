@@ -296,6 +296,9 @@ func dumpDiagnostics(ctx context.Context, namespace string) {
 		}
 	}
 	fmt.Fprintf(w, "--- Pods seen by the watcher\n%s", watcher.describe(namespace))
+	if prom != nil {
+		fmt.Fprintf(w, "--- Last lines of Prometheus's log %s\n%s\n", prom.logPath, logTail(prom.logPath, 10))
+	}
 	fmt.Fprintf(w, "--- Last lines of the operator's log %s\n%s\n===== End of diagnostics\n",
 		operator.logPath, logTail(operator.logPath, 80))
 }

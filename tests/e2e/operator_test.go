@@ -41,6 +41,10 @@ type operatorProcess struct {
 	stopping  bool          // the suite stopped or killed it on purpose
 	probeAddr string
 	logStart  int64 // size of the log when the process started
+	// metricsAddr is where the operator serves its metrics, over HTTPS with authentication and
+	// authorization (the default of --metrics-secure). Chosen at the first start and kept when the
+	// operator is restarted, so that Prometheus's scrape target stays valid.
+	metricsAddr string
 }
 
 // startOperator starts the operator and waits until its /readyz answers.
@@ -97,11 +101,18 @@ func (o *operatorProcess) start() error {
 		return err
 	}
 	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
+	if o.metricsAddr == "" {
+		metricsPort, err := freePort()
+		if err != nil {
+			return err
+		}
+		o.metricsAddr = "127.0.0.1:" + strconv.Itoa(metricsPort)
+	}
 	args := []string{
 		"--kubeconfig", o.kubeconfig,
 		"--leader-elect",
 		"--leader-election-namespace", operatorNamespace,
-		"--metrics-bind-address", "0",
+		"--metrics-bind-address", o.metricsAddr,
 		"--health-probe-bind-address", probeAddr,
 		"--zap-log-level=debug",
 	}
@@ -127,7 +138,8 @@ func (o *operatorProcess) start() error {
 		o.mu.Unlock()
 		close(done)
 	}()
-	GinkgoWriter.Printf("Started the operator, pid %d, probes on %s\n", cmd.Process.Pid, probeAddr)
+	GinkgoWriter.Printf("Started the operator, pid %d, probes on %s, metrics on https://%s/metrics\n",
+		cmd.Process.Pid, probeAddr, o.metricsAddr)
 	return nil
 }
 
@@ -147,6 +159,16 @@ func (o *operatorProcess) ready() error {
 		return fmt.Errorf("/readyz: %s: %s", resp.Status, body)
 	}
 	return nil
+}
+
+// metricsURL is the URL of the operator's metrics endpoint; empty before the first start.
+func (o *operatorProcess) metricsURL() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.metricsAddr == "" {
+		return ""
+	}
+	return "https://" + o.metricsAddr + "/metrics"
 }
 
 // pid is the running process's pid, 0 when none runs.

@@ -4,7 +4,9 @@
 // (hack/cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, which
 // plays out each pod's life from its oaat.io/test-* annotations), config/local applied to it, and
 // bin/manager started as a separate process that authenticates with a token of its
-// ServiceAccount, so that it holds exactly the permissions config/rbac grants it.
+// ServiceAccount, so that it holds exactly the permissions config/rbac grants it. The operator
+// serves its metrics over HTTPS with authentication and authorization, and a real Prometheus
+// scrapes them every second with a token of a ServiceAccount bound to the metrics-reader role.
 //
 // Run it with `make test-e2e`, which builds the binaries and names them in the environment.
 package e2e
@@ -56,6 +58,7 @@ var (
 	paths     testPaths
 	cluster   *localCluster
 	operator  *operatorProcess
+	prom      *prometheusProcess
 	adminCfg  *rest.Config
 	scheme    *runtime.Scheme
 	k8sClient client.Client // not cached: every assertion reads the API server itself
@@ -120,15 +123,25 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// The lease of the last run was released when it stopped, or expires within 15 s; the tests
 	// start once this operator leads, so that their timeouts do not include that wait.
 	waitForLeadership(ctx)
+	promStart := time.Now()
+	startPrometheus(ctx)
+	GinkgoWriter.Printf("Prometheus ready after %s\n", time.Since(promStart).Round(time.Millisecond))
 	GinkgoWriter.Printf("Suite ready after %s; operator log %s\n", time.Since(start).Round(time.Millisecond), operator.logPath)
 }, NodeTimeout(5*time.Minute))
 
-// tearDown stops the operator, the watcher and the cluster, then checks that no process of the
-// run is left and that the operator was never refused a request. Every step runs even when an
-// earlier one fails; the failures are reported together at the end.
+// tearDown stops Prometheus, the operator, the watcher and the cluster, then checks that no
+// process of the run is left (Prometheus included) and that the operator was never refused a
+// request. Every step runs even when an earlier one fails; the failures are reported together at
+// the end.
 func tearDown(ctx SpecContext) {
 	var problems []string
 	var operatorPID int
+	prometheusPID := prom.pid()
+	if prom != nil {
+		if err := prom.stop(); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	if operator != nil {
 		operatorPID = operator.pid()
 		if err := operator.stop(); err != nil {
@@ -146,6 +159,9 @@ func tearDown(ctx SpecContext) {
 	}
 	if operatorPID != 0 {
 		pids["oaat-operator"] = operatorPID
+	}
+	if prometheusPID != 0 {
+		pids["prometheus"] = prometheusPID
 	}
 	for name, pid := range pids {
 		if processAlive(pid) {
@@ -194,15 +210,18 @@ var _ = BeforeEach(func(ctx SpecContext) {
 })
 
 // The invariant of the operator, checked in every test: at most one live pod per group, at every
-// instant the watcher saw. And the operator must still run, unless the test stopped it.
+// instant the watcher saw. And the operator must still run, unless the test stopped it, and so
+// must Prometheus.
 var _ = AfterEach(func(ctx SpecContext) {
 	overlaps := watcher.overlapsIn(ns)
 	exited := operator.unexpectedExit()
-	if CurrentSpecReport().Failed() || len(overlaps) > 0 || exited != nil {
+	promExited := prom.unexpectedExit()
+	if CurrentSpecReport().Failed() || len(overlaps) > 0 || exited != nil || promExited != nil {
 		dumpDiagnostics(ctx, ns)
 	}
 	Expect(overlaps).To(BeEmpty(), "two or more live pods of the same group coexisted")
 	Expect(exited).NotTo(HaveOccurred(), "the operator exited during the test; log %s", operator.logPath)
+	Expect(promExited).NotTo(HaveOccurred(), "Prometheus exited during the test")
 	Expect(watcher.err()).NotTo(HaveOccurred(), "the overlap watcher may have missed pod events")
 })
 
