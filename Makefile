@@ -202,7 +202,7 @@ E2E_GINKGO_TIMEOUT ?= 18m
 test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager.
 	go vet -tags e2e ./tests/e2e/
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager \
-		go test -tags e2e ./tests/e2e/ -count=1 -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT)
+		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT)
 
 # The OLM install test (tests/olminstall, build tag olminstall) installs bundle/ as a user of OLM
 # does, on a local cluster of its own (.state/olm-cluster, purged at each start): OLM's CRDs (of the

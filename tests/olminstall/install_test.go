@@ -1,0 +1,582 @@
+//go:build olminstall
+
+package olminstall
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The names the bundle gives the operator's objects, and the annotation OLM puts on the
+// Deployment's pod template.
+const (
+	deploymentName             = "oaat-operator-controller-manager"
+	subscriptionName           = "oaat-operator"
+	operatorGroupName          = "oaat-operator"
+	annotationTargetNamespaces = "olm.targetNamespaces"
+	watchNamespaceFieldPath    = "metadata.annotations['" + annotationTargetNamespaces + "']"
+)
+
+// The CRDs the bundle owns.
+var ownedCRDs = []string{"oaatgroups.oaat.io", "oaattypes.oaat.io"}
+
+// installMode is one way to install the operator: an OperatorGroup in installNamespace with
+// targetNamespaces (nil: all namespaces). The manager then runs a group in each of
+// workNamespaces, which it watches, and in outsideNamespace (if any), which it does not watch and
+// must leave alone.
+type installMode struct {
+	name             string
+	installNamespace string
+	targetNamespaces []string
+	workNamespaces   []string
+	outsideNamespace string
+}
+
+var installModes = []installMode{
+	{
+		name:             "AllNamespaces",
+		installNamespace: "oaat-operator",
+		workNamespaces:   []string{"oaat-olm-all"},
+	},
+	{
+		name:             "OwnNamespace",
+		installNamespace: "oaat-operator-own",
+		targetNamespaces: []string{"oaat-operator-own"},
+		workNamespaces:   []string{"oaat-operator-own"},
+		outsideNamespace: "oaat-olm-own-outside",
+	},
+	{
+		name:             "SingleNamespace",
+		installNamespace: "oaat-operator-single",
+		targetNamespaces: []string{"oaat-olm-single"},
+		workNamespaces:   []string{"oaat-olm-single"},
+		outsideNamespace: "oaat-olm-single-outside",
+	},
+	{
+		name:             "MultiNamespace",
+		installNamespace: "oaat-operator-multi",
+		targetNamespaces: []string{"oaat-olm-multi-a", "oaat-olm-multi-b"},
+		workNamespaces:   []string{"oaat-olm-multi-a", "oaat-olm-multi-b"},
+		outsideNamespace: "oaat-olm-multi-outside",
+	},
+}
+
+// namespaces returns every namespace the mode uses, each once.
+func (m installMode) namespaces() []string {
+	all := append([]string{m.installNamespace}, m.targetNamespaces...)
+	all = append(all, m.workNamespaces...)
+	if m.outsideNamespace != "" {
+		all = append(all, m.outsideNamespace)
+	}
+	sort.Strings(all)
+	return slices.Compact(all)
+}
+
+// expectedTargets is the set of namespaces the olm.targetNamespaces annotation must list: "" alone
+// for all namespaces.
+func (m installMode) expectedTargets() []string {
+	if len(m.targetNamespaces) == 0 {
+		return []string{""}
+	}
+	t := slices.Clone(m.targetNamespaces)
+	sort.Strings(t)
+	return t
+}
+
+func splitTargets(annotation string) []string {
+	t := strings.Split(annotation, ",")
+	sort.Strings(t)
+	return t
+}
+
+var _ = Describe("Installing the bundle through OLM", Ordered, ContinueOnFailure, func() {
+	for _, m := range installModes {
+		It("installs with a Subscription, and the operator runs with the CSV's permissions, in install mode "+m.name,
+			func(ctx SpecContext) { installAndRun(ctx, m) }, SpecTimeout(5*time.Minute))
+	}
+})
+
+// installAndRun installs the operator in the mode, checks what OLM made, runs the manager with
+// the CSV's ServiceAccount, then uninstalls (in cleanups, which run even when a step failed).
+func installAndRun(ctx SpecContext, m installMode) {
+	namespaces := m.namespaces()
+	By("creating namespaces " + strings.Join(namespaces, ", "))
+	for _, ns := range namespaces {
+		createNamespace(ctx, ns)
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		By("deleting namespaces " + strings.Join(namespaces, ", "))
+		deleteNamespaces(ctx, namespaces...)
+	}, NodeTimeout(3*time.Minute))
+
+	csvRec := startPhaseRecorder(ctx, gvrCSV, m.installNamespace, "status", "phase")
+	ipRec := startPhaseRecorder(ctx, gvrIP, m.installNamespace, "status", "phase")
+	subRec := startPhaseRecorder(ctx, gvrSub, m.installNamespace, "status", "state")
+	t0 := time.Now()
+	var timings []string
+	// mark records when something happened: as the watch saw it, or else (the poll saw it before
+	// the watch delivered it) now.
+	mark := func(what string, seen time.Time) {
+		if seen.IsZero() {
+			seen = time.Now()
+		}
+		timings = append(timings, fmt.Sprintf("  +%-7s %s", seen.Sub(t0).Round(time.Millisecond), what))
+	}
+	// Runs after the uninstall (cleanups run last-registered first), so that the report shows it.
+	DeferCleanup(func() {
+		var problems []string
+		for _, r := range []*phaseRecorder{subRec, ipRec, csvRec} {
+			if err := r.stop(); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
+		report := fmt.Sprintf("install mode %s (namespace %s, targets %q), times from the Subscription's creation:\n%s\nstates and phases seen:\n%s%s%s",
+			m.name, m.installNamespace, m.expectedTargets(), strings.Join(timings, "\n"),
+			subRec.describe(t0), ipRec.describe(t0), csvRec.describe(t0))
+		AddReportEntry(m.name, report)
+		GinkgoWriter.Println(report)
+		Expect(problems).To(BeEmpty(), "the watches of the OLM objects broke: the report may miss changes")
+	})
+
+	By("creating the OperatorGroup and the Subscription (channel " + catalog.channel + ", automatic approval)")
+	og := object(`
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata:
+  name: %s
+  namespace: %s
+spec: {}
+`, operatorGroupName, m.installNamespace)
+	if len(m.targetNamespaces) > 0 {
+		Expect(unstructured.SetNestedStringSlice(og.Object, m.targetNamespaces, "spec", "targetNamespaces")).To(Succeed())
+	}
+	sub := object(`
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  channel: %s
+  name: %s
+  source: %s
+  sourceNamespace: %s
+  installPlanApproval: Automatic
+`, subscriptionName, m.installNamespace, catalog.channel, catalog.pkg, catalogSourceName, olmNamespace)
+	t0 = time.Now()
+	createObject(ctx, gvrOG, og)
+	createObject(ctx, gvrSub, sub)
+	csvName := catalog.bundle
+	// The ServiceAccount's name is read from the CSV once it exists; until then, the bundle's.
+	saName := deploymentName
+	DeferCleanup(func(ctx SpecContext) { uninstall(ctx, m, csvName, saName) }, NodeTimeout(3*time.Minute))
+	DeferCleanup(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			dumpDiagnostics(ctx, m)
+		}
+	})
+
+	By("waiting for the catalog operator to resolve the Subscription into an InstallPlan")
+	var ipName string
+	Eventually(func(g Gomega) {
+		expectRunning()
+		s := get(ctx, g, gvrSub, m.installNamespace, subscriptionName)
+		ipName, _, _ = unstructured.NestedString(s.Object, "status", "installPlanRef", "name")
+		g.Expect(ipName).NotTo(BeEmpty(), "Subscription status: %v", s.Object["status"])
+	}).WithContext(ctx).WithTimeout(90 * time.Second).Should(Succeed())
+	mark("InstallPlan "+ipName+" referenced by the Subscription", time.Now())
+
+	By("waiting for InstallPlan " + ipName + " to complete")
+	Eventually(func(g Gomega) {
+		expectRunning()
+		ip := get(ctx, g, gvrIP, m.installNamespace, ipName)
+		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
+		if phase == "Failed" {
+			StopTrying("InstallPlan " + ipName + " failed: " + conditionsOf(ip)).Now()
+		}
+		g.Expect(phase).To(Equal("Complete"), "InstallPlan %s: %s", ipName, conditionsOf(ip))
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	mark("InstallPlan Complete", ipRec.firstAt(ipName, "Complete"))
+
+	By("waiting for CSV " + csvName + " to reach phase Succeeded")
+	Eventually(func(g Gomega) {
+		expectRunning()
+		s := get(ctx, g, gvrSub, m.installNamespace, subscriptionName)
+		installed, _, _ := unstructured.NestedString(s.Object, "status", "installedCSV")
+		g.Expect(installed).To(Equal(csvName), "the Subscription's installedCSV")
+		csv := get(ctx, g, gvrCSV, m.installNamespace, csvName)
+		phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
+		reason, _, _ := unstructured.NestedString(csv.Object, "status", "reason")
+		message, _, _ := unstructured.NestedString(csv.Object, "status", "message")
+		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: phase %s, reason %s: %s", csvName, phase, reason, message)
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+	mark("CSV created", csvRec.firstAt(csvName, csvRec.firstValue(csvName)))
+	mark("CSV Succeeded", csvRec.firstAt(csvName, "Succeeded"))
+
+	expectInstallPlanSteps(ctx, m, ipName)
+	expectCRDsEstablished(ctx)
+	saName = expectServiceAccount(ctx, m, csvName)
+	watchNamespace := expectDeployment(ctx, m)
+	expectOperatorGroupStatus(ctx, m)
+	expectPermissions(ctx, m, saName)
+
+	By("running the manager outside the cluster as ServiceAccount " + m.installNamespace + "/" + saName +
+		", WATCH_NAMESPACE=" + fmt.Sprintf("%q", watchNamespace))
+	manager := startManager(ctx, m, saName, watchNamespace)
+	DeferCleanup(func() { Expect(manager.stop(30 * time.Second)).To(Succeed()) })
+	runItems(ctx, m)
+	By("stopping the manager and reading its log for refused requests")
+	Expect(manager.stop(30 * time.Second)).To(Succeed())
+	Expect(refusedRequests(manager.logPath)).To(BeEmpty(),
+		"the manager was refused requests: the CSV lacks a permission (log %s)", manager.logPath)
+
+	// Still Succeeded: nothing the run did made OLM change its mind.
+	Eventually(func(g Gomega) {
+		csv := get(ctx, g, gvrCSV, m.installNamespace, csvName)
+		phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
+		g.Expect(phase).To(Equal("Succeeded"))
+	}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
+}
+
+// expectInstallPlanSteps checks that every step of the InstallPlan was carried out, and that its
+// steps made the CRDs, the CSV and the ServiceAccount.
+func expectInstallPlanSteps(ctx context.Context, m installMode, ipName string) {
+	GinkgoHelper()
+	By("checking the InstallPlan's steps")
+	ip := get(ctx, Default, gvrIP, m.installNamespace, ipName)
+	phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
+	Expect(phase).To(Equal("Complete"))
+	steps, _, _ := unstructured.NestedSlice(ip.Object, "status", "plan")
+	Expect(steps).NotTo(BeEmpty(), "the InstallPlan has no step")
+	kinds := map[string]int{}
+	var notDone []string
+	for _, s := range steps {
+		step, _ := s.(map[string]any)
+		status, _ := step["status"].(string)
+		kind, _, _ := unstructured.NestedString(step, "resource", "kind")
+		name, _, _ := unstructured.NestedString(step, "resource", "name")
+		kinds[kind]++
+		if status != "Created" && status != "Present" {
+			notDone = append(notDone, fmt.Sprintf("%s %s: %s", kind, name, status))
+		}
+	}
+	Expect(notDone).To(BeEmpty(), "InstallPlan steps not carried out")
+	for _, kind := range []string{"CustomResourceDefinition", "ClusterServiceVersion", "ServiceAccount",
+		"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service", "ServiceMonitor", "PrometheusRule"} {
+		Expect(kinds).To(HaveKey(kind), "the InstallPlan creates no %s; steps by kind: %v", kind, kinds)
+	}
+	GinkgoWriter.Printf("InstallPlan %s: %d steps, by kind %v\n", ipName, len(steps), kinds)
+}
+
+func expectCRDsEstablished(ctx context.Context) {
+	GinkgoHelper()
+	By("checking that the CRDs " + strings.Join(ownedCRDs, ", ") + " exist and are Established")
+	for _, name := range ownedCRDs {
+		Eventually(func(g Gomega) {
+			crd := get(ctx, g, gvrCRD, "", name)
+			conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			g.Expect(conditions).To(ContainElement(And(
+				HaveKeyWithValue("type", "Established"), HaveKeyWithValue("status", "True"),
+			)), "CRD %s is not Established", name)
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+}
+
+// expectServiceAccount returns the ServiceAccount of the CSV's Deployment, after checking that
+// OLM created it in the install namespace.
+func expectServiceAccount(ctx context.Context, m installMode, csvName string) string {
+	GinkgoHelper()
+	csv := get(ctx, Default, gvrCSV, m.installNamespace, csvName)
+	deployments, _, _ := unstructured.NestedSlice(csv.Object, "spec", "install", "spec", "deployments")
+	Expect(deployments).NotTo(BeEmpty(), "the CSV's install strategy has no deployment")
+	first, _ := deployments[0].(map[string]any)
+	saName, _, _ := unstructured.NestedString(first, "spec", "template", "spec", "serviceAccountName")
+	Expect(saName).NotTo(BeEmpty(), "the CSV's deployment names no ServiceAccount")
+	By("checking that OLM created ServiceAccount " + m.installNamespace + "/" + saName)
+	sa := &corev1.ServiceAccount{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: saName}, sa)).To(Succeed())
+	return saName
+}
+
+// expectDeployment checks that the Deployment OLM made is available, that its pod template takes
+// WATCH_NAMESPACE from the olm.targetNamespaces annotation, and that the annotation lists the
+// mode's target namespaces; it returns the annotation, the WATCH_NAMESPACE the pod gets.
+func expectDeployment(ctx context.Context, m installMode) string {
+	GinkgoHelper()
+	By("checking Deployment " + deploymentName + ": available, WATCH_NAMESPACE from " + annotationTargetNamespaces)
+	dep := &appsv1.Deployment{}
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: deploymentName}, dep)).To(Succeed())
+		available := false
+		for _, c := range dep.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+				available = true
+			}
+		}
+		g.Expect(available).To(BeTrue(), "Deployment conditions: %+v", dep.Status.Conditions)
+		g.Expect(dep.Status.AvailableReplicas).To(BeNumerically(">=", 1))
+	}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+
+	annotation, ok := dep.Spec.Template.Annotations[annotationTargetNamespaces]
+	Expect(ok).To(BeTrue(), "the pod template has no %s annotation: %v", annotationTargetNamespaces, dep.Spec.Template.Annotations)
+	Expect(splitTargets(annotation)).To(Equal(m.expectedTargets()), "the pod template's %s", annotationTargetNamespaces)
+
+	var watchEnv []corev1.EnvVar
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == "WATCH_NAMESPACE" {
+				watchEnv = append(watchEnv, e)
+			}
+		}
+	}
+	Expect(watchEnv).To(HaveLen(1), "containers with WATCH_NAMESPACE")
+	Expect(watchEnv[0].ValueFrom).NotTo(BeNil(), "WATCH_NAMESPACE has no valueFrom: %+v", watchEnv[0])
+	Expect(watchEnv[0].ValueFrom.FieldRef).NotTo(BeNil(), "WATCH_NAMESPACE is not from a field: %+v", watchEnv[0])
+	Expect(watchEnv[0].ValueFrom.FieldRef.FieldPath).To(Equal(watchNamespaceFieldPath))
+
+	// The pod kwok runs for it: Running, Ready, with the annotation (it never runs the image).
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(m.installNamespace),
+		client.MatchingLabels(dep.Spec.Selector.MatchLabels))).To(Succeed())
+	var ready []string
+	for _, p := range pods.Items {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
+				ready = append(ready, p.Name)
+				Expect(p.Annotations).To(HaveKeyWithValue(annotationTargetNamespaces, annotation), "pod %s", p.Name)
+			}
+		}
+	}
+	Expect(ready).NotTo(BeEmpty(), "no Ready pod of the Deployment")
+	return annotation
+}
+
+// expectOperatorGroupStatus checks the namespaces OLM resolved the OperatorGroup to.
+func expectOperatorGroupStatus(ctx context.Context, m installMode) {
+	GinkgoHelper()
+	og := get(ctx, Default, gvrOG, m.installNamespace, operatorGroupName)
+	namespaces, _, _ := unstructured.NestedStringSlice(og.Object, "status", "namespaces")
+	sort.Strings(namespaces)
+	Expect(namespaces).To(Equal(m.expectedTargets()), "the OperatorGroup's status.namespaces")
+}
+
+// expectPermissions asks the API server, with SubjectAccessReviews, whether the ServiceAccount may
+// do what the manager does, in every watched namespace and in its own (leader election). The run
+// shows most of it; this also covers what the local cluster does not enforce: item pods carry an
+// owner reference with blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement admission
+// plugin (OpenShift runs it) allows only to who may update oaatgroups/finalizers.
+func expectPermissions(ctx context.Context, m installMode, saName string) {
+	GinkgoHelper()
+	user := "system:serviceaccount:" + m.installNamespace + ":" + saName
+	By("checking the permissions of " + user + " with SubjectAccessReviews")
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + m.installNamespace, "system:authenticated"}
+	type need struct{ group, resource, subresource, verb string }
+	inWatched := []need{
+		{"", "pods", "", "create"}, {"", "pods", "", "delete"}, {"", "pods", "", "get"},
+		{"", "pods", "", "list"}, {"", "pods", "", "watch"},
+		{"oaat.io", "oaatgroups", "", "get"}, {"oaat.io", "oaatgroups", "", "list"}, {"oaat.io", "oaatgroups", "", "watch"},
+		{"oaat.io", "oaatgroups", "status", "update"}, {"oaat.io", "oaatgroups", "finalizers", "update"},
+		{"oaat.io", "oaattypes", "", "list"}, {"oaat.io", "oaattypes", "", "watch"},
+		{"events.k8s.io", "events", "", "create"}, {"events.k8s.io", "events", "", "patch"},
+	}
+	inOwn := []need{
+		{"coordination.k8s.io", "leases", "", "get"}, {"coordination.k8s.io", "leases", "", "create"},
+		{"coordination.k8s.io", "leases", "", "update"},
+	}
+	var denied []string
+	check := func(namespace string, n need) {
+		review, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, subjectAccessReview(user, groups, namespace,
+			n.group, n.resource, n.subresource, n.verb), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		if !review.Status.Allowed {
+			denied = append(denied, fmt.Sprintf("%s %s/%s.%s in %q", n.verb, n.resource, n.subresource, n.group, namespace))
+		}
+	}
+	for _, ns := range m.workNamespaces {
+		for _, n := range inWatched {
+			check(ns, n)
+		}
+	}
+	for _, n := range inOwn {
+		check(m.installNamespace, n)
+	}
+	Expect(denied).To(BeEmpty(), "what the CSV does not grant %s", user)
+}
+
+// uninstall removes the Subscription, the CSV and the OperatorGroup, as a user uninstalling the
+// operator does, and waits until OLM has removed what it made for the CSV (the CRDs stay: OLM
+// never deletes them).
+func uninstall(ctx context.Context, m installMode, csvName, saName string) {
+	GinkgoHelper()
+	By("uninstalling: deleting the Subscription, CSV " + csvName + " and the OperatorGroup")
+	start := time.Now()
+	for _, del := range []struct {
+		gvr  schema.GroupVersionResource
+		name string
+	}{{gvrSub, subscriptionName}, {gvrCSV, csvName}, {gvrOG, operatorGroupName}} {
+		err := dynClient.Resource(del.gvr).Namespace(m.installNamespace).Delete(ctx, del.name, metav1.DeleteOptions{})
+		Expect(client.IgnoreNotFound(err)).To(Succeed(), "deleting %s %s", del.gvr.Resource, del.name)
+	}
+	Eventually(func(g Gomega) {
+		// The CSV, and the copies OLM made of it in the target namespaces.
+		csvs, err := dynClient.Resource(gvrCSV).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		var left []string
+		for _, c := range csvs.Items {
+			if c.GetName() == csvName {
+				left = append(left, c.GetNamespace())
+			}
+		}
+		g.Expect(left).To(BeEmpty(), "CSV %s still in namespaces", csvName)
+		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: deploymentName}, &appsv1.Deployment{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Deployment %s: %v", deploymentName, err)
+		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: saName}, &corev1.ServiceAccount{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ServiceAccount %s: %v", saName, err)
+		// RBAC OLM made for the CSV, in every namespace and cluster-wide: labelled with it as owner.
+		owner := client.MatchingLabels{"olm.owner": csvName, "olm.owner.namespace": m.installNamespace}
+		crs := &rbacv1.ClusterRoleList{}
+		g.Expect(k8sClient.List(ctx, crs, owner)).To(Succeed())
+		g.Expect(names(crs.Items)).To(BeEmpty(), "ClusterRoles owned by the CSV")
+		crbs := &rbacv1.ClusterRoleBindingList{}
+		g.Expect(k8sClient.List(ctx, crbs, owner)).To(Succeed())
+		g.Expect(names(crbs.Items)).To(BeEmpty(), "ClusterRoleBindings owned by the CSV")
+		roles := &rbacv1.RoleList{}
+		g.Expect(k8sClient.List(ctx, roles, owner)).To(Succeed())
+		g.Expect(names(roles.Items)).To(BeEmpty(), "Roles owned by the CSV")
+		rbs := &rbacv1.RoleBindingList{}
+		g.Expect(k8sClient.List(ctx, rbs, owner)).To(Succeed())
+		g.Expect(names(rbs.Items)).To(BeEmpty(), "RoleBindings owned by the CSV")
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "what OLM made for CSV %s", csvName)
+	GinkgoWriter.Printf("Uninstalled in %s\n", time.Since(start).Round(time.Millisecond))
+
+	// What is left of the install cluster-wide, besides the CRDs: reported, not checked.
+	var left []string
+	crs := &rbacv1.ClusterRoleList{}
+	Expect(k8sClient.List(ctx, crs)).To(Succeed())
+	for _, n := range names(crs.Items) {
+		if strings.HasPrefix(n, "oaat-") {
+			left = append(left, "ClusterRole "+n)
+		}
+	}
+	crbs := &rbacv1.ClusterRoleBindingList{}
+	Expect(k8sClient.List(ctx, crbs)).To(Succeed())
+	for _, n := range names(crbs.Items) {
+		if strings.HasPrefix(n, "oaat-") {
+			left = append(left, "ClusterRoleBinding "+n)
+		}
+	}
+	AddReportEntry(m.name+": left after the uninstall besides the CRDs", strings.Join(left, ", "))
+
+	// The CRDs stay, as OLM documents.
+	for _, name := range ownedCRDs {
+		_, err := dynClient.Resource(gvrCRD).Get(ctx, name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred(), "CRD %s after the uninstall", name)
+	}
+}
+
+// names returns the names of the objects.
+func names[T any, PT interface {
+	*T
+	GetName() string
+}](items []T) []string {
+	var out []string
+	for i := range items {
+		out = append(out, PT(&items[i]).GetName())
+	}
+	return out
+}
+
+// conditionsOf summarises an object's status conditions.
+func conditionsOf(u *unstructured.Unstructured) string {
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var parts []string
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		parts = append(parts, fmt.Sprintf("%v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// statusSummary gives the parts of an OLM object's status that tell how far it got: not the
+// manifests an InstallPlan's steps carry.
+func statusSummary(u *unstructured.Unstructured) string {
+	var parts []string
+	for _, f := range []string{"phase", "state", "reason", "message", "installedCSV", "currentCSV"} {
+		if v, _, _ := unstructured.NestedString(u.Object, "status", f); v != "" {
+			parts = append(parts, f+"="+strconv.Quote(v))
+		}
+	}
+	if ns, found, _ := unstructured.NestedStringSlice(u.Object, "status", "namespaces"); found {
+		parts = append(parts, fmt.Sprintf("namespaces=%q", ns))
+	}
+	if c := conditionsOf(u); c != "" {
+		parts = append(parts, "conditions: "+c)
+	}
+	steps, _, _ := unstructured.NestedSlice(u.Object, "status", "plan")
+	for _, st := range steps {
+		step, _ := st.(map[string]any)
+		kind, _, _ := unstructured.NestedString(step, "resource", "kind")
+		name, _, _ := unstructured.NestedString(step, "resource", "name")
+		parts = append(parts, fmt.Sprintf("step %s/%s: %v", kind, name, step["status"]))
+	}
+	return strings.Join(parts, "\n    ")
+}
+
+// dumpDiagnostics writes what a failed install needs to be understood: the OLM objects' status,
+// the Deployment and pods, the events of the install namespace, and the ends of OLM's logs.
+func dumpDiagnostics(ctx context.Context, m installMode) {
+	ctx, cancel := withoutCancel(ctx, 15*time.Second)
+	defer cancel()
+	w := GinkgoWriter
+	fmt.Fprintf(w, "\n===== Diagnostics of install mode %s (namespace %s)\n", m.name, m.installNamespace)
+	for _, gvr := range []schema.GroupVersionResource{gvrOG, gvrSub, gvrIP, gvrCSV} {
+		list, err := dynClient.Resource(gvr).Namespace(m.installNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			fmt.Fprintf(w, "listing %s: %v\n", gvr.Resource, err)
+			continue
+		}
+		for _, item := range list.Items {
+			fmt.Fprintf(w, "--- %s %s: %s\n", gvr.Resource, item.GetName(), statusSummary(&item))
+		}
+	}
+	deps := &appsv1.DeploymentList{}
+	if err := k8sClient.List(ctx, deps, client.InNamespace(m.installNamespace)); err == nil {
+		for _, d := range deps.Items {
+			fmt.Fprintf(w, "--- Deployment %s: replicas %d available %d conditions %+v\n", d.Name, d.Status.Replicas, d.Status.AvailableReplicas, d.Status.Conditions)
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := k8sClient.List(ctx, pods, client.InNamespace(m.installNamespace)); err == nil {
+		for _, p := range pods.Items {
+			fmt.Fprintf(w, "--- Pod %s: phase %s\n", p.Name, p.Status.Phase)
+		}
+	}
+	if events, err := clientset.CoreV1().Events(m.installNamespace).List(ctx, metav1.ListOptions{}); err == nil {
+		fmt.Fprintln(w, "--- Events")
+		for _, e := range events.Items {
+			fmt.Fprintf(w, "%s %s %s/%s: %s\n", e.LastTimestamp.Format(time.RFC3339), e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		}
+	}
+	for _, p := range []*process{olmProc, catalogProc} {
+		if p != nil {
+			fmt.Fprintf(w, "--- Last lines of %s\n%s\n", p.logPath, logTail(p.logPath, 40))
+		}
+	}
+	fmt.Fprintln(w, "===== End of diagnostics")
+}

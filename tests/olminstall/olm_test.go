@@ -1,0 +1,298 @@
+//go:build olminstall
+
+package olminstall
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// olmNamespace is where OLM's operators run (--namespace) and where the CatalogSource is: a
+// global catalog, which a Subscription in any namespace may name.
+const olmNamespace = "olm"
+
+// catalogSourceName is the CatalogSource that names the suite's opm serve.
+const catalogSourceName = "oaat-local"
+
+// The monitoring.coreos.com CRDs the bundle needs: it ships a ServiceMonitor and a PrometheusRule.
+var monitoringCRDFiles = []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"}
+
+// The OLM kinds, read as unstructured objects: that spares the module a dependency on
+// github.com/operator-framework/api.
+var (
+	gvrCSV = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "clusterserviceversions"}
+	gvrSub = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "subscriptions"}
+	gvrIP  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "installplans"}
+	gvrCS  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "catalogsources"}
+	gvrOG  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1", Resource: "operatorgroups"}
+	gvrCRD = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+)
+
+// kubectl runs the pinned kubectl as the admin.
+func kubectl(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+	return runCommand(ctx, env.repoRoot, stdin, env.kubectl, append([]string{"--kubeconfig", adminKubeconfig}, args...)...)
+}
+
+// applyCRDs applies OLM's CRDs and the two monitoring CRDs server-side (they are too large for
+// client-side apply's annotation) and waits until every one is Established.
+func applyCRDs(ctx context.Context) {
+	GinkgoHelper()
+	olmFiles, err := filepath.Glob(filepath.Join(env.olmCRDs, "*.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(olmFiles).NotTo(BeEmpty(), "no CRD in %s", env.olmCRDs)
+	files := olmFiles
+	for _, f := range monitoringCRDFiles {
+		files = append(files, filepath.Join(env.monitoringCRDs, f))
+	}
+	args := []string{"apply", "--server-side", "--field-manager=olminstall-test"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	out, err := kubectl(ctx, nil, args...)
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("Applied the CRDs:\n%s", out)
+
+	wait := []string{"wait", "--for=condition=Established", "--timeout=60s"}
+	for _, f := range files {
+		wait = append(wait, "-f", f)
+	}
+	_, err = kubectl(ctx, nil, wait...)
+	Expect(err).NotTo(HaveOccurred(), "the CRDs did not become Established")
+}
+
+// startOLM creates OLM's namespace and starts its olm and catalog operators outside the cluster,
+// as the admin. Both serve health and metrics on :8080 (fixed in OLM's code): the second to start
+// logs that the port is taken and runs on.
+func startOLM(ctx context.Context) {
+	GinkgoHelper()
+	createNamespace(ctx, olmNamespace)
+	logs := filepath.Join(cluster.stateDir, "logs")
+	kubeconfigEnv := []string{"KUBECONFIG=" + adminKubeconfig}
+	var err error
+	olmProc, err = startProcess("olm", filepath.Join(logs, "olm.log"), kubeconfigEnv, env.olm,
+		"--namespace", olmNamespace, "--writeStatusName", "")
+	Expect(err).NotTo(HaveOccurred())
+	// The images are placeholders: with a grpc CatalogSource and a catalog whose bundle carries
+	// its manifests inline, the catalog operator starts no registry pod and no unpack Job.
+	catalogProc, err = startProcess("catalog", filepath.Join(logs, "catalog.log"), kubeconfigEnv, env.catalogOperator,
+		"--kubeconfig", adminKubeconfig,
+		"--namespace", olmNamespace, "--writeStatusName", "",
+		"--configmapServerImage", "placeholder.invalid/configmap-operator-registry:none",
+		"--opmImage", "placeholder.invalid/opm:none",
+		"--util-image", "placeholder.invalid/olm:none")
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// servedCatalog is the file-based catalog the suite renders and serves.
+type servedCatalog struct {
+	dir     string // the catalog directory, under the state directory
+	port    int
+	pkg     string // the package
+	channel string // its default channel
+	bundle  string // the bundle's name: the CSV's
+}
+
+// serveCatalog renders bundle/ into a file-based catalog that installs with no image pull
+// (`opm render ./bundle` gives an olm.bundle with image "" and the manifests inline as
+// olm.bundle.object properties), adds the olm.package and olm.channel entries, validates it, and
+// serves it with `opm serve` on a free port.
+func serveCatalog(ctx context.Context) *servedCatalog {
+	GinkgoHelper()
+	pkg, channels, defaultChannel := bundleMetadata()
+
+	rendered, err := runCommand(ctx, env.repoRoot, nil, env.opm, "render", env.bundle, "-o", "yaml")
+	Expect(err).NotTo(HaveOccurred())
+	bundles := 0
+	var bundleName string
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(rendered), 4096)
+	for {
+		doc := map[string]any{}
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			break
+		} else {
+			Expect(err).NotTo(HaveOccurred(), "decoding opm render's output")
+		}
+		if doc["schema"] != "olm.bundle" {
+			continue
+		}
+		bundles++
+		bundleName, _ = doc["name"].(string)
+		Expect(doc["package"]).To(Equal(pkg), "the bundle's package")
+		Expect(doc).To(HaveKeyWithValue("image", ""), "a bundle with an image would make the catalog operator pull it")
+		objects := 0
+		props, _ := doc["properties"].([]any)
+		for _, p := range props {
+			if m, ok := p.(map[string]any); ok && m["type"] == "olm.bundle.object" {
+				objects++
+			}
+		}
+		Expect(objects).To(BeNumerically(">", 0), "the bundle's manifests must be inline (olm.bundle.object)")
+	}
+	Expect(bundles).To(Equal(1), "olm.bundle entries in opm render ./bundle")
+
+	var index bytes.Buffer
+	fmt.Fprintf(&index, "---\nschema: olm.package\nname: %s\ndefaultChannel: %s\n", pkg, defaultChannel)
+	for _, ch := range channels {
+		fmt.Fprintf(&index, "---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n- name: %s\n", pkg, ch, bundleName)
+	}
+	index.WriteString(rendered)
+
+	dir, err := os.MkdirTemp(cluster.stateDir, "catalog-")
+	Expect(err).NotTo(HaveOccurred())
+	c := &servedCatalog{dir: dir, pkg: pkg, channel: defaultChannel, bundle: bundleName}
+	Expect(os.MkdirAll(filepath.Join(dir, pkg), 0o755)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(dir, pkg, "index.yaml"), index.Bytes(), 0o644)).To(Succeed())
+	_, err = runCommand(ctx, env.repoRoot, nil, env.opm, "validate", dir)
+	Expect(err).NotTo(HaveOccurred(), "opm validate of the rendered catalog")
+
+	c.port, err = freePort()
+	Expect(err).NotTo(HaveOccurred())
+	logs := filepath.Join(cluster.stateDir, "logs")
+	// opm serve listens on all interfaces (":PORT", fixed in its code); no pprof endpoint (its
+	// default, localhost:6060, would clash with another opm), and the termination log in the state
+	// directory rather than /dev/termination-log.
+	opmProc, err = startProcess("opm-serve", filepath.Join(logs, "opm-serve.log"), nil, env.opm,
+		"serve", dir, "-p", strconv.Itoa(c.port), "--pprof-addr", "",
+		"--termination-log", filepath.Join(logs, "opm-serve.termination.log"))
+	Expect(err).NotTo(HaveOccurred())
+	// It listens once it has loaded the catalog.
+	Eventually(func() error {
+		expectRunning()
+		conn, err := net.DialTimeout("tcp", c.address(), time.Second)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}).WithContext(ctx).WithTimeout(60*time.Second).Should(Succeed(), "opm serve on %s", c.address())
+	GinkgoWriter.Printf("Serving catalog %s (package %s, channel %s, bundle %s) on %s\n", dir, pkg, defaultChannel, bundleName, c.address())
+	return c
+}
+
+func (c *servedCatalog) address() string { return "127.0.0.1:" + strconv.Itoa(c.port) }
+
+// bundleMetadata reads the package and the channels from bundle/metadata/annotations.yaml; the
+// default channel is the bundle's default channel annotation if any, else its first channel.
+func bundleMetadata() (pkg string, channels []string, defaultChannel string) {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join(env.bundle, "metadata", "annotations.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var meta struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	Expect(yaml.Unmarshal(data, &meta)).To(Succeed())
+	pkg = meta.Annotations["operators.operatorframework.io.bundle.package.v1"]
+	Expect(pkg).NotTo(BeEmpty(), "the bundle's package annotation")
+	for _, ch := range strings.Split(meta.Annotations["operators.operatorframework.io.bundle.channels.v1"], ",") {
+		if ch = strings.TrimSpace(ch); ch != "" {
+			channels = append(channels, ch)
+		}
+	}
+	Expect(channels).NotTo(BeEmpty(), "the bundle's channels annotation")
+	defaultChannel = meta.Annotations["operators.operatorframework.io.bundle.channel.default.v1"]
+	if defaultChannel == "" {
+		defaultChannel = channels[0]
+	}
+	return pkg, channels, defaultChannel
+}
+
+// createCatalogSource creates the grpc CatalogSource that names opm serve's address and waits
+// until the catalog operator reports its connection READY.
+func createCatalogSource(ctx context.Context, c *servedCatalog) {
+	GinkgoHelper()
+	cs := object(`
+apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  sourceType: grpc
+  address: %s
+  displayName: oaat-operator (bundle/ of this tree)
+  publisher: olminstall test
+`, catalogSourceName, olmNamespace, c.address())
+	createObject(ctx, gvrCS, cs)
+	Eventually(func(g Gomega) {
+		expectRunning()
+		got := get(ctx, g, gvrCS, olmNamespace, catalogSourceName)
+		state, _, _ := unstructured.NestedString(got.Object, "status", "connectionState", "lastObservedState")
+		g.Expect(state).To(Equal("READY"), "status: %v", got.Object["status"])
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "the CatalogSource's connection; catalog log %s", catalogProc.logPath)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Objects
+
+// object parses a YAML manifest (a format for fmt.Sprintf) into an unstructured object.
+func object(format string, args ...any) *unstructured.Unstructured {
+	GinkgoHelper()
+	u := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal([]byte(fmt.Sprintf(format, args...)), &u.Object)).To(Succeed())
+	return u
+}
+
+// get reads an object through the dynamic client (namespace "" for a cluster-scoped one).
+func get(ctx context.Context, g Gomega, gvr schema.GroupVersionResource, namespace, name string) *unstructured.Unstructured {
+	u, err := dynClient.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred(), "getting %s %s/%s", gvr.Resource, namespace, name)
+	return u
+}
+
+// createObject creates an object through the dynamic client.
+func createObject(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+	GinkgoHelper()
+	_, err := dynClient.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred(), "creating %s %s/%s", gvr.Resource, u.GetNamespace(), u.GetName())
+}
+
+// createNamespace creates a namespace labelled as the suite's and waits for its default
+// ServiceAccount, without which the ServiceAccount admission plugin refuses pods.
+func createNamespace(ctx context.Context, name string) {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelSuite: "true"}}}
+	err := k8sClient.Create(ctx, ns)
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred(), "creating namespace %s", name)
+	}
+	Eventually(func() error {
+		_, err := clientset.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the default ServiceAccount of %s", name)
+}
+
+// deleteNamespaces deletes the namespaces and waits until they are gone.
+func deleteNamespaces(ctx context.Context, names ...string) {
+	GinkgoHelper()
+	for _, name := range names {
+		err := k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		Expect(client.IgnoreNotFound(err)).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		for _, name := range names {
+			err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s still exists (%v)", name, err)
+		}
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,413 @@
+//go:build olminstall
+
+package olminstall
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// leaderMessage matches what the manager logs (through client-go's leader election) once it
+// leads; it reconciles nothing before.
+const leaderMessage = `(?i)successfully acquired lease`
+
+// The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml).
+const (
+	annotationTestDuration = "oaat.io/test-duration"
+	annotationTestExitCode = "oaat.io/test-exit-code"
+)
+
+// The OaatType and OaatGroup the suite runs in each namespace, and the group's items.
+const (
+	typeName  = "olm-install-type"
+	groupName = "olm-install-group"
+)
+
+var items = []string{"item-1", "item-2"}
+
+// subjectAccessReview asks whether the user (with groups) may do verb on the resource.
+func subjectAccessReview(user string, groups []string, namespace, group, resource, subresource, verb string) *authorizationv1.SubjectAccessReview {
+	return &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   user,
+		Groups: groups,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Group: group, Resource: resource, Subresource: subresource, Verb: verb,
+		},
+	}}
+}
+
+// writeServiceAccountKubeconfig mints a token of the ServiceAccount through the TokenRequest API
+// and writes a kubeconfig that holds the cluster's address and CA and that token only, so that
+// the manager runs with exactly the permissions OLM gave the ServiceAccount.
+func writeServiceAccountKubeconfig(ctx context.Context, namespace, saName, path string) {
+	GinkgoHelper()
+	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	current := admin.Contexts[admin.CurrentContext]
+	Expect(current).NotTo(BeNil(), "current context of %s", adminKubeconfig)
+	server := admin.Clusters[current.Cluster]
+	Expect(server).NotTo(BeNil(), "cluster of %s", adminKubeconfig)
+
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: ptr.To[int64](60 * 60),
+	}}
+	token, err := clientset.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, saName, request, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred(), "TokenRequest for ServiceAccount %s/%s", namespace, saName)
+
+	const name = "oaat-olm-local"
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server.Server, CertificateAuthorityData: server.CertificateAuthorityData}
+	cfg.AuthInfos[saName] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: saName, Namespace: namespace}
+	cfg.CurrentContext = name
+	Expect(clientcmd.WriteToFile(*cfg, path)).To(Succeed())
+	Expect(os.Chmod(path, 0o600)).To(Succeed())
+
+	// The kubeconfig must authenticate as the ServiceAccount and as nothing more.
+	saCfg, err := clientcmd.BuildConfigFromFlags("", path)
+	Expect(err).NotTo(HaveOccurred())
+	saClient, err := kubernetes.NewForConfig(saCfg)
+	Expect(err).NotTo(HaveOccurred())
+	review, err := saClient.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:" + namespace + ":" + saName))
+	Expect(review.Status.UserInfo.Groups).NotTo(ContainElement("system:masters"))
+}
+
+// startManager runs bin/manager outside the cluster as the ServiceAccount, with the
+// WATCH_NAMESPACE OLM gives the Deployment's pod and the lease in the install namespace, metrics
+// off; it waits until the manager is ready and leads.
+func startManager(ctx context.Context, m installMode, saName, watchNamespace string) *process {
+	GinkgoHelper()
+	kubeconfig := filepath.Join(cluster.stateDir, "manager-"+m.name+".kubeconfig")
+	writeServiceAccountKubeconfig(ctx, m.installNamespace, saName, kubeconfig)
+	port, err := freePort()
+	Expect(err).NotTo(HaveOccurred())
+	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
+	logPath := filepath.Join(cluster.stateDir, "logs", "manager-"+m.name+".log")
+	p, err := startProcess("manager-"+m.name, logPath, []string{"WATCH_NAMESPACE=" + watchNamespace}, env.manager,
+		"--kubeconfig", kubeconfig,
+		"--leader-elect", "--leader-election-namespace", m.installNamespace,
+		"--metrics-bind-address", "0",
+		"--health-probe-bind-address", probeAddr,
+		"--zap-log-level=debug")
+	Expect(err).NotTo(HaveOccurred())
+	httpClient := http.Client{Timeout: time.Second}
+	Eventually(func() error {
+		if err := p.unexpectedExit(); err != nil {
+			return StopTrying("the manager exited while starting").Wrap(err)
+		}
+		resp, err := httpClient.Get("http://" + probeAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("/readyz: %s: %s", resp.Status, body)
+		}
+		return nil
+	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the manager's /readyz; log %s", logPath)
+	Eventually(func() (string, error) {
+		if err := p.unexpectedExit(); err != nil {
+			return "", StopTrying("the manager exited").Wrap(err)
+		}
+		return p.logSinceStart()
+	}).WithContext(ctx).WithTimeout(60*time.Second).Should(MatchRegexp(leaderMessage), "the manager never became leader; log %s", logPath)
+	return p
+}
+
+// runItems creates an OaatType whose pods last 2 s and succeed, and an OaatGroup of two items, in
+// every watched namespace and in the namespace outside the targets; it waits until both items of
+// every watched group have succeeded, with at most one live pod per group at any time, and checks
+// that the group outside was left alone.
+func runItems(ctx context.Context, m installMode) {
+	GinkgoHelper()
+	watcher := startOverlapWatcher(ctx)
+	defer func() { Expect(watcher.stop()).To(Succeed(), "the pod watch broke: it may have missed pods") }()
+
+	all := append([]string(nil), m.workNamespaces...)
+	if m.outsideNamespace != "" {
+		all = append(all, m.outsideNamespace)
+	}
+	By("creating OaatType " + typeName + " and OaatGroup " + groupName + " (items " + strings.Join(items, ", ") +
+		") in " + strings.Join(all, ", "))
+	start := time.Now()
+	for _, ns := range all {
+		ot := &v1alpha1.OaatType{
+			ObjectMeta: metav1.ObjectMeta{Name: typeName, Namespace: ns},
+			Spec: v1alpha1.OaatTypeSpec{
+				Type: v1alpha1.OaatTypePod,
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+						annotationTestDuration: "2s",
+						annotationTestExitCode: "0",
+					}},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{
+						Name:    "main",
+						Image:   "example.invalid/item:latest",
+						Command: []string{"sh", "-c", "echo processing {{oaat_item}}"},
+					}}},
+				},
+			},
+		}
+		og := &v1alpha1.OaatGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: groupName, Namespace: ns},
+			Spec:       v1alpha1.OaatGroupSpec{OaatType: typeName, OaatItems: items, Frequency: "1h"},
+		}
+		Expect(k8sClient.Create(ctx, ot)).To(Succeed(), "creating OaatType in %s", ns)
+		Expect(k8sClient.Create(ctx, og)).To(Succeed(), "creating OaatGroup in %s", ns)
+	}
+
+	By("waiting until every item of the watched groups has succeeded")
+	Eventually(func(g Gomega) {
+		for _, ns := range m.workNamespaces {
+			group := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
+			for _, item := range items {
+				var found *v1alpha1.ItemStatus
+				for i := range group.Status.Items {
+					if group.Status.Items[i].Name == item {
+						found = &group.Status.Items[i]
+					}
+				}
+				g.Expect(found).NotTo(BeNil(), "group %s/%s has no status for item %s: %+v", ns, groupName, item, group.Status)
+				g.Expect(found.LastSuccess).NotTo(BeNil(), "item %s of %s/%s: %+v", item, ns, groupName, *found)
+			}
+		}
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	GinkgoWriter.Printf("Both items succeeded in %s after %s\n", strings.Join(m.workNamespaces, ", "), time.Since(start).Round(time.Millisecond))
+
+	for _, ns := range m.workNamespaces {
+		recs := watcher.podsOf(ns, groupName)
+		Expect(len(recs)).To(BeNumerically(">=", len(items)), "pods seen for %s/%s: %v", ns, groupName, recs)
+		Expect(watcher.maxLive(ns, groupName)).To(Equal(1), "most live pods of %s/%s at once; pods %v", ns, groupName, recs)
+	}
+	Expect(watcher.overlaps()).To(BeEmpty(), "two or more live pods of the same group coexisted")
+
+	if m.outsideNamespace != "" {
+		By("checking that the group in " + m.outsideNamespace + ", outside the OperatorGroup's targets, was left alone")
+		group := &v1alpha1.OaatGroup{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.outsideNamespace, Name: groupName}, group)).To(Succeed())
+		Expect(group.Status.Conditions).To(BeEmpty(), "the manager reconciled a group outside its targets")
+		Expect(group.Status.Items).To(BeEmpty(), "the manager reconciled a group outside its targets")
+		Expect(watcher.podsOf(m.outsideNamespace, groupName)).To(BeEmpty(), "pods of the group outside the targets")
+	}
+}
+
+// refusedRequests returns the lines of the manager's log that report a request the API server
+// refused (forbidden) or whose credentials it did not accept (unauthorized).
+func refusedRequests(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		lower := strings.ToLower(sc.Text())
+		if strings.Contains(lower, "forbidden") || strings.Contains(lower, "unauthorized") {
+			found = append(found, sc.Text())
+		}
+	}
+	return found, sc.Err()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The overlap watcher
+
+// podRecord is a pod of a group as the watcher saw it.
+type podRecord struct {
+	Name  string
+	Item  string
+	Phase corev1.PodPhase
+	Ended bool
+}
+
+func (r podRecord) String() string {
+	return fmt.Sprintf("%s (item %q, phase %s)", r.Name, r.Item, r.Phase)
+}
+
+type groupKey struct{ Namespace, Group string }
+
+// overlapWatcher follows, in order, the watch events of every pod of the cluster that carries an
+// OaatGroup's label. A pod is live from the event that shows it until it reaches phase Succeeded
+// or Failed or is deleted; after every event the watcher records the most live pods each group had
+// at once, and every moment at which a group had two or more.
+type overlapWatcher struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	live    map[groupKey]map[types.UID]bool
+	max     map[groupKey]int
+	history map[groupKey][]*podRecord
+	byUID   map[types.UID]*podRecord
+	overlap []string
+	failure error
+}
+
+type podWatcher struct{}
+
+func (podWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	options.LabelSelector = v1alpha1.LabelGroup
+	return clientset.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, options)
+}
+
+func startOverlapWatcher(ctx context.Context) *overlapWatcher {
+	GinkgoHelper()
+	w := &overlapWatcher{
+		done:    make(chan struct{}),
+		live:    map[groupKey]map[types.UID]bool{},
+		max:     map[groupKey]int{},
+		history: map[groupKey][]*podRecord{},
+		byUID:   map[types.UID]*podRecord{},
+	}
+	// The watch starts from a list, so that no event is missed in between.
+	list, err := clientset.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGroup})
+	Expect(err).NotTo(HaveOccurred())
+	for i := range list.Items {
+		w.observe(watch.Added, &list.Items[i])
+	}
+	watchCtx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	rw, err := watchtools.NewRetryWatcherWithContext(watchCtx, list.ResourceVersion, podWatcher{})
+	Expect(err).NotTo(HaveOccurred())
+	go func() {
+		defer close(w.done)
+		defer rw.Stop()
+		for {
+			select {
+			case <-watchCtx.Done():
+				return
+			case ev, ok := <-rw.ResultChan():
+				if !ok {
+					if watchCtx.Err() == nil {
+						w.fail(fmt.Errorf("the pod watch closed early"))
+					}
+					return
+				}
+				if ev.Type == watch.Error {
+					w.fail(fmt.Errorf("pod watch error: %v", ev.Object))
+					continue
+				}
+				if pod, ok := ev.Object.(*corev1.Pod); ok {
+					w.observe(ev.Type, pod)
+				}
+			}
+		}
+	}()
+	return w
+}
+
+func (w *overlapWatcher) observe(t watch.EventType, pod *corev1.Pod) {
+	key := groupKey{Namespace: pod.Namespace, Group: pod.Labels[v1alpha1.LabelGroup]}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.live[key] == nil {
+		w.live[key] = map[types.UID]bool{}
+	}
+	rec := w.byUID[pod.UID]
+	if rec == nil {
+		rec = &podRecord{Name: pod.Name, Item: pod.Annotations[v1alpha1.AnnotationItem]}
+		w.byUID[pod.UID] = rec
+		w.history[key] = append(w.history[key], rec)
+	}
+	rec.Phase = pod.Status.Phase
+	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	if t == watch.Deleted || terminal {
+		delete(w.live[key], pod.UID)
+		rec.Ended = true
+		return
+	}
+	if t != watch.Added && t != watch.Modified {
+		return
+	}
+	w.live[key][pod.UID] = true
+	if n := len(w.live[key]); n > w.max[key] {
+		w.max[key] = n
+	}
+	if len(w.live[key]) >= 2 {
+		var live []string
+		for uid := range w.live[key] {
+			live = append(live, w.byUID[uid].Name)
+		}
+		sort.Strings(live)
+		w.overlap = append(w.overlap, fmt.Sprintf("%s: group %s/%s had live pods %v",
+			time.Now().Format(time.RFC3339Nano), key.Namespace, key.Group, live))
+	}
+}
+
+func (w *overlapWatcher) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failure == nil {
+		w.failure = err
+	}
+}
+
+// podsOf returns copies of the records of the group's pods, in the order they appeared.
+func (w *overlapWatcher) podsOf(namespace, group string) []podRecord {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []podRecord
+	for _, r := range w.history[groupKey{Namespace: namespace, Group: group}] {
+		out = append(out, *r)
+	}
+	return out
+}
+
+// maxLive returns the most live pods the group had at once.
+func (w *overlapWatcher) maxLive(namespace, group string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.max[groupKey{Namespace: namespace, Group: group}]
+}
+
+func (w *overlapWatcher) overlaps() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.overlap...)
+}
+
+// stop stops the watcher; it returns an error if the watch broke, since it may have missed events.
+func (w *overlapWatcher) stop() error {
+	w.cancel()
+	select {
+	case <-w.done:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("the overlap watcher did not stop")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failure
+}

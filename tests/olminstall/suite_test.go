@@ -1,0 +1,180 @@
+//go:build olminstall
+
+// Package olminstall installs the operator the way a user of OLM does, on a local cluster of its
+// own (hack/cluster, state in .state/olm-cluster, purged at the start of every run so that the
+// install starts from an empty cluster): OLM's CRDs and the Prometheus Operator's servicemonitors
+// and prometheusrules CRDs (the bundle ships a ServiceMonitor and a PrometheusRule) are applied,
+// OLM's olm and catalog operators run as processes outside the cluster, and a catalog rendered
+// from bundle/ (with the manifests inline, so that nothing pulls an image) is served by
+// `opm serve` and named by a grpc CatalogSource.
+//
+// Then, for each install mode, an OperatorGroup and a Subscription in a fresh namespace: the
+// catalog operator must resolve it and complete an InstallPlan that creates the CRDs, the
+// ServiceAccount, the RBAC and the CSV; the olm operator must create the Deployment (kwok plays
+// its pod: Running and Ready, no image pulled) and bring the CSV to Succeeded. The Deployment's
+// pod template must take WATCH_NAMESPACE from the olm.targetNamespaces annotation. Last,
+// bin/manager runs outside the cluster with a token of the ServiceAccount OLM created and with the
+// WATCH_NAMESPACE OLM set, so that it holds exactly what the CSV granted, and runs two items of an
+// OaatGroup one at a time in each watched namespace; its log must not report a refused request.
+// The mode is then uninstalled (Subscription, CSV, OperatorGroup; OLM keeps the CRDs).
+//
+// Run it with `make test-olm-install`, which builds the binaries and names them in the environment.
+// OLM_INSTALL_BUNDLE_DIR installs another bundle directory than bundle/ (to see the suite catch a
+// broken one, for instance a CSV without a permission the manager uses).
+package olminstall
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// Polling of Eventually and Consistently; each call states its own timeout.
+const poll = 250 * time.Millisecond
+
+// labelSuite marks the namespaces the suite creates.
+const labelSuite = "olminstall.oaat.io/suite"
+
+var (
+	env             testEnv
+	cluster         *localCluster
+	adminKubeconfig string
+	adminCfg        *rest.Config
+	k8sClient       client.Client // not cached: every assertion reads the API server itself
+	clientset       kubernetes.Interface
+	dynClient       dynamic.Interface
+
+	olmProc, catalogProc, opmProc *process
+	catalog                       *servedCatalog
+)
+
+func TestOLMInstall(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "OLM install Suite")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	SetDefaultEventuallyPollingInterval(poll)
+	SetDefaultConsistentlyPollingInterval(poll)
+
+	var err error
+	env, err = loadEnv()
+	Expect(err).NotTo(HaveOccurred())
+
+	cluster = &localCluster{
+		script:   filepath.Join(env.repoRoot, "hack", "cluster", "cluster.sh"),
+		stateDir: filepath.Join(env.repoRoot, ".state", "olm-cluster"),
+	}
+	// Registered before anything starts, so that whatever did start is stopped even when the
+	// suite fails half-way through its set-up.
+	DeferCleanup(tearDown)
+
+	start := time.Now()
+	Expect(cluster.purge(ctx)).To(Succeed(), "removing the state of an earlier run")
+	adminKubeconfig, err = cluster.up(ctx)
+	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
+	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.stateDir)
+
+	adminCfg, err = clientcmd.BuildConfigFromFlags("", adminKubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	k8sClient, err = client.New(adminCfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	clientset, err = kubernetes.NewForConfig(adminCfg)
+	Expect(err).NotTo(HaveOccurred())
+	dynClient, err = dynamic.NewForConfig(adminCfg)
+	Expect(err).NotTo(HaveOccurred())
+
+	step := time.Now()
+	applyCRDs(ctx)
+	GinkgoWriter.Printf("OLM and monitoring CRDs established in %s\n", time.Since(step).Round(time.Millisecond))
+
+	step = time.Now()
+	startOLM(ctx)
+	catalog = serveCatalog(ctx)
+	createCatalogSource(ctx, catalog)
+	GinkgoWriter.Printf("OLM running and catalog READY in %s\n", time.Since(step).Round(time.Millisecond))
+	AddReportEntry("set-up", "cluster, CRDs, OLM and catalog ready after "+time.Since(start).Round(time.Millisecond).String())
+}, NodeTimeout(6*time.Minute))
+
+// tearDown stops every process the suite started (the last started first: the manager, opm serve,
+// catalog, olm; SIGTERM, then SIGKILL), then the cluster, and checks that no process of the run is
+// left. Every step runs even when an earlier one fails; the failures are reported together.
+func tearDown() {
+	var problems []string
+	procs := started.all()
+	pids := map[string]int{}
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		pids[p.name] = p.pid()
+		if err := p.stop(20 * time.Second); err != nil {
+			problems = append(problems, err.Error())
+		}
+		if !p.reaped() {
+			problems = append(problems, "process left running: "+p.name+" pid "+itoa(p.pid()))
+		}
+	}
+	if catalog != nil && catalog.dir != "" {
+		if err := os.RemoveAll(catalog.dir); err != nil {
+			problems = append(problems, "removing the catalog directory: "+err.Error())
+		}
+	}
+	if cluster != nil {
+		clusterPIDs := cluster.pids()
+		if err := cluster.down(); err != nil {
+			problems = append(problems, "stopping the local cluster: "+err.Error())
+		}
+		// cluster.sh takes a process for gone once its command line is empty, which happens a
+		// moment before the kernel finishes its exit: give it that moment.
+		deadline := time.Now().Add(10 * time.Second)
+		for name, pid := range clusterPIDs {
+			pids[name] = pid
+			for processAlive(pid) && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if processAlive(pid) {
+				problems = append(problems, "process left running: "+name+" pid "+itoa(pid))
+			}
+		}
+	}
+	if cluster != nil {
+		// Whatever the pid files do not know of: anything still using the state directory.
+		for _, p := range processesUsing(cluster.stateDir) {
+			problems = append(problems, "process left running that uses "+cluster.stateDir+": "+p)
+		}
+	}
+	GinkgoWriter.Printf("Stopped processes: %v\n", pids)
+	Expect(problems).To(BeEmpty(), "tearing down the suite")
+}
+
+// expectRunning fails at once, with the end of its log, if one of OLM's processes or opm serve
+// exited: waiting out a timeout would only hide the reason.
+func expectRunning() {
+	for _, p := range []*process{olmProc, catalogProc, opmProc} {
+		if err := p.unexpectedExit(); err != nil {
+			StopTrying("a process of the suite exited").Wrap(err).Now()
+		}
+	}
+}
+
+// withoutCancel gives cleanup code a context of its own: the spec's may be what failed.
+func withoutCancel(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
+}
