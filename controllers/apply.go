@@ -29,7 +29,9 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		group.Status = plan.Status
 		if err := r.Status().Update(ctx, group); err != nil {
-			if isConflict(err) {
+			// Someone wrote the group since it was read: the watch event of that write brings
+			// the group back, with a fresh decision.
+			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			}
 			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)

@@ -8,7 +8,6 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,10 +71,4 @@ func (r *OaatGroupReconciler) random(group *v1alpha1.OaatGroup) *rand.Rand {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d", group.UID, group.Status.RunCount)
 	return rand.New(rand.NewPCG(r.Seed, h.Sum64()))
-}
-
-// isConflict reports an optimistic-lock failure: someone wrote the group since it was read, and
-// the watch event of that write brings the group back.
-func isConflict(err error) bool {
-	return apierrors.IsConflict(err)
 }

@@ -51,7 +51,6 @@ func (d *decision) recordCurrentRun() {
 	}
 	d.plan.Finished = append(d.plan.Finished, Outcome{
 		Item:      cr.Item,
-		PodName:   cr.PodName,
 		Succeeded: out.succeeded,
 		Duration:  max(out.finishedAt.Sub(started.Time), 0),
 	})

@@ -67,8 +67,6 @@ type Event struct {
 type Outcome struct {
 	// Item is the item that ran.
 	Item string
-	// PodName is the pod that ran it.
-	PodName string
 	// Succeeded says whether the run succeeded.
 	Succeeded bool
 	// Duration is how long the run took, from the pod's start to its end.
