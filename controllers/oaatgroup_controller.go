@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,6 +52,9 @@ type OaatGroupReconciler struct {
 func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	group := &v1alpha1.OaatGroup{}
 	if err := r.Get(ctx, req.NamespacedName, group); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Runs.Forget(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !group.DeletionTimestamp.IsZero() {

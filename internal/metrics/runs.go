@@ -49,6 +49,14 @@ func (m *RunMetrics) Observe(namespace, group, item string, succeeded bool, d ti
 	m.total.WithLabelValues(namespace, group, item, result).Inc()
 }
 
+// Forget drops the run series of a group that no longer exists, so that groups that come and go
+// leave no series behind.
+func (m *RunMetrics) Forget(namespace, group string) {
+	labels := prometheus.Labels{"namespace": namespace, "group": group}
+	m.duration.DeletePartialMatch(labels)
+	m.total.DeletePartialMatch(labels)
+}
+
 // Register registers the run metrics and the status collector with reg.
 func Register(reg prometheus.Registerer, runs *RunMetrics, status *StatusCollector) error {
 	for _, c := range []prometheus.Collector{runs.duration, runs.total, status} {

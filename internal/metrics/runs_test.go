@@ -54,3 +54,24 @@ oaat_item_run_duration_seconds_count{group="backups",item="/srv/photos",namespac
 		t.Fatal(err)
 	}
 }
+
+func TestRunMetricsForget(t *testing.T) {
+	m := NewRunMetrics()
+	m.Observe("ns", "gone", "a", true, time.Second)
+	m.Observe("ns", "kept", "a", false, time.Second)
+	m.Observe("other", "gone", "a", true, time.Second)
+	m.Forget("ns", "gone")
+
+	want := `
+# HELP oaat_item_runs_total Finished item runs.
+# TYPE oaat_item_runs_total counter
+oaat_item_runs_total{group="gone",item="a",namespace="other",result="succeeded"} 1
+oaat_item_runs_total{group="kept",item="a",namespace="ns",result="failed"} 1
+`
+	if err := testutil.CollectAndCompare(m.total, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.CollectAndCount(m.duration); got != 2 {
+		t.Fatalf("%d duration series left, want 2", got)
+	}
+}

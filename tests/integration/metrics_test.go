@@ -59,10 +59,13 @@ var _ = Describe("Metrics", func() {
 			g.Expect(hasSeries("oaat_item_running_seconds", item)).To(BeFalse())
 		}).WithContext(ctx).Should(Succeed())
 
-		By("dropping the status gauges of a deleted group")
+		By("dropping every series of a deleted group")
 		Expect(k8sClient.Delete(ctx, g)).To(Succeed())
 		Eventually(func() bool { return hasSeries("oaat_group_running", group) }).WithContext(ctx).Should(BeFalse())
 		Expect(hasSeries("oaat_item_failures_since_success", item)).To(BeFalse())
+		Eventually(func() bool {
+			return hasSeries("oaat_item_runs_total", item) || hasSeries("oaat_item_run_duration_seconds", item)
+		}).WithContext(ctx).Should(BeFalse())
 	}, SpecTimeout(specTimeout))
 })
 
