@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // binaryVars name the binaries the suite runs: those cluster.sh starts (the Makefile's
@@ -43,21 +45,9 @@ type testPaths struct {
 // loadPaths reads the binaries from the environment and fails, saying how to run the suite, when
 // one is missing: the suite must not pass by testing nothing.
 func loadPaths() (testPaths, error) {
-	var problems []string
-	for _, v := range binaryVars {
-		path := os.Getenv(v)
-		if path == "" {
-			problems = append(problems, v+" is not set")
-			continue
-		}
-		if _, err := os.Stat(path); err != nil {
-			problems = append(problems, fmt.Sprintf("%s=%s: %v", v, path, err))
-		}
-	}
-	if len(problems) > 0 {
-		return testPaths{}, fmt.Errorf("%s. The end-to-end tests need the local cluster's binaries, kustomize and "+
-			"bin/manager: run them with `make test-e2e`, which builds them and sets %s",
-			strings.Join(problems, "; "), strings.Join(binaryVars, ", "))
+	if err := support.RequireFiles(binaryVars...); err != nil {
+		return testPaths{}, fmt.Errorf("%w. The end-to-end tests need the local cluster's binaries, kustomize and "+
+			"bin/manager: run them with `make test-e2e`, which builds them and sets them", err)
 	}
 	// go test runs in the package's directory, tests/e2e.
 	root, err := filepath.Abs(filepath.Join("..", ".."))

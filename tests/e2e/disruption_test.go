@@ -46,7 +46,7 @@ var _ = Describe("Disruptions", func() {
 			cr := getGroup(ctx, g, "guarded").Status.CurrentRun
 			g.Expect(cr).NotTo(BeNil())
 			g.Expect(cr.PodName).To(Equal(legit.Name))
-			g.Expect(watcher.podsOf(ns, "guarded")).To(HaveLen(1))
+			g.Expect(tracker.PodsOf(ns, "guarded")).To(HaveLen(1))
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
 	}, SpecTimeout(2*time.Minute))
 
@@ -61,7 +61,7 @@ var _ = Describe("Disruptions", func() {
 
 		By("checking that no second pod starts while the first runs")
 		Eventually(func(g Gomega) {
-			if recs := watcher.podsOf(ns, "survivor"); len(recs) > 1 {
+			if recs := tracker.PodsOf(ns, "survivor"); len(recs) > 1 {
 				StopTrying("a second pod was created while the first ran").Attach("pods", recs).Now()
 			}
 			current := getPod(ctx, g, pod.Name)
@@ -97,7 +97,7 @@ var _ = Describe("Disruptions", func() {
 			g.Expect(it.LastFailure).To(BeNil())
 			g.Expect(it.LastReason).To(Equal("Completed"))
 			g.Expect(group.Status.RunCount).To(BeEquivalentTo(1))
-			g.Expect(watcher.podsOf(ns, "survivor")).To(HaveLen(1))
+			g.Expect(tracker.PodsOf(ns, "survivor")).To(HaveLen(1))
 		}).WithContext(ctx).WithTimeout(4 * time.Second).Should(Succeed())
 	}, SpecTimeout(3*time.Minute))
 
@@ -141,7 +141,7 @@ var _ = Describe("Disruptions", func() {
 			g.Expect(itemStatus(group, deletedItem).FailureCount).To(BeEquivalentTo(1))
 			g.Expect(group.Status.CurrentRun).NotTo(BeNil())
 			g.Expect(group.Status.CurrentRun.PodName).To(Equal(next.Name))
-			g.Expect(itemsOf(watcher.podsOf(ns, "interrupted"))).To(Equal([]string{deletedItem, nextItem}))
+			g.Expect(itemsOf(tracker.PodsOf(ns, "interrupted"))).To(Equal([]string{deletedItem, nextItem}))
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
 	}, SpecTimeout(2*time.Minute))
 
@@ -202,7 +202,7 @@ var _ = Describe("Disruptions", func() {
 			"the garbage collector deletes the pods owned by the deleted group")
 		Consistently(func(g Gomega) {
 			g.Expect(podNames(podsOf(ctx, g, "doomed"))).To(BeEmpty())
-			g.Expect(watcher.podsOf(ns, "doomed")).To(HaveLen(1), "no pod started after the group was deleted")
+			g.Expect(tracker.PodsOf(ns, "doomed")).To(HaveLen(1), "no pod started after the group was deleted")
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
 	}, SpecTimeout(3*time.Minute))
 })

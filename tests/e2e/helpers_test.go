@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml). An
@@ -137,24 +138,14 @@ func updateType(ctx context.Context, name string, mutate func(*v1alpha1.OaatType
 	})).To(Succeed())
 }
 
-// itemStatus returns the status entry of item, nil when there is none.
-func itemStatus(group *v1alpha1.OaatGroup, item string) *v1alpha1.ItemStatus {
-	for i := range group.Status.Items {
-		if group.Status.Items[i].Name == item {
-			return &group.Status.Items[i]
-		}
-	}
-	return nil
-}
-
-// itemNames returns the names of the group's status entries.
-func itemNames(group *v1alpha1.OaatGroup) []string {
-	names := make([]string, 0, len(group.Status.Items))
-	for _, it := range group.Status.Items {
-		names = append(names, it.Name)
-	}
-	return names
-}
+// The status and pod helpers of package support, which the integration suite shares, under the
+// names the tests use.
+var (
+	itemStatus = support.ItemStatus
+	itemNames  = support.ItemNames
+	podNames   = support.PodNames
+	isTerminal = support.IsTerminal
+)
 
 // expectCondition checks the status and reason of a condition of the group.
 func expectCondition(g Gomega, group *v1alpha1.OaatGroup, condType string, status metav1.ConditionStatus, reason string) {
@@ -169,18 +160,6 @@ func podsOf(ctx context.Context, g Gomega, group string) []corev1.Pod {
 	pods := &corev1.PodList{}
 	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelGroup: group})).To(Succeed())
 	return pods.Items
-}
-
-func podNames(pods []corev1.Pod) []string {
-	names := make([]string, 0, len(pods))
-	for _, p := range pods {
-		names = append(names, p.Name)
-	}
-	return names
-}
-
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // getPod reads a pod; nil when it does not exist.
@@ -295,10 +274,19 @@ func dumpDiagnostics(ctx context.Context, namespace string) {
 				e.Regarding.Kind, e.Regarding.Name, count, e.Note)
 		}
 	}
-	fmt.Fprintf(w, "--- Pods seen by the watcher\n%s", watcher.describe(namespace))
+	fmt.Fprintf(w, "--- Pods seen by the watcher\n%s", tracker.Describe(namespace))
 	if prom != nil {
 		fmt.Fprintf(w, "--- Last lines of Prometheus's log %s\n%s\n", prom.logPath, logTail(prom.logPath, 10))
 	}
 	fmt.Fprintf(w, "--- Last lines of the operator's log %s\n%s\n===== End of diagnostics\n",
 		operator.logPath, logTail(operator.logPath, 80))
+}
+
+// itemsOf returns the items of the records, in order.
+func itemsOf(recs []support.PodRecord) []string {
+	items := make([]string, 0, len(recs))
+	for _, r := range recs {
+		items = append(items, r.Item)
+	}
+	return items
 }

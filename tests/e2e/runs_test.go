@@ -56,7 +56,7 @@ var _ = Describe("Running items", func() {
 
 		By("checking that each item ran once, and no more")
 		Consistently(func(g Gomega) {
-			recs := watcher.podsOf(ns, "basic")
+			recs := tracker.PodsOf(ns, "basic")
 			g.Expect(itemsOf(recs)).To(ConsistOf("alpha", "beta"))
 			group := getGroup(ctx, g, "basic")
 			g.Expect(group.Status.CurrentRun).To(BeNil())
@@ -89,7 +89,7 @@ var _ = Describe("Running items", func() {
 				expectTime(g, itemStatus(group, "old"), lastSuccessOf, twoDaysAgo)
 				expectTime(g, itemStatus(group, "recent"), lastSuccessOf, now)
 			}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
-			Expect(watcher.podsOf(ns, "seeded")).To(BeEmpty(), "a pod started without an OaatType")
+			Expect(tracker.PodsOf(ns, "seeded")).To(BeEmpty(), "a pod started without an OaatType")
 
 			By("creating the OaatType")
 			create(ctx, newOaatType("later", "2s", 0))
@@ -102,12 +102,12 @@ var _ = Describe("Running items", func() {
 				g.Expect(itemStatus(group, "never").LastSuccess).NotTo(BeNil())
 				g.Expect(itemStatus(group, "old").LastSuccess.After(now.Time)).To(BeTrue(), "old ran again")
 			}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
-			Expect(itemsOf(watcher.podsOf(ns, "seeded"))).To(Equal([]string{"never", "old"}),
+			Expect(itemsOf(tracker.PodsOf(ns, "seeded"))).To(Equal([]string{"never", "old"}),
 				"the first pod runs the item that never succeeded, the second the one that succeeded two days ago")
 
 			By("checking that recent does not run within its frequency")
 			Consistently(func(g Gomega) {
-				g.Expect(itemsOf(watcher.podsOf(ns, "seeded"))).To(Equal([]string{"never", "old"}))
+				g.Expect(itemsOf(tracker.PodsOf(ns, "seeded"))).To(Equal([]string{"never", "old"}))
 				group := getGroup(ctx, g, "seeded")
 				g.Expect(group.Status.CurrentRun).To(BeNil())
 				expectTime(g, itemStatus(group, "recent"), lastSuccessOf, now)
@@ -149,7 +149,7 @@ var _ = Describe("Running items", func() {
 		})
 		Consistently(func(g Gomega) {
 			g.Expect(podNames(podsOf(ctx, g, "cooloff"))).To(Equal([]string{failedPod}))
-			g.Expect(watcher.podsOf(ns, "cooloff")).To(HaveLen(1))
+			g.Expect(tracker.PodsOf(ns, "cooloff")).To(HaveLen(1))
 		}).WithContext(ctx).WithTimeout(time.Until(lastFailure.Add(coolOff-time.Second))).Should(Succeed(),
 			"no new pod within the cool-off of %s after the failure at %s", coolOff, lastFailure.Format(time.RFC3339))
 
@@ -164,7 +164,7 @@ var _ = Describe("Running items", func() {
 			expectTime(g, it, lastFailureOf, lastFailure)
 			g.Expect(it.LastPodName).NotTo(Equal(failedPod))
 		}).WithContext(ctx).WithTimeout(40 * time.Second).Should(Succeed())
-		recs := watcher.podsOf(ns, "cooloff")
+		recs := tracker.PodsOf(ns, "cooloff")
 		Expect(recs).To(HaveLen(2))
 		Expect(recs[1].Created.Time).NotTo(BeTemporally("<", lastFailure.Add(coolOff)),
 			"the retry %s was created before the cool-off ended", recs[1].Name)

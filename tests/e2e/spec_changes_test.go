@@ -24,7 +24,7 @@ var _ = Describe("Changes of the spec", func() {
 		}).WithContext(ctx).WithTimeout(20 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(podNames(podsOf(ctx, g, "early"))).To(BeEmpty())
-			g.Expect(watcher.podsOf(ns, "early")).To(BeEmpty())
+			g.Expect(tracker.PodsOf(ns, "early")).To(BeEmpty())
 			g.Expect(getGroup(ctx, g, "early").Status.CurrentRun).To(BeNil())
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega) []eventsv1.Event {
@@ -42,7 +42,7 @@ var _ = Describe("Changes of the spec", func() {
 			g.Expect(it).NotTo(BeNil())
 			g.Expect(it.LastSuccess).NotTo(BeNil())
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
-		Expect(itemsOf(watcher.podsOf(ns, "early"))).To(Equal([]string{"only"}))
+		Expect(itemsOf(tracker.PodsOf(ns, "early"))).To(Equal([]string{"only"}))
 	}, SpecTimeout(2*time.Minute))
 
 	It("keeps the running pod when the item list changes, runs an added item and forgets a removed one",
@@ -72,7 +72,7 @@ var _ = Describe("Changes of the spec", func() {
 				cr := getGroup(ctx, g, "edited").Status.CurrentRun
 				g.Expect(cr).NotTo(BeNil())
 				g.Expect(cr.PodName).To(Equal(pod.Name))
-				g.Expect(watcher.podsOf(ns, "edited")).To(HaveLen(1))
+				g.Expect(tracker.PodsOf(ns, "edited")).To(HaveLen(1))
 			}).WithContext(ctx).WithTimeout(2 * time.Second).Should(Succeed())
 
 			By("waiting for the running item to finish and the added one to run")
@@ -88,7 +88,7 @@ var _ = Describe("Changes of the spec", func() {
 				g.Expect(added.LastSuccess).NotTo(BeNil())
 				g.Expect(itemNames(group)).To(ConsistOf(running, "added"))
 			}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
-			Expect(itemsOf(watcher.podsOf(ns, "edited"))).To(Equal([]string{running, "added"}),
+			Expect(itemsOf(tracker.PodsOf(ns, "edited"))).To(Equal([]string{running, "added"}),
 				"the removed item never ran")
 		}, SpecTimeout(2*time.Minute))
 })

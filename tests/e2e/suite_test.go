@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // Where config/local puts the operator's identity, and the lease it elects a leader with.
@@ -63,7 +64,10 @@ var (
 	scheme    *runtime.Scheme
 	k8sClient client.Client // not cached: every assertion reads the API server itself
 	clientset kubernetes.Interface
-	watcher   *overlapWatcher
+	// tracker records, from podWatch, the live pods of every group of the cluster and their
+	// overlaps, and keeps each group's pods.
+	tracker  *support.OverlapTracker
+	podWatch *support.PodWatch
 
 	// ns is the namespace of the running test, created for it alone.
 	ns string
@@ -110,7 +114,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	waitForCRDs(ctx)
 	operatorKubeconfig := writeOperatorKubeconfig(ctx, kubeconfig)
 
-	watcher = startOverlapWatcher(ctx)
+	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{TestPodLabel: labelTestPod, KeepHistory: true})
+	podWatch, err = support.WatchPods(ctx, clientset, metav1.NamespaceAll, tracker)
+	Expect(err).NotTo(HaveOccurred())
 
 	operator = &operatorProcess{
 		binary:     paths.manager,
@@ -148,8 +154,8 @@ func tearDown(ctx SpecContext) {
 			problems = append(problems, err.Error())
 		}
 	}
-	if watcher != nil {
-		if err := watcher.stop(); err != nil {
+	if podWatch != nil {
+		if err := podWatch.Stop(); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -213,7 +219,7 @@ var _ = BeforeEach(func(ctx SpecContext) {
 // instant the watcher saw. And the operator must still run, unless the test stopped it, and so
 // must Prometheus.
 var _ = AfterEach(func(ctx SpecContext) {
-	overlaps := watcher.overlapsIn(ns)
+	overlaps := tracker.OverlapsIn(ns)
 	exited := operator.unexpectedExit()
 	promExited := prom.unexpectedExit()
 	if CurrentSpecReport().Failed() || len(overlaps) > 0 || exited != nil || promExited != nil {
@@ -222,7 +228,7 @@ var _ = AfterEach(func(ctx SpecContext) {
 	Expect(overlaps).To(BeEmpty(), "two or more live pods of the same group coexisted")
 	Expect(exited).NotTo(HaveOccurred(), "the operator exited during the test; log %s", operator.logPath)
 	Expect(promExited).NotTo(HaveOccurred(), "Prometheus exited during the test")
-	Expect(watcher.err()).NotTo(HaveOccurred(), "the overlap watcher may have missed pod events")
+	Expect(podWatch.Err()).NotTo(HaveOccurred(), "the overlap watcher may have missed pod events")
 })
 
 // removeLeftoverNamespaces deletes the test namespaces of an earlier run that did not finish (the

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // Names of the fixtures.
@@ -82,24 +83,14 @@ func getGroup(ctx context.Context, g Gomega, name string) *v1alpha1.OaatGroup {
 	return group
 }
 
-// itemStatus returns the status entry of item, nil when there is none.
-func itemStatus(group *v1alpha1.OaatGroup, item string) *v1alpha1.ItemStatus {
-	for i := range group.Status.Items {
-		if group.Status.Items[i].Name == item {
-			return &group.Status.Items[i]
-		}
-	}
-	return nil
-}
-
-// itemNames returns the names of the group's status entries.
-func itemNames(group *v1alpha1.OaatGroup) []string {
-	names := make([]string, 0, len(group.Status.Items))
-	for _, it := range group.Status.Items {
-		names = append(names, it.Name)
-	}
-	return names
-}
+// The status and pod helpers of package support, which the end-to-end suite shares, under the
+// names the tests use.
+var (
+	itemStatus = support.ItemStatus
+	itemNames  = support.ItemNames
+	podNames   = support.PodNames
+	isTerminal = support.IsTerminal
+)
 
 func condition(group *v1alpha1.OaatGroup, condType string) *metav1.Condition {
 	return meta.FindStatusCondition(group.Status.Conditions, condType)
@@ -121,18 +112,6 @@ func podsOf(ctx context.Context, group string) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
 	err := k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelGroup: group})
 	return pods.Items, err
-}
-
-func podNames(pods []corev1.Pod) []string {
-	names := make([]string, 0, len(pods))
-	for _, p := range pods {
-		names = append(names, p.Name)
-	}
-	return names
-}
-
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // livePodsOf lists the pods of the group that have not ended.

@@ -6,9 +6,7 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +33,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // seed is the fixed random seed of the reconciler, so that tie-breaks are reproducible for a
@@ -51,6 +50,10 @@ const (
 // controlPlaneVars name the binaries envtest starts; `make test` builds and sets them.
 var controlPlaneVars = []string{"TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD", "TEST_ASSET_KUBECTL"}
 
+// labelTestPod marks the pods a test creates itself (rogue pods): they are not the operator's,
+// so the overlap tracker leaves them out.
+const labelTestPod = "integration.oaat.io/test-pod"
+
 var (
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
@@ -62,8 +65,9 @@ var (
 	ns string
 	// stopManager stops the manager of the running test and waits until it has stopped.
 	stopManager func()
-	// watcher records overlaps of live pods in ns.
-	watcher *overlapWatcher
+	// tracker records overlaps of live pods in ns, as podWatch feeds it.
+	tracker  *support.OverlapTracker
+	podWatch *support.PodWatch
 
 	// runMetrics are the run metrics of every manager of the suite, as one process keeps them
 	// across restarts of its manager; registry gathers them with the status collector.
@@ -113,23 +117,11 @@ var _ = BeforeSuite(func() {
 // checkControlPlaneVars fails, saying how to run the suite, when the control plane binaries are
 // not named by the environment: the suite must not pass by testing nothing.
 func checkControlPlaneVars() error {
-	var problems []string
-	for _, v := range controlPlaneVars {
-		path := os.Getenv(v)
-		if path == "" {
-			problems = append(problems, v+" is not set")
-			continue
-		}
-		if _, err := os.Stat(path); err != nil {
-			problems = append(problems, fmt.Sprintf("%s=%s: %v", v, path, err))
-		}
+	if err := support.RequireFiles(controlPlaneVars...); err != nil {
+		return fmt.Errorf("%w. The integration tests need a real kube-apiserver, etcd and kubectl: run them with "+
+			"`make test`, which builds the binaries into bin/ and sets them", err)
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s. The integration tests need a real kube-apiserver, etcd and kubectl: run them with "+
-		"`make test`, which builds the binaries into bin/ and sets %s",
-		strings.Join(problems, "; "), strings.Join(controlPlaneVars, ", "))
+	return nil
 }
 
 // Every test gets its own namespace, a watcher of its pods and its own manager.
@@ -138,7 +130,12 @@ var _ = BeforeEach(func(ctx SpecContext) {
 	Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
 	ns = namespace.Name
 
-	watcher = startOverlapWatcher(ns)
+	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{TestPodLabel: labelTestPod})
+	var err error
+	podWatch, err = support.WatchPods(ctx, clientset, ns, tracker)
+	Expect(err).NotTo(HaveOccurred())
+	// The namespace is new: the watch starts from a list (so that no event is missed) that is empty.
+	Expect(podWatch.Listed()).To(BeEmpty())
 	stopManager = startManager()
 
 	DeferCleanup(func(ctx SpecContext) {
@@ -153,8 +150,8 @@ var _ = BeforeEach(func(ctx SpecContext) {
 
 // The invariant of the operator, checked in every test: at most one live pod per group.
 var _ = AfterEach(func() {
-	overlaps := watcher.stop()
-	Expect(overlaps).To(BeEmpty(), "two or more live pods of the same group coexisted")
+	Expect(podWatch.Stop()).To(Succeed(), "the overlap watcher did not see every pod event")
+	Expect(tracker.Overlaps()).To(BeEmpty(), "two or more live pods of the same group coexisted")
 })
 
 // startManager starts a manager wired as cmd/main.go wires it, with its own context, and returns
