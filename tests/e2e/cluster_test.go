@@ -5,15 +5,12 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -65,78 +62,6 @@ func loadPaths() (testPaths, error) {
 	}, nil
 }
 
-// localCluster is the suite's own instance of hack/cluster/cluster.sh, in a state directory that
-// no one else uses.
-type localCluster struct {
-	script   string
-	stateDir string
-}
-
-// run runs cluster.sh with the arguments and returns its standard output; its standard error
-// (progress) goes to the Ginkgo writer.
-func (c *localCluster) run(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, c.script, args...)
-	cmd.Env = append(os.Environ(), "OAAT_CLUSTER_DIR="+c.stateDir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = io.MultiWriter(&stderr, GinkgoWriter)
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("cluster.sh %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String(), nil
-}
-
-// up starts the cluster and returns the path of its admin kubeconfig.
-func (c *localCluster) up(ctx context.Context) (string, error) {
-	out, err := c.run(ctx, "up")
-	if err != nil {
-		return "", err
-	}
-	lines := strings.Fields(out)
-	if len(lines) == 0 {
-		return "", errors.New("cluster.sh up printed no kubeconfig path")
-	}
-	return lines[len(lines)-1], nil
-}
-
-// down stops the cluster and keeps its data, so that the next run starts warm. It is not bound to
-// the spec's context: it must run even after the suite timed out.
-func (c *localCluster) down(context.Context) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	_, err := c.run(ctx, "down")
-	return err
-}
-
-// pids returns the recorded pid of each component.
-func (c *localCluster) pids() map[string]int {
-	pids := map[string]int{}
-	files, _ := filepath.Glob(filepath.Join(c.stateDir, "pids", "*.pid"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
-			pids[strings.TrimSuffix(filepath.Base(f), ".pid")] = pid
-		}
-	}
-	return pids
-}
-
-// processAlive reports whether the process exists and is not a zombie (a zombie has exited and
-// only waits to be reaped).
-func processAlive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses and may hold spaces.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
-}
-
 // applyLocalConfig applies config/local (CRDs, RBAC, the operator's ServiceAccount) as the admin,
 // server-side as `make install` does: the CRDs are too large for client-side apply.
 func applyLocalConfig(ctx context.Context, kubeconfig string) {
@@ -180,7 +105,7 @@ func writeOperatorKubeconfig(ctx context.Context, adminKubeconfig string) string
 	cfg.AuthInfos[operatorServiceAccount] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: operatorServiceAccount, Namespace: operatorNamespace}
 	cfg.CurrentContext = name
-	path := filepath.Join(cluster.stateDir, "operator.kubeconfig")
+	path := filepath.Join(cluster.StateDir, "operator.kubeconfig")
 	Expect(clientcmd.WriteToFile(*cfg, path)).To(Succeed())
 	Expect(os.Chmod(path, 0o600)).To(Succeed())
 

@@ -9,10 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +19,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // leaderMessage matches what the operator logs (through client-go's leader election) once it
@@ -28,19 +28,15 @@ import (
 const leaderMessage = `(?i)successfully acquired lease`
 
 // operatorProcess is bin/manager run as a separate process, as a Deployment would run it, with
-// its output appended to one log file for the whole run.
+// its output appended to one log file for the whole run. It can be stopped and started again.
 type operatorProcess struct {
 	binary     string
 	kubeconfig string
 	logPath    string
 
 	mu        sync.Mutex
-	cmd       *exec.Cmd
-	done      chan struct{} // closed once the process has exited and been reaped
-	exitErr   error         // why it exited, once done is closed
-	stopping  bool          // the suite stopped or killed it on purpose
+	proc      *support.Process // the running process; nil when none runs
 	probeAddr string
-	logStart  int64 // size of the log when the process started
 	// metricsAddr is where the operator serves its metrics, over HTTPS with authentication and
 	// authorization (the default of --metrics-secure). Chosen at the first start and kept when the
 	// operator is restarted, so that Prometheus's scrape target stays valid.
@@ -57,7 +53,7 @@ func startOperator(ctx context.Context) {
 		}
 		return operator.ready()
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(),
-		"the operator's /readyz; log %s:\n%s", operator.logPath, logTail(operator.logPath, 40))
+		"the operator's /readyz; log %s:\n%s", operator.logPath, support.LogTail(operator.logPath, 40))
 }
 
 // killOperator kills the operator with SIGKILL, as a node failure or an OOM kill would, and
@@ -66,7 +62,7 @@ func killOperator() {
 	GinkgoHelper()
 	pid := operator.pid()
 	Expect(operator.kill()).To(Succeed())
-	Expect(processAlive(pid)).To(BeFalse(), "operator pid %d still alive after SIGKILL", pid)
+	Expect(support.ProcessAlive(pid)).To(BeFalse(), "operator pid %d still alive after SIGKILL", pid)
 }
 
 // waitForLeadership waits until the operator started last holds the leader lease.
@@ -82,64 +78,43 @@ func waitForLeadership(ctx context.Context) {
 }
 
 func (o *operatorProcess) start() error {
-	port, err := freePort()
+	port, err := support.FreePort()
 	if err != nil {
 		return err
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.cmd != nil {
+	if o.proc != nil {
 		return errors.New("the operator already runs")
-	}
-	logFile, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close() // the process has its own descriptor
-	info, err := logFile.Stat()
-	if err != nil {
-		return err
 	}
 	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
 	if o.metricsAddr == "" {
-		metricsPort, err := freePort()
+		metricsPort, err := support.FreePort()
 		if err != nil {
 			return err
 		}
 		o.metricsAddr = "127.0.0.1:" + strconv.Itoa(metricsPort)
 	}
-	args := []string{
-		"--kubeconfig", o.kubeconfig,
-		"--leader-elect",
-		"--leader-election-namespace", operatorNamespace,
-		"--metrics-bind-address", o.metricsAddr,
-		"--health-probe-bind-address", probeAddr,
-		"--zap-log-level=debug",
+	proc, err := support.StartProcess(support.ProcessSpec{
+		Name:   "operator",
+		Binary: o.binary,
+		Args: []string{
+			"--kubeconfig", o.kubeconfig,
+			"--leader-elect",
+			"--leader-election-namespace", operatorNamespace,
+			"--metrics-bind-address", o.metricsAddr,
+			"--health-probe-bind-address", probeAddr,
+			"--zap-log-level=debug",
+		},
+		LogPath: o.logPath,
+		Log:     GinkgoWriter,
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(logFile, "\n==== %s starting %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), o.binary, strings.Join(args, " "))
-	cmd := exec.Command(o.binary, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Its own process group, so that a Ctrl-C in the terminal reaches the suite, which stops it in
-	// order; and killed with the suite should the suite die without cleaning up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", o.binary, err)
-	}
-	done := make(chan struct{})
-	o.cmd, o.done, o.exitErr, o.stopping = cmd, done, nil, false
-	o.probeAddr, o.logStart = probeAddr, info.Size()
-	go func() {
-		err := cmd.Wait()
-		if err == nil {
-			err = errors.New("exited with status 0")
-		}
-		o.mu.Lock()
-		o.exitErr = err
-		o.mu.Unlock()
-		close(done)
-	}()
-	GinkgoWriter.Printf("Started the operator, pid %d, probes on %s, metrics on https://%s/metrics\n",
-		cmd.Process.Pid, probeAddr, o.metricsAddr)
+	o.proc, o.probeAddr = proc, probeAddr
+	GinkgoWriter.Printf("The operator, pid %d, probes on %s, metrics on https://%s/metrics\n",
+		proc.PID(), probeAddr, o.metricsAddr)
 	return nil
 }
 
@@ -171,14 +146,19 @@ func (o *operatorProcess) metricsURL() string {
 	return "https://" + o.metricsAddr + "/metrics"
 }
 
-// pid is the running process's pid, 0 when none runs.
-func (o *operatorProcess) pid() int {
+// running returns the running process, nil when none runs.
+func (o *operatorProcess) running() *support.Process {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.cmd == nil {
-		return 0
+	return o.proc
+}
+
+// pid is the running process's pid, 0 when none runs.
+func (o *operatorProcess) pid() int {
+	if p := o.running(); p != nil {
+		return p.PID()
 	}
-	return o.cmd.Process.Pid
+	return 0
 }
 
 // unexpectedExit returns why the operator exited if it did so on its own.
@@ -186,97 +166,42 @@ func (o *operatorProcess) unexpectedExit() error {
 	if o == nil {
 		return nil
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.cmd == nil || o.stopping {
-		return nil
-	}
-	select {
-	case <-o.done:
-		return fmt.Errorf("operator pid %d %w; last lines of %s:\n%s", o.cmd.Process.Pid, o.exitErr, o.logPath, logTail(o.logPath, 40))
-	default:
-		return nil
-	}
+	return o.running().UnexpectedExit(40)
 }
 
 // kill sends SIGKILL and waits until the process is reaped.
 func (o *operatorProcess) kill() error {
-	return o.signalAndWait(syscall.SIGKILL, 10*time.Second)
+	return o.signalAndWait(func(p *support.Process) error { return p.Signal(syscall.SIGKILL, 10*time.Second) })
 }
 
 // stop stops the operator gracefully (SIGTERM, so that it releases its lease), with SIGKILL as a
 // last resort.
 func (o *operatorProcess) stop() error {
-	if err := o.signalAndWait(syscall.SIGTERM, 30*time.Second); err != nil {
-		GinkgoWriter.Printf("Stopping the operator: %v; sending SIGKILL\n", err)
-		return o.kill()
-	}
-	return nil
+	return o.signalAndWait(func(p *support.Process) error { return p.Stop(30 * time.Second) })
 }
 
-func (o *operatorProcess) signalAndWait(sig syscall.Signal, timeout time.Duration) error {
-	o.mu.Lock()
-	cmd, done := o.cmd, o.done
-	o.stopping = true
-	o.mu.Unlock()
-	if cmd == nil {
+// signalAndWait ends the running process with end and, once it is reaped, forgets it.
+func (o *operatorProcess) signalAndWait(end func(*support.Process) error) error {
+	p := o.running()
+	if p == nil {
 		return nil
 	}
-	select {
-	case <-done:
-	default:
-		if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			return fmt.Errorf("sending %v to operator pid %d: %w", sig, cmd.Process.Pid, err)
-		}
-	}
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		return fmt.Errorf("operator pid %d still runs %s after %v", cmd.Process.Pid, timeout, sig)
+	if err := end(p); err != nil {
+		return err
 	}
 	o.mu.Lock()
-	o.cmd = nil
+	o.proc = nil
 	o.mu.Unlock()
-	GinkgoWriter.Printf("Operator pid %d stopped by %v\n", cmd.Process.Pid, sig)
 	return nil
 }
 
 // logSinceStart returns what the running process has logged.
 func (o *operatorProcess) logSinceStart() (string, error) {
-	o.mu.Lock()
-	start := o.logStart
-	o.mu.Unlock()
-	data, err := os.ReadFile(o.logPath)
-	if err != nil {
-		return "", err
+	p := o.running()
+	if p == nil {
+		return "", errors.New("the operator does not run")
 	}
-	if int64(len(data)) < start {
-		return "", nil
-	}
-	return string(data[start:]), nil
-}
-
-// freePort returns a TCP port on the loopback address that nothing listens on.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// logTail returns the last n lines of a file.
-func logTail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return p.LogSinceStart()
 }
 
 // forbiddenLines returns the lines of the operator's log that report a request the API server

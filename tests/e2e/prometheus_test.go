@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -30,6 +29,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // The identities that scrape the operator's metrics: Prometheus's ServiceAccount, bound to the
@@ -53,12 +54,9 @@ type prometheusProcess struct {
 	dir     string
 	logPath string
 
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	addr    string
-	done    chan struct{}
-	exitErr error
-	stopped bool
+	mu   sync.Mutex
+	proc *support.Process // nil until started
+	addr string
 }
 
 // prometheusBinary is the Prometheus server to run: $PROMETHEUS, else prometheus on the PATH
@@ -90,8 +88,8 @@ func startPrometheus(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	p := &prometheusProcess{
 		binary:  binary,
-		dir:     filepath.Join(cluster.stateDir, "prometheus"),
-		logPath: filepath.Join(cluster.stateDir, "logs", "prometheus.log"),
+		dir:     filepath.Join(cluster.StateDir, "prometheus"),
+		logPath: filepath.Join(cluster.StateDir, "logs", "prometheus.log"),
 	}
 	prom = p
 	Expect(os.MkdirAll(p.dir, 0o755)).To(Succeed())
@@ -140,110 +138,68 @@ scrape_configs:
 }
 
 func (p *prometheusProcess) start(configFile string) error {
-	port, err := freePort()
+	port, err := support.FreePort()
 	if err != nil {
 		return err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	// One log per run, like the operator's.
-	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err := os.Remove(p.logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	proc, err := support.StartProcess(support.ProcessSpec{
+		Name:   "prometheus",
+		Binary: p.binary,
+		Args: []string{
+			"--config.file=" + configFile,
+			"--storage.tsdb.path=" + filepath.Join(p.dir, "data"),
+			"--web.listen-address=" + addr,
+			"--log.level=info",
+		},
+		LogPath: p.logPath,
+		Log:     GinkgoWriter,
+	})
 	if err != nil {
 		return err
 	}
-	defer logFile.Close() // the process has its own descriptor
-	args := []string{
-		"--config.file=" + configFile,
-		"--storage.tsdb.path=" + filepath.Join(p.dir, "data"),
-		"--web.listen-address=" + addr,
-		"--log.level=info",
-	}
-	fmt.Fprintf(logFile, "==== %s starting %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), p.binary, strings.Join(args, " "))
-	cmd := exec.Command(p.binary, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", p.binary, err)
-	}
-	done := make(chan struct{})
 	p.mu.Lock()
-	p.cmd, p.addr, p.done = cmd, addr, done
+	p.proc, p.addr = proc, addr
 	p.mu.Unlock()
-	go func() {
-		err := cmd.Wait()
-		if err == nil {
-			err = errors.New("exited with status 0")
-		}
-		p.mu.Lock()
-		p.exitErr = err
-		p.mu.Unlock()
-		close(done)
-	}()
-	GinkgoWriter.Printf("Started Prometheus, pid %d, on http://%s, log %s\n", cmd.Process.Pid, addr, p.logPath)
+	GinkgoWriter.Printf("Prometheus, pid %d, on http://%s\n", proc.PID(), addr)
 	return nil
+}
+
+// running returns the process, nil when it was never started.
+func (p *prometheusProcess) running() *support.Process {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.proc
 }
 
 // pid is the process's pid, 0 when it was never started.
 func (p *prometheusProcess) pid() int {
-	if p == nil {
-		return 0
+	if proc := p.running(); proc != nil {
+		return proc.PID()
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
+	return 0
 }
 
 // unexpectedExit returns why Prometheus exited if it did so before the suite stopped it.
 func (p *prometheusProcess) unexpectedExit() error {
-	if p == nil {
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.stopped {
-		return nil
-	}
-	select {
-	case <-p.done:
-		return fmt.Errorf("prometheus pid %d %w; last lines of %s:\n%s", p.cmd.Process.Pid, p.exitErr, p.logPath, logTail(p.logPath, 20))
-	default:
-		return nil
-	}
+	return p.running().UnexpectedExit(20)
 }
 
 // stop stops Prometheus with SIGTERM (it closes its TSDB), with SIGKILL as a last resort, and
 // waits until it is reaped.
 func (p *prometheusProcess) stop() error {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.stopped = true
-	p.mu.Unlock()
-	if cmd == nil {
+	proc := p.running()
+	if proc == nil {
 		return nil
 	}
-	for _, step := range []struct {
-		sig     syscall.Signal
-		timeout time.Duration
-	}{{syscall.SIGTERM, 30 * time.Second}, {syscall.SIGKILL, 10 * time.Second}} {
-		select {
-		case <-done:
-			return nil
-		default:
-		}
-		if err := cmd.Process.Signal(step.sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			return fmt.Errorf("sending %v to prometheus pid %d: %w", step.sig, cmd.Process.Pid, err)
-		}
-		select {
-		case <-done:
-			GinkgoWriter.Printf("Prometheus pid %d stopped by %v\n", cmd.Process.Pid, step.sig)
-			return nil
-		case <-time.After(step.timeout):
-			GinkgoWriter.Printf("Prometheus pid %d still runs %s after %v\n", cmd.Process.Pid, step.timeout, step.sig)
-		}
-	}
-	return fmt.Errorf("prometheus pid %d does not stop", cmd.Process.Pid)
+	return proc.Stop(30 * time.Second)
 }
 
 func (p *prometheusProcess) url(path string) string {

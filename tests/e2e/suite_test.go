@@ -57,7 +57,7 @@ const poll = 200 * time.Millisecond
 
 var (
 	paths     testPaths
-	cluster   *localCluster
+	cluster   *support.Cluster
 	operator  *operatorProcess
 	prom      *prometheusProcess
 	adminCfg  *rest.Config
@@ -86,18 +86,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	paths, err = loadPaths()
 	Expect(err).NotTo(HaveOccurred())
 
-	cluster = &localCluster{
-		script:   filepath.Join(paths.repoRoot, "hack", "cluster", "cluster.sh"),
-		stateDir: filepath.Join(paths.repoRoot, ".state", "e2e-cluster"),
-	}
+	cluster = support.NewCluster(paths.repoRoot, "e2e-cluster", GinkgoWriter)
 	// Registered before anything starts, so that whatever did start is stopped even when the
 	// suite fails half-way through its set-up.
 	DeferCleanup(tearDown)
 
 	start := time.Now()
-	kubeconfig, err := cluster.up(ctx)
+	kubeconfig, err := cluster.Up(ctx)
 	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
-	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.stateDir)
+	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.StateDir)
 
 	adminCfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
@@ -121,7 +118,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	operator = &operatorProcess{
 		binary:     paths.manager,
 		kubeconfig: operatorKubeconfig,
-		logPath:    filepath.Join(cluster.stateDir, "logs", "oaat-operator.log"),
+		logPath:    filepath.Join(cluster.StateDir, "logs", "oaat-operator.log"),
 	}
 	Expect(os.Remove(operator.logPath)).To(Or(Succeed(), MatchError(os.ErrNotExist)),
 		"the log of the last run is replaced, so that the final check for forbidden requests reads this run's only")
@@ -159,8 +156,8 @@ func tearDown(ctx SpecContext) {
 			problems = append(problems, err.Error())
 		}
 	}
-	pids := cluster.pids()
-	if err := cluster.down(ctx); err != nil {
+	pids := cluster.PIDs()
+	if err := cluster.Down(); err != nil {
 		problems = append(problems, "stopping the local cluster: "+err.Error())
 	}
 	if operatorPID != 0 {
@@ -170,7 +167,7 @@ func tearDown(ctx SpecContext) {
 		pids["prometheus"] = prometheusPID
 	}
 	for name, pid := range pids {
-		if processAlive(pid) {
+		if support.ProcessAlive(pid) {
 			problems = append(problems, "process left running: "+name+" pid "+itoa(pid))
 		}
 	}

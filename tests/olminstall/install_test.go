@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // The names the bundle gives the operator's objects, and the annotation OLM puts on the
@@ -239,12 +241,12 @@ spec:
 	By("running the manager outside the cluster as ServiceAccount " + m.installNamespace + "/" + saName +
 		", WATCH_NAMESPACE=" + fmt.Sprintf("%q", watchNamespace))
 	manager := startManager(ctx, m, saName, watchNamespace)
-	DeferCleanup(func() { Expect(manager.stop(30 * time.Second)).To(Succeed()) })
+	DeferCleanup(func() { Expect(manager.Stop(30 * time.Second)).To(Succeed()) })
 	runItems(ctx, m)
 	By("stopping the manager and reading its log for refused requests")
-	Expect(manager.stop(30 * time.Second)).To(Succeed())
-	Expect(refusedRequests(manager.logPath)).To(BeEmpty(),
-		"the manager was refused requests: the CSV lacks a permission (log %s)", manager.logPath)
+	Expect(manager.Stop(30 * time.Second)).To(Succeed())
+	Expect(refusedRequests(manager.LogPath)).To(BeEmpty(),
+		"the manager was refused requests: the CSV lacks a permission (log %s)", manager.LogPath)
 
 	// Still Succeeded: nothing the run did made OLM change its mind.
 	Eventually(func(g Gomega) {
@@ -573,9 +575,9 @@ func dumpDiagnostics(ctx context.Context, m installMode) {
 			fmt.Fprintf(w, "%s %s %s/%s: %s\n", e.LastTimestamp.Format(time.RFC3339), e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
 		}
 	}
-	for _, p := range []*process{olmProc, catalogProc} {
+	for _, p := range []*support.Process{olmProc, catalogProc} {
 		if p != nil {
-			fmt.Fprintf(w, "--- Last lines of %s\n%s\n", p.logPath, logTail(p.logPath, 40))
+			fmt.Fprintf(w, "--- Last lines of %s\n%s\n", p.LogPath, support.LogTail(p.LogPath, 40))
 		}
 	}
 	fmt.Fprintln(w, "===== End of diagnostics")

@@ -25,6 +25,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // olmNamespace is where OLM's operators run (--namespace) and where the CatalogSource is: a
@@ -86,7 +88,7 @@ func applyCRDs(ctx context.Context) {
 func startOLM(ctx context.Context) {
 	GinkgoHelper()
 	createNamespace(ctx, olmNamespace)
-	logs := filepath.Join(cluster.stateDir, "logs")
+	logs := filepath.Join(cluster.StateDir, "logs")
 	kubeconfigEnv := []string{"KUBECONFIG=" + adminKubeconfig}
 	var err error
 	olmProc, err = startProcess("olm", filepath.Join(logs, "olm.log"), kubeconfigEnv, env.olm,
@@ -157,7 +159,7 @@ func serveCatalog(ctx context.Context) *servedCatalog {
 	}
 	index.WriteString(rendered)
 
-	dir, err := os.MkdirTemp(cluster.stateDir, "catalog-")
+	dir, err := os.MkdirTemp(cluster.StateDir, "catalog-")
 	Expect(err).NotTo(HaveOccurred())
 	c := &servedCatalog{dir: dir, pkg: pkg, channel: defaultChannel, bundle: bundleName}
 	Expect(os.MkdirAll(filepath.Join(dir, pkg), 0o755)).To(Succeed())
@@ -165,9 +167,9 @@ func serveCatalog(ctx context.Context) *servedCatalog {
 	_, err = runCommand(ctx, env.repoRoot, nil, env.opm, "validate", dir)
 	Expect(err).NotTo(HaveOccurred(), "opm validate of the rendered catalog")
 
-	c.port, err = freePort()
+	c.port, err = support.FreePort()
 	Expect(err).NotTo(HaveOccurred())
-	logs := filepath.Join(cluster.stateDir, "logs")
+	logs := filepath.Join(cluster.StateDir, "logs")
 	// opm serve listens on all interfaces (":PORT", fixed in its code); no pprof endpoint (its
 	// default, localhost:6060, would clash with another opm), and the termination log in the state
 	// directory rather than /dev/termination-log.
@@ -237,7 +239,7 @@ spec:
 		got := get(ctx, g, gvrCS, olmNamespace, catalogSourceName)
 		state, _, _ := unstructured.NestedString(got.Object, "status", "connectionState", "lastObservedState")
 		g.Expect(state).To(Equal("READY"), "status: %v", got.Object["status"])
-	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "the CatalogSource's connection; catalog log %s", catalogProc.logPath)
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "the CatalogSource's connection; catalog log %s", catalogProc.LogPath)
 }
 
 // ---------------------------------------------------------------------------------------------

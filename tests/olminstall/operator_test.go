@@ -11,10 +11,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -23,16 +21,14 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // leaderMessage matches what the manager logs (through client-go's leader election) once it
@@ -105,14 +101,14 @@ func writeServiceAccountKubeconfig(ctx context.Context, namespace, saName, path 
 // startManager runs bin/manager outside the cluster as the ServiceAccount, with the
 // WATCH_NAMESPACE OLM gives the Deployment's pod and the lease in the install namespace, metrics
 // off; it waits until the manager is ready and leads.
-func startManager(ctx context.Context, m installMode, saName, watchNamespace string) *process {
+func startManager(ctx context.Context, m installMode, saName, watchNamespace string) *support.Process {
 	GinkgoHelper()
-	kubeconfig := filepath.Join(cluster.stateDir, "manager-"+m.name+".kubeconfig")
+	kubeconfig := filepath.Join(cluster.StateDir, "manager-"+m.name+".kubeconfig")
 	writeServiceAccountKubeconfig(ctx, m.installNamespace, saName, kubeconfig)
-	port, err := freePort()
+	port, err := support.FreePort()
 	Expect(err).NotTo(HaveOccurred())
 	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
-	logPath := filepath.Join(cluster.stateDir, "logs", "manager-"+m.name+".log")
+	logPath := filepath.Join(cluster.StateDir, "logs", "manager-"+m.name+".log")
 	p, err := startProcess("manager-"+m.name, logPath, []string{"WATCH_NAMESPACE=" + watchNamespace}, env.manager,
 		"--kubeconfig", kubeconfig,
 		"--leader-elect", "--leader-election-namespace", m.installNamespace,
@@ -122,7 +118,7 @@ func startManager(ctx context.Context, m installMode, saName, watchNamespace str
 	Expect(err).NotTo(HaveOccurred())
 	httpClient := http.Client{Timeout: time.Second}
 	Eventually(func() error {
-		if err := p.unexpectedExit(); err != nil {
+		if err := p.UnexpectedExit(30); err != nil {
 			return StopTrying("the manager exited while starting").Wrap(err)
 		}
 		resp, err := httpClient.Get("http://" + probeAddr + "/readyz")
@@ -137,10 +133,10 @@ func startManager(ctx context.Context, m installMode, saName, watchNamespace str
 		return nil
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the manager's /readyz; log %s", logPath)
 	Eventually(func() (string, error) {
-		if err := p.unexpectedExit(); err != nil {
+		if err := p.UnexpectedExit(30); err != nil {
 			return "", StopTrying("the manager exited").Wrap(err)
 		}
-		return p.logSinceStart()
+		return p.LogSinceStart()
 	}).WithContext(ctx).WithTimeout(60*time.Second).Should(MatchRegexp(leaderMessage), "the manager never became leader; log %s", logPath)
 	return p
 }
@@ -151,8 +147,12 @@ func startManager(ctx context.Context, m installMode, saName, watchNamespace str
 // that the group outside was left alone.
 func runItems(ctx context.Context, m installMode) {
 	GinkgoHelper()
-	watcher := startOverlapWatcher(ctx)
-	defer func() { Expect(watcher.stop()).To(Succeed(), "the pod watch broke: it may have missed pods") }()
+	// Every pod of the cluster that carries a group's label, so that the group outside the targets
+	// is watched too.
+	watcher := support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
+	podWatch, err := support.WatchPods(ctx, clientset, metav1.NamespaceAll, watcher)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { Expect(podWatch.Stop()).To(Succeed(), "the pod watch broke: it may have missed pods") }()
 
 	all := append([]string(nil), m.workNamespaces...)
 	if m.outsideNamespace != "" {
@@ -207,11 +207,11 @@ func runItems(ctx context.Context, m installMode) {
 	GinkgoWriter.Printf("Both items succeeded in %s after %s\n", strings.Join(m.workNamespaces, ", "), time.Since(start).Round(time.Millisecond))
 
 	for _, ns := range m.workNamespaces {
-		recs := watcher.podsOf(ns, groupName)
+		recs := watcher.PodsOf(ns, groupName)
 		Expect(len(recs)).To(BeNumerically(">=", len(items)), "pods seen for %s/%s: %v", ns, groupName, recs)
-		Expect(watcher.maxLive(ns, groupName)).To(Equal(1), "most live pods of %s/%s at once; pods %v", ns, groupName, recs)
+		Expect(watcher.MaxLive(ns, groupName)).To(Equal(1), "most live pods of %s/%s at once; pods %v", ns, groupName, recs)
 	}
-	Expect(watcher.overlaps()).To(BeEmpty(), "two or more live pods of the same group coexisted")
+	Expect(watcher.Overlaps()).To(BeEmpty(), "two or more live pods of the same group coexisted")
 
 	if m.outsideNamespace != "" {
 		By("checking that the group in " + m.outsideNamespace + ", outside the OperatorGroup's targets, was left alone")
@@ -219,7 +219,7 @@ func runItems(ctx context.Context, m installMode) {
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.outsideNamespace, Name: groupName}, group)).To(Succeed())
 		Expect(group.Status.Conditions).To(BeEmpty(), "the manager reconciled a group outside its targets")
 		Expect(group.Status.Items).To(BeEmpty(), "the manager reconciled a group outside its targets")
-		Expect(watcher.podsOf(m.outsideNamespace, groupName)).To(BeEmpty(), "pods of the group outside the targets")
+		Expect(watcher.PodsOf(m.outsideNamespace, groupName)).To(BeEmpty(), "pods of the group outside the targets")
 	}
 }
 
@@ -240,174 +240,4 @@ func refusedRequests(path string) ([]string, error) {
 		}
 	}
 	return found, sc.Err()
-}
-
-// ---------------------------------------------------------------------------------------------
-// The overlap watcher
-
-// podRecord is a pod of a group as the watcher saw it.
-type podRecord struct {
-	Name  string
-	Item  string
-	Phase corev1.PodPhase
-	Ended bool
-}
-
-func (r podRecord) String() string {
-	return fmt.Sprintf("%s (item %q, phase %s)", r.Name, r.Item, r.Phase)
-}
-
-type groupKey struct{ Namespace, Group string }
-
-// overlapWatcher follows, in order, the watch events of every pod of the cluster that carries an
-// OaatGroup's label. A pod is live from the event that shows it until it reaches phase Succeeded
-// or Failed or is deleted; after every event the watcher records the most live pods each group had
-// at once, and every moment at which a group had two or more.
-type overlapWatcher struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	mu      sync.Mutex
-	live    map[groupKey]map[types.UID]bool
-	max     map[groupKey]int
-	history map[groupKey][]*podRecord
-	byUID   map[types.UID]*podRecord
-	overlap []string
-	failure error
-}
-
-type podWatcher struct{}
-
-func (podWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	options.LabelSelector = v1alpha1.LabelGroup
-	return clientset.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, options)
-}
-
-func startOverlapWatcher(ctx context.Context) *overlapWatcher {
-	GinkgoHelper()
-	w := &overlapWatcher{
-		done:    make(chan struct{}),
-		live:    map[groupKey]map[types.UID]bool{},
-		max:     map[groupKey]int{},
-		history: map[groupKey][]*podRecord{},
-		byUID:   map[types.UID]*podRecord{},
-	}
-	// The watch starts from a list, so that no event is missed in between.
-	list, err := clientset.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGroup})
-	Expect(err).NotTo(HaveOccurred())
-	for i := range list.Items {
-		w.observe(watch.Added, &list.Items[i])
-	}
-	watchCtx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	rw, err := watchtools.NewRetryWatcherWithContext(watchCtx, list.ResourceVersion, podWatcher{})
-	Expect(err).NotTo(HaveOccurred())
-	go func() {
-		defer close(w.done)
-		defer rw.Stop()
-		for {
-			select {
-			case <-watchCtx.Done():
-				return
-			case ev, ok := <-rw.ResultChan():
-				if !ok {
-					if watchCtx.Err() == nil {
-						w.fail(fmt.Errorf("the pod watch closed early"))
-					}
-					return
-				}
-				if ev.Type == watch.Error {
-					w.fail(fmt.Errorf("pod watch error: %v", ev.Object))
-					continue
-				}
-				if pod, ok := ev.Object.(*corev1.Pod); ok {
-					w.observe(ev.Type, pod)
-				}
-			}
-		}
-	}()
-	return w
-}
-
-func (w *overlapWatcher) observe(t watch.EventType, pod *corev1.Pod) {
-	key := groupKey{Namespace: pod.Namespace, Group: pod.Labels[v1alpha1.LabelGroup]}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.live[key] == nil {
-		w.live[key] = map[types.UID]bool{}
-	}
-	rec := w.byUID[pod.UID]
-	if rec == nil {
-		rec = &podRecord{Name: pod.Name, Item: pod.Annotations[v1alpha1.AnnotationItem]}
-		w.byUID[pod.UID] = rec
-		w.history[key] = append(w.history[key], rec)
-	}
-	rec.Phase = pod.Status.Phase
-	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-	if t == watch.Deleted || terminal {
-		delete(w.live[key], pod.UID)
-		rec.Ended = true
-		return
-	}
-	if t != watch.Added && t != watch.Modified {
-		return
-	}
-	w.live[key][pod.UID] = true
-	if n := len(w.live[key]); n > w.max[key] {
-		w.max[key] = n
-	}
-	if len(w.live[key]) >= 2 {
-		var live []string
-		for uid := range w.live[key] {
-			live = append(live, w.byUID[uid].Name)
-		}
-		sort.Strings(live)
-		w.overlap = append(w.overlap, fmt.Sprintf("%s: group %s/%s had live pods %v",
-			time.Now().Format(time.RFC3339Nano), key.Namespace, key.Group, live))
-	}
-}
-
-func (w *overlapWatcher) fail(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.failure == nil {
-		w.failure = err
-	}
-}
-
-// podsOf returns copies of the records of the group's pods, in the order they appeared.
-func (w *overlapWatcher) podsOf(namespace, group string) []podRecord {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []podRecord
-	for _, r := range w.history[groupKey{Namespace: namespace, Group: group}] {
-		out = append(out, *r)
-	}
-	return out
-}
-
-// maxLive returns the most live pods the group had at once.
-func (w *overlapWatcher) maxLive(namespace, group string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.max[groupKey{Namespace: namespace, Group: group}]
-}
-
-func (w *overlapWatcher) overlaps() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.overlap...)
-}
-
-// stop stops the watcher; it returns an error if the watch broke, since it may have missed events.
-func (w *overlapWatcher) stop() error {
-	w.cancel()
-	select {
-	case <-w.done:
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("the overlap watcher did not stop")
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.failure
 }

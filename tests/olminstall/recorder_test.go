@@ -14,7 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // transition is a change of an object's phase (or state) as a watch showed it.
@@ -34,13 +35,11 @@ type phaseRecorder struct {
 	namespace string
 	field     []string
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	watch *support.Watch
 
 	mu          sync.Mutex
 	last        map[string]string
 	transitions []transition
-	failure     error
 }
 
 type dynWatcher struct {
@@ -55,40 +54,23 @@ func (w dynWatcher) WatchWithContext(ctx context.Context, options metav1.ListOpt
 // startPhaseRecorder starts recording the field (a path under the object) of the resource's
 // objects in the namespace.
 func startPhaseRecorder(ctx context.Context, gvr schema.GroupVersionResource, namespace string, field ...string) *phaseRecorder {
-	r := &phaseRecorder{gvr: gvr, namespace: namespace, field: field, done: make(chan struct{}), last: map[string]string{}}
+	r := &phaseRecorder{gvr: gvr, namespace: namespace, field: field, last: map[string]string{}}
 	list, err := dynClient.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	for i := range list.Items {
 		r.observe(watch.Added, &list.Items[i])
 	}
-	watchCtx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	rw, err := watchtools.NewRetryWatcherWithContext(watchCtx, list.GetResourceVersion(), dynWatcher{gvr: gvr, namespace: namespace})
-	Expect(err).NotTo(HaveOccurred())
-	go func() {
-		defer close(r.done)
-		defer rw.Stop()
-		for {
-			select {
-			case <-watchCtx.Done():
-				return
-			case ev, ok := <-rw.ResultChan():
-				if !ok {
-					if watchCtx.Err() == nil {
-						r.fail(fmt.Errorf("the %s watch closed early", gvr.Resource))
-					}
-					return
-				}
-				if ev.Type == watch.Error {
-					r.fail(fmt.Errorf("%s watch error: %v", gvr.Resource, ev.Object))
-					continue
-				}
-				if u, ok := ev.Object.(*unstructured.Unstructured); ok {
-					r.observe(ev.Type, u)
-				}
+	r.watch, err = support.Follow(ctx, list.GetResourceVersion(), dynWatcher{gvr: gvr, namespace: namespace},
+		gvr.Resource+" watch", func(ev watch.Event) error {
+			if ev.Type == watch.Error {
+				return fmt.Errorf("%s watch error: %v", gvr.Resource, ev.Object)
 			}
-		}
-	}()
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+				r.observe(ev.Type, u)
+			}
+			return nil
+		})
+	Expect(err).NotTo(HaveOccurred())
 	return r
 }
 
@@ -112,25 +94,9 @@ func (r *phaseRecorder) observe(t watch.EventType, u *unstructured.Unstructured)
 	r.transitions = append(r.transitions, transition{At: time.Now(), Name: u.GetName(), Value: value, Reason: reason, Message: message})
 }
 
-func (r *phaseRecorder) fail(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.failure == nil {
-		r.failure = err
-	}
-}
-
 // stop stops the watch; it returns an error if the watch broke, since it may have missed changes.
 func (r *phaseRecorder) stop() error {
-	r.cancel()
-	select {
-	case <-r.done:
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("the %s recorder did not stop", r.gvr.Resource)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failure
+	return r.watch.Stop()
 }
 
 // all returns the transitions seen so far.

@@ -26,7 +26,6 @@ package olminstall
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -42,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // Polling of Eventually and Consistently; each call states its own timeout.
@@ -52,14 +52,14 @@ const labelSuite = "olminstall.oaat.io/suite"
 
 var (
 	env             testEnv
-	cluster         *localCluster
+	cluster         *support.Cluster
 	adminKubeconfig string
 	adminCfg        *rest.Config
 	k8sClient       client.Client // not cached: every assertion reads the API server itself
 	clientset       kubernetes.Interface
 	dynClient       dynamic.Interface
 
-	olmProc, catalogProc, opmProc *process
+	olmProc, catalogProc, opmProc *support.Process
 	catalog                       *servedCatalog
 )
 
@@ -76,19 +76,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	env, err = loadEnv()
 	Expect(err).NotTo(HaveOccurred())
 
-	cluster = &localCluster{
-		script:   filepath.Join(env.repoRoot, "hack", "cluster", "cluster.sh"),
-		stateDir: filepath.Join(env.repoRoot, ".state", "olm-cluster"),
-	}
+	cluster = support.NewCluster(env.repoRoot, "olm-cluster", GinkgoWriter)
 	// Registered before anything starts, so that whatever did start is stopped even when the
 	// suite fails half-way through its set-up.
 	DeferCleanup(tearDown)
 
 	start := time.Now()
-	Expect(cluster.purge(ctx)).To(Succeed(), "removing the state of an earlier run")
-	adminKubeconfig, err = cluster.up(ctx)
+	Expect(cluster.Purge(ctx)).To(Succeed(), "removing the state of an earlier run")
+	adminKubeconfig, err = cluster.Up(ctx)
 	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
-	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.stateDir)
+	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.StateDir)
 
 	adminCfg, err = clientcmd.BuildConfigFromFlags("", adminKubeconfig)
 	Expect(err).NotTo(HaveOccurred())
@@ -123,12 +120,12 @@ func tearDown() {
 	pids := map[string]int{}
 	for i := len(procs) - 1; i >= 0; i-- {
 		p := procs[i]
-		pids[p.name] = p.pid()
-		if err := p.stop(20 * time.Second); err != nil {
+		pids[p.Name] = p.PID()
+		if err := p.Stop(20 * time.Second); err != nil {
 			problems = append(problems, err.Error())
 		}
-		if !p.reaped() {
-			problems = append(problems, "process left running: "+p.name+" pid "+itoa(p.pid()))
+		if !p.Reaped() {
+			problems = append(problems, "process left running: "+p.Name+" pid "+itoa(p.PID()))
 		}
 	}
 	if catalog != nil && catalog.dir != "" {
@@ -137,8 +134,8 @@ func tearDown() {
 		}
 	}
 	if cluster != nil {
-		clusterPIDs := cluster.pids()
-		if err := cluster.down(); err != nil {
+		clusterPIDs := cluster.PIDs()
+		if err := cluster.Down(); err != nil {
 			problems = append(problems, "stopping the local cluster: "+err.Error())
 		}
 		// cluster.sh takes a process for gone once its command line is empty, which happens a
@@ -146,18 +143,18 @@ func tearDown() {
 		deadline := time.Now().Add(10 * time.Second)
 		for name, pid := range clusterPIDs {
 			pids[name] = pid
-			for processAlive(pid) && time.Now().Before(deadline) {
+			for support.ProcessAlive(pid) && time.Now().Before(deadline) {
 				time.Sleep(100 * time.Millisecond)
 			}
-			if processAlive(pid) {
+			if support.ProcessAlive(pid) {
 				problems = append(problems, "process left running: "+name+" pid "+itoa(pid))
 			}
 		}
 	}
 	if cluster != nil {
 		// Whatever the pid files do not know of: anything still using the state directory.
-		for _, p := range processesUsing(cluster.stateDir) {
-			problems = append(problems, "process left running that uses "+cluster.stateDir+": "+p)
+		for _, p := range support.ProcessesUsing(cluster.StateDir) {
+			problems = append(problems, "process left running that uses "+cluster.StateDir+": "+p)
 		}
 	}
 	GinkgoWriter.Printf("Stopped processes: %v\n", pids)
@@ -167,8 +164,8 @@ func tearDown() {
 // expectRunning fails at once, with the end of its log, if one of OLM's processes or opm serve
 // exited: waiting out a timeout would only hide the reason.
 func expectRunning() {
-	for _, p := range []*process{olmProc, catalogProc, opmProc} {
-		if err := p.unexpectedExit(); err != nil {
+	for _, p := range []*support.Process{olmProc, catalogProc, opmProc} {
+		if err := p.UnexpectedExit(30); err != nil {
 			StopTrying("a process of the suite exited").Wrap(err).Now()
 		}
 	}

@@ -1,7 +1,9 @@
-// Package support holds what the integration suite (tests/integration) and the end-to-end suite
-// (tests/e2e) share: the tracker of live pods that checks the operator's invariant (at most one
-// live pod per OaatGroup) from pod watch events, the watch that feeds it, helpers that read an
-// OaatGroup's status and pods, and the check that the binaries a suite runs exist.
+// Package support holds what the integration suite (tests/integration), the end-to-end suite
+// (tests/e2e) and the OLM install suite (tests/olminstall) share: the tracker of live pods that
+// checks the operator's invariant (at most one live pod per OaatGroup) from pod watch events, the
+// watch that feeds it, helpers that read an OaatGroup's status and pods, the check that the
+// binaries a suite runs exist, the wrapper of the local cluster (hack/cluster/cluster.sh) and the
+// child processes a suite runs outside the cluster.
 package support
 
 import (
@@ -98,7 +100,8 @@ type OverlapTracker struct {
 
 	mu       sync.Mutex
 	live     map[GroupKey]map[types.UID]string // live pod UID → pod name
-	history  map[GroupKey][]*PodRecord         // nil unless KeepHistory
+	maxLive  map[GroupKey]int
+	history  map[GroupKey][]*PodRecord // nil unless KeepHistory
 	byUID    map[types.UID]*PodRecord
 	overlaps []Overlap
 }
@@ -109,6 +112,7 @@ func NewOverlapTracker(opts OverlapTrackerOptions) *OverlapTracker {
 		testPodLabel: opts.TestPodLabel,
 		clock:        opts.Clock,
 		live:         map[GroupKey]map[types.UID]string{},
+		maxLive:      map[GroupKey]int{},
 	}
 	if t.clock == nil {
 		t.clock = clock.RealClock{}
@@ -150,6 +154,7 @@ func (t *OverlapTracker) Observe(ev watch.Event) error {
 		return nil
 	}
 	t.live[key][pod.UID] = pod.Name
+	t.maxLive[key] = max(t.maxLive[key], len(t.live[key]))
 	if len(t.live[key]) >= 2 {
 		names := make([]string, 0, len(t.live[key]))
 		for _, name := range t.live[key] {
@@ -185,6 +190,14 @@ func (t *OverlapTracker) Overlaps() []Overlap {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]Overlap(nil), t.overlaps...)
+}
+
+// MaxLive returns the most live pods the group had at once: 0 if the tracker never saw one live,
+// 1 if its pods never overlapped.
+func (t *OverlapTracker) MaxLive(namespace, group string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.maxLive[GroupKey{Namespace: namespace, Group: group}]
 }
 
 // OverlapsIn returns the overlaps seen in the namespace, in the order seen.

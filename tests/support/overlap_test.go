@@ -267,3 +267,25 @@ func TestOverlapTrackerWithoutHistory(t *testing.T) {
 		t.Errorf("Describe without history = %q, want %q", got, want)
 	}
 }
+
+func TestOverlapTrackerMaxLive(t *testing.T) {
+	tracker, _ := newTestTracker(false)
+	if got := tracker.MaxLive("ns", "g"); got != 0 {
+		t.Errorf("MaxLive before any event = %d, want 0", got)
+	}
+	observeAll(t, tracker,
+		added(pod("ns", "g", "a", corev1.PodSucceeded)), // never live
+		added(pod("ns", "g", "b", corev1.PodRunning)),
+		modified(pod("ns", "g", "b", corev1.PodSucceeded)),
+		added(pod("ns", "g", "c", corev1.PodPending)),
+		added(pod("other", "g", "d", corev1.PodRunning)),
+		added(pod("other", "g", "e", corev1.PodRunning)),
+		added(testPod(pod("ns", "g", "rogue", corev1.PodRunning))),
+	)
+	if got := tracker.MaxLive("ns", "g"); got != 1 {
+		t.Errorf("MaxLive(ns, g) = %d, want 1", got)
+	}
+	if got := tracker.MaxLive("other", "g"); got != 2 {
+		t.Errorf("MaxLive(other, g) = %d, want 2", got)
+	}
+}

@@ -2,7 +2,6 @@ package support
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -19,15 +19,87 @@ import (
 // stopTimeout bounds how long Stop waits for the watch to end.
 const stopTimeout = 10 * time.Second
 
-// PodWatch feeds an OverlapTracker with the watch events of the pods that carry an OaatGroup's
-// label, until Stop.
-type PodWatch struct {
+// Watch follows, from a resource version, the events of a watch that a RetryWatcher restarts
+// when it ends, and hands each to a function in order, until Stop. It records the first error:
+// an ERROR event the function reports, or the watch ending before Stop.
+type Watch struct {
+	what   string
 	cancel context.CancelFunc
 	done   chan struct{}
-	listed []string
 
 	mu  sync.Mutex
 	err error
+}
+
+// Follow starts a RetryWatcher of watcher from resourceVersion (that of a list, so that no event
+// is missed in between) and gives each event to handle, in order; an error handle returns is
+// recorded (see Err). what names the watch in errors, e.g. "pod watch of all namespaces". ctx
+// bounds nothing but its values: the watch runs until Stop.
+func Follow(ctx context.Context, resourceVersion string, watcher cache.WatcherWithContext, what string,
+	handle func(watch.Event) error) (*Watch, error) {
+	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rw, err := watchtools.NewRetryWatcherWithContext(watchCtx, resourceVersion, watcher)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("starting the %s: %w", what, err)
+	}
+	w := &Watch{what: what, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer rw.Stop()
+		for {
+			select {
+			case <-watchCtx.Done():
+				return
+			case ev, ok := <-rw.ResultChan():
+				if !ok {
+					if watchCtx.Err() == nil {
+						w.fail(fmt.Errorf("the %s closed early", what))
+					}
+					return
+				}
+				if err := handle(ev); err != nil {
+					w.fail(err)
+				}
+			}
+		}
+	}()
+	return w, nil
+}
+
+func (w *Watch) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// Err returns why the watch may have missed events (an error of the handler, such as for an
+// ERROR event, or the watch ended before Stop), nil when it has not.
+func (w *Watch) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Stop ends the watch and waits for it to end. It returns an error if the watch broke (see Err),
+// since events may then have been missed, or if it did not end within 10 s.
+func (w *Watch) Stop() error {
+	w.cancel()
+	select {
+	case <-w.done:
+	case <-time.After(stopTimeout):
+		return fmt.Errorf("the %s did not stop", w.what)
+	}
+	return w.Err()
+}
+
+// PodWatch feeds an OverlapTracker with the watch events of the pods that carry an OaatGroup's
+// label, until Stop.
+type PodWatch struct {
+	*Watch
+	listed []string
 }
 
 // WatchPods lists the pods of the namespace (metav1.NamespaceAll for every namespace) that carry
@@ -40,40 +112,16 @@ func WatchPods(ctx context.Context, clientset kubernetes.Interface, namespace st
 	if err != nil {
 		return nil, fmt.Errorf("listing the pods to watch in %s: %w", describeNamespace(namespace), err)
 	}
-	w := &PodWatch{done: make(chan struct{})}
+	w := &PodWatch{}
 	for i := range list.Items {
 		w.listed = append(w.listed, list.Items[i].Name)
 		// An ADDED event is never an error.
 		_ = tracker.Observe(watch.Event{Type: watch.Added, Object: &list.Items[i]})
 	}
-
-	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	w.cancel = cancel
-	rw, err := watchtools.NewRetryWatcherWithContext(watchCtx, list.ResourceVersion, podWatcher{pods: pods})
+	w.Watch, err = Follow(ctx, list.ResourceVersion, podWatcher{pods: pods}, "pod watch of "+describeNamespace(namespace), tracker.Observe)
 	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("watching the pods in %s: %w", describeNamespace(namespace), err)
+		return nil, err
 	}
-	go func() {
-		defer close(w.done)
-		defer rw.Stop()
-		for {
-			select {
-			case <-watchCtx.Done():
-				return
-			case ev, ok := <-rw.ResultChan():
-				if !ok {
-					if watchCtx.Err() == nil {
-						w.fail(fmt.Errorf("the pod watch of %s closed early", describeNamespace(namespace)))
-					}
-					return
-				}
-				if err := tracker.Observe(ev); err != nil {
-					w.fail(err)
-				}
-			}
-		}
-	}()
 	return w, nil
 }
 
@@ -98,32 +146,4 @@ func describeNamespace(namespace string) string {
 // Listed returns the names of the pods the initial list held, which the tracker got as ADDED.
 func (w *PodWatch) Listed() []string {
 	return w.listed
-}
-
-func (w *PodWatch) fail(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err == nil {
-		w.err = err
-	}
-}
-
-// Err returns why the watch may have missed pod events (an ERROR event, or the watch ended
-// before Stop), nil when it has not: then the tracker has seen every event so far.
-func (w *PodWatch) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
-// Stop ends the watch and waits for it to end. It returns an error if the watch broke (see Err),
-// since the tracker may then have missed an overlap, or if it did not end within 10 s.
-func (w *PodWatch) Stop() error {
-	w.cancel()
-	select {
-	case <-w.done:
-	case <-time.After(stopTimeout):
-		return errors.New("the pod watch did not stop")
-	}
-	return w.Err()
 }
