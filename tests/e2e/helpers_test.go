@@ -214,8 +214,14 @@ func groupEvents(ctx context.Context, g Gomega, group string, reasons ...string)
 // outcomeRecords counts the RunSucceeded and RunFailed events about the group that name the pod,
 // each event counted as often as its series says it happened.
 func outcomeRecords(ctx context.Context, g Gomega, group, pod string) (succeeded, failed int) {
+	return countOutcomes(ctx, g, group, func(note string) bool { return strings.Contains(note, " in pod "+pod+":") })
+}
+
+// countOutcomes counts the RunSucceeded and RunFailed events about the group whose note matches,
+// each event counted as often as its series says it happened.
+func countOutcomes(ctx context.Context, g Gomega, group string, matches func(note string) bool) (succeeded, failed int) {
 	for _, e := range groupEvents(ctx, g, group, v1alpha1.ReasonRunSucceeded, v1alpha1.ReasonRunFailed) {
-		if !strings.Contains(e.Note, " in pod "+pod+":") {
+		if !matches(e.Note) {
 			continue
 		}
 		n := 1

@@ -298,19 +298,5 @@ func podRunSeconds(g Gomega, pod *corev1.Pod) float64 {
 // event counted as often as its series says it happened.
 func itemOutcomeRecords(ctx context.Context, g Gomega, group, item string) (succeeded, failed int) {
 	prefix := fmt.Sprintf("Item %q ", item)
-	for _, e := range groupEvents(ctx, g, group, v1alpha1.ReasonRunSucceeded, v1alpha1.ReasonRunFailed) {
-		if !strings.HasPrefix(e.Note, prefix) {
-			continue
-		}
-		n := 1
-		if e.Series != nil {
-			n = int(e.Series.Count)
-		}
-		if e.Reason == v1alpha1.ReasonRunSucceeded {
-			succeeded += n
-		} else {
-			failed += n
-		}
-	}
-	return succeeded, failed
+	return countOutcomes(ctx, g, group, func(note string) bool { return strings.HasPrefix(note, prefix) })
 }
