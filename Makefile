@@ -197,12 +197,15 @@ system-packages: ## Install the Debian packages the tests need (prometheus) if m
 # shorter than go test's, so that on a timeout the suite still stops the cluster and the operator.
 E2E_TIMEOUT ?= 20m
 E2E_GINKGO_TIMEOUT ?= 18m
+# E2E_FOCUS runs only the specs whose description matches this regular expression.
+E2E_FOCUS ?=
 
 .PHONY: test-e2e
 test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager.
 	go vet -tags e2e ./tests/e2e/
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager \
-		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT)
+		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
+		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
 
 # The OLM install test (tests/olminstall, build tag olminstall) installs bundle/ as a user of OLM
 # does, on a local cluster of its own (.state/olm-cluster, purged at each start): OLM's CRDs (of the

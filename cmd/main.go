@@ -7,6 +7,8 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	// Blackout windows name IANA time zones: the image may have no zone database of its own.
+	_ "time/tzdata"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"

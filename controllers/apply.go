@@ -38,7 +38,7 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 		}
 	}
 	for _, run := range plan.Finished {
-		r.Runs.Observe(group.Namespace, group.Name, run.Item, run.Succeeded, run.Duration)
+		r.Runs.Observe(group.Namespace, group.Name, run.Item, string(run.Result), run.Duration)
 	}
 	r.announce(ctx, group, plan.Events...)
 

@@ -16,6 +16,12 @@ const (
 	LabelRun = "oaat.io/run"
 	// AnnotationItem holds the exact item a pod runs.
 	AnnotationItem = "oaat.io/item"
+	// AnnotationReset starts a new round of a group when its value changes (any value, for
+	// example a timestamp): in mode EachOnce every item runs again until it succeeds once more.
+	AnnotationReset = "oaat.io/reset"
+	// AnnotationPauseNewJobs is the original oaat-operator's annotation: with the value "true"
+	// no new item starts, as with spec.suspend. Other values are ignored.
+	AnnotationPauseNewJobs = "pause_new_jobs"
 	// EnvItem is the environment variable that holds the item in every container.
 	EnvItem = "OAAT_ITEM"
 )
@@ -26,6 +32,13 @@ const (
 	ConditionReady = "Ready"
 	// ConditionRunning is True while an item pod of the group is active.
 	ConditionRunning = "Running"
+	// ConditionSuspended is True while no new item may start because of spec.suspend or the
+	// pause_new_jobs annotation.
+	ConditionSuspended = "Suspended"
+	// ConditionParked is True while items are parked after a do-not-retry exit code.
+	ConditionParked = "Parked"
+	// ConditionComplete is, in mode EachOnce, True once every item has succeeded in the round.
+	ConditionComplete = "Complete"
 )
 
 // Reasons of the Ready condition.
@@ -64,4 +77,56 @@ const (
 	// ReasonPodNotFound: the run's pod does not exist (deleted while the operator was away, or
 	// never created because the operator stopped between deciding and creating).
 	ReasonPodNotFound = "PodNotFound"
+	// ReasonDeadlineExceeded: the run took longer than spec.runTimeout and was stopped.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonInterrupted: the run was stopped because a blackout window with stopRunning opened;
+	// it counts as neither success nor failure.
+	ReasonInterrupted = "Interrupted"
+	// ReasonRunInterrupted: the event of an interrupted run.
+	ReasonRunInterrupted = "RunInterrupted"
+	// ReasonRunStopping: the operator is deleting the pod of a run it stops.
+	ReasonRunStopping = "RunStopping"
+	// ReasonItemParked: an item exited with a do-not-retry exit code and waits for a spec change.
+	ReasonItemParked = "ItemParked"
+	// ReasonGroupReset: the oaat.io/reset annotation started a new round.
+	ReasonGroupReset = "GroupReset"
+)
+
+// Reasons of the Suspended, Parked and Complete conditions.
+const (
+	// ReasonSpecSuspend: spec.suspend is true.
+	ReasonSpecSuspend = "SpecSuspend"
+	// ReasonPauseAnnotation: the pause_new_jobs annotation is "true".
+	ReasonPauseAnnotation = "PauseAnnotation"
+	// ReasonResumed: nothing suspends the group any more.
+	ReasonResumed = "Resumed"
+	// ReasonItemsParked: some items are parked.
+	ReasonItemsParked = "ItemsParked"
+	// ReasonNoneParked: no item is parked.
+	ReasonNoneParked = "NoneParked"
+	// ReasonAllSucceeded: every item succeeded in the round (mode EachOnce).
+	ReasonAllSucceeded = "AllSucceeded"
+	// ReasonItemsPending: some items have not succeeded in the round yet (mode EachOnce).
+	ReasonItemsPending = "ItemsPending"
+)
+
+// Wait reasons of ItemStatus.waitReason: why an item does not start now.
+const (
+	// WaitRunning: the item is the group's current run.
+	WaitRunning = "Running"
+	// WaitSucceededRecently: the item succeeded less than frequency ago.
+	WaitSucceededRecently = "SucceededRecently"
+	// WaitCoolingOff: the item failed less than its cool-off ago.
+	WaitCoolingOff = "CoolingOff"
+	// WaitBlackout: a blackout window is open when the item would be eligible.
+	WaitBlackout = "Blackout"
+	// WaitOverrun: the item's expected run time would reach into a blackout window with
+	// avoidOverrun.
+	WaitOverrun = "Overrun"
+	// WaitSuspended: the group is suspended.
+	WaitSuspended = "Suspended"
+	// WaitParked: the item is parked until the group's spec changes.
+	WaitParked = "Parked"
+	// WaitDone: in mode EachOnce the item has succeeded in this round.
+	WaitDone = "Done"
 )

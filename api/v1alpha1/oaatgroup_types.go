@@ -15,6 +15,7 @@ import (
 type Duration string
 
 // OaatGroupSpec lists the items to run one at a time and how often.
+// +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.backoff.policy) || self.backoff.policy != 'Exponential' || has(self.failureCoolOff)",message="backoff.policy Exponential needs failureCoolOff: it is the first cool-off, which doubles with each further failure"
 type OaatGroupSpec struct {
 	// oaatType is the name of the OaatType, in the same namespace, that says what running an
 	// item means.
@@ -49,6 +50,53 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Failure cool-off",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
 	FailureCoolOff Duration `json:"failureCoolOff,omitempty"`
+
+	// backoff says how a failed item's cool-off grows with its consecutive failures; absent
+	// means Fixed: every failure waits failureCoolOff.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Backoff",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:backoff"}
+	// +optional
+	Backoff *Backoff `json:"backoff,omitempty"`
+
+	// blackoutWindows are times of day during which no item starts; the group waits for the
+	// window's end.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Blackout windows",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:blackoutWindows"}
+	// +optional
+	BlackoutWindows []BlackoutWindow `json:"blackoutWindows,omitempty"`
+
+	// exitCodes classify the exit codes of failed item pods: codes that count as success and
+	// codes after which the item is parked rather than retried.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Exit codes",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:exitCodes"}
+	// +optional
+	ExitCodes *ExitCodes `json:"exitCodes,omitempty"`
+
+	// mode is Continuous (each item runs again every frequency) or EachOnce (each item runs
+	// until it succeeds once; then the group is Complete until an item is added or the group is
+	// reset with the oaat.io/reset annotation).
+	// +kubebuilder:default=Continuous
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Continuous","urn:alm:descriptor:com.tectonic.ui:select:EachOnce"}
+	// +optional
+	Mode GroupMode `json:"mode,omitempty"`
+
+	// suspend stops new items from starting while true; a running item finishes. The
+	// annotation pause_new_jobs: "true" has the same effect.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Suspend",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// runTimeout is the longest a run may take, counted from its start, Pending time included:
+	// a run that exceeds it is stopped and counted as a failure with reason DeadlineExceeded.
+	// Absent means no limit.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Run timeout",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	RunTimeout Duration `json:"runTimeout,omitempty"`
+
+	// podHistory says how many finished pods to keep per item, for succeeded and for failed
+	// runs; absent keeps the latest finished pod of each item, whatever its result.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:podHistory"}
+	// +optional
+	PodHistory *PodHistory `json:"podHistory,omitempty"`
 }
 
 // CurrentRun is the run of an item that the operator has started and whose outcome it has not
@@ -69,6 +117,13 @@ type CurrentRun struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Run started at",xDescriptors={"urn:alm:descriptor:text"}
 	// +required
 	StartedAt metav1.Time `json:"startedAt"`
+
+	// stopReason is set once the operator has decided to stop the run: DeadlineExceeded (it ran
+	// longer than spec.runTimeout) or Interrupted (a blackout window with stopRunning opened).
+	// The pod is deleted after this is written, and the run is recorded with this reason.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Stop reason",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	StopReason string `json:"stopReason,omitempty"`
 }
 
 // ItemStatus is the history of one item of the group.
@@ -116,6 +171,36 @@ type ItemStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last pod",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	LastPodName string `json:"lastPodName,omitempty"`
+
+	// recentRunSeconds are the durations, in seconds, of the item's latest finished runs that
+	// were not interrupted, newest last (at most 5). Their maximum is the item's expected run
+	// time for blackout windows with avoidOverrun.
+	// +kubebuilder:validation:MaxItems=5
+	// +listType=atomic
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Recent run seconds",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	RecentRunSeconds []int64 `json:"recentRunSeconds,omitempty"`
+
+	// parkedGeneration is the group generation in which the item's last run exited with an
+	// exit code of spec.exitCodes.doNotRetry; the item does not start again while the group's
+	// generation is the same. Zero when not parked.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Parked in generation",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	ParkedGeneration int64 `json:"parkedGeneration,omitempty"`
+
+	// nextEligibleAt is when the item may start next as far as its history and the schedule
+	// say, absent when it may start now or waits for no time (see waitReason). An eligible item
+	// still waits for the group's running item and for its turn.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next eligible at",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	NextEligibleAt *metav1.Time `json:"nextEligibleAt,omitempty"`
+
+	// waitReason says why the item does not start before nextEligibleAt: Running,
+	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked or Done; absent when
+	// nothing holds it. Once nextEligibleAt has passed the reason no longer applies.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	WaitReason string `json:"waitReason,omitempty"`
 }
 
 // OaatGroupStatus is the observed state of an OaatGroup.
@@ -155,6 +240,18 @@ type OaatGroupStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Item history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	Items []ItemStatus `json:"items,omitempty"`
+
+	// observedReset is the value of the oaat.io/reset annotation that the operator last acted
+	// on; a different value starts a new round (see roundStartedAt).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Observed reset",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	ObservedReset string `json:"observedReset,omitempty"`
+
+	// roundStartedAt is when the group was last reset: in mode EachOnce an item is done when it
+	// succeeded after this instant (any success when absent).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Round started at",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	RoundStartedAt *metav1.Time `json:"roundStartedAt,omitempty"`
 }
 
 // OaatGroup runs a set of items one at a time: at most one item pod of the group is live at any

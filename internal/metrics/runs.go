@@ -6,14 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Label values of the result label.
-const (
-	// ResultSucceeded is the result of a run whose pod succeeded.
-	ResultSucceeded = "succeeded"
-	// ResultFailed is the result of a run whose pod failed or disappeared.
-	ResultFailed = "failed"
-)
-
 // runBuckets spread from a second to eight hours: item runs range from quick checks to backups.
 var runBuckets = []float64{1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800}
 
@@ -39,12 +31,8 @@ func NewRunMetrics() *RunMetrics {
 	}
 }
 
-// Observe records one finished run.
-func (m *RunMetrics) Observe(namespace, group, item string, succeeded bool, d time.Duration) {
-	result := ResultFailed
-	if succeeded {
-		result = ResultSucceeded
-	}
+// Observe records one finished run; result is succeeded, failed or interrupted.
+func (m *RunMetrics) Observe(namespace, group, item, result string, d time.Duration) {
 	m.duration.WithLabelValues(namespace, group, item, result).Observe(d.Seconds())
 	m.total.WithLabelValues(namespace, group, item, result).Inc()
 }

@@ -10,9 +10,9 @@ import (
 
 func TestRunMetricsObserve(t *testing.T) {
 	m := NewRunMetrics()
-	m.Observe("ns", "backups", "/srv/photos", true, 90*time.Second)
-	m.Observe("ns", "backups", "/srv/photos", false, 3*time.Second)
-	m.Observe("ns", "backups", "/srv/photos", false, 4*time.Second)
+	m.Observe("ns", "backups", "/srv/photos", "succeeded", 90*time.Second)
+	m.Observe("ns", "backups", "/srv/photos", "failed", 3*time.Second)
+	m.Observe("ns", "backups", "/srv/photos", "failed", 4*time.Second)
 
 	want := `
 # HELP oaat_item_runs_total Finished item runs.
@@ -49,7 +49,7 @@ oaat_item_run_duration_seconds_sum{group="backups",item="/srv/photos",namespace=
 oaat_item_run_duration_seconds_count{group="backups",item="/srv/photos",namespace="ns",result="succeeded"} 1
 `
 	m2 := NewRunMetrics()
-	m2.Observe("ns", "backups", "/srv/photos", true, 90*time.Second)
+	m2.Observe("ns", "backups", "/srv/photos", "succeeded", 90*time.Second)
 	if err := testutil.CollectAndCompare(m2.duration, strings.NewReader(wantHist)); err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +57,9 @@ oaat_item_run_duration_seconds_count{group="backups",item="/srv/photos",namespac
 
 func TestRunMetricsForget(t *testing.T) {
 	m := NewRunMetrics()
-	m.Observe("ns", "gone", "a", true, time.Second)
-	m.Observe("ns", "kept", "a", false, time.Second)
-	m.Observe("other", "gone", "a", true, time.Second)
+	m.Observe("ns", "gone", "a", "succeeded", time.Second)
+	m.Observe("ns", "kept", "a", "failed", time.Second)
+	m.Observe("other", "gone", "a", "succeeded", time.Second)
 	m.Forget("ns", "gone")
 
 	want := `

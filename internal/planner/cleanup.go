@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,29 +25,51 @@ func (d *decision) deleteRoguePods() {
 	}
 }
 
-// pruneHistory deletes the group's finished pods of each item except the latest, so that the
-// logs of the last run stay readable.
+// pruneHistory deletes the group's finished pods beyond spec.podHistory, the oldest runs of
+// each item first, so that the logs of recent runs stay readable. Without podHistory the latest
+// finished pod of each item is kept, whatever its result.
 func (d *decision) pruneHistory() {
-	latest := map[string]*corev1.Pod{}
 	var finished []*corev1.Pod
 	for _, pod := range append([]*corev1.Pod{d.pods.current}, d.pods.others...) {
 		if pod == nil || !terminal(pod) || !metav1.IsControlledBy(pod, d.group) {
 			continue
 		}
-		item, ok := pod.Annotations[v1alpha1.AnnotationItem]
-		if !ok {
-			continue
-		}
-		finished = append(finished, pod)
-		if kept := latest[item]; kept == nil || RunNumber(pod) > RunNumber(kept) {
-			latest[item] = pod
+		if _, ok := pod.Annotations[v1alpha1.AnnotationItem]; ok {
+			finished = append(finished, pod)
 		}
 	}
+	slices.SortStableFunc(finished, func(a, b *corev1.Pod) int { return cmp.Compare(RunNumber(b), RunNumber(a)) })
+	type class struct {
+		item   string
+		result Result
+	}
+	kept := map[class]int32{}
 	for _, pod := range finished {
-		if latest[pod.Annotations[v1alpha1.AnnotationItem]] != pod && pod.DeletionTimestamp == nil {
+		c := class{item: pod.Annotations[v1alpha1.AnnotationItem]}
+		limit := int32(1)
+		if h := d.group.Spec.PodHistory; h != nil {
+			c.result = d.endedPod(pod).result
+			limit = keep(h.Failed)
+			if c.result == ResultSucceeded {
+				limit = keep(h.Succeeded)
+			}
+		}
+		if kept[c] < limit {
+			kept[c]++
+			continue
+		}
+		if pod.DeletionTimestamp == nil {
 			d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod})
 		}
 	}
+}
+
+// keep is a podHistory count: absent means one.
+func keep(count *int32) int32 {
+	if count == nil {
+		return 1
+	}
+	return *count
 }
 
 // syncItems lists the items of the spec in its order, keeping their history, and drops the

@@ -16,7 +16,10 @@ type decision struct {
 	// stamp is the decision time as status stores it (whole seconds), so that what is written is
 	// exactly what is read back.
 	stamp metav1.Time
-	plan  Plan
+	// policy is the group's spec as read for decisions; policyErr says why it cannot be used.
+	policy    policy
+	policyErr error
+	plan      Plan
 }
 
 func newDecision(in Input) *decision {
@@ -26,6 +29,7 @@ func newDecision(in Input) *decision {
 		pods:  sortPods(in.Group, in.Pods),
 		stamp: metav1.NewTime(in.Now.Truncate(time.Second)),
 	}
+	d.policy, d.policyErr = readPolicy(in.Group)
 	d.plan.Status = *in.Group.Status.DeepCopy()
 	d.plan.Status.ObservedGeneration = in.Group.Generation
 	d.plan.Status.ItemCount = int32(len(in.Group.Spec.OaatItems))

@@ -10,6 +10,9 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
+// maxRecentRuns is how many run durations an item keeps in status.
+const maxRecentRuns = 5
+
 // recordCurrentRun records the outcome of the current run once its pod has ended or is gone.
 // A pod that is being deleted but still runs is waited for, so that it cannot overlap the next.
 func (d *decision) recordCurrentRun() {
@@ -22,24 +25,29 @@ func (d *decision) recordCurrentRun() {
 	switch {
 	case pod == nil:
 		out = ended{
+			result:     ResultFailed,
 			finishedAt: d.stamp,
 			reason:     v1alpha1.ReasonPodNotFound,
 			detail:     "its pod no longer exists: deleted before it ended, or never created",
 		}
 	case terminal(pod):
-		out = endedPod(pod, d.stamp)
+		out = d.endedPod(pod)
 	default:
 		return
+	}
+	if cr.StopReason != "" && out.result != ResultSucceeded {
+		out = stopped(cr.StopReason, out)
 	}
 
 	it := d.item(cr.Item)
 	it.LastPodName = cr.PodName
 	it.LastExitCode = out.exitCode
 	it.LastReason = out.reason
-	if out.succeeded {
+	switch out.result {
+	case ResultSucceeded:
 		it.LastSuccess = &out.finishedAt
 		it.FailureCount = 0
-	} else {
+	case ResultFailed:
 		it.LastFailure = &out.finishedAt
 		it.FailureCount++
 	}
@@ -49,27 +57,44 @@ func (d *decision) recordCurrentRun() {
 	if pod != nil && pod.Status.StartTime != nil {
 		started = *pod.Status.StartTime
 	}
-	d.plan.Finished = append(d.plan.Finished, Outcome{
-		Item:      cr.Item,
-		Succeeded: out.succeeded,
-		Duration:  max(out.finishedAt.Sub(started.Time), 0),
-	})
-	if out.succeeded {
+	run := max(out.finishedAt.Sub(started.Time), 0)
+	if pod != nil && out.result != ResultInterrupted {
+		it.RecentRunSeconds = append(it.RecentRunSeconds, int64(run.Round(time.Second)/time.Second))
+		it.RecentRunSeconds = it.RecentRunSeconds[max(len(it.RecentRunSeconds)-maxRecentRuns, 0):]
+	}
+	d.plan.Finished = append(d.plan.Finished, Outcome{Item: cr.Item, Result: out.result, Duration: run})
+	d.announceOutcome(cr, out)
+	if out.doNotRetry != nil {
+		it.ParkedGeneration = d.group.Generation
+		d.event(corev1.EventTypeWarning, v1alpha1.ReasonItemParked, fmt.Sprintf(
+			"Item %q exited with code %d, listed in spec.exitCodes.doNotRetry: it does not run again until the group's spec changes",
+			cr.Item, *out.doNotRetry))
+	}
+}
+
+func (d *decision) announceOutcome(cr *v1alpha1.CurrentRun, out ended) {
+	switch out.result {
+	case ResultSucceeded:
 		d.event(corev1.EventTypeNormal, v1alpha1.ReasonRunSucceeded,
 			fmt.Sprintf("Item %q succeeded in pod %s%s", cr.Item, cr.PodName, out.describe()))
-	} else {
+	case ResultFailed:
 		d.event(corev1.EventTypeWarning, v1alpha1.ReasonRunFailed,
 			fmt.Sprintf("Item %q failed in pod %s%s", cr.Item, cr.PodName, out.describe()))
+	default:
+		d.event(corev1.EventTypeNormal, v1alpha1.ReasonRunInterrupted,
+			fmt.Sprintf("Item %q was interrupted in pod %s%s", cr.Item, cr.PodName, out.describe()))
 	}
 }
 
 // ended is how a run ended.
 type ended struct {
-	succeeded  bool
+	result     Result
 	finishedAt metav1.Time
 	exitCode   *int32
 	reason     string
 	detail     string
+	// doNotRetry is the exit code of spec.exitCodes.doNotRetry the run failed with, if any.
+	doNotRetry *int32
 }
 
 func (e ended) describe() string {
@@ -83,11 +108,33 @@ func (e ended) describe() string {
 	return s
 }
 
-// endedPod reads the outcome of a terminated pod: its phase, and the exit code and reason of the
-// first terminated container that explains it (for a failure, the first that exited non-zero).
-// The run ended when its last container did; fallback is used when no container says so.
-func endedPod(pod *corev1.Pod, fallback metav1.Time) ended {
-	out := ended{succeeded: pod.Status.Phase == corev1.PodSucceeded}
+// stopped is the outcome of a run that the operator stopped for reason, keeping what its pod
+// said.
+func stopped(reason string, pod ended) ended {
+	out := ended{result: ResultFailed, finishedAt: pod.finishedAt, exitCode: pod.exitCode, reason: reason}
+	switch reason {
+	case v1alpha1.ReasonDeadlineExceeded:
+		out.detail = "stopped after running longer than spec.runTimeout"
+	case v1alpha1.ReasonInterrupted:
+		out.result = ResultInterrupted
+		out.detail = "stopped because a blackout window with stopRunning opened"
+	}
+	return out
+}
+
+// endedPod reads the outcome of a terminated pod: its phase as judged by spec.exitCodes, and the
+// exit code and reason of the first terminated container that explains it (for a failure, the
+// first that exited non-zero). The run ended when its last container did, or now when no
+// container says so.
+func (d *decision) endedPod(pod *corev1.Pod) ended {
+	out := ended{result: ResultFailed}
+	if pod.Status.Phase == corev1.PodSucceeded {
+		out.result = ResultSucceeded
+	} else if success, doNotRetry := d.policy.classify(nonZeroExitCodes(pod)); success {
+		out.result = ResultSucceeded
+	} else {
+		out.doNotRetry = doNotRetry
+	}
 	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
 	var first, firstFailed *corev1.ContainerStateTerminated
 	for i := range statuses {
@@ -106,7 +153,7 @@ func endedPod(pod *corev1.Pod, fallback metav1.Time) ended {
 		}
 	}
 	explaining := first
-	if !out.succeeded && firstFailed != nil {
+	if pod.Status.Phase != corev1.PodSucceeded && firstFailed != nil {
 		explaining = firstFailed
 	}
 	if explaining != nil {
@@ -122,7 +169,7 @@ func endedPod(pod *corev1.Pod, fallback metav1.Time) ended {
 	}
 	out.detail = pod.Status.Message
 	if out.finishedAt.IsZero() {
-		out.finishedAt = fallback
+		out.finishedAt = d.stamp
 	}
 	return out
 }

@@ -63,12 +63,24 @@ type Event struct {
 	Message string
 }
 
+// Result is how a run ended; its values are those of the result label of the run metrics.
+type Result string
+
+const (
+	// ResultSucceeded: the pod succeeded, or failed only with exit codes of spec.exitCodes.success.
+	ResultSucceeded Result = "succeeded"
+	// ResultFailed: the pod failed, disappeared, or ran longer than spec.runTimeout.
+	ResultFailed Result = "failed"
+	// ResultInterrupted: the run was stopped because a blackout window with stopRunning opened.
+	ResultInterrupted Result = "interrupted"
+)
+
 // Outcome is a finished run.
 type Outcome struct {
 	// Item is the item that ran.
 	Item string
-	// Succeeded says whether the run succeeded.
-	Succeeded bool
+	// Result is how the run ended.
+	Result Result
 	// Duration is how long the run took, from the pod's start to its end.
 	Duration time.Duration
 }
@@ -80,8 +92,16 @@ func Decide(in Input) Plan {
 	d.deleteRoguePods()
 	d.pruneHistory()
 	d.syncItems()
+	d.observeReset()
+	if d.policyErr == nil {
+		d.stopCurrentRun()
+	}
 	if d.checkReady() {
 		d.startNext()
+	}
+	if d.policyErr == nil {
+		d.setWaits()
+		d.setGateConditions()
 	}
 	d.setRunningCondition()
 	return d.plan

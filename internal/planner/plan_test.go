@@ -75,7 +75,7 @@ func TestDecideRecordsSuccessAndStartsNext(t *testing.T) {
 		a.LastExitCode == nil || *a.LastExitCode != 0 || a.LastReason != "Completed" || a.LastPodName != pod.Name {
 		t.Fatalf("item a = %+v", a)
 	}
-	if len(p.Finished) != 1 || !p.Finished[0].Succeeded || p.Finished[0].Duration != 30*time.Second {
+	if len(p.Finished) != 1 || p.Finished[0].Result != ResultSucceeded || p.Finished[0].Duration != 30*time.Second {
 		t.Fatalf("finished = %+v", p.Finished)
 	}
 	if p.Create == nil || p.Status.CurrentRun == nil || p.Status.CurrentRun.Item != "b" || p.Status.RunCount != 2 {
@@ -102,7 +102,7 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 		*a.LastExitCode != 3 || a.LastReason != "Error" || a.LastSuccess != nil {
 		t.Fatalf("item a = %+v", a)
 	}
-	if len(p.Finished) != 1 || p.Finished[0].Succeeded {
+	if len(p.Finished) != 1 || p.Finished[0].Result != ResultFailed {
 		t.Fatalf("finished = %+v", p.Finished)
 	}
 	if p.Create != nil {

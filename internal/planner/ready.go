@@ -9,9 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/duration"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
-	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
 // Retry bounds of a group that is not ready. The wait grows with the time the group has been
@@ -45,8 +43,8 @@ func (d *decision) problem() (reason, message string) {
 	if len(d.group.Spec.OaatItems) == 0 {
 		return v1alpha1.ReasonInvalidSpec, "spec.oaatItems is empty"
 	}
-	if _, err := timing(&d.group.Spec); err != nil {
-		return v1alpha1.ReasonInvalidSpec, err.Error()
+	if d.policyErr != nil {
+		return v1alpha1.ReasonInvalidSpec, d.policyErr.Error()
 	}
 	typ := d.in.Type
 	if typ == nil {
@@ -149,25 +147,6 @@ func (d *decision) setRunningCondition() {
 	}
 	d.setCondition(v1alpha1.ConditionRunning, metav1.ConditionTrue, v1alpha1.ReasonItemRunning,
 		fmt.Sprintf("Item %q runs in pod %s", cr.Item, cr.PodName))
-}
-
-// timing parses the group's schedule.
-func timing(spec *v1alpha1.OaatGroupSpec) (schedule.Timing, error) {
-	var t schedule.Timing
-	frequency := spec.Frequency
-	if frequency == "" {
-		frequency = "1h"
-	}
-	var err error
-	if t.Frequency, err = duration.Parse(string(frequency)); err != nil {
-		return t, fmt.Errorf("spec.frequency: %w", err)
-	}
-	if spec.FailureCoolOff != "" {
-		if t.FailureCoolOff, err = duration.Parse(string(spec.FailureCoolOff)); err != nil {
-			return t, fmt.Errorf("spec.failureCoolOff: %w", err)
-		}
-	}
-	return t, nil
 }
 
 func (d *decision) buildPod(item string, run int64) (*corev1.Pod, error) {

@@ -10,23 +10,21 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
-// startNext chooses the next item when nothing runs and plans its intent and pod, or asks to be
-// woken when the next item becomes eligible.
+// startNext chooses the next item when nothing runs and plans its intent and pod. Items held
+// by the group (parked, done, suspended) are not considered; the others by the schedule.
 func (d *decision) startNext() {
 	st := &d.plan.Status
 	if st.CurrentRun != nil || d.pods.anyLive() {
 		return
 	}
-	t, _ := timing(&d.group.Spec) // checked by checkReady
-	items := make([]schedule.Item, 0, len(st.Items))
-	for _, it := range st.Items {
-		items = append(items, schedule.Item{Name: it.Name, LastSuccess: timeOf(it.LastSuccess), LastFailure: timeOf(it.LastFailure)})
-	}
-	next, ok := t.Next(items, d.in.Now, d.in.Rand)
-	if !ok {
-		if at, waits := t.NextEligible(items, d.in.Now); waits {
-			d.requeueAt(at)
+	var free []schedule.Item
+	for i := range st.Items {
+		if d.held(&st.Items[i]) == "" {
+			free = append(free, scheduleItem(&st.Items[i]))
 		}
+	}
+	next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand)
+	if !ok {
 		return
 	}
 

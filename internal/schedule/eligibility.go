@@ -1,14 +1,28 @@
 package schedule
 
-import "time"
+import (
+	"time"
 
-// Timing is a group's schedule: how often each item should succeed and how long a failed item
-// waits before it may run again.
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// maxOverrunSteps bounds the search for a start that fits before every avoidOverrun window:
+// an item whose expected run never fits keeps waiting, re-examined at the last instant found.
+const maxOverrunSteps = 16
+
+// Timing is a group's schedule: how often each item should succeed, how long a failed item
+// waits before it may run again, and when no item may start.
 type Timing struct {
 	// Frequency is the time an item waits after a success.
 	Frequency time.Duration
 	// FailureCoolOff is the time an item waits after a failure; zero means no wait.
 	FailureCoolOff time.Duration
+	// Exponential doubles the cool-off with each further consecutive failure.
+	Exponential bool
+	// MaxCoolOff caps the exponential cool-off.
+	MaxCoolOff time.Duration
+	// Windows are the blackout windows, during which no item starts.
+	Windows Windows
 }
 
 // Item is the part of an item's history that scheduling reads. A zero time means never.
@@ -19,25 +33,81 @@ type Item struct {
 	LastSuccess time.Time
 	// LastFailure is when the item's last failed run ended.
 	LastFailure time.Time
+	// FailureCount is the number of failed runs since the last success.
+	FailureCount int32
+	// ExpectedRun is how long a run of the item is expected to take; zero when unknown.
+	ExpectedRun time.Duration
 }
 
-// EligibleAt is the instant from which the item may start; the zero time when it may always start.
-func (t Timing) EligibleAt(it Item) time.Time {
-	var at time.Time
-	if !it.LastSuccess.IsZero() {
-		at = it.LastSuccess.Add(t.Frequency)
+// Wait says why an item may not start at some instant and until when; the zero Wait means it
+// may start.
+type Wait struct {
+	// Until is the instant from which the item may start.
+	Until time.Time
+	// Reason is one of v1alpha1's wait reasons: SucceededRecently, CoolingOff, Blackout or
+	// Overrun.
+	Reason string
+}
+
+// CoolOff is how long an item waits after its failures-th consecutive failure.
+func (t Timing) CoolOff(failures int32) time.Duration {
+	if !t.Exponential || failures <= 1 {
+		return t.FailureCoolOff
 	}
-	if t.FailureCoolOff > 0 && !it.LastFailure.IsZero() {
-		if coolOffEnds := it.LastFailure.Add(t.FailureCoolOff); coolOffEnds.After(at) {
-			at = coolOffEnds
+	coolOff := t.FailureCoolOff
+	for n := int32(1); n < failures; n++ {
+		if coolOff >= t.MaxCoolOff/2 {
+			return t.MaxCoolOff
+		}
+		coolOff *= 2
+	}
+	return min(coolOff, t.MaxCoolOff)
+}
+
+// EligibleAt is the instant from which the item's history lets it start (frequency after its
+// last success, cool-off after its last failure), the reason of that wait, and the zero time
+// when its history does not hold it.
+func (t Timing) EligibleAt(it Item) (time.Time, string) {
+	var at time.Time
+	reason := ""
+	if !it.LastSuccess.IsZero() {
+		at, reason = it.LastSuccess.Add(t.Frequency), v1alpha1.WaitSucceededRecently
+	}
+	if coolOff := t.CoolOff(it.FailureCount); coolOff > 0 && !it.LastFailure.IsZero() {
+		if ends := it.LastFailure.Add(coolOff); ends.After(at) {
+			at, reason = ends, v1alpha1.WaitCoolingOff
 		}
 	}
-	return at
+	return at, reason
+}
+
+// WaitOf says whether the item may start at now and, if not, why and until when: its history
+// first, then the blackout windows at the instant the history allows, then whether its expected
+// run would reach into a window with avoidOverrun.
+func (t Timing) WaitOf(it Item, now time.Time) Wait {
+	var w Wait
+	start := now
+	if at, reason := t.EligibleAt(it); at.After(now) {
+		w, start = Wait{Until: at, Reason: reason}, at
+	}
+	for range maxOverrunSteps {
+		free, inside := t.Windows.FreeAt(start)
+		if inside {
+			w, start = Wait{Until: free, Reason: v1alpha1.WaitBlackout}, free
+		}
+		opens, overruns := t.Windows.Overruns(start, it.ExpectedRun)
+		if !overruns {
+			return w
+		}
+		end, _ := t.Windows.FreeAt(opens)
+		w, start = Wait{Until: end, Reason: v1alpha1.WaitOverrun}, end
+	}
+	return w
 }
 
 // Eligible reports whether the item may start at now.
 func (t Timing) Eligible(it Item, now time.Time) bool {
-	return !now.Before(t.EligibleAt(it))
+	return t.WaitOf(it, now) == Wait{}
 }
 
 // Candidates returns, in their given order, the items that may start at now (phase one).
@@ -49,21 +119,4 @@ func (t Timing) Candidates(items []Item, now time.Time) []Item {
 		}
 	}
 	return candidates
-}
-
-// NextEligible returns the earliest instant after now at which one of the items becomes
-// eligible, and false when no item waits (every item is eligible now, or there are none).
-func (t Timing) NextEligible(items []Item, now time.Time) (time.Time, bool) {
-	var next time.Time
-	found := false
-	for _, it := range items {
-		at := t.EligibleAt(it)
-		if !at.After(now) {
-			continue
-		}
-		if !found || at.Before(next) {
-			next, found = at, true
-		}
-	}
-	return next, found
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -22,10 +23,10 @@ func Write(w io.Writer, g *v1alpha1.OaatGroup, now time.Time) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ITEM\tRUNNING\tLAST SUCCESS\tLAST FAILURE\tFAILURES\tLAST RESULT")
+	fmt.Fprintln(tw, "  ITEM\tRUNNING\tLAST SUCCESS\tLAST FAILURE\tFAILURES\tLAST RESULT\tNEXT")
 	for _, it := range g.Status.Items {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n",
-			it.Name, running(g, it.Name, now), ago(it.LastSuccess, now), ago(it.LastFailure, now), it.FailureCount, result(it))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\n",
+			it.Name, running(g, it.Name, now), ago(it.LastSuccess, now), ago(it.LastFailure, now), it.FailureCount, result(it), next(it, now))
 	}
 	return tw.Flush()
 }
@@ -41,6 +42,11 @@ func Summary(g *v1alpha1.OaatGroup) string {
 			}
 		}
 	}
+	for _, c := range g.Status.Conditions {
+		if c.Status == metav1.ConditionTrue && (c.Type == v1alpha1.ConditionSuspended || c.Type == v1alpha1.ConditionComplete || c.Type == v1alpha1.ConditionParked) {
+			ready += "  " + strings.ToLower(c.Type) + " (" + c.Reason + ")"
+		}
+	}
 	if cr := g.Status.CurrentRun; cr != nil {
 		return fmt.Sprintf("%s  running=%s", ready, cr.Item)
 	}
@@ -53,6 +59,18 @@ func running(g *v1alpha1.OaatGroup, item string, now time.Time) string {
 		return ""
 	}
 	return fmt.Sprintf("yes, %s in %s", age(cr.StartedAt.Time, now), cr.PodName)
+}
+
+// next says when the item may start and why not before: "now", "in 5m (CoolingOff)", or the
+// reason alone when no time ends the wait (Running, Suspended, Parked, Done).
+func next(it v1alpha1.ItemStatus, now time.Time) string {
+	switch {
+	case it.NextEligibleAt != nil && it.NextEligibleAt.After(now):
+		return fmt.Sprintf("in %s (%s)", age(now, it.NextEligibleAt.Time), it.WaitReason)
+	case it.NextEligibleAt == nil && it.WaitReason != "":
+		return it.WaitReason
+	}
+	return "now"
 }
 
 func ago(t *metav1.Time, now time.Time) string {

@@ -21,8 +21,11 @@ func TestWrite(t *testing.T) {
 			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}},
 			CurrentRun: &v1alpha1.CurrentRun{Item: "/srv/photos", PodName: "backups-srv-photos-x-2", StartedAt: *ts(3 * time.Second)},
 			Items: []v1alpha1.ItemStatus{
-				{Name: "a", LastSuccess: ts(90 * time.Second), LastFailure: ts(5 * time.Minute), LastExitCode: ptr.To[int32](0), LastReason: "Completed"},
-				{Name: "/srv/photos", FailureCount: 2, LastFailure: ts(time.Minute), LastReason: "PodNotFound"},
+				{Name: "a", LastSuccess: ts(90 * time.Second), LastFailure: ts(5 * time.Minute), LastExitCode: ptr.To[int32](0), LastReason: "Completed",
+					NextEligibleAt: ts(-4 * time.Minute), WaitReason: v1alpha1.WaitSucceededRecently},
+				{Name: "/srv/photos", FailureCount: 2, LastFailure: ts(time.Minute), LastReason: "PodNotFound", WaitReason: v1alpha1.WaitRunning},
+				{Name: "due", NextEligibleAt: ts(time.Minute), WaitReason: v1alpha1.WaitCoolingOff},
+				{Name: "fresh"},
 			},
 		},
 	}
@@ -31,9 +34,11 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `demo/backups  type=sleeper  frequency=1m  failureCoolOff=none  ready=True  running=/srv/photos
-  ITEM         RUNNING                            LAST SUCCESS  LAST FAILURE  FAILURES  LAST RESULT
-  a                                               90s ago       5m ago        0         Completed (exit 0)
-  /srv/photos  yes, 3s in backups-srv-photos-x-2  never         60s ago       2         PodNotFound
+  ITEM         RUNNING                            LAST SUCCESS  LAST FAILURE  FAILURES  LAST RESULT         NEXT
+  a                                               90s ago       5m ago        0         Completed (exit 0)  in 4m (SucceededRecently)
+  /srv/photos  yes, 3s in backups-srv-photos-x-2  never         60s ago       2         PodNotFound         Running
+  due                                             never         never         0                             now
+  fresh                                           never         never         0                             now
 `
 	if b.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
@@ -45,6 +50,17 @@ func TestSummaryNotReady(t *testing.T) {
 		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOaatTypeNotFound, Message: `OaatType "x" not found`,
 	}}}}
 	if got, want := Summary(g), `ready=False (OaatTypeNotFound: OaatType "x" not found)  running=none`; got != want {
+		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
+}
+
+func TestSummaryHeldGroup(t *testing.T) {
+	g := &v1alpha1.OaatGroup{Status: v1alpha1.OaatGroupStatus{Conditions: []metav1.Condition{
+		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady},
+		{Type: v1alpha1.ConditionSuspended, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonSpecSuspend},
+		{Type: v1alpha1.ConditionParked, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonNoneParked},
+	}}}
+	if got, want := Summary(g), `ready=True  suspended (SpecSuspend)  running=none`; got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
 	}
 }

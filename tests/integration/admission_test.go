@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -44,7 +45,48 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{strings.Repeat("x", 254)} }, "spec.oaatItems[0]: Too long: may not be more than 253"),
 		Entry("a name longer than 63 characters", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) { g.Name = strings.Repeat("g", 64) }, "metadata.name must be at most 63 characters"),
+		Entry("a blackout window at 24:00", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "22:00", End: "24:00"}}
+			}, `spec.blackoutWindows[0].end: Invalid value: "24:00"`),
+		Entry("an empty blackout window", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "02:00", End: "02:00"}}
+			}, "a blackout window from 02:00 to 02:00 is empty"),
+		Entry("a blackout window on an unknown day", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "02:00", End: "03:00", Days: []v1alpha1.Weekday{"Monday"}}}
+			}, `spec.blackoutWindows[0].days[0]: Unsupported value: "Monday"`),
+		Entry("exponential backoff without a failure cool-off", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.Backoff = &v1alpha1.Backoff{Policy: v1alpha1.BackoffExponential} },
+			"backoff.policy Exponential needs failureCoolOff"),
+		Entry("an exit code both success and do-not-retry", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3, 4}, DoNotRetry: []int32{4}}
+			}, "an exit code cannot be both in exitCodes.success and in exitCodes.doNotRetry"),
+		Entry("an exit code of 256", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{256}} },
+			"spec.exitCodes.success[0]: Invalid value: 256"),
+		Entry("an unknown mode", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.Mode = "Once" }, `spec.mode: Unsupported value: "Once"`),
+		Entry("a zero run timeout", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.RunTimeout = "0m" }, `"0m" is zero`),
+		Entry("a negative pod history", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.PodHistory = &v1alpha1.PodHistory{Failed: ptr.To[int32](-1)} },
+			"spec.podHistory.failed: Invalid value: -1"),
 	)
+
+	It("defaults the scheduling controls", func(ctx SpecContext) {
+		group := newGroup("defaults", "a")
+		group.Spec.Backoff = &v1alpha1.Backoff{}
+		group.Spec.PodHistory = &v1alpha1.PodHistory{}
+		Expect(k8sClient.Create(ctx, group)).To(Succeed())
+		stored := getGroup(ctx, Default, "defaults")
+		Expect(stored.Spec.Mode).To(Equal(v1alpha1.ModeContinuous))
+		Expect(stored.Spec.Backoff.Policy).To(Equal(v1alpha1.BackoffFixed))
+		Expect(stored.Spec.PodHistory.Succeeded).To(HaveValue(BeEquivalentTo(1)))
+		Expect(stored.Spec.PodHistory.Failed).To(HaveValue(BeEquivalentTo(1)))
+	}, SpecTimeout(specTimeout))
 
 	It("rejects an OaatType whose pods would restart their containers", func(ctx SpecContext) {
 		ot := newOaatType("restarting")

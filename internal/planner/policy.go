@@ -1,0 +1,116 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duration"
+	"github.com/oaat-io/oaat-operator/internal/schedule"
+)
+
+// policy is the group's spec read for decisions.
+type policy struct {
+	timing     schedule.Timing
+	runTimeout time.Duration
+	exitCodes  v1alpha1.ExitCodes
+	eachOnce   bool
+	suspended  string // the reason of the Suspended condition, empty when not suspended
+	history    *v1alpha1.PodHistory
+}
+
+// readPolicy reads the group's spec; an error names the field that cannot be used.
+func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
+	spec := &g.Spec
+	p := policy{eachOnce: spec.Mode == v1alpha1.ModeEachOnce, history: spec.PodHistory}
+	if spec.ExitCodes != nil {
+		p.exitCodes = *spec.ExitCodes
+	}
+	switch {
+	case spec.Suspend:
+		p.suspended = v1alpha1.ReasonSpecSuspend
+	case g.Annotations[v1alpha1.AnnotationPauseNewJobs] == "true":
+		p.suspended = v1alpha1.ReasonPauseAnnotation
+	}
+	var err error
+	frequency := spec.Frequency
+	if frequency == "" {
+		frequency = "1h"
+	}
+	if p.timing.Frequency, err = parseDuration("spec.frequency", frequency); err != nil {
+		return p, err
+	}
+	if p.timing.FailureCoolOff, err = parseDuration("spec.failureCoolOff", spec.FailureCoolOff); err != nil {
+		return p, err
+	}
+	if p.runTimeout, err = parseDuration("spec.runTimeout", spec.RunTimeout); err != nil {
+		return p, err
+	}
+	if b := spec.Backoff; b != nil && b.Policy == v1alpha1.BackoffExponential {
+		maxCoolOff := b.MaxCoolOff
+		if maxCoolOff == "" {
+			maxCoolOff = v1alpha1.DefaultMaxCoolOff
+		}
+		p.timing.Exponential = true
+		if p.timing.MaxCoolOff, err = parseDuration("spec.backoff.maxCoolOff", maxCoolOff); err != nil {
+			return p, err
+		}
+	}
+	for i, w := range spec.BlackoutWindows {
+		days := make([]string, len(w.Days))
+		for j, day := range w.Days {
+			days[j] = string(day)
+		}
+		window, err := schedule.ParseWindow(w.Start, w.End, days, w.TimeZone)
+		if err != nil {
+			return p, fmt.Errorf("spec.blackoutWindows[%d]: %w", i, err)
+		}
+		window.StopRunning, window.AvoidOverrun = w.StopRunning, w.AvoidOverrun
+		p.timing.Windows = append(p.timing.Windows, window)
+	}
+	return p, nil
+}
+
+// parseDuration parses an optional duration of the spec; empty is zero.
+func parseDuration(field string, d v1alpha1.Duration) (time.Duration, error) {
+	if d == "" {
+		return 0, nil
+	}
+	parsed, err := duration.Parse(string(d))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", field, err)
+	}
+	return parsed, nil
+}
+
+// classify applies spec.exitCodes to a failed pod's non-zero exit codes: whether they all count
+// as success, and the first that forbids a retry.
+func (p policy) classify(codes []int32) (success bool, doNotRetry *int32) {
+	for _, code := range codes {
+		if slices.Contains(p.exitCodes.DoNotRetry, code) {
+			return false, &code
+		}
+	}
+	for _, code := range codes {
+		if !slices.Contains(p.exitCodes.Success, code) {
+			return false, nil
+		}
+	}
+	return len(codes) > 0, nil
+}
+
+// nonZeroExitCodes are the exit codes of the pod's terminated containers that are not 0.
+func nonZeroExitCodes(pod *corev1.Pod) []int32 {
+	var codes []int32
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, s := range statuses {
+			if term := s.State.Terminated; term != nil && term.ExitCode != 0 {
+				codes = append(codes, term.ExitCode)
+			}
+		}
+	}
+	return codes
+}

@@ -1,0 +1,56 @@
+package planner
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// stopCurrentRun stops the current run once it has run longer than spec.runTimeout (Pending
+// time included) or a blackout window with stopRunning is open, and otherwise asks to be woken
+// when either happens. The reason is written into status before the pod is deleted, so that the
+// run is recorded with it once the pod is gone, whichever pass sees that.
+func (d *decision) stopCurrentRun() {
+	cr := d.plan.Status.CurrentRun
+	if cr == nil {
+		return
+	}
+	if cr.StopReason == "" {
+		cr.StopReason = d.stopReason(cr)
+	}
+	pod := d.pods.current
+	if cr.StopReason == "" || pod == nil || terminal(pod) || pod.DeletionTimestamp != nil {
+		return
+	}
+	event := Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
+		Message: fmt.Sprintf("Stopping item %q in pod %s: a blackout window with stopRunning opened", cr.Item, cr.PodName)}
+	if cr.StopReason == v1alpha1.ReasonDeadlineExceeded {
+		event.Type = corev1.EventTypeWarning
+		event.Message = fmt.Sprintf("Stopping item %q in pod %s: it ran longer than spec.runTimeout %s",
+			cr.Item, cr.PodName, d.group.Spec.RunTimeout)
+	}
+	d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &event})
+}
+
+// stopReason returns why the current run must stop now, or requests a wake-up for when it will.
+func (d *decision) stopReason(cr *v1alpha1.CurrentRun) string {
+	if timeout := d.policy.runTimeout; timeout > 0 {
+		deadline := cr.StartedAt.Add(timeout)
+		if !d.in.Now.Before(deadline) {
+			return v1alpha1.ReasonDeadlineExceeded
+		}
+		d.requeueAt(deadline)
+	}
+	windows := d.policy.timing.Windows
+	for _, w := range windows {
+		if _, open := w.Covering(d.in.Now); open && w.StopRunning {
+			return v1alpha1.ReasonInterrupted
+		}
+	}
+	if opens, ok := windows.NextStopAfter(d.in.Now); ok {
+		d.requeueAt(opens)
+	}
+	return ""
+}

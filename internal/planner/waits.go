@@ -1,0 +1,89 @@
+package planner
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/schedule"
+)
+
+// held returns why the group holds the item whatever the time: it runs now, it is parked, it
+// is done (mode EachOnce) or the group is suspended; empty when the schedule decides.
+func (d *decision) held(it *v1alpha1.ItemStatus) string {
+	st := &d.plan.Status
+	switch {
+	case st.CurrentRun != nil && st.CurrentRun.Item == it.Name:
+		return v1alpha1.WaitRunning
+	case d.parked(it):
+		return v1alpha1.WaitParked
+	case d.done(it):
+		return v1alpha1.WaitDone
+	case d.policy.suspended != "":
+		return v1alpha1.WaitSuspended
+	}
+	return ""
+}
+
+// parked reports whether the item failed with a do-not-retry exit code in the group's current
+// generation.
+func (d *decision) parked(it *v1alpha1.ItemStatus) bool {
+	return it.ParkedGeneration != 0 && it.ParkedGeneration == d.group.Generation
+}
+
+// done reports whether, in mode EachOnce, the item has succeeded in the current round.
+func (d *decision) done(it *v1alpha1.ItemStatus) bool {
+	if !d.policy.eachOnce || it.LastSuccess == nil {
+		return false
+	}
+	round := d.plan.Status.RoundStartedAt
+	return round == nil || it.LastSuccess.After(round.Time)
+}
+
+// setWaits writes for each item when it may start and why not before, the same reasons the
+// selection uses, and asks to be woken when the first waiting item may start while the group is
+// idle. A parked item of an earlier generation is released.
+func (d *decision) setWaits() {
+	st := &d.plan.Status
+	for i := range st.Items {
+		it := &st.Items[i]
+		if it.ParkedGeneration != 0 && !d.parked(it) {
+			it.ParkedGeneration = 0
+		}
+		if reason := d.held(it); reason != "" {
+			it.NextEligibleAt, it.WaitReason = nil, reason
+			continue
+		}
+		w := d.policy.timing.WaitOf(scheduleItem(it), d.in.Now)
+		it.NextEligibleAt, it.WaitReason = optionalTime(w.Until), w.Reason
+		if !w.Until.IsZero() && st.CurrentRun == nil {
+			d.requeueAt(w.Until)
+		}
+	}
+}
+
+// scheduleItem is the part of an item's status that the schedule reads.
+func scheduleItem(it *v1alpha1.ItemStatus) schedule.Item {
+	var expected int64
+	for _, s := range it.RecentRunSeconds {
+		expected = max(expected, s)
+	}
+	return schedule.Item{
+		Name:         it.Name,
+		LastSuccess:  timeOf(it.LastSuccess),
+		LastFailure:  timeOf(it.LastFailure),
+		FailureCount: it.FailureCount,
+		ExpectedRun:  time.Duration(expected) * time.Second,
+	}
+}
+
+// optionalTime is t as status stores it: absent when zero, in whole seconds so that what is
+// written is what is read back.
+func optionalTime(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	stamp := metav1.NewTime(t.Truncate(time.Second))
+	return &stamp
+}

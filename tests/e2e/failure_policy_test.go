@@ -1,0 +1,109 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+var _ = Describe("Failure policies", func() {
+	It("doubles a failing item's cool-off up to maxCoolOff", func(ctx SpecContext) {
+		group := newGroup("backoff", "failing", "only")
+		group.Spec.FailureCoolOff = "2s"
+		group.Spec.Backoff = &v1alpha1.Backoff{Policy: v1alpha1.BackoffExponential, MaxCoolOff: "6s"}
+		create(ctx, newOaatType("failing", "1s", 1), group)
+
+		// The n-th failure waits 2s, 4s, then 6s (capped), as status says and as the pods show.
+		wantCoolOff := map[int32]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 3: 6 * time.Second}
+		seen := map[int32]bool{}
+		Eventually(func(g Gomega) {
+			it := itemStatus(getGroup(ctx, g, "backoff"), "only")
+			g.Expect(it).NotTo(BeNil())
+			if want, ok := wantCoolOff[it.FailureCount]; ok && it.NextEligibleAt != nil && !seen[it.FailureCount] {
+				g.Expect(it.WaitReason).To(Equal(v1alpha1.WaitCoolingOff))
+				g.Expect(it.NextEligibleAt.Sub(it.LastFailure.Time)).To(Equal(want), "cool-off after failure %d", it.FailureCount)
+				seen[it.FailureCount] = true
+			}
+			g.Expect(seen).To(HaveLen(3))
+		}).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+		var recs []support.PodRecord
+		Eventually(func(g Gomega) {
+			recs = tracker.PodsOf(ns, "backoff")
+			g.Expect(len(recs)).To(BeNumerically(">=", 4))
+			g.Expect(recs[3].Ended).NotTo(BeZero())
+		}).WithContext(ctx).WithTimeout(20 * time.Second).Should(Succeed())
+		for i, want := range []time.Duration{2 * time.Second, 4 * time.Second, 6 * time.Second} {
+			gap := recs[i+1].Created.Sub(recs[i].Ended)
+			Expect(gap).To(BeNumerically(">=", want-time.Second), "pod %s started %s after %s ended", recs[i+1].Name, gap, recs[i].Name)
+		}
+	}, SpecTimeout(90*time.Second))
+
+	It("counts a success exit code as success and parks an item on a do-not-retry exit code until the spec changes",
+		func(ctx SpecContext) {
+			okGroup := newGroup("exit-three", "exits-3", "x")
+			okGroup.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3}}
+			parkGroup := newGroup("exit-four", "exits-4", "y")
+			parkGroup.Spec.FailureCoolOff = "1s"
+			parkGroup.Spec.ExitCodes = &v1alpha1.ExitCodes{DoNotRetry: []int32{4}}
+			create(ctx, newOaatType("exits-3", "1s", 3), newOaatType("exits-4", "1s", 4), okGroup, parkGroup)
+
+			Eventually(func(g Gomega) {
+				x := itemStatus(getGroup(ctx, g, "exit-three"), "x")
+				g.Expect(x.LastSuccess).NotTo(BeNil(), "exit code 3 counts as success")
+				g.Expect(x.LastFailure).To(BeNil())
+				g.Expect(*x.LastExitCode).To(BeEquivalentTo(3))
+
+				group := getGroup(ctx, g, "exit-four")
+				y := itemStatus(group, "y")
+				g.Expect(y.FailureCount).To(BeEquivalentTo(1))
+				g.Expect(y.WaitReason).To(Equal(v1alpha1.WaitParked))
+				g.Expect(y.ParkedGeneration).To(Equal(group.Generation))
+				expectCondition(g, group, v1alpha1.ConditionParked, metav1.ConditionTrue, v1alpha1.ReasonItemsParked)
+			}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+			Expect(groupEvents(ctx, Default, "exit-four", v1alpha1.ReasonItemParked)).To(HaveLen(1))
+			expectNoNewPod(ctx, "exit-four", 1, 4*time.Second)
+
+			By("changing the spec, which releases the parked item")
+			updateGroup(ctx, "exit-four", func(g *v1alpha1.OaatGroup) { g.Spec.Frequency = "2h" })
+			Eventually(func(g Gomega) {
+				g.Expect(tracker.PodsOf(ns, "exit-four")).To(HaveLen(2))
+				g.Expect(itemStatus(getGroup(ctx, g, "exit-four"), "y").FailureCount).To(BeEquivalentTo(2))
+			}).WithContext(ctx).WithTimeout(20 * time.Second).Should(Succeed())
+		}, SpecTimeout(90*time.Second))
+
+	It("stops a run that exceeds runTimeout, running or stuck Pending, as a DeadlineExceeded failure", func(ctx SpecContext) {
+		stuck := newOaatType("unschedulable", "1s", 0)
+		stuck.Spec.Template.Spec.NodeSelector = map[string]string{"oaat.io/no-such-node": "true"}
+		hung := newGroup("hung", "slow", "only")
+		pending := newGroup("pending", "unschedulable", "only")
+		for _, g := range []*v1alpha1.OaatGroup{hung, pending} {
+			g.Spec.RunTimeout = "3s"
+			g.Spec.FailureCoolOff = "1h"
+		}
+		create(ctx, newOaatType("slow", "60s", 0), stuck, hung, pending)
+
+		for _, name := range []string{"hung", "pending"} {
+			Eventually(func(g Gomega) {
+				group := getGroup(ctx, g, name)
+				g.Expect(group.Status.CurrentRun).To(BeNil())
+				it := itemStatus(group, "only")
+				g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonDeadlineExceeded), "group %s", name)
+				g.Expect(it.FailureCount).To(BeEquivalentTo(1))
+				g.Expect(it.LastFailure.Sub(it.LastStarted.Time)).To(BeNumerically("~", 3*time.Second, 2*time.Second))
+				g.Expect(podsOf(ctx, g, name)).To(BeEmpty(), "the stopped pod is deleted")
+			}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+			Eventually(func(g Gomega) []eventsv1.Event {
+				return groupEvents(ctx, g, name, v1alpha1.ReasonRunStopping)
+			}).WithContext(ctx).WithTimeout(10 * time.Second).Should(HaveLen(1))
+		}
+	}, SpecTimeout(90*time.Second))
+})
