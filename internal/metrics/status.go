@@ -25,7 +25,7 @@ var (
 	lastFailureDesc = prometheus.NewDesc("oaat_item_last_failure_timestamp_seconds",
 		"When the item's last failed run ended, in seconds since the epoch; absent when it never failed.", itemLabels, nil)
 	overdueDesc = prometheus.NewDesc("oaat_item_overdue_seconds",
-		"How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due.", itemLabels, nil)
+		"How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due or done (mode EachOnce).", itemLabels, nil)
 	runningDesc = prometheus.NewDesc("oaat_group_running",
 		"1 while an item pod of the group runs, else 0.", []string{"namespace", "group"}, nil)
 	frequencyDesc = prometheus.NewDesc("oaat_group_frequency_seconds",
@@ -98,8 +98,12 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 }
 
 // Overdue is how far past its frequency an item is at now: the time since its last success, or
-// since created when it never succeeded, minus the frequency; zero when not due.
+// since created when it never succeeded, minus the frequency; zero when not due, and for an item
+// that is done (mode EachOnce), which is not due again.
 func Overdue(it v1alpha1.ItemStatus, created time.Time, frequency time.Duration, now time.Time) time.Duration {
+	if it.WaitReason == v1alpha1.WaitDone {
+		return 0
+	}
 	since := created
 	if it.LastSuccess != nil {
 		since = it.LastSuccess.Time

@@ -39,6 +39,7 @@ func TestCollectGroup(t *testing.T) {
 				{Name: "a", LastSuccess: ts(90 * time.Minute), LastFailure: ts(time.Minute), FailureCount: 2},
 				{Name: "fresh", LastSuccess: ts(time.Minute)},
 				{Name: "never"},
+				{Name: "done", LastSuccess: ts(3 * time.Hour), WaitReason: v1alpha1.WaitDone},
 			},
 		},
 	}
@@ -54,6 +55,7 @@ oaat_group_running{group="idle",namespace="ns"} 0
 # HELP oaat_item_failures_since_success Failed runs of the item since its last successful one.
 # TYPE oaat_item_failures_since_success gauge
 oaat_item_failures_since_success{group="backups",item="a",namespace="ns"} 2
+oaat_item_failures_since_success{group="backups",item="done",namespace="ns"} 0
 oaat_item_failures_since_success{group="backups",item="fresh",namespace="ns"} 0
 oaat_item_failures_since_success{group="backups",item="never",namespace="ns"} 0
 # HELP oaat_item_last_failure_timestamp_seconds When the item's last failed run ended, in seconds since the epoch; absent when it never failed.
@@ -62,10 +64,12 @@ oaat_item_last_failure_timestamp_seconds{group="backups",item="a",namespace="ns"
 # HELP oaat_item_last_success_timestamp_seconds When the item's last successful run ended, in seconds since the epoch; absent when it never succeeded.
 # TYPE oaat_item_last_success_timestamp_seconds gauge
 oaat_item_last_success_timestamp_seconds{group="backups",item="a",namespace="ns"} 1.795257e+09
+oaat_item_last_success_timestamp_seconds{group="backups",item="done",namespace="ns"} 1.7952516e+09
 oaat_item_last_success_timestamp_seconds{group="backups",item="fresh",namespace="ns"} 1.79526234e+09
-# HELP oaat_item_overdue_seconds How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due.
+# HELP oaat_item_overdue_seconds How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due or done (mode EachOnce).
 # TYPE oaat_item_overdue_seconds gauge
 oaat_item_overdue_seconds{group="backups",item="a",namespace="ns"} 1800
+oaat_item_overdue_seconds{group="backups",item="done",namespace="ns"} 0
 oaat_item_overdue_seconds{group="backups",item="fresh",namespace="ns"} 0
 oaat_item_overdue_seconds{group="backups",item="never",namespace="ns"} 7200
 # HELP oaat_item_running_seconds How long the item's current run has been going; present only while it runs.

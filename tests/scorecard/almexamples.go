@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 )
 
@@ -34,9 +34,19 @@ func checkALMExamples(b *bundle) ([]string, string) {
 	if !ok || strings.TrimSpace(raw) == "" {
 		return []string{"the CSV has no alm-examples annotation"}, ""
 	}
-	var examples []map[string]any
-	if err := json.Unmarshal([]byte(raw), &examples); err != nil {
+	// Decoded as the API server decodes a request: whole numbers as int64, which CEL rules on
+	// integer fields need.
+	var list []any
+	if err := utiljson.Unmarshal([]byte(raw), &list); err != nil {
 		return []string{fmt.Sprintf("the alm-examples annotation is not a JSON list of objects: %v", err)}, ""
+	}
+	examples := make([]map[string]any, 0, len(list))
+	for i, item := range list {
+		example, ok := item.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("alm-examples[%d] is not a JSON object", i)}, ""
+		}
+		examples = append(examples, example)
 	}
 
 	var problems, checked []string
