@@ -61,6 +61,37 @@ var _ = Describe("Scheduling controls", func() {
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	}, SpecTimeout(time.Minute))
 
+	It("does not start an item whose expected run would reach into an avoidOverrun window", func(ctx SpecContext) {
+		group := newGroup("overrun", "quick", "long", "short")
+		group.Spec.Suspend = true
+		create(ctx, newOaatType("quick", "1s", 0), group)
+		Eventually(func(g Gomega) {
+			g.Expect(itemNames(getGroup(ctx, g, "overrun"))).To(ConsistOf("long", "short"))
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+
+		By("recording that long takes an hour and short a second, then opening the group to a window in 10 minutes")
+		updateGroupStatus(ctx, "overrun", func(status *v1alpha1.OaatGroupStatus) {
+			for i := range status.Items {
+				status.Items[i].RecentRunSeconds = map[string][]int64{"long": {3600, 60}, "short": {1}}[status.Items[i].Name]
+			}
+		})
+		start := time.Now().UTC().Truncate(time.Minute).Add(10 * time.Minute)
+		end := start.Add(30 * time.Minute)
+		updateGroup(ctx, "overrun", func(g *v1alpha1.OaatGroup) {
+			g.Spec.Suspend = false
+			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: start.Format("15:04"), End: end.Format("15:04"), AvoidOverrun: true}}
+		})
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "overrun")
+			g.Expect(itemStatus(group, "short").LastSuccess).NotTo(BeNil(), "short fits before the window")
+			long := itemStatus(group, "long")
+			g.Expect(long.WaitReason).To(Equal(v1alpha1.WaitOverrun))
+			g.Expect(long.NextEligibleAt).NotTo(BeNil())
+			g.Expect(long.NextEligibleAt.Time).To(BeTemporally("==", end))
+		}).WithContext(ctx).WithTimeout(20 * time.Second).Should(Succeed())
+		expectNoNewPod(ctx, "overrun", 1, 2*time.Second)
+	}, SpecTimeout(time.Minute))
+
 	It("stops a running item when a window with stopRunning opens and records it as interrupted", func(ctx SpecContext) {
 		prom.waitForTarget(ctx)
 		create(ctx, newOaatType("slow", "60s", 0), newGroup("interrupted", "slow", "only"))
