@@ -16,6 +16,8 @@ const (
 	LabelRun = "oaat.io/run"
 	// AnnotationItem holds the exact item a pod runs.
 	AnnotationItem = "oaat.io/item"
+	// AnnotationOaatRun holds, on the pod of an on-demand run, the name of the OaatRun it serves.
+	AnnotationOaatRun = "oaat.io/oaat-run"
 	// AnnotationReset starts a new round of a group when its value changes (any value, for
 	// example a timestamp): in mode EachOnce every item runs again until it succeeds once more.
 	AnnotationReset = "oaat.io/reset"
@@ -90,6 +92,22 @@ const (
 	ReasonItemParked = "ItemParked"
 	// ReasonGroupReset: the oaat.io/reset annotation started a new round.
 	ReasonGroupReset = "GroupReset"
+)
+
+// Reasons of OaatRun.status.reason beyond the run's own (Completed, Error, DeadlineExceeded...).
+const (
+	// ReasonGroupNotFound: the OaatGroup the request names does not exist.
+	ReasonGroupNotFound = "GroupNotFound"
+	// ReasonUnknownItem: the item is not one of the group's items.
+	ReasonUnknownItem = "UnknownItem"
+	// ReasonDuplicate: an older request for the same item of the group is still pending.
+	ReasonDuplicate = "Duplicate"
+	// ReasonGroupDeleted: the group was deleted while its item ran for the request.
+	ReasonGroupDeleted = "GroupDeleted"
+	// ReasonQueued: the request waits for the group's running item or an older request.
+	ReasonQueued = "Queued"
+	// ReasonGroupNotReady: the request waits for the group to become Ready.
+	ReasonGroupNotReady = "GroupNotReady"
 )
 
 // Reasons of the Suspended, Parked and Complete conditions.

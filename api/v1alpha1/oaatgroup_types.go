@@ -124,6 +124,11 @@ type CurrentRun struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Stop reason",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	StopReason string `json:"stopReason,omitempty"`
+
+	// oaatRun is the name of the OaatRun this run serves; absent for a scheduled run.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="On-demand request",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	OaatRun string `json:"oaatRun,omitempty"`
 }
 
 // ItemStatus is the history of one item of the group.
