@@ -90,15 +90,8 @@ func main() {
 		setupLog.Error(err, "Cannot register the metrics")
 		os.Exit(1)
 	}
-	if err := (&controllers.OaatGroupReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("oaat-operator"),
-		Clock:     clock.RealClock{},
-		Seed:      seed,
-		Runs:      runs,
-	}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "Cannot set up the controller", "controller", "OaatGroup")
+	if err := controllers.Setup(mgr, clock.RealClock{}, seed, runs); err != nil {
+		setupLog.Error(err, "Cannot set up the controllers")
 		os.Exit(1)
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))

@@ -26,6 +26,11 @@ const conflictRetry = 2 * time.Second
 // state they report, so that a lost race (conflict) reports nothing and the pass that wins reports
 // each run once, whatever fails after it.
 func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan) (ctrl.Result, error) {
+	for _, u := range plan.FinalRequests {
+		if err := r.requests.update(ctx, u); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		group.Status = plan.Status
 		if err := r.Status().Update(ctx, group); err != nil {
@@ -47,6 +52,11 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			return r.withdrawRun(ctx, group, err)
 		}
 		r.announce(ctx, group, plan.Started)
+	}
+	for _, u := range plan.OpenRequests {
+		if err := r.requests.update(ctx, u); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	for _, d := range plan.Delete {
 		if err := r.deletePod(ctx, d.Pod); err != nil {

@@ -53,12 +53,19 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		return planner.Input{}, fmt.Errorf("reading OaatType %s: %w", group.Spec.OaatType, err)
 	}
 
+	requests := &v1alpha1.OaatRunList{}
+	if err := r.List(ctx, requests, client.InNamespace(group.Namespace),
+		client.MatchingFields{oaatGroupIndex: group.Name}); err != nil {
+		return planner.Input{}, fmt.Errorf("listing the group's OaatRuns: %w", err)
+	}
+
 	return planner.Input{
-		Group: group,
-		Type:  typ,
-		Pods:  pods.Items,
-		Now:   r.Clock.Now(),
-		Rand:  r.random(group),
+		Group:    group,
+		Type:     typ,
+		Pods:     pods.Items,
+		Requests: requests.Items,
+		Now:      r.Clock.Now(),
+		Rand:     r.random(group),
 	}, nil
 }
 

@@ -37,6 +37,8 @@ type OaatGroupReconciler struct {
 	Seed uint64
 	// Runs observes each finished run once its outcome is persisted.
 	Runs *metrics.RunMetrics
+
+	requests requestWriter
 }
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups,verbs=get;list;watch

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,10 +18,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/metrics"
 )
 
-// oaatTypeIndex indexes OaatGroups by the OaatType they name.
-const oaatTypeIndex = "spec.oaatType"
+// Field indexes: OaatGroups by the OaatType they name, OaatRuns by the OaatGroup they name.
+const (
+	oaatTypeIndex  = "spec.oaatType"
+	oaatGroupIndex = "spec.oaatGroup"
+)
 
 // CacheOptions limits what the manager watches: only the given namespaces (all when none are
 // given, for the AllNamespaces install mode), and only the pods that carry an OaatGroup's label,
@@ -54,19 +59,33 @@ func WatchNamespaces(value string) []string {
 	return namespaces
 }
 
-// SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a
-// group's label (owned or rogue), and of an OaatType, for every group that names it.
-func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.OaatGroup{}, oaatTypeIndex,
+// setupIndexes registers the field indexes both reconcilers list by.
+func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatGroup{}, oaatTypeIndex,
 		func(obj client.Object) []string {
 			return []string{obj.(*v1alpha1.OaatGroup).Spec.OaatType}
 		}); err != nil {
 		return fmt.Errorf("indexing OaatGroups by OaatType: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatRun{}, oaatGroupIndex,
+		func(obj client.Object) []string {
+			return []string{obj.(*v1alpha1.OaatRun).Spec.OaatGroup}
+		}); err != nil {
+		return fmt.Errorf("indexing OaatRuns by OaatGroup: %w", err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a
+// group's label (owned or rogue), of an OaatType, for every group that names it, and of an
+// OaatRun, for the group it names.
+func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.requests = requestWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.OaatGroup{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToGroup)).
 		Watches(&v1alpha1.OaatType{}, handler.EnqueueRequestsFromMapFunc(r.typeToGroups)).
+		Watches(&v1alpha1.OaatRun{}, handler.EnqueueRequestsFromMapFunc(requestToGroup)).
 		Named("oaatgroup").
 		Complete(r)
 }
@@ -78,6 +97,13 @@ func podToGroup(_ context.Context, pod client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
+}
+
+// requestToGroup maps an OaatRun to the group it names.
+func requestToGroup(_ context.Context, req client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{
+		Namespace: req.GetNamespace(), Name: req.(*v1alpha1.OaatRun).Spec.OaatGroup,
+	}}}
 }
 
 // typeToGroups maps an OaatType to the groups that name it.
@@ -93,4 +119,23 @@ func (r *OaatGroupReconciler) typeToGroups(ctx context.Context, ot client.Object
 		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups.Items[i])})
 	}
 	return requests
+}
+
+// Setup registers the field indexes and both reconcilers with the manager.
+func Setup(mgr ctrl.Manager, clk clock.PassiveClock, seed uint64, runs *metrics.RunMetrics) error {
+	if err := setupIndexes(context.Background(), mgr); err != nil {
+		return err
+	}
+	recorder := mgr.GetEventRecorder("oaat-operator")
+	if err := (&OaatGroupReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Seed: seed, Runs: runs,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
+	}
+	if err := (&OaatRunReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Runs: runs,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the OaatRun controller: %w", err)
+	}
+	return nil
 }

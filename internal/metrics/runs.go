@@ -9,10 +9,11 @@ import (
 // runBuckets spread from a second to eight hours: item runs range from quick checks to backups.
 var runBuckets = []float64{1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800}
 
-// RunMetrics counts finished runs and observes their durations.
+// RunMetrics counts finished runs and on-demand requests and observes run durations.
 type RunMetrics struct {
 	duration *prometheus.HistogramVec
 	total    *prometheus.CounterVec
+	onDemand *prometheus.CounterVec
 }
 
 // NewRunMetrics makes the run metrics; Register makes them visible.
@@ -28,7 +29,17 @@ func NewRunMetrics() *RunMetrics {
 			Name: "oaat_item_runs_total",
 			Help: "Finished item runs.",
 		}, labels),
+		onDemand: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oaat_on_demand_runs_total",
+			Help: "On-demand run requests (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.",
+		}, []string{"namespace", "group", "result"}),
 	}
+}
+
+// Request counts an on-demand request that reached its final phase; result is succeeded,
+// failed or rejected.
+func (m *RunMetrics) Request(namespace, group, result string) {
+	m.onDemand.WithLabelValues(namespace, group, result).Inc()
 }
 
 // Observe records one finished run; result is succeeded, failed or interrupted.
@@ -43,11 +54,12 @@ func (m *RunMetrics) Forget(namespace, group string) {
 	labels := prometheus.Labels{"namespace": namespace, "group": group}
 	m.duration.DeletePartialMatch(labels)
 	m.total.DeletePartialMatch(labels)
+	m.onDemand.DeletePartialMatch(labels)
 }
 
 // Register registers the run metrics and the status collector with reg.
 func Register(reg prometheus.Registerer, runs *RunMetrics, status *StatusCollector) error {
-	for _, c := range []prometheus.Collector{runs.duration, runs.total, status} {
+	for _, c := range []prometheus.Collector{runs.duration, runs.total, runs.onDemand, status} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -60,6 +60,9 @@ func TestRunMetricsForget(t *testing.T) {
 	m.Observe("ns", "gone", "a", "succeeded", time.Second)
 	m.Observe("ns", "kept", "a", "failed", time.Second)
 	m.Observe("other", "gone", "a", "succeeded", time.Second)
+	m.Request("ns", "gone", "rejected")
+	m.Request("ns", "kept", "succeeded")
+	m.Request("ns", "kept", "succeeded")
 	m.Forget("ns", "gone")
 
 	want := `
@@ -73,5 +76,13 @@ oaat_item_runs_total{group="kept",item="a",namespace="ns",result="failed"} 1
 	}
 	if got := testutil.CollectAndCount(m.duration); got != 2 {
 		t.Fatalf("%d duration series left, want 2", got)
+	}
+	wantRequests := `
+# HELP oaat_on_demand_runs_total On-demand run requests (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.
+# TYPE oaat_on_demand_runs_total counter
+oaat_on_demand_runs_total{group="kept",namespace="ns",result="succeeded"} 2
+`
+	if err := testutil.CollectAndCompare(m.onDemand, strings.NewReader(wantRequests)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -20,6 +20,8 @@ type decision struct {
 	policy    policy
 	policyErr error
 	plan      Plan
+	// queue are the group's valid pending requests, oldest first, once reviewed.
+	queue []*v1alpha1.OaatRun
 }
 
 func newDecision(in Input) *decision {

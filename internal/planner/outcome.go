@@ -47,6 +47,7 @@ func (d *decision) recordCurrentRun() {
 	case ResultSucceeded:
 		it.LastSuccess = &out.finishedAt
 		it.FailureCount = 0
+		it.ParkedGeneration = 0
 	case ResultFailed:
 		it.LastFailure = &out.finishedAt
 		it.FailureCount++
@@ -63,6 +64,7 @@ func (d *decision) recordCurrentRun() {
 		it.RecentRunSeconds = it.RecentRunSeconds[max(len(it.RecentRunSeconds)-maxRecentRuns, 0):]
 	}
 	d.plan.Finished = append(d.plan.Finished, Outcome{Item: cr.Item, Result: out.result, Duration: run})
+	d.settleRequest(cr, out)
 	d.announceOutcome(cr, out)
 	if out.doNotRetry != nil {
 		it.ParkedGeneration = d.group.Generation

@@ -17,16 +17,22 @@ type Input struct {
 	Type *v1alpha1.OaatType
 	// Pods are the pods that carry the group's label, live and finished.
 	Pods []corev1.Pod
+	// Requests are the OaatRuns that name the group, in any phase.
+	Requests []v1alpha1.OaatRun
 	// Now is the time of the decision.
 	Now time.Time
 	// Rand breaks the last tie of the item selection.
 	Rand schedule.Rand
 }
 
-// Plan is what the controller applies, in this order: persist Status (then emit Events and
-// observe Finished), create Create (then emit Started), delete each of Delete (then emit its
-// Event). An event is emitted only once the state it reports is persisted.
+// Plan is what the controller applies, in this order: settle FinalRequests, persist Status (then
+// emit Events and observe Finished), create Create (then emit Started), update OpenRequests,
+// delete each of Delete (then emit its Event). An event is emitted only once the state it
+// reports is persisted.
 type Plan struct {
+	// FinalRequests are OaatRuns that reach a final phase. They are written before Status, so
+	// that once Status no longer names a request's run, the request says how it ended.
+	FinalRequests []RequestUpdate
 	// Status is the group's new status.
 	Status v1alpha1.OaatGroupStatus
 	// Events are the events that report Status.
@@ -35,6 +41,9 @@ type Plan struct {
 	Create *corev1.Pod
 	// Started is the event that reports Create, once it exists.
 	Started Event
+	// OpenRequests are OaatRuns whose Pending or InProgress status changes; they are written
+	// after Create, and Status alone says which request runs, should they be lost.
+	OpenRequests []RequestUpdate
 	// Delete are pods to delete: rogue pods and superseded finished pods.
 	Delete []Deletion
 	// Finished are the runs whose outcome Status records for the first time.
@@ -51,6 +60,14 @@ type Deletion struct {
 	// Event reports the deletion of a rogue pod (a live pod that is not the group's current run);
 	// nil for a finished pod superseded by a later run of its item.
 	Event *Event
+}
+
+// RequestUpdate is a new status of an OaatRun.
+type RequestUpdate struct {
+	// Request is the OaatRun as read; it is updated only if unchanged since.
+	Request *v1alpha1.OaatRun
+	// Status is its new status.
+	Status v1alpha1.OaatRunStatus
 }
 
 // Event is an event about the group.
@@ -92,6 +109,7 @@ func Decide(in Input) Plan {
 	d.deleteRoguePods()
 	d.pruneHistory()
 	d.syncItems()
+	d.reviewRequests()
 	d.observeReset()
 	if d.policyErr == nil {
 		d.stopCurrentRun()
@@ -99,6 +117,7 @@ func Decide(in Input) Plan {
 	if d.checkReady() {
 		d.startNext()
 	}
+	d.updateOpenRequests()
 	if d.policyErr == nil {
 		d.setWaits()
 		d.setGateConditions()

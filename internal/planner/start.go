@@ -10,11 +10,16 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
-// startNext chooses the next item when nothing runs and plans its intent and pod. Items held
-// by the group (parked, done, suspended) are not considered; the others by the schedule.
+// startNext chooses the next item when nothing runs and plans its intent and pod: the oldest
+// on-demand request that may start, else the schedule's choice among the items the group does
+// not hold (parked, done, suspended).
 func (d *decision) startNext() {
 	st := &d.plan.Status
 	if st.CurrentRun != nil || d.pods.anyLive() {
+		return
+	}
+	if req := d.nextRequest(); req != nil {
+		d.start(req.Spec.Item, req.Name)
 		return
 	}
 	var free []schedule.Item
@@ -23,23 +28,30 @@ func (d *decision) startNext() {
 			free = append(free, scheduleItem(&st.Items[i]))
 		}
 	}
-	next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand)
-	if !ok {
-		return
+	if next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand); ok {
+		d.start(next.Name, "")
 	}
+}
 
+// start plans the intent and the pod of a run of item, for the named request if not empty.
+func (d *decision) start(item, request string) {
+	st := &d.plan.Status
 	run := max(st.RunCount, d.pods.maxRun()) + 1
-	pod, err := d.buildPod(next.Name, run)
+	pod, err := d.buildPod(item, run)
 	if err != nil {
 		d.setReady(metav1.ConditionFalse, v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", d.in.Type.Name, err))
 		d.retryNotReady()
 		return
 	}
+	annotateRequest(pod, request)
 	st.RunCount = run
-	st.CurrentRun = &v1alpha1.CurrentRun{Item: next.Name, PodName: pod.Name, StartedAt: d.stamp}
+	st.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: pod.Name, StartedAt: d.stamp, OaatRun: request}
 	started := d.stamp
-	d.item(next.Name).LastStarted = &started
+	d.item(item).LastStarted = &started
 	d.plan.Create = pod
-	d.plan.Started = Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStarted,
-		Message: fmt.Sprintf("Started item %q in pod %s", next.Name, pod.Name)}
+	message := fmt.Sprintf("Started item %q in pod %s", item, pod.Name)
+	if request != "" {
+		message += " for OaatRun " + request
+	}
+	d.plan.Started = Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStarted, Message: message}
 }

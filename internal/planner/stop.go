@@ -44,6 +44,9 @@ func (d *decision) stopReason(cr *v1alpha1.CurrentRun) string {
 		d.requeueAt(deadline)
 	}
 	windows := d.policy.timing.Windows
+	if req := d.request(cr.OaatRun); cr.OaatRun != "" && req != nil && req.Spec.IgnoreBlackoutWindows {
+		windows = nil
+	}
 	for _, w := range windows {
 		if _, open := w.Covering(d.in.Now); open && w.StopRunning {
 			return v1alpha1.ReasonInterrupted

@@ -1,5 +1,6 @@
-// Package statusview renders the status of OaatGroups for people: one table per group, one row
-// per item. It is pure; the time is passed in so that ages are reproducible.
+// Package statusview renders the status of OaatGroups and OaatRuns for people: one table per
+// group, one row per item, with the group's on-demand requests under it, and one line per state of
+// an OaatRun. It is pure; the time is passed in so that ages are reproducible.
 package statusview
 
 import (
@@ -16,8 +17,9 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// Write writes the group's heading and item table to w.
-func Write(w io.Writer, g *v1alpha1.OaatGroup, now time.Time) error {
+// Write writes the group's heading and item table to w, then the line of its on-demand requests
+// that wait or run (see OnDemand), if any. runs are the group's OaatRuns, in any phase and order.
+func Write(w io.Writer, g *v1alpha1.OaatGroup, runs []v1alpha1.OaatRun, now time.Time) error {
 	if _, err := fmt.Fprintf(w, "%s/%s  type=%s  frequency=%s  failureCoolOff=%s  %s\n",
 		g.Namespace, g.Name, g.Spec.OaatType, g.Spec.Frequency, orNone(string(g.Spec.FailureCoolOff)), Summary(g)); err != nil {
 		return err
@@ -28,7 +30,14 @@ func Write(w io.Writer, g *v1alpha1.OaatGroup, now time.Time) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\n",
 			it.Name, running(g, it.Name, now), ago(it.LastSuccess, now), ago(it.LastFailure, now), it.FailureCount, result(it), next(it, now))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if line := OnDemand(runs); line != "" {
+		_, err := fmt.Fprintf(w, "  on demand: %s\n", line)
+		return err
+	}
+	return nil
 }
 
 // Summary says in a few words what the group is doing: its readiness and what runs.

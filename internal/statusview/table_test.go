@@ -29,8 +29,12 @@ func TestWrite(t *testing.T) {
 			},
 		},
 	}
+	runs := []v1alpha1.OaatRun{
+		{ObjectMeta: metav1.ObjectMeta{Name: "backups-x1"}, Spec: v1alpha1.OaatRunSpec{Item: "a"}, Status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "backups-x2"}, Spec: v1alpha1.OaatRunSpec{Item: "due"}, Status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded}},
+	}
 	var b strings.Builder
-	if err := Write(&b, g, now); err != nil {
+	if err := Write(&b, g, runs, now); err != nil {
 		t.Fatal(err)
 	}
 	want := `demo/backups  type=sleeper  frequency=1m  failureCoolOff=none  ready=True  running=/srv/photos
@@ -39,9 +43,21 @@ func TestWrite(t *testing.T) {
   /srv/photos  yes, 3s in backups-srv-photos-x-2  never         60s ago       2         PodNotFound         Running
   due                                             never         never         0                             now
   fresh                                           never         never         0                             now
+  on demand: 1 pending (a)
 `
 	if b.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestWriteWithoutOnDemandRuns(t *testing.T) {
+	g := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: "demo"}, Spec: v1alpha1.OaatGroupSpec{OaatType: "t", Frequency: "1h"}}
+	var b strings.Builder
+	if err := Write(&b, g, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "on demand") {
+		t.Fatalf("got an on-demand line without runs:\n%s", b.String())
 	}
 }
 

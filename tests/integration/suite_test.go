@@ -169,14 +169,7 @@ func startManager(namespaces ...string) (stop func()) {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect((&controllers.OaatGroupReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("oaat-operator"),
-		Clock:     clock.RealClock{},
-		Seed:      seed,
-		Runs:      runMetrics,
-	}).SetupWithManager(mgr)).To(Succeed())
+	Expect(controllers.Setup(mgr, clock.RealClock{}, seed, runMetrics)).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+// requestWriter writes the status of OaatRuns for both reconcilers: a request that reaches its
+// final phase is counted and reported in an event on it, once its status is written.
+type requestWriter struct {
+	client   client.Client
+	recorder recorder.EventRecorder
+	runs     *metrics.RunMetrics
+}
+
+// update writes the request's new status if the request is unchanged since it was read. A
+// request changed or deleted meanwhile is left to the pass its change triggers.
+func (w requestWriter) update(ctx context.Context, u planner.RequestUpdate) error {
+	req := u.Request.DeepCopy()
+	req.Status = u.Status
+	err := w.client.Status().Update(ctx, req)
+	switch {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("writing the status of OaatRun %s: %w", req.Name, err)
+	}
+	if !req.Status.Phase.Finished() {
+		return nil
+	}
+	w.runs.Request(req.Namespace, req.Spec.OaatGroup, strings.ToLower(string(req.Status.Phase)))
+	eventType := corev1.EventTypeWarning
+	if req.Status.Phase == v1alpha1.OaatRunSucceeded {
+		eventType = corev1.EventTypeNormal
+	}
+	w.recorder.Eventf(req, nil, eventType, req.Status.Reason, "Run", "%s: %s", req.Status.Phase, req.Status.Message)
+	return nil
+}

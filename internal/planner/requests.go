@@ -1,0 +1,219 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duration"
+)
+
+// request returns the group's OaatRun of that name, nil when there is none.
+func (d *decision) request(name string) *v1alpha1.OaatRun {
+	for i := range d.in.Requests {
+		if d.in.Requests[i].Name == name {
+			return &d.in.Requests[i]
+		}
+	}
+	return nil
+}
+
+// settleRequest records how the run of a request ended, in the request.
+func (d *decision) settleRequest(cr *v1alpha1.CurrentRun, out ended) {
+	req := d.request(cr.OaatRun)
+	if cr.OaatRun == "" || req == nil || req.Status.Phase.Finished() {
+		return
+	}
+	status := req.Status
+	status.Phase, status.Reason = v1alpha1.OaatRunFailed, out.reason
+	if out.result == ResultSucceeded {
+		status.Phase = v1alpha1.OaatRunSucceeded
+	}
+	status.Message = fmt.Sprintf("Item %q %s in pod %s%s", cr.Item, out.result, cr.PodName, out.describe())
+	status.PodName, status.ExitCode = cr.PodName, out.exitCode
+	if status.StartedAt == nil {
+		started := cr.StartedAt
+		status.StartedAt = &started
+	}
+	d.finishRequest(req, status)
+}
+
+// finishRequest plans a request's final status, stamped with the decision's time.
+func (d *decision) finishRequest(req *v1alpha1.OaatRun, status v1alpha1.OaatRunStatus) {
+	finished := d.stamp
+	status.FinishedAt = &finished
+	d.plan.FinalRequests = append(d.plan.FinalRequests, RequestUpdate{Request: req, Status: status})
+}
+
+// reviewRequests rejects the open requests that cannot be served (an item the group does not
+// have, a duplicate of an older pending request for the same item) and queues the others,
+// oldest first. A request that says it is in progress while the group runs something else has
+// either been settled already (the group recorded its pod's run; the cache has not caught up) or
+// lost its run (the group's status was overwritten): then it fails rather than waiting forever.
+func (d *decision) reviewRequests() {
+	requests := make([]*v1alpha1.OaatRun, 0, len(d.in.Requests))
+	for i := range d.in.Requests {
+		requests = append(requests, &d.in.Requests[i])
+	}
+	slices.SortStableFunc(requests, func(a, b *v1alpha1.OaatRun) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	items := make(map[string]bool, len(d.group.Spec.OaatItems))
+	for _, item := range d.group.Spec.OaatItems {
+		items[item] = true
+	}
+	queued := map[string]string{} // item -> the oldest pending request for it
+	cr := d.plan.Status.CurrentRun
+	for _, req := range requests {
+		phase := req.Status.Phase
+		switch {
+		case phase.Finished() || d.settled(req) || d.recorded(req):
+		case cr != nil && cr.OaatRun == req.Name:
+		case phase == v1alpha1.OaatRunInProgress:
+			d.finishRequest(req, rejected(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonPodNotFound,
+				"the group no longer runs this request's item: its status was changed by someone else"))
+		case !items[req.Spec.Item]:
+			d.finishRequest(req, rejected(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonUnknownItem,
+				fmt.Sprintf("%q is not an item of OaatGroup %s", req.Spec.Item, d.group.Name)))
+		case queued[req.Spec.Item] != "":
+			d.finishRequest(req, rejected(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonDuplicate,
+				fmt.Sprintf("OaatRun %s already asks to run item %q and is still pending", queued[req.Spec.Item], req.Spec.Item)))
+		default:
+			queued[req.Spec.Item] = req.Name
+			d.queue = append(d.queue, req)
+		}
+	}
+}
+
+// settled reports whether this decision already gives the request its final status.
+func (d *decision) settled(req *v1alpha1.OaatRun) bool {
+	return slices.ContainsFunc(d.plan.FinalRequests, func(u RequestUpdate) bool { return u.Request == req })
+}
+
+// recorded reports whether the group has recorded the run of an in-progress request.
+func (d *decision) recorded(req *v1alpha1.OaatRun) bool {
+	for _, it := range d.plan.Status.Items {
+		if req.Status.PodName != "" && it.LastPodName == req.Status.PodName {
+			return true
+		}
+	}
+	return false
+}
+
+func rejected(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason, message string) v1alpha1.OaatRunStatus {
+	status.Phase, status.Reason, status.Message = phase, reason, message
+	return status
+}
+
+// nextRequest returns the oldest queued request that may start now: none while the group is
+// suspended, and a request that respects blackout windows waits while one is open.
+func (d *decision) nextRequest() *v1alpha1.OaatRun {
+	if d.policy.suspended != "" {
+		return nil
+	}
+	_, blackout := d.policy.timing.Windows.FreeAt(d.in.Now)
+	for _, req := range d.queue {
+		if !blackout || req.Spec.IgnoreBlackoutWindows {
+			return req
+		}
+	}
+	return nil
+}
+
+// updateOpenRequests says, in each queued request, whether it runs or what it waits for.
+func (d *decision) updateOpenRequests() {
+	cr := d.plan.Status.CurrentRun
+	for i := range d.in.Requests {
+		req := &d.in.Requests[i]
+		status := req.Status
+		switch {
+		case cr != nil && cr.OaatRun == req.Name:
+			status.Phase, status.Reason = v1alpha1.OaatRunInProgress, v1alpha1.ReasonItemRunning
+			status.Message = fmt.Sprintf("Item %q runs in pod %s", cr.Item, cr.PodName)
+			status.PodName = cr.PodName
+			if status.StartedAt == nil {
+				started := cr.StartedAt
+				status.StartedAt = &started
+			}
+		case slices.Contains(d.queue, req):
+			status.Phase = v1alpha1.OaatRunPending
+			status.Reason, status.Message = d.pendingReason(req)
+		default:
+			continue
+		}
+		if !equality.Semantic.DeepEqual(status, req.Status) {
+			d.plan.OpenRequests = append(d.plan.OpenRequests, RequestUpdate{Request: req, Status: status})
+		}
+	}
+}
+
+// pendingReason says what a queued request waits for, in terms that change only when the
+// group's state does.
+func (d *decision) pendingReason(req *v1alpha1.OaatRun) (string, string) {
+	switch {
+	case d.policyErr != nil:
+		return v1alpha1.ReasonGroupNotReady, "the group's spec cannot be used: " + d.policyErr.Error()
+	case d.policy.suspended != "":
+		return v1alpha1.WaitSuspended, "the group is suspended"
+	}
+	if ready := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady); ready != nil && ready.Status != metav1.ConditionTrue {
+		return v1alpha1.ReasonGroupNotReady, "the group is not Ready: " + ready.Message
+	}
+	if end, blackout := d.policy.timing.Windows.FreeAt(d.in.Now); blackout && !req.Spec.IgnoreBlackoutWindows {
+		return v1alpha1.WaitBlackout, "a blackout window is open until " + end.UTC().Format(time.RFC3339)
+	}
+	return v1alpha1.ReasonQueued, "waits for the group's running item or older requests"
+}
+
+// RequestExpiry is when a finished request is to be deleted, and false while it is not finished.
+func RequestExpiry(req *v1alpha1.OaatRun) (time.Time, bool) {
+	if !req.Status.Phase.Finished() || req.Status.FinishedAt == nil {
+		return time.Time{}, false
+	}
+	ttl, err := duration.Parse(string(req.Spec.TTLAfterFinished))
+	if err != nil {
+		ttl = defaultRequestTTL
+	}
+	return req.Status.FinishedAt.Add(ttl), true
+}
+
+// defaultRequestTTL is how long a finished request is kept when its ttlAfterFinished is absent.
+const defaultRequestTTL = time.Hour
+
+// OrphanRequest is the final status of an open request whose group does not exist: Rejected,
+// or Failed when its run had started; ok is false for a request already finished.
+func OrphanRequest(req *v1alpha1.OaatRun, now time.Time) (status v1alpha1.OaatRunStatus, ok bool) {
+	if req.Status.Phase.Finished() {
+		return req.Status, false
+	}
+	status = rejected(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound,
+		fmt.Sprintf("OaatGroup %s does not exist in namespace %s", req.Spec.OaatGroup, req.Namespace))
+	if req.Status.Phase == v1alpha1.OaatRunInProgress {
+		status = rejected(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonGroupDeleted,
+			fmt.Sprintf("OaatGroup %s was deleted while item %q ran", req.Spec.OaatGroup, req.Spec.Item))
+	}
+	finished := metav1.NewTime(now.Truncate(time.Second))
+	status.FinishedAt = &finished
+	return status, true
+}
+
+// annotateRequest marks the pod of an on-demand run with its request.
+func annotateRequest(pod *corev1.Pod, request string) {
+	if request == "" {
+		return
+	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[v1alpha1.AnnotationOaatRun] = request
+}

@@ -1,0 +1,202 @@
+package planner
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// newRequest is an OaatRun of the group for item, created created after t0.
+func newRequest(name, group, item string, created time.Duration) v1alpha1.OaatRun {
+	return v1alpha1.OaatRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: *at(created)},
+		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: item, TTLAfterFinished: "1h"},
+	}
+}
+
+func withRequests(in Input, reqs ...v1alpha1.OaatRun) Input {
+	in.Requests = reqs
+	return in
+}
+
+// updates describes request updates as "name phase reason".
+func updates(us []RequestUpdate) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.Request.Name+" "+string(u.Status.Phase)+" "+u.Status.Reason)
+	}
+	return out
+}
+
+func TestDecideServesRequestsFirstInOrder(t *testing.T) {
+	g := newGroup("a", "b", "c")
+	// a never ran, so the schedule would pick it; the requests go first, oldest first.
+	later := newRequest("later", "backups", "b", 2*time.Second)
+	first := newRequest("first", "backups", "c", time.Second)
+
+	p := Decide(withRequests(input(g, time.Minute), later, first))
+	if p.Create == nil || p.Status.CurrentRun.Item != "c" || p.Status.CurrentRun.OaatRun != "first" {
+		t.Fatalf("currentRun = %+v, want item c for request first", p.Status.CurrentRun)
+	}
+	if p.Create.Annotations[v1alpha1.AnnotationOaatRun] != "first" {
+		t.Fatalf("pod annotations = %v", p.Create.Annotations)
+	}
+	want := []string{"later Pending " + v1alpha1.ReasonQueued, "first InProgress " + v1alpha1.ReasonItemRunning}
+	if got := updates(p.OpenRequests); !slices.Equal(got, want) {
+		t.Fatalf("open requests = %v, want %v", got, want)
+	}
+	if len(p.FinalRequests) != 0 {
+		t.Fatalf("final requests = %v", updates(p.FinalRequests))
+	}
+}
+
+func TestDecideRejectsRequests(t *testing.T) {
+	g := newGroup("a")
+	running(t, g, "a", 1, at(0))
+	pod := runPod(t, g, "a", 1, corev1.PodRunning)
+	unknown := newRequest("unknown", "backups", "zzz", 0)
+	pending := newRequest("pending", "backups", "a", time.Second)
+	pending.Status.Phase = v1alpha1.OaatRunPending
+	duplicate := newRequest("duplicate", "backups", "a", 2*time.Second)
+	done := newRequest("done", "backups", "a", -time.Hour)
+	done.Status.Phase = v1alpha1.OaatRunSucceeded
+
+	p := Decide(withRequests(input(g, time.Minute, pod), unknown, pending, duplicate, done))
+	want := []string{"unknown Rejected " + v1alpha1.ReasonUnknownItem, "duplicate Rejected " + v1alpha1.ReasonDuplicate}
+	if got := updates(p.FinalRequests); !slices.Equal(got, want) {
+		t.Fatalf("final requests = %v, want %v", got, want)
+	}
+	for _, u := range p.FinalRequests {
+		if u.Status.FinishedAt == nil || !u.Status.FinishedAt.Equal(at(time.Minute)) || u.Status.Message == "" {
+			t.Fatalf("request %s: %+v", u.Request.Name, u.Status)
+		}
+	}
+	if p.Create != nil {
+		t.Fatal("started a run while one runs")
+	}
+}
+
+func TestDecideSettlesTheRequestOfAFinishedRun(t *testing.T) {
+	g := newGroup("a", "b")
+	running(t, g, "a", 1, at(0))
+	g.Status.CurrentRun.OaatRun = "now"
+	req := newRequest("now", "backups", "a", 0)
+	req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
+	pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 2, "Error", at(30*time.Second))
+
+	p := Decide(withRequests(input(g, time.Minute, pod), req))
+	if got := updates(p.FinalRequests); !slices.Equal(got, []string{"now Failed Error"}) {
+		t.Fatalf("final requests = %v", got)
+	}
+	if s := p.FinalRequests[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || !s.StartedAt.Equal(at(0)) {
+		t.Fatalf("final status = %+v", s)
+	}
+	if len(p.OpenRequests) != 0 {
+		t.Fatalf("open requests = %v", updates(p.OpenRequests))
+	}
+	// Decided again while the cache still shows the request InProgress, the group, which has
+	// recorded its run, does not settle it twice.
+	again := Decide(withRequests(input(applied(g, p), time.Minute, pod), req))
+	if len(again.FinalRequests) != 0 || len(again.OpenRequests) != 0 {
+		t.Fatalf("final requests %v, open requests %v", updates(again.FinalRequests), updates(again.OpenRequests))
+	}
+
+	// A request in progress whose run the group neither runs nor recorded has lost it.
+	lost := req.DeepCopy()
+	lost.Status.PodName = "backups-a-other-9"
+	p = Decide(withRequests(input(applied(g, p), time.Minute, pod), *lost))
+	if got := updates(p.FinalRequests); !slices.Equal(got, []string{"now Failed " + v1alpha1.ReasonPodNotFound}) {
+		t.Fatalf("final requests = %v", got)
+	}
+}
+
+func TestDecideRequestsAndHolds(t *testing.T) {
+	tests := []struct {
+		name       string
+		setUp      func(g *v1alpha1.OaatGroup, req *v1alpha1.OaatRun)
+		wantStart  bool
+		wantReason string
+	}{
+		{"a parked item runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
+			it := itemStatus(g, "a")
+			it.LastFailure, it.FailureCount, it.ParkedGeneration = at(0), 1, g.Generation
+		}, true, ""},
+		{"an item within its frequency runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
+			itemStatus(g, "a").LastSuccess = at(0)
+		}, true, ""},
+		{"suspended", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.Suspend = true }, false, v1alpha1.WaitSuspended},
+		{"blackout", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
+			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00"}}
+		}, false, v1alpha1.WaitBlackout},
+		{"blackout ignored", func(g *v1alpha1.OaatGroup, req *v1alpha1.OaatRun) {
+			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00", StopRunning: true}}
+			req.Spec.IgnoreBlackoutWindows = true
+		}, true, ""},
+		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, v1alpha1.ReasonGroupNotReady},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGroup("a", "b")
+			req := newRequest("now", "backups", "a", 0)
+			tt.setUp(g, &req)
+			in := withRequests(input(g, time.Minute), req)
+			if g.Spec.OaatType == "missing" {
+				in.Type = nil
+			}
+			p := Decide(in)
+			if started := p.Create != nil && p.Status.CurrentRun.OaatRun == "now"; started != tt.wantStart {
+				t.Fatalf("started the request: %v, want %v (currentRun %+v)", started, tt.wantStart, p.Status.CurrentRun)
+			}
+			if tt.wantStart {
+				// A started on-demand run is not stopped by a window it may ignore.
+				pod := *p.Create.DeepCopy()
+				pod.Status.Phase = corev1.PodRunning
+				later := Decide(withRequests(input(applied(g, p), 2*time.Minute, pod), req))
+				if len(later.Delete) != 0 || later.Status.CurrentRun.StopReason != "" {
+					t.Fatalf("the on-demand run is stopped: %v", deleted(later))
+				}
+				return
+			}
+			if got := updates(p.OpenRequests); !slices.Equal(got, []string{"now Pending " + tt.wantReason}) {
+				t.Fatalf("open requests = %v", got)
+			}
+		})
+	}
+}
+
+func TestRequestExpiry(t *testing.T) {
+	req := newRequest("r", "backups", "a", 0)
+	if _, ok := RequestExpiry(&req); ok {
+		t.Fatal("an open request expires")
+	}
+	req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, FinishedAt: at(0)}
+	req.Spec.TTLAfterFinished = "2h"
+	if got, ok := RequestExpiry(&req); !ok || !got.Equal(t0.Add(2*time.Hour)) {
+		t.Fatalf("RequestExpiry() = %v, %v", got, ok)
+	}
+	req.Spec.TTLAfterFinished = ""
+	if got, _ := RequestExpiry(&req); !got.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("without a TTL RequestExpiry() = %v, want an hour after it finished", got)
+	}
+}
+
+func TestOrphanRequest(t *testing.T) {
+	req := newRequest("r", "gone", "a", 0)
+	status, ok := OrphanRequest(&req, t0)
+	if !ok || status.Phase != v1alpha1.OaatRunRejected || status.Reason != v1alpha1.ReasonGroupNotFound || !status.FinishedAt.Equal(at(0)) {
+		t.Fatalf("OrphanRequest() = %+v, %v", status, ok)
+	}
+	req.Status.Phase = v1alpha1.OaatRunInProgress
+	if status, _ := OrphanRequest(&req, t0); status.Phase != v1alpha1.OaatRunFailed || status.Reason != v1alpha1.ReasonGroupDeleted {
+		t.Fatalf("in progress: OrphanRequest() = %+v", status)
+	}
+	req.Status.Phase = v1alpha1.OaatRunSucceeded
+	if _, ok := OrphanRequest(&req, t0); ok {
+		t.Fatal("a finished request is settled again")
+	}
+}
