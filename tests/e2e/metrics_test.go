@@ -244,6 +244,11 @@ func byRun(samples []promSample) map[string]float64 {
 	return index(samples, func(m map[string]string) string { return runKey(m["group"], m["item"], m["result"]) })
 }
 
+// byResult indexes samples by result.
+func byResult(samples []promSample) map[string]float64 {
+	return index(samples, func(m map[string]string) string { return m["result"] })
+}
+
 // byItem indexes samples by group/item.
 func byItem(samples []promSample) map[string]float64 {
 	return index(samples, func(m map[string]string) string { return m["group"] + "/" + m["item"] })
