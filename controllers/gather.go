@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/itemsource"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
@@ -53,6 +54,11 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		return planner.Input{}, fmt.Errorf("reading OaatType %s: %w", group.Spec.OaatType, err)
 	}
 
+	configMaps, err := r.configMaps(ctx, group)
+	if err != nil {
+		return planner.Input{}, err
+	}
+
 	requests := &v1alpha1.OaatRunList{}
 	if err := r.List(ctx, requests, client.InNamespace(group.Namespace),
 		client.MatchingFields{oaatGroupIndex: group.Name}); err != nil {
@@ -63,10 +69,33 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		Group:    group,
 		Type:     typ,
 		Pods:     pods.Items,
-		Requests: requests.Items,
-		Now:      r.Clock.Now(),
-		Rand:     r.random(group),
+		Requests:   requests.Items,
+		ConfigMaps: configMaps,
+		Now:        r.Clock.Now(),
+		Rand:       r.random(group),
 	}, nil
+}
+
+// configMaps reads the ConfigMaps the group takes items from, from the API server: the manager
+// watches only their metadata (a cluster's ConfigMaps can be many and large), to know when to
+// read them again. A missing ConfigMap is left out.
+func (r *OaatGroupReconciler) configMaps(ctx context.Context, group *v1alpha1.OaatGroup) (map[string]*corev1.ConfigMap, error) {
+	names := itemsource.Names(&group.Spec)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	found := make(map[string]*corev1.ConfigMap, len(names))
+	for _, name := range names {
+		cm := &corev1.ConfigMap{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: name}, cm)
+		switch {
+		case err == nil:
+			found[name] = cm
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading ConfigMap %s: %w", name, err)
+		}
+	}
+	return found, nil
 }
 
 // groupLagsPods reports whether one of the group's own pods is newer than the group's status.

@@ -48,6 +48,7 @@ type OaatGroupReconciler struct {
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups/finalizers,verbs=update
 // +kubebuilder:rbac:groups=oaat.io,resources=oaattypes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one OaatGroup a step closer to its items running one at a time.

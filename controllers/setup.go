@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -18,12 +19,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/itemsource"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 )
 
-// Field indexes: OaatGroups by the OaatType they name, OaatRuns by the OaatGroup they name.
+// Field indexes: OaatGroups by the OaatType and the ConfigMaps they name, OaatRuns by the
+// OaatGroup they name.
 const (
 	oaatTypeIndex  = "spec.oaatType"
+	configMapIndex = "spec.oaatItemsFrom.configMap.name"
 	oaatGroupIndex = "spec.oaatGroup"
 )
 
@@ -67,6 +71,12 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		}); err != nil {
 		return fmt.Errorf("indexing OaatGroups by OaatType: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatGroup{}, configMapIndex,
+		func(obj client.Object) []string {
+			return itemsource.Names(&obj.(*v1alpha1.OaatGroup).Spec)
+		}); err != nil {
+		return fmt.Errorf("indexing OaatGroups by ConfigMap: %w", err)
+	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatRun{}, oaatGroupIndex,
 		func(obj client.Object) []string {
 			return []string{obj.(*v1alpha1.OaatRun).Spec.OaatGroup}
@@ -77,14 +87,15 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a
-// group's label (owned or rogue), of an OaatType, for every group that names it, and of an
-// OaatRun, for the group it names.
+// group's label (owned or rogue), of an OaatType or a ConfigMap, for every group that names it,
+// and of an OaatRun, for the group it names.
 func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.requests = requestWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.OaatGroup{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToGroup)).
-		Watches(&v1alpha1.OaatType{}, handler.EnqueueRequestsFromMapFunc(r.typeToGroups)).
+		Watches(&v1alpha1.OaatType{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(oaatTypeIndex))).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(configMapIndex)), builder.OnlyMetadata).
 		Watches(&v1alpha1.OaatRun{}, handler.EnqueueRequestsFromMapFunc(requestToGroup)).
 		Named("oaatgroup").
 		Complete(r)
@@ -106,19 +117,20 @@ func requestToGroup(_ context.Context, req client.Object) []reconcile.Request {
 	}}}
 }
 
-// typeToGroups maps an OaatType to the groups that name it.
-func (r *OaatGroupReconciler) typeToGroups(ctx context.Context, ot client.Object) []reconcile.Request {
-	groups := &v1alpha1.OaatGroupList{}
-	if err := r.List(ctx, groups, client.InNamespace(ot.GetNamespace()),
-		client.MatchingFields{oaatTypeIndex: ot.GetName()}); err != nil {
-		log.FromContext(ctx).Error(err, "Cannot list the groups of an OaatType", "oaatType", klog.KObj(ot))
-		return nil
+// groupsNaming maps an object to the groups in its namespace that name it, by the index.
+func (r *OaatGroupReconciler) groupsNaming(index string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		groups := &v1alpha1.OaatGroupList{}
+		if err := r.List(ctx, groups, client.InNamespace(obj.GetNamespace()), client.MatchingFields{index: obj.GetName()}); err != nil {
+			log.FromContext(ctx).Error(err, "Cannot list the groups that name an object", "index", index, "object", klog.KObj(obj))
+			return nil
+		}
+		requests := make([]reconcile.Request, 0, len(groups.Items))
+		for i := range groups.Items {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups.Items[i])})
+		}
+		return requests
 	}
-	requests := make([]reconcile.Request, 0, len(groups.Items))
-	for i := range groups.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups.Items[i])})
-	}
-	return requests
 }
 
 // Setup registers the field indexes and both reconcilers with the manager.

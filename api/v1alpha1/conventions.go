@@ -41,6 +41,9 @@ const (
 	ConditionParked = "Parked"
 	// ConditionComplete is, in mode EachOnce, True once every item has succeeded in the round.
 	ConditionComplete = "Complete"
+	// ConditionItemsValid is, for a group with spec.oaatItemsFrom, True when every source was
+	// read and every entry is a valid item; False names what was skipped.
+	ConditionItemsValid = "ItemsValid"
 )
 
 // Reasons of the Ready condition.
@@ -110,8 +113,12 @@ const (
 	ReasonGroupNotReady = "GroupNotReady"
 )
 
-// Reasons of the Suspended, Parked and Complete conditions.
+// Reasons of the Suspended, Parked, Complete and ItemsValid conditions.
 const (
+	// ReasonItemsRead: every source of items was read and every entry used.
+	ReasonItemsRead = "ItemsRead"
+	// ReasonItemsSkipped: a source could not be read or some entries are not items.
+	ReasonItemsSkipped = "ItemsSkipped"
 	// ReasonSpecSuspend: spec.suspend is true.
 	ReasonSpecSuspend = "SpecSuspend"
 	// ReasonPauseAnnotation: the pause_new_jobs annotation is "true".
@@ -147,4 +154,6 @@ const (
 	WaitParked = "Parked"
 	// WaitDone: in mode EachOnce the item has succeeded in this round.
 	WaitDone = "Done"
+	// WaitRemoved: the item is no longer one of the group's; its entry goes with its last pod.
+	WaitRemoved = "Removed"
 )

@@ -15,6 +15,7 @@ import (
 type Duration string
 
 // OaatGroupSpec lists the items to run one at a time and how often.
+// +kubebuilder:validation:XValidation:rule="(has(self.oaatItems) && size(self.oaatItems) > 0) || (has(self.oaatItemsFrom) && size(self.oaatItemsFrom) > 0)",message="spec.oaatItems or spec.oaatItemsFrom must give the group at least one item"
 // +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.backoff.policy) || self.backoff.policy != 'Exponential' || has(self.failureCoolOff)",message="backoff.policy Exponential needs failureCoolOff: it is the first cool-off, which doubles with each further failure"
 type OaatGroupSpec struct {
 	// oaatType is the name of the OaatType, in the same namespace, that says what running an
@@ -28,15 +29,25 @@ type OaatGroupSpec struct {
 
 	// oaatItems is the set of items of the group; at most one of them runs at any time. An item
 	// is any non-empty string of at most 253 characters (for example /srv/photos); it reaches
-	// the pod as the environment variable OAAT_ITEM and through {{oaat_item}}.
+	// the pod as the environment variable OAAT_ITEM and through {{oaat_item}}. It may be empty
+	// when oaatItemsFrom gives the items.
 	// +listType=set
-	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=1000
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=253
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Items",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
-	// +required
-	OaatItems []string `json:"oaatItems"`
+	// +optional
+	OaatItems []string `json:"oaatItems,omitempty"`
+
+	// oaatItemsFrom are further sources of items, merged after oaatItems in order, duplicates
+	// dropped, at most 1000 items in all. They are read again whenever a source changes. An
+	// entry that cannot be an item, or a source that cannot be read, is skipped and named in
+	// the ItemsValid condition.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Items from",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:oaatItemsFrom"}
+	// +optional
+	OaatItemsFrom []ItemsSource `json:"oaatItemsFrom,omitempty"`
 
 	// frequency is how often each item should succeed: an item that succeeded less than
 	// frequency ago is not started. Counted from the end of the successful run.

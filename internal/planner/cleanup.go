@@ -27,7 +27,8 @@ func (d *decision) deleteRoguePods() {
 
 // pruneHistory deletes the group's finished pods beyond spec.podHistory, the oldest runs of
 // each item first, so that the logs of recent runs stay readable. Without podHistory the latest
-// finished pod of each item is kept, whatever its result.
+// finished pod of each item is kept, whatever its result. The finished pods of an item that is no
+// longer the group's all go, and its status entry with the last of them.
 func (d *decision) pruneHistory() {
 	var finished []*corev1.Pod
 	for _, pod := range append([]*corev1.Pod{d.pods.current}, d.pods.others...) {
@@ -47,7 +48,10 @@ func (d *decision) pruneHistory() {
 	for _, pod := range finished {
 		c := class{item: pod.Annotations[v1alpha1.AnnotationItem]}
 		limit := int32(1)
-		if h := d.group.Spec.PodHistory; h != nil {
+		if !d.itemSet[c.item] {
+			limit = 0
+		}
+		if h := d.group.Spec.PodHistory; h != nil && limit > 0 {
 			c.result = d.endedPod(pod).result
 			limit = keep(h.Failed)
 			if c.result == ResultSucceeded {
@@ -70,33 +74,4 @@ func keep(count *int32) int32 {
 		return 1
 	}
 	return *count
-}
-
-// syncItems lists the items of the spec in its order, keeping their history, and drops the
-// history of items no longer in the spec unless they are running now.
-func (d *decision) syncItems() {
-	st := &d.plan.Status
-	byName := make(map[string]v1alpha1.ItemStatus, len(st.Items))
-	for _, it := range st.Items {
-		byName[it.Name] = it
-	}
-	items := make([]v1alpha1.ItemStatus, 0, len(d.group.Spec.OaatItems))
-	inSpec := make(map[string]bool, len(d.group.Spec.OaatItems))
-	for _, name := range d.group.Spec.OaatItems {
-		if inSpec[name] {
-			continue
-		}
-		inSpec[name] = true
-		it, ok := byName[name]
-		if !ok {
-			it = v1alpha1.ItemStatus{Name: name}
-		}
-		items = append(items, it)
-	}
-	if cr := st.CurrentRun; cr != nil && !inSpec[cr.Item] {
-		if it, ok := byName[cr.Item]; ok {
-			items = append(items, it)
-		}
-	}
-	st.Items = items
 }

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/itemsource"
 )
 
 // decision is the work area of Decide: the input, the pods sorted out, and the plan being made.
@@ -22,6 +23,11 @@ type decision struct {
 	plan      Plan
 	// queue are the group's valid pending requests, oldest first, once reviewed.
 	queue []*v1alpha1.OaatRun
+	// items are the group's items, from its spec and its sources; itemSet holds the same;
+	// itemProblems say what of the sources was skipped.
+	items        []string
+	itemSet      map[string]bool
+	itemProblems []string
 }
 
 func newDecision(in Input) *decision {
@@ -32,9 +38,14 @@ func newDecision(in Input) *decision {
 		stamp: metav1.NewTime(in.Now.Truncate(time.Second)),
 	}
 	d.policy, d.policyErr = readPolicy(in.Group)
+	d.items, d.itemProblems = itemsource.Resolve(&in.Group.Spec, in.ConfigMaps)
+	d.itemSet = make(map[string]bool, len(d.items))
+	for _, item := range d.items {
+		d.itemSet[item] = true
+	}
 	d.plan.Status = *in.Group.Status.DeepCopy()
 	d.plan.Status.ObservedGeneration = in.Group.Generation
-	d.plan.Status.ItemCount = int32(len(in.Group.Spec.OaatItems))
+	d.plan.Status.ItemCount = int32(len(d.items))
 	return d
 }
 

@@ -51,7 +51,7 @@ func (d *decision) setGateConditions() {
 		if d.parked(it) {
 			parked = append(parked, it.Name)
 		}
-		if !d.done(it) {
+		if !d.done(it) && d.itemSet[it.Name] {
 			pending = append(pending, it.Name)
 		}
 	}

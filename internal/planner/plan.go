@@ -19,6 +19,8 @@ type Input struct {
 	Pods []corev1.Pod
 	// Requests are the OaatRuns that name the group, in any phase.
 	Requests []v1alpha1.OaatRun
+	// ConfigMaps are the ConfigMaps named by spec.oaatItemsFrom that exist, by name.
+	ConfigMaps map[string]*corev1.ConfigMap
 	// Now is the time of the decision.
 	Now time.Time
 	// Rand breaks the last tie of the item selection.
@@ -109,6 +111,7 @@ func Decide(in Input) Plan {
 	d.deleteRoguePods()
 	d.pruneHistory()
 	d.syncItems()
+	d.setItemsValid()
 	d.reviewRequests()
 	d.observeReset()
 	if d.policyErr == nil {

@@ -268,8 +268,15 @@ func TestDecideDropsRemovedItems(t *testing.T) {
 	pod = finished(pod, 0, "Completed", at(time.Second))
 	pod.Status.Phase = corev1.PodSucceeded
 	p = Decide(input(applied(g, p), 2*time.Second, pod))
-	if len(p.Status.Items) != 1 || p.Status.Items[0].Name != "a" || len(p.Finished) != 1 {
-		t.Fatalf("after its run the removed item stays: %+v, finished %+v", p.Status.Items, p.Finished)
+	if len(p.Finished) != 1 || !slices.Equal(deleted(p), []string{pod.Name + " rogue=false"}) {
+		t.Fatalf("the removed item's run is not recorded and its pod deleted: finished %+v, deleted %v", p.Finished, deleted(p))
+	}
+	if gone := planItem(t, p, "gone-running"); gone.LastSuccess == nil || gone.WaitReason != v1alpha1.WaitRemoved {
+		t.Fatalf("while its pod remains the removed item = %+v", gone)
+	}
+	p = Decide(input(applied(g, p), 3*time.Second))
+	if len(p.Status.Items) != 1 || p.Status.Items[0].Name != "a" {
+		t.Fatalf("once its pod is gone the removed item stays: %+v", p.Status.Items)
 	}
 }
 

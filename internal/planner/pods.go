@@ -41,6 +41,16 @@ func (p pods) anyLive() bool {
 	return false
 }
 
+// ofItem reports whether a pod of the item exists, live, finished or being deleted.
+func (p pods) ofItem(item string) bool {
+	for _, pod := range append([]*corev1.Pod{p.current}, p.others...) {
+		if pod != nil && pod.Annotations[v1alpha1.AnnotationItem] == item {
+			return true
+		}
+	}
+	return false
+}
+
 // maxRun is the highest run number on the pods with the group's label, the group's own or not
 // (pods orphaned by an earlier group of the same name keep their names), so that the next run's
 // pod name is free.

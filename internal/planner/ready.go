@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,14 +35,18 @@ func (d *decision) checkReady() bool {
 		return d.retryDue(prev)
 	}
 	d.setReady(metav1.ConditionTrue, v1alpha1.ReasonReady,
-		fmt.Sprintf("OaatType %s found, %d items", d.group.Spec.OaatType, len(d.group.Spec.OaatItems)))
+		fmt.Sprintf("OaatType %s found, %d items", d.group.Spec.OaatType, len(d.items)))
 	return true
 }
 
 // problem returns why the group cannot start items, or an empty reason.
 func (d *decision) problem() (reason, message string) {
-	if len(d.group.Spec.OaatItems) == 0 {
-		return v1alpha1.ReasonInvalidSpec, "spec.oaatItems is empty"
+	if len(d.items) == 0 {
+		message := "the group has no items: spec.oaatItems is empty and spec.oaatItemsFrom gives none"
+		if len(d.itemProblems) > 0 {
+			message += " (" + strings.Join(d.itemProblems, "; ") + ")"
+		}
+		return v1alpha1.ReasonInvalidSpec, message
 	}
 	if d.policyErr != nil {
 		return v1alpha1.ReasonInvalidSpec, d.policyErr.Error()
@@ -55,7 +60,7 @@ func (d *decision) problem() (reason, message string) {
 		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: spec.type %q is not supported, only Pod",
 			typ.Name, typ.Spec.Type)
 	}
-	if _, err := d.buildPod(d.group.Spec.OaatItems[0], 1); err != nil {
+	if _, err := d.buildPod(d.items[0], 1); err != nil {
 		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", typ.Name, err)
 	}
 	return "", ""

@@ -68,10 +68,6 @@ func (d *decision) reviewRequests() {
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})
-	items := make(map[string]bool, len(d.group.Spec.OaatItems))
-	for _, item := range d.group.Spec.OaatItems {
-		items[item] = true
-	}
 	queued := map[string]string{} // item -> the oldest pending request for it
 	cr := d.plan.Status.CurrentRun
 	for _, req := range requests {
@@ -82,7 +78,7 @@ func (d *decision) reviewRequests() {
 		case phase == v1alpha1.OaatRunInProgress:
 			d.finishRequest(req, rejected(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonPodNotFound,
 				"the group no longer runs this request's item: its status was changed by someone else"))
-		case !items[req.Spec.Item]:
+		case !d.itemSet[req.Spec.Item]:
 			d.finishRequest(req, rejected(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonUnknownItem,
 				fmt.Sprintf("%q is not an item of OaatGroup %s", req.Spec.Item, d.group.Name)))
 		case queued[req.Spec.Item] != "":

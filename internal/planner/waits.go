@@ -16,6 +16,8 @@ func (d *decision) held(it *v1alpha1.ItemStatus) string {
 	switch {
 	case st.CurrentRun != nil && st.CurrentRun.Item == it.Name:
 		return v1alpha1.WaitRunning
+	case !d.itemSet[it.Name]:
+		return v1alpha1.WaitRemoved
 	case d.parked(it):
 		return v1alpha1.WaitParked
 	case d.done(it):
