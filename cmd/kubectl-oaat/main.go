@@ -1,5 +1,7 @@
 // Command kubectl-oaat is a kubectl plugin for oaat-operator: `kubectl oaat status` shows what
-// each OaatGroup's items did and which one runs.
+// each OaatGroup's items did and which one runs, `kubectl oaat run` asks for an item to run now
+// (an OaatRun) and can wait for its result, and `kubectl oaat suspend` and `resume` stop and
+// restart a group's new runs.
 package main
 
 import (
@@ -16,14 +18,23 @@ func main() {
 	}
 }
 
+// newRootCommand returns the plugin's command with the standard kubectl connection flags and its
+// subcommands, writing to streams (its errors too).
 func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:          "kubectl-oaat",
-		Short:        "Inspect the OaatGroups of oaat-operator",
+		Short:        "Inspect and control the OaatGroups of oaat-operator",
 		SilenceUsage: true,
 	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newStatusCommand(flags, streams))
+	root.AddCommand(
+		newStatusCommand(flags, streams),
+		newRunCommand(flags, streams),
+		newSuspendCommand(flags, streams, true),
+		newSuspendCommand(flags, streams, false),
+	)
 	return root
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,20 +17,23 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/statusview"
 )
 
-// refreshEvery re-renders a watched table though nothing changed, so that its ages stay true.
+// refreshEvery re-renders a watched table though no group changed, so that its ages, and its
+// on-demand requests (which are not watched), stay true.
 const refreshEvery = 2 * time.Second
 
+// statusOptions are the flags of `kubectl oaat status`.
 type statusOptions struct {
 	flags   *genericclioptions.ConfigFlags
 	streams genericiooptions.IOStreams
 	watch   bool
 }
 
+// newStatusCommand returns `status [GROUP]`, which shows one table per group.
 func newStatusCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &statusOptions{flags: flags, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "status [GROUP]",
-		Short: "Show each item of the OaatGroups of a namespace: last success, last failure, failures, what runs",
+		Short: "Show each item of the OaatGroups of a namespace (last success, last failure, what runs) and the on-demand runs that wait or run",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
@@ -44,20 +47,10 @@ func newStatusCommand(flags *genericclioptions.ConfigFlags, streams genericioopt
 	return cmd
 }
 
+// run shows the groups of the namespace, or the group name, once or, with --watch, until the
+// context ends.
 func (o *statusOptions) run(ctx context.Context, name string) error {
-	cfg, err := o.flags.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	namespace, _, err := o.flags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return err
-	}
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	c, namespace, err := connect(o.flags)
 	if err != nil {
 		return err
 	}
@@ -66,22 +59,22 @@ func (o *statusOptions) run(ctx context.Context, name string) error {
 		opts = append(opts, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", name)})
 	}
 	if !o.watch {
-		return o.show(ctx, c, opts, false)
+		return o.show(ctx, c, namespace, opts, false)
 	}
-	return o.follow(ctx, c, opts)
+	return o.follow(ctx, c, namespace, opts)
 }
 
 // follow shows the status again whenever a group changes, and every refreshEvery.
-func (o *statusOptions) follow(ctx context.Context, c client.WithWatch, opts []client.ListOption) error {
+func (o *statusOptions) follow(ctx context.Context, c client.WithWatch, namespace string, opts []client.ListOption) error {
 	w, err := c.Watch(ctx, &v1alpha1.OaatGroupList{}, opts...)
 	if err != nil {
-		return err
+		return fmt.Errorf("watching OaatGroups: %w", err)
 	}
 	defer w.Stop()
 	tick := time.NewTicker(refreshEvery)
 	defer tick.Stop()
 	for {
-		if err := o.show(ctx, c, opts, true); err != nil {
+		if err := o.show(ctx, c, namespace, opts, true); err != nil {
 			return err
 		}
 		select {
@@ -96,9 +89,14 @@ func (o *statusOptions) follow(ctx context.Context, c client.WithWatch, opts []c
 	}
 }
 
-func (o *statusOptions) show(ctx context.Context, c client.Client, opts []client.ListOption, redraw bool) error {
+// show writes the table of each group that opts select, with the group's on-demand requests.
+func (o *statusOptions) show(ctx context.Context, c client.Client, namespace string, opts []client.ListOption, redraw bool) error {
 	groups := &v1alpha1.OaatGroupList{}
 	if err := c.List(ctx, groups, opts...); err != nil {
+		return fmt.Errorf("listing OaatGroups: %w", err)
+	}
+	runs, err := runsByGroup(ctx, c, namespace)
+	if err != nil {
 		return err
 	}
 	out := o.streams.Out
@@ -114,7 +112,8 @@ func (o *statusOptions) show(ctx context.Context, c client.Client, opts []client
 		return err
 	}
 	for i := range groups.Items {
-		if err := statusview.Write(out, &groups.Items[i], now); err != nil {
+		g := &groups.Items[i]
+		if err := statusview.Write(out, g, runs[g.Name], now); err != nil {
 			return err
 		}
 		fmt.Fprintln(out)
@@ -122,6 +121,24 @@ func (o *statusOptions) show(ctx context.Context, c client.Client, opts []client
 	return nil
 }
 
+// runsByGroup returns the OaatRuns of the namespace by the name of their group. A cluster whose
+// operator predates OaatRun has none.
+func runsByGroup(ctx context.Context, c client.Client, namespace string) (map[string][]v1alpha1.OaatRun, error) {
+	list := &v1alpha1.OaatRunList{}
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing OaatRuns: %w", err)
+	}
+	byGroup := make(map[string][]v1alpha1.OaatRun)
+	for _, r := range list.Items {
+		byGroup[r.Spec.OaatGroup] = append(byGroup[r.Spec.OaatGroup], r)
+	}
+	return byGroup, nil
+}
+
+// isTerminal reports whether w is a terminal, where a redraw may clear the screen first.
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {

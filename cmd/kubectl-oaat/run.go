@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duration"
+)
+
+// runOptions are the flags of `kubectl oaat run`.
+type runOptions struct {
+	flags   *genericclioptions.ConfigFlags
+	streams genericiooptions.IOStreams
+
+	ignoreBlackoutWindows bool
+	ttl                   string
+	wait                  bool
+	timeout               time.Duration
+}
+
+// newRunCommand returns `run GROUP ITEM`, which creates an OaatRun: a request to run the item now.
+func newRunCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &runOptions{flags: flags, streams: streams}
+	cmd := &cobra.Command{
+		Use:   "run GROUP ITEM",
+		Short: "Run an item of an OaatGroup now, outside its schedule (creates an OaatRun); --wait for its result",
+		Long: "Run an item of an OaatGroup now, outside its schedule: creates an OaatRun, which the operator serves " +
+			"oldest first, when the group has no item running. With --wait, show each change of the request's " +
+			"phase and exit with success only if the run succeeded.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("timeout") && !o.wait {
+				return fmt.Errorf("--timeout applies to --wait only")
+			}
+			return o.run(cmd.Context(), args[0], args[1])
+		},
+	}
+	cmd.Flags().BoolVar(&o.ignoreBlackoutWindows, "ignore-blackout-windows", false, "Let the run start inside one of the group's blackout windows")
+	cmd.Flags().StringVar(&o.ttl, "ttl", "", "How long to keep the OaatRun once finished, e.g. 10m or 1d (default 1h, from the OaatRun API)")
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "Wait until the run has finished, showing each change; fail unless it succeeded")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Minute, "With --wait, how long to wait before giving up (the run goes on)")
+	return cmd
+}
+
+// run checks the group, creates the OaatRun and, with --wait, follows it to its end.
+func (o *runOptions) run(ctx context.Context, group, item string) error {
+	if o.ttl != "" {
+		if _, err := duration.Parse(o.ttl); err != nil {
+			return fmt.Errorf("--ttl: %w", err)
+		}
+	}
+	c, namespace, err := connect(o.flags)
+	if err != nil {
+		return err
+	}
+	g := &v1alpha1.OaatGroup{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: group}, g); err != nil {
+		return groupError(err, namespace, group)
+	}
+	if !hasItem(g, item) {
+		// Not refused: the operator decides, and a ConfigMap may have given the item since.
+		fmt.Fprintf(o.streams.ErrOut, "Warning: OaatGroup %q has no item %q (in spec.oaatItems, or in status.items as the operator last read its ConfigMaps): "+
+			"unless it was just added, the operator rejects the request (%s)\n", group, item, v1alpha1.ReasonUnknownItem)
+	}
+	run := &v1alpha1.OaatRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: group + "-"},
+		Spec: v1alpha1.OaatRunSpec{
+			OaatGroup:             group,
+			Item:                  item,
+			IgnoreBlackoutWindows: o.ignoreBlackoutWindows,
+			TTLAfterFinished:      v1alpha1.Duration(o.ttl),
+		},
+	}
+	if err := c.Create(ctx, run); err != nil {
+		return fmt.Errorf("creating an OaatRun of item %q of OaatGroup %q: %w", item, group, err)
+	}
+	fmt.Fprintf(o.streams.Out, "%s/%s created\n", runResource, run.Name)
+	if !o.wait {
+		return nil
+	}
+	return waitForRun(ctx, c, client.ObjectKeyFromObject(run), o.timeout, o.streams.Out)
+}
+
+// hasItem reports whether item is one of the group's items as far as the group says: listed in
+// spec.oaatItems, or in status.items, where the operator lists the items it read from
+// spec.oaatItemsFrom (an entry waiting as Removed is no longer an item).
+func hasItem(g *v1alpha1.OaatGroup, item string) bool {
+	if slices.Contains(g.Spec.OaatItems, item) {
+		return true
+	}
+	return slices.ContainsFunc(g.Status.Items, func(it v1alpha1.ItemStatus) bool {
+		return it.Name == item && it.WaitReason != v1alpha1.WaitRemoved
+	})
+}
