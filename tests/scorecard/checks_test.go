@@ -81,10 +81,10 @@ func TestALMExamplesRefused(t *testing.T) {
 	}, {
 		name: "missing required field",
 		edit: func(t *testing.T, ex []map[string]any) []map[string]any {
-			delete(spec(exampleOfKind(t, ex, "OaatGroup")), "oaatItems")
+			delete(spec(exampleOfKind(t, ex, "OaatGroup")), "oaatType")
 			return ex
 		},
-		want: "spec.oaatItems: Required value",
+		want: "spec.oaatType: Required value",
 	}, {
 		name: "duplicate items (listType=set)",
 		edit: func(t *testing.T, ex []map[string]any) []map[string]any {
