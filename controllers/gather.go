@@ -66,9 +66,9 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 	}
 
 	return planner.Input{
-		Group:    group,
-		Type:     typ,
-		Pods:     pods.Items,
+		Group:      group,
+		Type:       typ,
+		Pods:       pods.Items,
 		Requests:   requests.Items,
 		ConfigMaps: configMaps,
 		Now:        r.Clock.Now(),
