@@ -33,6 +33,7 @@ func main() {
 		leaderElect                bool
 		leaderElectionNamespace    string
 		seed                       uint64
+		concurrency                int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to: :8443 for HTTPS, :8080 for HTTP, 0 to disable it.")
@@ -45,6 +46,8 @@ func main() {
 		"Elect a leader among replicas, so that only one reconciles at a time.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease; empty means the namespace the operator runs in.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4,
+		"How many OaatGroups are reconciled at once; one group is never reconciled by two workers at a time.")
 	flag.Uint64Var(&seed, "random-seed", 0,
 		"Seed of the random tie-breaks between equally due items; 0 picks one at start.")
 	opts := zap.Options{}
@@ -90,7 +93,9 @@ func main() {
 		setupLog.Error(err, "Cannot register the metrics")
 		os.Exit(1)
 	}
-	if err := controllers.Setup(mgr, clock.RealClock{}, seed, runs); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{
+		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency,
+	}); err != nil {
 		setupLog.Error(err, "Cannot set up the controllers")
 		os.Exit(1)
 	}

@@ -51,7 +51,8 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 		if err := r.createPod(ctx, group, plan.Create); err != nil {
 			return r.withdrawRun(ctx, group, err)
 		}
-		r.announce(ctx, group, plan.Started)
+		log.FromContext(ctx).Info("Started item", "item", plan.Status.CurrentRun.Item, "pod", plan.Create.Name,
+			"oaatRun", plan.Status.CurrentRun.OaatRun)
 	}
 	for _, u := range plan.OpenRequests {
 		if err := r.requests.update(ctx, u); err != nil {

@@ -37,6 +37,8 @@ type OaatGroupReconciler struct {
 	Seed uint64
 	// Runs observes each finished run once its outcome is persisted.
 	Runs *metrics.RunMetrics
+	// MaxConcurrentReconciles is how many groups are reconciled at once (at least one).
+	MaxConcurrentReconciles int
 
 	requests requestWriter
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -31,17 +32,21 @@ const (
 	oaatGroupIndex = "spec.oaatGroup"
 )
 
-// CacheOptions limits what the manager watches: only the given namespaces (all when none are
-// given, for the AllNamespaces install mode), and only the pods that carry an OaatGroup's label,
-// since the operator never needs the others and a cluster may have many.
+// CacheOptions limits what the manager watches and keeps: only the given namespaces (all when
+// none are given, for the AllNamespaces install mode), only the pods that carry an OaatGroup's
+// label, since the operator never needs the others and a cluster may have many, and of those
+// only what the operator reads (trimPod); no object's managedFields.
 func CacheOptions(namespaces ...string) cache.Options {
 	hasGroup, err := labels.NewRequirement(v1alpha1.LabelGroup, selection.Exists, nil)
 	if err != nil {
 		panic(fmt.Sprintf("invalid label requirement: %v", err)) // a constant; cannot fail
 	}
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.NewSelector().Add(*hasGroup)},
-	}}
+	opts := cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: labels.NewSelector().Add(*hasGroup), Transform: trimPod},
+		},
+	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = make(map[string]cache.Config, len(namespaces))
 		for _, ns := range namespaces {
@@ -49,6 +54,17 @@ func CacheOptions(namespaces ...string) cache.Options {
 		}
 	}
 	return opts
+}
+
+// trimPod keeps of a cached pod what the operator reads: its metadata, without managedFields, and
+// its status. The spec, the largest part of an item pod, is never read from the cache, and a
+// thousand groups keep ten thousand pods. Objects other than pods (a deletion tombstone) pass.
+func trimPod(obj any) (any, error) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		pod.ManagedFields = nil
+		pod.Spec = corev1.PodSpec{}
+	}
+	return obj, nil
 }
 
 // WatchNamespaces parses the value of WATCH_NAMESPACE, which OLM sets from the OperatorGroup's
@@ -97,6 +113,7 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.OaatType{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(oaatTypeIndex))).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(configMapIndex)), builder.OnlyMetadata).
 		Watches(&v1alpha1.OaatRun{}, handler.EnqueueRequestsFromMapFunc(requestToGroup)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("oaatgroup").
 		Complete(r)
 }
@@ -133,19 +150,33 @@ func (r *OaatGroupReconciler) groupsNaming(index string) handler.MapFunc {
 	}
 }
 
+// Options configure the reconcilers that Setup registers.
+type Options struct {
+	// Clock is the time source of every decision.
+	Clock clock.PassiveClock
+	// Seed makes the random tie-breaks reproducible.
+	Seed uint64
+	// Runs counts runs and requests.
+	Runs *metrics.RunMetrics
+	// MaxConcurrentReconciles is how many groups are reconciled at once; one group is never
+	// reconciled by two workers at a time.
+	MaxConcurrentReconciles int
+}
+
 // Setup registers the field indexes and both reconcilers with the manager.
-func Setup(mgr ctrl.Manager, clk clock.PassiveClock, seed uint64, runs *metrics.RunMetrics) error {
+func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := setupIndexes(context.Background(), mgr); err != nil {
 		return err
 	}
 	recorder := mgr.GetEventRecorder("oaat-operator")
 	if err := (&OaatGroupReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Seed: seed, Runs: runs,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}
 	if err := (&OaatRunReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Runs: runs,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, Runs: opts.Runs,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatRun controller: %w", err)
 	}

@@ -3,6 +3,9 @@ package controllers
 import (
 	"slices"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestWatchNamespaces(t *testing.T) {
@@ -32,5 +35,31 @@ func TestCacheOptionsNamespaces(t *testing.T) {
 		if _, ok := opts.DefaultNamespaces[ns]; !ok {
 			t.Errorf("DefaultNamespaces lacks %q", ns)
 		}
+	}
+}
+
+func TestTrimPod(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "p", Labels: map[string]string{"a": "b"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodSucceeded},
+	}
+	got, err := trimPod(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := got.(*corev1.Pod)
+	if trimmed.ManagedFields != nil || len(trimmed.Spec.Containers) != 0 {
+		t.Fatalf("managedFields %v, spec %+v: want both gone", trimmed.ManagedFields, trimmed.Spec)
+	}
+	if trimmed.Name != "p" || trimmed.Labels["a"] != "b" || trimmed.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("metadata or status lost: %+v", trimmed)
+	}
+	tombstone := "not a pod"
+	if got, err := trimPod(tombstone); err != nil || got != tombstone {
+		t.Fatalf("trimPod(tombstone) = %v, %v", got, err)
 	}
 }

@@ -70,8 +70,6 @@ const (
 
 // Reasons of events and of ItemStatus.lastReason beyond those of Kubernetes itself.
 const (
-	// ReasonRunStarted: an item pod was created.
-	ReasonRunStarted = "RunStarted"
 	// ReasonRunSucceeded: an item pod ended in phase Succeeded.
 	ReasonRunSucceeded = "RunSucceeded"
 	// ReasonRunFailed: an item pod ended in phase Failed, or disappeared.

@@ -111,9 +111,6 @@ func reasons(p Plan) []string {
 	for _, e := range p.Events {
 		rs = append(rs, e.Reason)
 	}
-	if p.Create != nil {
-		rs = append(rs, p.Started.Reason)
-	}
 	for _, d := range p.Delete {
 		if d.Event != nil {
 			rs = append(rs, d.Event.Reason)

@@ -28,9 +28,10 @@ type Input struct {
 }
 
 // Plan is what the controller applies, in this order: settle FinalRequests, persist Status (then
-// emit Events and observe Finished), create Create (then emit Started), update OpenRequests,
-// delete each of Delete (then emit its Event). An event is emitted only once the state it
-// reports is persisted.
+// emit Events and observe Finished), create Create, update OpenRequests, delete each of Delete
+// (then emit its Event). An event is emitted only once the state it reports is persisted. A run's
+// start has no event of its own: status.currentRun, the Running condition and the pod say it, and
+// one event per run (its outcome) keeps a run's API writes to about four.
 type Plan struct {
 	// FinalRequests are OaatRuns that reach a final phase. They are written before Status, so
 	// that once Status no longer names a request's run, the request says how it ended.
@@ -41,8 +42,6 @@ type Plan struct {
 	Events []Event
 	// Create is the item pod to create, whose intent Status records.
 	Create *corev1.Pod
-	// Started is the event that reports Create, once it exists.
-	Started Event
 	// OpenRequests are OaatRuns whose Pending or InProgress status changes; they are written
 	// after Create, and Status alone says which request runs, should they be lost.
 	OpenRequests []RequestUpdate

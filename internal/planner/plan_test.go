@@ -36,8 +36,8 @@ func TestDecideStartsFirstRun(t *testing.T) {
 	if c := condition(t, p, v1alpha1.ConditionRunning); c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonItemRunning {
 		t.Fatalf("Running = %+v", c)
 	}
-	if !slices.Equal(reasons(p), []string{v1alpha1.ReasonRunStarted}) {
-		t.Fatalf("events %v, want RunStarted only (no Ready event on first sight)", reasons(p))
+	if len(reasons(p)) != 0 {
+		t.Fatalf("events %v, want none (no Ready event on first sight, no event for a start)", reasons(p))
 	}
 	if p.Status.ItemCount != 2 || len(p.Status.Items) != 2 || p.Status.ObservedGeneration != 1 {
 		t.Fatalf("itemCount %d, items %+v, observedGeneration %d", p.Status.ItemCount, p.Status.Items, p.Status.ObservedGeneration)
@@ -81,7 +81,7 @@ func TestDecideRecordsSuccessAndStartsNext(t *testing.T) {
 	if p.Create == nil || p.Status.CurrentRun == nil || p.Status.CurrentRun.Item != "b" || p.Status.RunCount != 2 {
 		t.Fatalf("next run: create %v, currentRun %+v, runCount %d; want item b, run 2", p.Create != nil, p.Status.CurrentRun, p.Status.RunCount)
 	}
-	if !slices.Equal(reasons(p), []string{v1alpha1.ReasonRunSucceeded, v1alpha1.ReasonRunStarted}) {
+	if !slices.Equal(reasons(p), []string{v1alpha1.ReasonRunSucceeded}) {
 		t.Fatalf("events = %v", reasons(p))
 	}
 	if len(p.Delete) != 0 {

@@ -75,7 +75,7 @@ func TestDecideRecoversWhenOaatTypeAppears(t *testing.T) {
 	if p.Create == nil {
 		t.Fatal("no run once the OaatType exists")
 	}
-	if !slices.Equal(reasons(p), []string{v1alpha1.ReasonReady, v1alpha1.ReasonRunStarted}) {
+	if !slices.Equal(reasons(p), []string{v1alpha1.ReasonReady}) {
 		t.Fatalf("events %v", reasons(p))
 	}
 }

@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -49,9 +48,4 @@ func (d *decision) start(item, request string) {
 	started := d.stamp
 	d.item(item).LastStarted = &started
 	d.plan.Create = pod
-	message := fmt.Sprintf("Started item %q in pod %s", item, pod.Name)
-	if request != "" {
-		message += " for OaatRun " + request
-	}
-	d.plan.Started = Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStarted, Message: message}
 }

@@ -11,15 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -77,53 +72,18 @@ func applyLocalConfig(ctx context.Context, kubeconfig string) {
 	GinkgoWriter.Printf("Applied config/local:\n%s", out)
 }
 
-// writeOperatorKubeconfig mints a token of the operator's ServiceAccount through the TokenRequest
-// API and writes a kubeconfig that holds the cluster's address and CA and that token only, so that
-// the operator runs with exactly the permissions config/rbac grants it.
+// writeOperatorKubeconfig writes a kubeconfig with a token of the operator's ServiceAccount, so
+// that the operator runs with exactly the permissions config/rbac grants it. The token outlives
+// the suite (go test -timeout); the API server may extend it.
 func writeOperatorKubeconfig(ctx context.Context, adminKubeconfig string) string {
-	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	current := admin.Contexts[admin.CurrentContext]
-	Expect(current).NotTo(BeNil(), "current context of %s", adminKubeconfig)
-	server := admin.Clusters[current.Cluster]
-	Expect(server).NotTo(BeNil(), "cluster of %s", adminKubeconfig)
-
-	// Longer than the suite may run (go test -timeout); the API server may extend it.
-	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
-		ExpirationSeconds: ptr.To[int64](2 * 60 * 60),
-	}}
-	token, err := clientset.CoreV1().ServiceAccounts(operatorNamespace).
-		CreateToken(ctx, operatorServiceAccount, request, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "TokenRequest for ServiceAccount %s/%s", operatorNamespace, operatorServiceAccount)
-
-	const name = "oaat-local"
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{
-		Server:                   server.Server,
-		CertificateAuthorityData: server.CertificateAuthorityData,
-	}
-	cfg.AuthInfos[operatorServiceAccount] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: operatorServiceAccount, Namespace: operatorNamespace}
-	cfg.CurrentContext = name
 	path := filepath.Join(cluster.StateDir, "operator.kubeconfig")
-	Expect(clientcmd.WriteToFile(*cfg, path)).To(Succeed())
-	Expect(os.Chmod(path, 0o600)).To(Succeed())
-
-	// The kubeconfig must authenticate as the ServiceAccount and as nothing more.
-	saCfg, err := clientcmd.BuildConfigFromFlags("", path)
-	Expect(err).NotTo(HaveOccurred())
-	saClient, err := kubernetes.NewForConfig(saCfg)
-	Expect(err).NotTo(HaveOccurred())
-	review, err := saClient.AuthenticationV1().SelfSubjectReviews().Create(ctx,
-		&authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(review.Status.UserInfo.Username).To(Equal(operatorUser))
-	Expect(review.Status.UserInfo.Groups).NotTo(ContainElement("system:masters"))
+	Expect(support.WriteServiceAccountKubeconfig(ctx, clientset, adminKubeconfig, operatorNamespace, operatorServiceAccount,
+		path, 2*time.Hour)).To(Succeed())
 	return path
 }
 
 // operatorUser is the user name the operator's token authenticates as.
-const operatorUser = "system:serviceaccount:" + operatorNamespace + ":" + operatorServiceAccount
+var operatorUser = support.ServiceAccountUser(operatorNamespace, operatorServiceAccount)
 
 func itoa(i int) string { return strconv.Itoa(i) }
 

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -123,17 +122,7 @@ func (o *operatorProcess) ready() error {
 	o.mu.Lock()
 	addr := o.probeAddr
 	o.mu.Unlock()
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + addr + "/readyz")
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("/readyz: %s: %s", resp.Status, body)
-	}
-	return nil
+	return support.CheckReady(context.Background(), "http://"+addr+"/readyz", time.Second)
 }
 
 // metricsURL is the URL of the operator's metrics endpoint; empty before the first start.

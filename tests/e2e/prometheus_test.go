@@ -210,21 +210,7 @@ func (p *prometheusProcess) url(path string) string {
 
 // ready asks Prometheus's /-/ready.
 func (p *prometheusProcess) ready(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url("/-/ready"), nil)
-	if err != nil {
-		return err
-	}
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("/-/ready: %s: %s", resp.Status, body)
-	}
-	return nil
+	return support.CheckReady(ctx, p.url("/-/ready"), 2*time.Second)
 }
 
 // waitForTarget waits until Prometheus has scraped the operator successfully.

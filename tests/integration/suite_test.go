@@ -169,7 +169,9 @@ func startManager(namespaces ...string) (stop func()) {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(controllers.Setup(mgr, clock.RealClock{}, seed, runMetrics)).To(Succeed())
+	Expect(controllers.Setup(mgr, controllers.Options{
+		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: 4,
+	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
