@@ -207,6 +207,24 @@ test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests aga
 		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
 		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
 
+# The benchmark and the chaos run (tests/perf) each start a local cluster of their own
+# (.state/perf-bench, .state/perf-chaos, purged at each start), run bin/manager as separate
+# processes and write their numbers to docs/performance.md. Their knobs default to the scale of
+# issue 8; e.g. `make bench BENCH_GROUPS=20` or `make chaos CHAOS_MINUTES=1` for a quick run.
+BENCH_GROUPS ?= 1000
+BENCH_ITEMS ?= 10
+CHAOS_MINUTES ?= 10
+CHAOS_GROUPS ?= 40
+PERF_ENV = $(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager
+
+.PHONY: bench
+bench: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Measure reaction, precision, scale (BENCH_GROUPS x BENCH_ITEMS), restart and the CronJob baseline on a local cluster; writes docs/performance.md.
+	$(PERF_ENV) BENCH_GROUPS=$(BENCH_GROUPS) BENCH_ITEMS=$(BENCH_ITEMS) go run ./tests/perf/bench
+
+.PHONY: chaos
+chaos: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Two leader-elected managers under faults for CHAOS_MINUTES; checks one-at-a-time, outcomes recorded once, starvation, metrics; writes docs/performance.md.
+	$(PERF_ENV) CHAOS_MINUTES=$(CHAOS_MINUTES) CHAOS_GROUPS=$(CHAOS_GROUPS) go run ./tests/perf/chaos
+
 # The OLM install test (tests/olminstall, build tag olminstall) installs bundle/ as a user of OLM
 # does, on a local cluster of its own (.state/olm-cluster, purged at each start): OLM's CRDs (of the
 # github.com/operator-framework/api that hack/tools/olm builds OLM with) and the Prometheus

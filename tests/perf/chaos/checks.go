@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
+)
+
+// reportFaults prints what the run did to the operator and the cluster.
+func (c *chaos) reportFaults() {
+	r := c.replicas
+	r.mu.Lock()
+	exits := 0
+	for _, n := range r.selfExits {
+		exits += n
+	}
+	c.rep.Printf("  leader SIGKILLs: %d (no leader to kill at %d chosen instants); replica starts: %d; exits on their own: %d",
+		c.faults.kills, c.faults.noLeader, r.starts, exits)
+	for reason, n := range r.selfExits {
+		c.rep.Printf("    %d x %s", n, reason)
+	}
+	r.mu.Unlock()
+	c.rep.Printf("  live item pods deleted: %d; spec edits: %d; kube-apiserver restarted once, down for %s",
+		c.faults.podDeletes, c.faults.edits, c.faults.apiserverDown.Round(time.Millisecond))
+}
+
+// checkInvariants checks, once the groups are drained, the pods and status writes seen since
+// the start: overlaps and outcomes must be none; starvation (until the end of the faults at
+// end) and the outcome events are reported.
+func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
+	pods := c.observer.pods.Pods(namespace)
+	c.rep.Printf("\n## Invariants (%d item pods seen)", len(pods))
+	overlaps := c.tracker.Overlaps()
+	for _, o := range overlaps {
+		c.violation("overlap: %s", o)
+	}
+	c.rep.Printf("  groups with two live pods at once: %d (must be 0)", len(overlaps))
+	for _, o := range overlaps {
+		c.rep.Printf("    %s", o)
+	}
+
+	var ended []string
+	seenPods := map[string]bool{}
+	for _, p := range pods {
+		seenPods[p.Name] = true
+		if !p.Live() && p.Run != "" {
+			ended = append(ended, p.Name)
+		}
+	}
+	v := c.observer.ledger.judge(ended)
+	events := c.outcomeEvents(ctx)
+	var byEvent, unknown int
+	for _, pod := range v.unverified {
+		switch events[pod] {
+		case 0:
+			unknown++
+		case 1:
+			byEvent++
+		default:
+			v.twice = append(v.twice, pod+" (two outcome events)")
+		}
+	}
+	broken := append(append(append([]string(nil), v.never...), v.twice...), v.extra...)
+	for _, s := range broken {
+		c.violation("outcome: %s", s)
+	}
+	c.rep.Printf("  ended runs: %d, from %d status writes seen; outcome recorded zero times: %d, twice or more: %d, outside the end of its run: %d (must be 0)",
+		len(ended), v.writes, len(v.never), len(v.twice), len(v.extra))
+	c.rep.Printf("  runs whose status writes the observer missed (it listed again after the API server's restart): %d, of which %d have exactly one outcome event and %d none (not verifiable)",
+		len(v.unverified), byEvent, unknown)
+	c.rep.Printf("  runs whose item was removed while they ran (recorded as the item left status): %d; intents withdrawn before a pod existed: %d",
+		v.removed, c.observer.ledger.podless(seenPods))
+	for _, s := range broken {
+		c.rep.Printf("    %s", s)
+	}
+	var none, several int
+	for _, pod := range ended {
+		switch events[pod] {
+		case 0:
+			none++
+		case 1:
+		default:
+			several++
+		}
+	}
+	c.rep.Printf("  outcome events (cross-check): ended runs with none: %d (lost with a killed replica's buffer or while the API server was down), with several: %d",
+		none, several)
+
+	starved := c.history.starved(perfkit.ByGroup(pods), end, c.cfg.perItem, c.cfg.failover)
+	c.rep.Printf("  time with no replica able to act (no leader, or no API server): %s",
+		c.history.paused(time.Time{}, end).Round(time.Second))
+	c.rep.Printf("  items starved beyond frequency + %s + %s per item of the group, not counting that time: %d",
+		c.cfg.failover, c.cfg.perItem, len(starved))
+	for i, s := range starved {
+		if i == 10 {
+			c.rep.Printf("    ... and %d more", len(starved)-i)
+			break
+		}
+		c.rep.Printf("    %s", s)
+	}
+	c.rep.Printf("  verdict: %d invariant violations", len(c.violations))
+}
+
+// outcomePod finds the pod in the message of a RunSucceeded or RunFailed event.
+var outcomePod = regexp.MustCompile(` in pod ([a-z0-9.-]+)`)
+
+// outcomeEvents counts the outcome events per pod. They are a cross-check: an event is sent after
+// the status write it reports, by a buffer that a SIGKILL or the API server's restart may empty
+// before it is sent, so a missing one is not a missing outcome; two are two recordings.
+func (c *chaos) outcomeEvents(ctx context.Context) map[string]int {
+	perPod := map[string]int{}
+	events := &corev1.EventList{}
+	if err := c.env.Client.List(ctx, events, client.InNamespace(namespace)); err != nil {
+		c.rep.Printf("  outcome events: not read: %v", err)
+		return perPod
+	}
+	for _, e := range events.Items {
+		if e.Reason != v1alpha1.ReasonRunSucceeded && e.Reason != v1alpha1.ReasonRunFailed {
+			continue
+		}
+		if m := outcomePod.FindStringSubmatch(e.Message); m != nil {
+			perPod[strings.TrimSuffix(m[1], ".")] += int(max(e.Count, 1))
+		}
+	}
+	return perPod
+}

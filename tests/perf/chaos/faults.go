@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// frequencies are what spec edits choose from.
+var frequencies = []string{"10s", "20s", "30s", "45s", "1m"}
+
+// maxItems bounds how many items a group gets through edits.
+const maxItems = 8
+
+// faults counts what the chaos run did.
+type faults struct {
+	kills, noLeader, podDeletes, edits int
+	apiserverDown                      time.Duration
+}
+
+// unleash applies faults until the chaos window ends: SIGKILL of the leader, deletion of a live
+// item pod and a spec edit, each at random intervals, and one restart of the API server in the
+// middle third of the window.
+func (c *chaos) unleash(ctx context.Context) error {
+	now := time.Now()
+	end := now.Add(c.cfg.window)
+	nextKill := now.Add(c.between(c.cfg.killMin, c.cfg.killMax))
+	nextDelete := now.Add(c.between(c.cfg.deleteEvery/2, c.cfg.deleteEvery*3/2))
+	nextEdit := now.Add(c.between(c.cfg.editEvery/2, c.cfg.editEvery*3/2))
+	restartAt := now.Add(c.cfg.window/3 + c.between(0, c.cfg.window/3))
+	restarted := false
+	var leaderless time.Time // since when no replica leads; zero while one does
+	for now = time.Now(); now.Before(end); now = time.Now() {
+		leaderless = c.trackLeader(ctx, leaderless, now)
+		var err error
+		switch {
+		case !restarted && !now.Before(restartAt):
+			restarted = true
+			err = c.restartAPIServer(ctx)
+		case !now.Before(nextKill):
+			nextKill = now.Add(c.between(c.cfg.killMin, c.cfg.killMax))
+			err = c.killLeader(ctx)
+		case !now.Before(nextDelete):
+			nextDelete = now.Add(c.between(c.cfg.deleteEvery/2, c.cfg.deleteEvery*3/2))
+			err = c.deletePod(ctx)
+		case !now.Before(nextEdit):
+			nextEdit = now.Add(c.between(c.cfg.editEvery/2, c.cfg.editEvery*3/2))
+			err = c.editGroup(ctx)
+		}
+		if err != nil {
+			c.logf("fault failed: %v", err)
+		}
+		if err := perfkit.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	if !leaderless.IsZero() {
+		c.history.pause(leaderless, time.Now())
+	}
+	return nil
+}
+
+// trackLeader records, as pauses, the intervals during which no replica leads; since is when the
+// current one began, zero when a replica leads. It returns the new since.
+func (c *chaos) trackLeader(ctx context.Context, since, now time.Time) time.Time {
+	leads := c.replicas.leader(ctx) != nil
+	switch {
+	case !leads && since.IsZero():
+		return now
+	case leads && !since.IsZero():
+		c.history.pause(since, now)
+		return time.Time{}
+	}
+	return since
+}
+
+// between returns a random duration in [lo, hi).
+func (c *chaos) between(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(c.rng.Int64N(int64(hi-lo)))
+}
+
+func (c *chaos) killLeader(ctx context.Context) error {
+	leader := c.replicas.leader(ctx)
+	if leader == nil {
+		c.faults.noLeader++
+		return nil
+	}
+	if err := c.replicas.kill(leader); err != nil {
+		return err
+	}
+	c.faults.kills++
+	c.logf("SIGKILL leader %s (pid %d)", leader.Name, leader.PID())
+	return nil
+}
+
+// deletePod deletes a random live item pod, as a node drain or a user would.
+func (c *chaos) deletePod(ctx context.Context) error {
+	pods := &corev1.PodList{}
+	if err := c.env.Client.List(ctx, pods, client.InNamespace(namespace), client.HasLabels{v1alpha1.LabelGroup}); err != nil {
+		return err
+	}
+	var live []*corev1.Pod
+	for i := range pods.Items {
+		if !support.IsTerminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
+			live = append(live, &pods.Items[i])
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	pod := live[c.rng.IntN(len(live))]
+	if err := client.IgnoreNotFound(c.env.Client.Delete(ctx, pod)); err != nil {
+		return err
+	}
+	c.faults.podDeletes++
+	return nil
+}
+
+// editGroup adds an item to a random group, removes one, or changes its frequency.
+func (c *chaos) editGroup(ctx context.Context) error {
+	name := groupName(c.rng.IntN(c.cfg.groups))
+	op := c.rng.IntN(3)
+	var freq string
+	var added, removed string
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		g := &v1alpha1.OaatGroup{}
+		if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, g); err != nil {
+			return err
+		}
+		added, removed, freq = "", "", ""
+		switch {
+		case op == 0 && len(g.Spec.OaatItems) < maxItems:
+			c.itemSerial++
+			added = "added-" + strconv.Itoa(c.itemSerial)
+			g.Spec.OaatItems = append(g.Spec.OaatItems, added)
+		case op == 1 && len(g.Spec.OaatItems) > 2:
+			i := c.rng.IntN(len(g.Spec.OaatItems))
+			removed = g.Spec.OaatItems[i]
+			g.Spec.OaatItems = slices.Delete(g.Spec.OaatItems, i, i+1)
+		default:
+			freq = frequencies[c.rng.IntN(len(frequencies))]
+			g.Spec.Frequency = v1alpha1.Duration(freq)
+		}
+		return c.env.Client.Update(ctx, g)
+	})
+	if err != nil {
+		return fmt.Errorf("editing group %s: %w", name, err)
+	}
+	now := time.Now()
+	switch {
+	case added != "":
+		c.history.add(name, added, now)
+	case removed != "":
+		c.history.remove(name, removed, now)
+	default:
+		d, _ := time.ParseDuration(freq)
+		c.history.setFrequency(name, d, now)
+	}
+	c.faults.edits++
+	return nil
+}
+
+// restartAPIServer stops kube-apiserver (SIGTERM, SIGKILL after 10 s: a graceful shutdown waits
+// for its long-running requests much longer) and lets cluster.sh up start it again: up starts only
+// the components that do not run.
+func (c *chaos) restartAPIServer(ctx context.Context) error {
+	pid, ok := c.env.Cluster.PIDs()["kube-apiserver"]
+	if !ok {
+		return fmt.Errorf("no pid file of kube-apiserver")
+	}
+	start := time.Now()
+	c.logf("stopping kube-apiserver (pid %d)", pid)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return err
+	}
+	for support.ProcessAlive(pid) && time.Since(start) < 10*time.Second {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if support.ProcessAlive(pid) {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return err
+		}
+	}
+	if _, err := c.env.Cluster.Up(ctx); err != nil {
+		return err
+	}
+	c.faults.apiserverDown = time.Since(start)
+	c.history.pause(start, time.Now())
+	c.logf("kube-apiserver back after %s", c.faults.apiserverDown.Round(time.Millisecond))
+	return nil
+}

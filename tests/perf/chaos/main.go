@@ -1,0 +1,173 @@
+// Command chaos checks the operator's invariants under faults on a local cluster of its own
+// (hack/cluster, kwok nodes) and writes its report to docs/performance.md; make chaos runs it.
+//
+// Two replicas of the manager run with leader election. For CHAOS_MINUTES the run SIGKILLs the
+// leader at random intervals (the replica is started again, as a Deployment would), deletes random
+// live item pods, restarts kube-apiserver once and edits random groups' specs (adds or removes an
+// item, changes the frequency). Item pods run for kwok's random 2-8 s and succeed or fail at
+// random. Informers record every pod's lifetime and every write of every group's status.
+//
+// Then it checks: no two live pods of a group at any instant; every run's outcome recorded
+// exactly once (from the status writes, with the outcome events as a cross-check); no item
+// starved beyond its frequency plus a bound; and, over a final window without faults, the
+// leader's oaat_item_runs_total against the pods that actually finished. It exits 1 when an
+// invariant that must hold was broken, 2 when it could not run, and stops by itself.
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// namespace holds the chaos run's groups and pods.
+const namespace = "chaos"
+
+type config struct {
+	window            time.Duration
+	groups, items     int
+	killMin, killMax  time.Duration
+	deleteEvery       time.Duration
+	editEvery         time.Duration
+	restartDelay      time.Duration
+	settle            time.Duration
+	perItem, failover time.Duration
+	seed              uint64
+}
+
+// replicaCount is the number of replicas of the manager.
+const replicaCount = 2
+
+func readConfig(k *perfkit.Knobs) config {
+	return config{
+		window:       time.Duration(k.Int("CHAOS_MINUTES", 10)) * time.Minute,
+		groups:       k.Int("CHAOS_GROUPS", 40),
+		items:        k.Int("CHAOS_ITEMS", 4),
+		killMin:      k.Duration("CHAOS_KILL_MIN", 15*time.Second),
+		killMax:      k.Duration("CHAOS_KILL_MAX", 60*time.Second),
+		deleteEvery:  k.Duration("CHAOS_DELETE_EVERY", 10*time.Second),
+		editEvery:    k.Duration("CHAOS_EDIT_EVERY", 10*time.Second),
+		restartDelay: k.Duration("CHAOS_RESTART_DELAY", 3*time.Second),
+		settle:       k.Duration("CHAOS_SETTLE", time.Minute),
+		perItem:      k.Duration("CHAOS_STARVE_PER_ITEM", 10*time.Second),
+		failover:     k.Duration("CHAOS_STARVE_FAILOVER", 30*time.Second),
+		seed:         uint64(k.Int("CHAOS_SEED", int(time.Now().UnixNano()%1e9))),
+	}
+}
+
+// chaos is one chaos run.
+type chaos struct {
+	cfg      config
+	env      *perfkit.Env
+	rep      *perfkit.Report
+	rng      *rand.Rand
+	replicas *replicas
+	observer *observer
+	tracker  *support.OverlapTracker
+	history  *specHistory
+	faults   faults
+	// itemSerial numbers the items that edits add.
+	itemSerial int
+	// violations are broken invariants: the run fails.
+	violations []string
+}
+
+func main() {
+	knobs := &perfkit.Knobs{}
+	cfg := readConfig(knobs)
+	c := &chaos{
+		cfg: cfg, rep: perfkit.NewReport(os.Stdout), rng: rand.New(rand.NewPCG(cfg.seed, 0)),
+		history: newSpecHistory(),
+	}
+	host, _ := os.Hostname()
+	c.rep.Printf("make chaos, %s, on %s (%d replicas of the manager)", time.Now().UTC().Format(time.RFC3339), host, replicaCount)
+	c.rep.Printf("settings: %s", knobs)
+	perfkit.Program{
+		Name: "chaos", Knobs: knobs, Report: c.rep, Nodes: 2,
+		Run: func(ctx context.Context, env *perfkit.Env) ([]string, error) {
+			c.env = env
+			err := c.run(ctx)
+			return c.violations, err
+		},
+	}.Main()
+}
+
+// run sets up the workload and the replicas, applies the faults, then checks.
+func (c *chaos) run(ctx context.Context) error {
+	if err := c.env.Namespace(ctx, namespace); err != nil {
+		return err
+	}
+	c.tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
+	c.observer = &observer{pods: perfkit.NewPodRecorder(c.tracker), ledger: newLedger()}
+	obsCtx, stopObserver := context.WithCancel(ctx)
+	defer stopObserver()
+	if err := c.observer.start(obsCtx, c.env.Admin, namespace); err != nil {
+		return err
+	}
+	if err := c.createWorkload(ctx); err != nil {
+		return err
+	}
+	var err error
+	if c.replicas, err = newReplicas(c.env, replicaCount, c.cfg.restartDelay, c.logf); err != nil {
+		return err
+	}
+	supCtx, stopReplicas := context.WithCancel(ctx)
+	supervised := make(chan struct{})
+	go func() { c.replicas.supervise(supCtx); close(supervised) }()
+	defer func() { stopReplicas(); <-supervised }()
+	if _, err := c.replicas.waitLeader(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := c.unleash(ctx); err != nil {
+		return err
+	}
+	end := time.Now()
+	c.rep.Printf("\n## Faults over %s (seed %d)", end.Sub(start).Round(time.Second), c.cfg.seed)
+	c.reportFaults()
+	check, err := c.checkMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	c.checkInvariants(ctx, end)
+	c.rep.Printf("%s", check)
+	return nil
+}
+
+// createWorkload creates an OaatType whose pods run 2-8 s and succeed or fail at random (kwok's
+// defaults), and the groups, each with a random frequency.
+func (c *chaos) createWorkload(ctx context.Context) error {
+	objs := []client.Object{perfkit.NewOaatType(namespace, "random", perfkit.PodTemplate("", ""))}
+	now := time.Now()
+	for i := range c.cfg.groups {
+		name := groupName(i)
+		freq := frequencies[c.rng.IntN(len(frequencies))]
+		objs = append(objs, perfkit.NewGroup(namespace, name, "random", freq, perfkit.Items(c.cfg.items)))
+		d, _ := time.ParseDuration(freq)
+		c.history.setFrequency(name, d, now)
+		for _, item := range perfkit.Items(c.cfg.items) {
+			c.history.add(name, item, now)
+		}
+	}
+	return perfkit.CreateAll(ctx, c.env.Client, objs)
+}
+
+func groupName(i int) string { return "g-" + strconv.Itoa(i) }
+
+// logf prints progress to standard error.
+func (c *chaos) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "chaos %s: %s\n", time.Now().Format(time.TimeOnly), fmt.Sprintf(format, args...))
+}
+
+// violation records a broken invariant.
+func (c *chaos) violation(format string, args ...any) {
+	c.violations = append(c.violations, fmt.Sprintf(format, args...))
+}
