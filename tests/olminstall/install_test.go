@@ -35,8 +35,8 @@ const (
 	watchNamespaceFieldPath    = "metadata.annotations['" + annotationTargetNamespaces + "']"
 )
 
-// The CRDs the bundle owns.
-var ownedCRDs = []string{"oaatgroups.oaat.io", "oaattypes.oaat.io"}
+// The CRDs the bundle owns (checked against the CSV's spec.customresourcedefinitions.owned).
+var ownedCRDs = []string{"oaatgroups.oaat.io", "oaatruns.oaat.io", "oaattypes.oaat.io"}
 
 // installMode is one way to install the operator: an OperatorGroup in installNamespace with
 // targetNamespaces (nil: all namespaces). The manager then runs a group in each of
@@ -130,6 +130,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 	csvRec := startPhaseRecorder(ctx, gvrCSV, m.installNamespace, "status", "phase")
 	ipRec := startPhaseRecorder(ctx, gvrIP, m.installNamespace, "status", "phase")
 	subRec := startPhaseRecorder(ctx, gvrSub, m.installNamespace, "status", "state")
+	rbacRec := startRBACRecorder(ctx, catalog.bundle, m.installNamespace)
 	t0 := time.Now()
 	var timings []string
 	// mark records when something happened: as the watch saw it, or else (the poll saw it before
@@ -147,6 +148,9 @@ func installAndRun(ctx SpecContext, m installMode) {
 			if err := r.stop(); err != nil {
 				problems = append(problems, err.Error())
 			}
+		}
+		if err := rbacRec.stop(); err != nil {
+			problems = append(problems, err.Error())
 		}
 		report := fmt.Sprintf("install mode %s (namespace %s, targets %q), times from the Subscription's creation:\n%s\nstates and phases seen:\n%s%s%s",
 			m.name, m.installNamespace, m.expectedTargets(), strings.Join(timings, "\n"),
@@ -185,9 +189,13 @@ spec:
 	createObject(ctx, gvrOG, og)
 	createObject(ctx, gvrSub, sub)
 	csvName := catalog.bundle
-	// The ServiceAccount's name is read from the CSV once it exists; until then, the bundle's.
+	// The ServiceAccount's name is read from the CSV once it exists; until then, the bundle's. The
+	// InstallPlan's is read from the Subscription.
 	saName := deploymentName
-	DeferCleanup(func(ctx SpecContext) { uninstall(ctx, m, csvName, saName) }, NodeTimeout(3*time.Minute))
+	var ipName string
+	DeferCleanup(func(ctx SpecContext) {
+		uninstall(ctx, m, uninstallOf{csv: csvName, sa: saName, installPlan: ipName, t0: t0, mark: mark, rbac: rbacRec})
+	}, NodeTimeout(3*time.Minute))
 	DeferCleanup(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() {
 			dumpDiagnostics(ctx, m)
@@ -195,7 +203,6 @@ spec:
 	})
 
 	By("waiting for the catalog operator to resolve the Subscription into an InstallPlan")
-	var ipName string
 	Eventually(func(g Gomega) {
 		expectRunning()
 		s := get(ctx, g, gvrSub, m.installNamespace, subscriptionName)
@@ -232,7 +239,7 @@ spec:
 	mark("CSV Succeeded", csvRec.firstAt(csvName, "Succeeded"))
 
 	expectInstallPlanSteps(ctx, m, ipName)
-	expectCRDsEstablished(ctx)
+	expectCRDsEstablished(ctx, m, csvName)
 	saName = expectServiceAccount(ctx, m, csvName)
 	watchNamespace := expectDeployment(ctx, m)
 	expectOperatorGroupStatus(ctx, m)
@@ -286,8 +293,18 @@ func expectInstallPlanSteps(ctx context.Context, m installMode, ipName string) {
 	GinkgoWriter.Printf("InstallPlan %s: %d steps, by kind %v\n", ipName, len(steps), kinds)
 }
 
-func expectCRDsEstablished(ctx context.Context) {
+func expectCRDsEstablished(ctx context.Context, m installMode, csvName string) {
 	GinkgoHelper()
+	csv := get(ctx, Default, gvrCSV, m.installNamespace, csvName)
+	owned, _, _ := unstructured.NestedSlice(csv.Object, "spec", "customresourcedefinitions", "owned")
+	var inCSV []string
+	for _, o := range owned {
+		if d, ok := o.(map[string]any); ok {
+			name, _ := d["name"].(string)
+			inCSV = append(inCSV, name)
+		}
+	}
+	Expect(ownedCRDs).To(ConsistOf(inCSV), "the CRDs the suite checks (ownedCRDs) against those CSV %s owns", csvName)
 	By("checking that the CRDs " + strings.Join(ownedCRDs, ", ") + " exist and are Established")
 	for _, name := range ownedCRDs {
 		Eventually(func(g Gomega) {
@@ -421,51 +438,74 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 	Expect(denied).To(BeEmpty(), "what the CSV does not grant %s", user)
 }
 
+// uninstallOf is what uninstall needs to know of an install.
+type uninstallOf struct {
+	csv         string
+	sa          string
+	installPlan string    // "" when the Subscription never named one
+	t0          time.Time // the Subscription's creation: the report's times are from it
+	mark        func(what string, seen time.Time)
+	rbac        *rbacRecorder
+}
+
 // uninstall removes the Subscription, the CSV and the OperatorGroup, as a user uninstalling the
-// operator does, and waits until OLM has removed what it made for the CSV (the CRDs stay: OLM
-// never deletes them).
-func uninstall(ctx context.Context, m installMode, csvName, saName string) {
+// operator does (OLM's documented uninstall: the Subscription, then the CSV, whose deletion makes
+// OLM delete what it made for it), and waits until OLM has removed what it made for the CSV (the
+// CRDs stay: OLM never deletes them).
+//
+// It first waits until the catalog operator is done executing the InstallPlan (see
+// catalogDoneWith): OLM does not stop an execution of the plan when the CSV is deleted, so a CSV
+// deleted during one loses its ClusterRole and ClusterRoleBinding in its finalizer and gets them
+// back from the execution, for good. A user who uninstalls right after seeing the CSV Succeeded
+// can hit that too; the phases OLM shows do not tell when it is safe, the catalog operator's log
+// does. Cluster-scoped RBAC of the CSV that outlives the uninstall still fails the spec, with
+// its history: deleted and made again, or never deleted.
+func uninstall(ctx context.Context, m installMode, u uninstallOf) {
 	GinkgoHelper()
-	By("uninstalling: deleting the Subscription, CSV " + csvName + " and the OperatorGroup")
+	waitErr := waitCatalogDone(ctx, m, u)
+
+	By("uninstalling: deleting the Subscription, CSV " + u.csv + " and the OperatorGroup")
 	start := time.Now()
 	for _, del := range []struct {
 		gvr  schema.GroupVersionResource
 		name string
-	}{{gvrSub, subscriptionName}, {gvrCSV, csvName}, {gvrOG, operatorGroupName}} {
+	}{{gvrSub, subscriptionName}, {gvrCSV, u.csv}, {gvrOG, operatorGroupName}} {
 		err := dynClient.Resource(del.gvr).Namespace(m.installNamespace).Delete(ctx, del.name, metav1.DeleteOptions{})
 		Expect(client.IgnoreNotFound(err)).To(Succeed(), "deleting %s %s", del.gvr.Resource, del.name)
 	}
+	u.mark("uninstall: Subscription, CSV and OperatorGroup deleted", start)
 	Eventually(func(g Gomega) {
 		// The CSV, and the copies OLM made of it in the target namespaces.
 		csvs, err := dynClient.Resource(gvrCSV).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		var left []string
 		for _, c := range csvs.Items {
-			if c.GetName() == csvName {
+			if c.GetName() == u.csv {
 				left = append(left, c.GetNamespace())
 			}
 		}
-		g.Expect(left).To(BeEmpty(), "CSV %s still in namespaces", csvName)
+		g.Expect(left).To(BeEmpty(), "CSV %s still in namespaces", u.csv)
 		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: deploymentName}, &appsv1.Deployment{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Deployment %s: %v", deploymentName, err)
-		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: saName}, &corev1.ServiceAccount{})
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ServiceAccount %s: %v", saName, err)
+		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: u.sa}, &corev1.ServiceAccount{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ServiceAccount %s: %v", u.sa, err)
 		// RBAC OLM made for the CSV, in every namespace and cluster-wide: labelled with it as owner.
-		owner := client.MatchingLabels{"olm.owner": csvName, "olm.owner.namespace": m.installNamespace}
+		owner := client.MatchingLabels(csvOwnerLabels(u.csv, m.installNamespace))
 		crs := &rbacv1.ClusterRoleList{}
 		g.Expect(k8sClient.List(ctx, crs, owner)).To(Succeed())
-		g.Expect(names(crs.Items)).To(BeEmpty(), "ClusterRoles owned by the CSV")
+		g.Expect(names(crs.Items)).To(BeEmpty(), "ClusterRoles owned by the CSV%s", u.describeLeft("ClusterRole", names(crs.Items), start, waitErr))
 		crbs := &rbacv1.ClusterRoleBindingList{}
 		g.Expect(k8sClient.List(ctx, crbs, owner)).To(Succeed())
-		g.Expect(names(crbs.Items)).To(BeEmpty(), "ClusterRoleBindings owned by the CSV")
+		g.Expect(names(crbs.Items)).To(BeEmpty(), "ClusterRoleBindings owned by the CSV%s", u.describeLeft("ClusterRoleBinding", names(crbs.Items), start, waitErr))
 		roles := &rbacv1.RoleList{}
 		g.Expect(k8sClient.List(ctx, roles, owner)).To(Succeed())
 		g.Expect(names(roles.Items)).To(BeEmpty(), "Roles owned by the CSV")
 		rbs := &rbacv1.RoleBindingList{}
 		g.Expect(k8sClient.List(ctx, rbs, owner)).To(Succeed())
 		g.Expect(names(rbs.Items)).To(BeEmpty(), "RoleBindings owned by the CSV")
-	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "what OLM made for CSV %s", csvName)
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "what OLM made for CSV %s", u.csv)
 	GinkgoWriter.Printf("Uninstalled in %s\n", time.Since(start).Round(time.Millisecond))
+	Expect(waitErr).NotTo(HaveOccurred(), "before the uninstall")
 
 	// What is left of the install cluster-wide, besides the CRDs: reported, not checked.
 	var left []string
@@ -490,6 +530,69 @@ func uninstall(ctx context.Context, m installMode, csvName, saName string) {
 		_, err := dynClient.Resource(gvrCRD).Get(ctx, name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "CRD %s after the uninstall", name)
 	}
+}
+
+// waitCatalogDone waits until the catalog operator is done executing the InstallPlan (see
+// catalogDoneWith), so that the uninstall does not race it. When the plan never completed (the spec
+// failed before), there is nothing to wait for that would end: it says so and returns nil. It
+// returns an error rather than failing, so that the uninstall still runs.
+func waitCatalogDone(ctx context.Context, m installMode, u uninstallOf) error {
+	if u.installPlan == "" {
+		GinkgoWriter.Println("No InstallPlan was made: no execution of one to wait for before the uninstall")
+		return nil
+	}
+	ip, err := dynClient.Resource(gvrIP).Namespace(m.installNamespace).Get(ctx, u.installPlan, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading InstallPlan %s: %w", u.installPlan, err)
+	}
+	if phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase"); phase != "Complete" {
+		GinkgoWriter.Printf("InstallPlan %s is in phase %q: the catalog operator may still execute it, and what it makes after "+
+			"the CSV's deletion stays\n", u.installPlan, phase)
+		return nil
+	}
+	By("waiting until the catalog operator is done executing InstallPlan " + u.installPlan + " (its log shows a sync of it in phase Complete)")
+	const timeout = time.Minute
+	deadline := time.Now().Add(timeout)
+	for {
+		done, err := catalogDoneWith(m.installNamespace, u.installPlan)
+		if err != nil {
+			return fmt.Errorf("reading the catalog operator's log: %w", err)
+		}
+		if done {
+			u.mark("the catalog operator done with InstallPlan "+u.installPlan+" (a sync of it in phase Complete)", time.Now())
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the catalog operator's log (%s) shows no sync of InstallPlan %s/%s in phase Complete after %s: "+
+				"it may still be executing the plan, and the uninstall may leave what it makes", catalogProc.LogPath,
+				m.installNamespace, u.installPlan, timeout)
+		}
+		time.Sleep(poll)
+	}
+}
+
+// describeLeft describes the ClusterRoles or ClusterRoleBindings of the CSV still there after the
+// uninstall that began at start: what the watches saw of each, and what that means.
+func (u uninstallOf) describeLeft(kind string, left []string, start time.Time, waitErr error) string {
+	if len(left) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, name := range left {
+		fmt.Fprintf(&b, "\n  %s %s, seen (times from the Subscription's creation; the uninstall began at +%s):%s",
+			kind, name, start.Sub(u.t0).Round(time.Millisecond), u.rbac.history(kind, name, u.t0))
+		if u.rbac.recreated(kind, name) {
+			fmt.Fprintf(&b, "\n    It was deleted with the CSV, then made again (managedFields name the writer; the "+
+				"catalog operator applies InstallPlan steps): an execution of InstallPlan %s ran during the uninstall. OLM "+
+				"deletes the CSV's cluster-scoped RBAC only once, in the CSV's finalizer, so this stays.", u.installPlan)
+		} else {
+			b.WriteString("\n    It was never deleted: the CSV's finalizer did not delete it (olm.log: \"Cleaning up resources after CSV deletion\").")
+		}
+	}
+	if waitErr != nil {
+		fmt.Fprintf(&b, "\n  Before the uninstall: %v", waitErr)
+	}
+	return b.String()
 }
 
 // names returns the names of the objects.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -298,3 +299,42 @@ func deleteNamespaces(ctx context.Context, names ...string) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// catalogDoneWith tells whether the catalog operator is done executing the InstallPlan: whether its
+// log shows a sync of the plan that found it in phase Complete.
+//
+// The plan's phase Complete does not tell that. The catalog operator executes an Installing plan
+// from the copy in its informer cache, and requeues it on every update and every 5 s while it is
+// Installing. A requeue that arrives during an execution is served as soon as that execution has
+// written Complete, before the informer has that update: from a copy that still shows the plan
+// Installing with its steps not done, so every step is executed again (created if missing, else
+// updated), and the status write then fails on a conflict. The catalog operator's client is
+// rate-limited (client-go's default, 5 requests/s) and each step of an existing object costs a
+// create, a get and a patch: with this bundle's 22 steps, that stale execution ran 7-8 s after
+// the plan showed Complete. A CSV deleted meanwhile loses its cluster-scoped RBAC in its finalizer
+// and gets its ClusterRole or ClusterRoleBinding back from that execution, for good: OLM deletes
+// them only in the finalizer (a cluster-scoped object cannot have the namespaced CSV as owner).
+//
+// The workqueue never runs two syncs of one plan at once, and the update that wrote Complete
+// queues one more sync, which reads Complete: once that sync is logged, no execution of the plan
+// runs and none will start. OLM offers no API signal of it (the InstallPlan is a one-shot API).
+func catalogDoneWith(namespace, ipName string) (bool, error) {
+	data, err := os.ReadFile(catalogProc.LogPath)
+	if err != nil {
+		return false, err
+	}
+	want := []string{"msg=syncing", "ip=" + ipName, "namespace=" + namespace, "phase=Complete"}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		found := 0
+		for _, w := range want {
+			if slices.Contains(fields, w) {
+				found++
+			}
+		}
+		if found == len(want) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -6,9 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,14 +14,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -60,51 +52,14 @@ func subjectAccessReview(user string, groups []string, namespace, group, resourc
 	}}
 }
 
-// writeServiceAccountKubeconfig mints a token of the ServiceAccount through the TokenRequest API
-// and writes a kubeconfig that holds the cluster's address and CA and that token only, so that
-// the manager runs with exactly the permissions OLM gave the ServiceAccount.
-func writeServiceAccountKubeconfig(ctx context.Context, namespace, saName, path string) {
-	GinkgoHelper()
-	admin, err := clientcmd.LoadFromFile(adminKubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	current := admin.Contexts[admin.CurrentContext]
-	Expect(current).NotTo(BeNil(), "current context of %s", adminKubeconfig)
-	server := admin.Clusters[current.Cluster]
-	Expect(server).NotTo(BeNil(), "cluster of %s", adminKubeconfig)
-
-	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
-		ExpirationSeconds: ptr.To[int64](60 * 60),
-	}}
-	token, err := clientset.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, saName, request, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "TokenRequest for ServiceAccount %s/%s", namespace, saName)
-
-	const name = "oaat-olm-local"
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server.Server, CertificateAuthorityData: server.CertificateAuthorityData}
-	cfg.AuthInfos[saName] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: saName, Namespace: namespace}
-	cfg.CurrentContext = name
-	Expect(clientcmd.WriteToFile(*cfg, path)).To(Succeed())
-	Expect(os.Chmod(path, 0o600)).To(Succeed())
-
-	// The kubeconfig must authenticate as the ServiceAccount and as nothing more.
-	saCfg, err := clientcmd.BuildConfigFromFlags("", path)
-	Expect(err).NotTo(HaveOccurred())
-	saClient, err := kubernetes.NewForConfig(saCfg)
-	Expect(err).NotTo(HaveOccurred())
-	review, err := saClient.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:" + namespace + ":" + saName))
-	Expect(review.Status.UserInfo.Groups).NotTo(ContainElement("system:masters"))
-}
-
 // startManager runs bin/manager outside the cluster as the ServiceAccount, with the
 // WATCH_NAMESPACE OLM gives the Deployment's pod and the lease in the install namespace, metrics
 // off; it waits until the manager is ready and leads.
 func startManager(ctx context.Context, m installMode, saName, watchNamespace string) *support.Process {
 	GinkgoHelper()
 	kubeconfig := filepath.Join(cluster.StateDir, "manager-"+m.name+".kubeconfig")
-	writeServiceAccountKubeconfig(ctx, m.installNamespace, saName, kubeconfig)
+	Expect(support.WriteServiceAccountKubeconfig(ctx, clientset, adminKubeconfig, m.installNamespace, saName, kubeconfig, time.Hour)).
+		To(Succeed(), "a kubeconfig of the CSV's ServiceAccount")
 	port, err := support.FreePort()
 	Expect(err).NotTo(HaveOccurred())
 	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
@@ -116,21 +71,11 @@ func startManager(ctx context.Context, m installMode, saName, watchNamespace str
 		"--health-probe-bind-address", probeAddr,
 		"--zap-log-level=debug")
 	Expect(err).NotTo(HaveOccurred())
-	httpClient := http.Client{Timeout: time.Second}
 	Eventually(func() error {
 		if err := p.UnexpectedExit(30); err != nil {
 			return StopTrying("the manager exited while starting").Wrap(err)
 		}
-		resp, err := httpClient.Get("http://" + probeAddr + "/readyz")
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			body, _ := io.ReadAll(resp.Body)
-			return fmt.Errorf("/readyz: %s: %s", resp.Status, body)
-		}
-		return nil
+		return support.CheckReady(ctx, "http://"+probeAddr+"/readyz", time.Second)
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the manager's /readyz; log %s", logPath)
 	Eventually(func() (string, error) {
 		if err := p.UnexpectedExit(30); err != nil {

@@ -16,7 +16,9 @@
 // bin/manager runs outside the cluster with a token of the ServiceAccount OLM created and with the
 // WATCH_NAMESPACE OLM set, so that it holds exactly what the CSV granted, and runs two items of an
 // OaatGroup one at a time in each watched namespace; its log must not report a refused request.
-// The mode is then uninstalled (Subscription, CSV, OperatorGroup; OLM keeps the CRDs).
+// The mode is then uninstalled (Subscription, CSV, OperatorGroup; OLM keeps the CRDs), once the
+// catalog operator is done executing the InstallPlan (see catalogDoneWith), and nothing OLM made for
+// the CSV but the CRDs may stay.
 //
 // Run it with `make test-olm-install`, which builds the binaries and names them in the environment.
 // OLM_INSTALL_BUNDLE_DIR installs another bundle directory than bundle/ (to see the suite catch a
