@@ -25,8 +25,7 @@ var _ = Describe("Failure policies", func() {
 		wantCoolOff := map[int32]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 3: 6 * time.Second}
 		seen := map[int32]bool{}
 		Eventually(func(g Gomega) {
-			it := itemStatus(getGroup(ctx, g, "backoff"), "only")
-			g.Expect(it).NotTo(BeNil())
+			it := itemOf(g, getGroup(ctx, g, "backoff"), "only")
 			if want, ok := wantCoolOff[it.FailureCount]; ok && it.NextEligibleAt != nil && !seen[it.FailureCount] {
 				g.Expect(it.WaitReason).To(Equal(v1alpha1.WaitCoolingOff))
 				g.Expect(it.NextEligibleAt.Sub(it.LastFailure.Time)).To(Equal(want), "cool-off after failure %d", it.FailureCount)
@@ -57,13 +56,13 @@ var _ = Describe("Failure policies", func() {
 			create(ctx, newOaatType("exits-3", "1s", 3), newOaatType("exits-4", "1s", 4), okGroup, parkGroup)
 
 			Eventually(func(g Gomega) {
-				x := itemStatus(getGroup(ctx, g, "exit-three"), "x")
+				x := itemOf(g, getGroup(ctx, g, "exit-three"), "x")
 				g.Expect(x.LastSuccess).NotTo(BeNil(), "exit code 3 counts as success")
 				g.Expect(x.LastFailure).To(BeNil())
 				g.Expect(*x.LastExitCode).To(BeEquivalentTo(3))
 
 				group := getGroup(ctx, g, "exit-four")
-				y := itemStatus(group, "y")
+				y := itemOf(g, group, "y")
 				g.Expect(y.FailureCount).To(BeEquivalentTo(1))
 				g.Expect(y.WaitReason).To(Equal(v1alpha1.WaitParked))
 				g.Expect(y.ParkedGeneration).To(Equal(group.Generation))
@@ -76,7 +75,7 @@ var _ = Describe("Failure policies", func() {
 			updateGroup(ctx, "exit-four", func(g *v1alpha1.OaatGroup) { g.Spec.Frequency = "2h" })
 			Eventually(func(g Gomega) {
 				g.Expect(tracker.PodsOf(ns, "exit-four")).To(HaveLen(2))
-				g.Expect(itemStatus(getGroup(ctx, g, "exit-four"), "y").FailureCount).To(BeEquivalentTo(2))
+				g.Expect(itemOf(g, getGroup(ctx, g, "exit-four"), "y").FailureCount).To(BeEquivalentTo(2))
 			}).WithContext(ctx).WithTimeout(20 * time.Second).Should(Succeed())
 		}, SpecTimeout(90*time.Second))
 
@@ -95,7 +94,7 @@ var _ = Describe("Failure policies", func() {
 			Eventually(func(g Gomega) {
 				group := getGroup(ctx, g, name)
 				g.Expect(group.Status.CurrentRun).To(BeNil())
-				it := itemStatus(group, "only")
+				it := itemOf(g, group, "only")
 				g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonDeadlineExceeded), "group %s", name)
 				g.Expect(it.FailureCount).To(BeEquivalentTo(1))
 				g.Expect(it.LastFailure.Sub(it.LastStarted.Time)).To(BeNumerically("~", 3*time.Second, 2*time.Second))

@@ -147,6 +147,13 @@ var (
 	isTerminal = support.IsTerminal
 )
 
+// itemOf returns the status entry of the item, failing g while the group has none yet.
+func itemOf(g Gomega, group *v1alpha1.OaatGroup, item string) *v1alpha1.ItemStatus {
+	it := itemStatus(group, item)
+	g.Expect(it).NotTo(BeNil(), "group %s has no status entry for item %q yet", group.Name, item)
+	return it
+}
+
 // expectCondition checks the status and reason of a condition of the group.
 func expectCondition(g Gomega, group *v1alpha1.OaatGroup, condType string, status metav1.ConditionStatus, reason string) {
 	c := meta.FindStatusCondition(group.Status.Conditions, condType)

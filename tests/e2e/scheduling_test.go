@@ -54,7 +54,7 @@ var _ = Describe("Scheduling controls", func() {
 		})
 		Eventually(func(g Gomega) {
 			for _, name := range []string{"a", "b"} {
-				it := itemStatus(getGroup(ctx, g, "blackout"), name)
+				it := itemOf(g, getGroup(ctx, g, "blackout"), name)
 				g.Expect(it.LastSuccess).NotTo(BeNil(), "item %s", name)
 				g.Expect(it.WaitReason).To(Equal(v1alpha1.WaitSucceededRecently), "item %s", name)
 			}
@@ -83,8 +83,8 @@ var _ = Describe("Scheduling controls", func() {
 		})
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, "overrun")
-			g.Expect(itemStatus(group, "short").LastSuccess).NotTo(BeNil(), "short fits before the window")
-			long := itemStatus(group, "long")
+			g.Expect(itemOf(g, group, "short").LastSuccess).NotTo(BeNil(), "short fits before the window")
+			long := itemOf(g, group, "long")
 			g.Expect(long.WaitReason).To(Equal(v1alpha1.WaitOverrun))
 			g.Expect(long.NextEligibleAt).NotTo(BeNil())
 			g.Expect(long.NextEligibleAt.Time).To(BeTemporally("==", end))
@@ -104,7 +104,7 @@ var _ = Describe("Scheduling controls", func() {
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, "interrupted")
 			g.Expect(group.Status.CurrentRun).To(BeNil())
-			it := itemStatus(group, "only")
+			it := itemOf(g, group, "only")
 			g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonInterrupted))
 			g.Expect(it.LastPodName).To(Equal(pod.Name))
 			g.Expect(it.LastFailure).To(BeNil(), "an interrupted run is not a failure")
@@ -137,7 +137,7 @@ var _ = Describe("Scheduling controls", func() {
 				group := getGroup(ctx, g, "suspended")
 				expectCondition(g, group, v1alpha1.ConditionSuspended, metav1.ConditionTrue, v1alpha1.ReasonSpecSuspend)
 				g.Expect(group.Status.CurrentRun).To(BeNil(), "the running item finishes")
-				g.Expect(itemStatus(group, first.Annotations[v1alpha1.AnnotationItem]).LastSuccess).NotTo(BeNil())
+				g.Expect(itemOf(g, group, first.Annotations[v1alpha1.AnnotationItem]).LastSuccess).NotTo(BeNil())
 				for _, it := range group.Status.Items {
 					if it.LastSuccess == nil {
 						g.Expect(it.WaitReason).To(Equal(v1alpha1.WaitSuspended), "item %s", it.Name)
