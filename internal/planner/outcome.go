@@ -129,15 +129,15 @@ func stopped(reason string, pod ended) ended {
 // first that exited non-zero). The run ended when its last container did, or now when no
 // container says so.
 func (d *decision) endedPod(pod *corev1.Pod) ended {
+	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
 	out := ended{result: ResultFailed}
 	if pod.Status.Phase == corev1.PodSucceeded {
 		out.result = ResultSucceeded
-	} else if success, doNotRetry := d.policy.classify(nonZeroExitCodes(pod)); success {
+	} else if success, doNotRetry := d.policy.classify(nonZeroExitCodes(statuses)); success {
 		out.result = ResultSucceeded
 	} else {
 		out.doNotRetry = doNotRetry
 	}
-	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
 	var first, firstFailed *corev1.ContainerStateTerminated
 	for i := range statuses {
 		term := statuses[i].State.Terminated

@@ -102,14 +102,12 @@ func (p policy) classify(codes []int32) (success bool, doNotRetry *int32) {
 	return len(codes) > 0, nil
 }
 
-// nonZeroExitCodes are the exit codes of the pod's terminated containers that are not 0.
-func nonZeroExitCodes(pod *corev1.Pod) []int32 {
+// nonZeroExitCodes are the exit codes of the terminated containers that are not 0.
+func nonZeroExitCodes(statuses []corev1.ContainerStatus) []int32 {
 	var codes []int32
-	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, s := range statuses {
-			if term := s.State.Terminated; term != nil && term.ExitCode != 0 {
-				codes = append(codes, term.ExitCode)
-			}
+	for _, s := range statuses {
+		if term := s.State.Terminated; term != nil && term.ExitCode != 0 {
+			codes = append(codes, term.ExitCode)
 		}
 	}
 	return codes

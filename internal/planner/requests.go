@@ -76,13 +76,13 @@ func (d *decision) reviewRequests() {
 		case phase.Finished() || d.settled(req) || d.recorded(req):
 		case cr != nil && cr.OaatRun == req.Name:
 		case phase == v1alpha1.OaatRunInProgress:
-			d.finishRequest(req, rejected(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonPodNotFound,
+			d.finishRequest(req, withPhase(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonPodNotFound,
 				"the group no longer runs this request's item: its status was changed by someone else"))
 		case !d.itemSet[req.Spec.Item]:
-			d.finishRequest(req, rejected(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonUnknownItem,
+			d.finishRequest(req, withPhase(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonUnknownItem,
 				fmt.Sprintf("%q is not an item of OaatGroup %s", req.Spec.Item, d.group.Name)))
 		case queued[req.Spec.Item] != "":
-			d.finishRequest(req, rejected(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonDuplicate,
+			d.finishRequest(req, withPhase(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonDuplicate,
 				fmt.Sprintf("OaatRun %s already asks to run item %q and is still pending", queued[req.Spec.Item], req.Spec.Item)))
 		default:
 			queued[req.Spec.Item] = req.Name
@@ -106,7 +106,8 @@ func (d *decision) recorded(req *v1alpha1.OaatRun) bool {
 	return false
 }
 
-func rejected(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason, message string) v1alpha1.OaatRunStatus {
+// withPhase is the request's status with a final phase, reason and message.
+func withPhase(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason, message string) v1alpha1.OaatRunStatus {
 	status.Phase, status.Reason, status.Message = phase, reason, message
 	return status
 }
@@ -192,10 +193,10 @@ func OrphanRequest(req *v1alpha1.OaatRun, now time.Time) (status v1alpha1.OaatRu
 	if req.Status.Phase.Finished() {
 		return req.Status, false
 	}
-	status = rejected(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound,
+	status = withPhase(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound,
 		fmt.Sprintf("OaatGroup %s does not exist in namespace %s", req.Spec.OaatGroup, req.Namespace))
 	if req.Status.Phase == v1alpha1.OaatRunInProgress {
-		status = rejected(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonGroupDeleted,
+		status = withPhase(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonGroupDeleted,
 			fmt.Sprintf("OaatGroup %s was deleted while item %q ran", req.Spec.OaatGroup, req.Spec.Item))
 	}
 	finished := metav1.NewTime(now.Truncate(time.Second))

@@ -82,17 +82,11 @@ func (m *Manager) StartedAt() time.Time { return m.startedAt }
 
 // WaitReady waits until the manager's /readyz answers 200, failing early if it exits.
 func (m *Manager) WaitReady(ctx context.Context, timeout time.Duration) error {
-	c := http.Client{Timeout: time.Second}
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := m.UnexpectedExit(); err != nil {
 			return false, err
 		}
-		resp, err := c.Get("http://" + m.probeAddr + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		return support.CheckReady(ctx, "http://"+m.probeAddr+"/readyz", time.Second) == nil, nil
 	})
 	if err != nil {
 		return fmt.Errorf("%s not ready: %w; log %s", m.Name, err, m.LogPath)
