@@ -2,19 +2,23 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/leader"
 )
 
 var podsResource = schema.GroupResource{Resource: "pods"}
@@ -154,4 +158,48 @@ func findCondition(g *v1alpha1.OaatGroup, condType string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// A process that no longer holds the leader-election Lease (another replica took over while it
+// was paused) creates no pod, and leaves the intent for the new leader.
+func TestNoCreateWithoutTheLease(t *testing.T) {
+	id := leader.Identity{Lease: client.ObjectKey{Namespace: "system", Name: "oaat-operator.oaat.io"}, Holder: "me"}
+	lease := func(holder string, renewed time.Time) *coordinationv1.Lease {
+		return &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: id.Lease.Name, Namespace: id.Lease.Namespace},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To[int32](15),
+				RenewTime: &metav1.MicroTime{Time: renewed},
+			},
+		}
+	}
+	tests := map[string]struct {
+		lease  *coordinationv1.Lease
+		create bool
+	}{
+		"held":            {lease: lease("me", testT0.Add(-time.Second)), create: true},
+		"taken over":      {lease: lease("other", testT0.Add(-time.Second))},
+		"expired (pause)": {lease: lease("me", testT0.Add(-time.Minute))},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"), tt.lease)
+			r := newTestReconciler(server, server)
+			r.Leader = &leader.Guard{Reader: server, Identity: id, Clock: r.clock}
+			_, err := r.reconcile(t, "g")
+			pods := listPods(t, server)
+			if tt.create {
+				if err != nil || len(pods) != 1 {
+					t.Fatalf("holding the lease: error %v, pods %v", err, podNames(pods))
+				}
+				return
+			}
+			if !errors.Is(err, leader.ErrNotLeader) || len(pods) != 0 {
+				t.Fatalf("without the lease: error %v, pods %v", err, podNames(pods))
+			}
+			if cr := getGroup(t, server, "g").Status.CurrentRun; cr == nil {
+				t.Fatal("the intent was withdrawn by a process that does not lead")
+			}
+		})
+	}
 }

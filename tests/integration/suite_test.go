@@ -158,7 +158,25 @@ var _ = AfterEach(func() {
 // a function that stops it and waits until it has stopped. Given namespaces, it watches only
 // those, as with WATCH_NAMESPACE.
 func startManager(namespaces ...string) (stop func()) {
+	return startManagerWrapping(nil, namespaces...)
+}
+
+// startManagerWrapping is startManager with the manager's client (reads from the cache, writes to
+// the API server) passed through wrap, when not nil, so that a test can act between the
+// operator's decision and its write, against the real API server.
+func startManagerWrapping(wrap func(client.WithWatch) client.WithWatch, namespaces ...string) (stop func()) {
+	newClient := client.New
+	if wrap != nil {
+		newClient = func(config *rest.Config, options client.Options) (client.Client, error) {
+			c, err := client.NewWithWatch(config, options)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(c), nil
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		NewClient:              newClient,
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
