@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -39,8 +39,8 @@ func TestHolds(t *testing.T) {
 		holds bool
 	}{
 		"held, just renewed":                   {lease: lease("me", -time.Second), holds: true},
-		"held, renewed 9s ago":                 {lease: lease("me", -9 * time.Second), holds: true},
-		"held, renewed 10s ago: within margin": {lease: lease("me", -10 * time.Second)},
+		"held, renewed 9s ago":                 {lease: lease("me", -9*time.Second), holds: true},
+		"held, renewed 10s ago: within margin": {lease: lease("me", -10*time.Second)},
 		"held, expired (paused leader)":        {lease: lease("me", -time.Minute)},
 		"another holder":                       {lease: lease("other", -time.Second)},
 		"released":                             {lease: lease("", -time.Second)},

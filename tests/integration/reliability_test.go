@@ -130,4 +130,3 @@ var _ = Describe("Reliability", func() {
 		}).WithContext(ctx).Should(Succeed())
 	}, SpecTimeout(time.Minute))
 })
-
