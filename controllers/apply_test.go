@@ -19,6 +19,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/leader"
+	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
 var podsResource = schema.GroupResource{Resource: "pods"}
@@ -201,5 +202,47 @@ func TestNoCreateWithoutTheLease(t *testing.T) {
 				t.Fatal("the intent was withdrawn by a process that does not lead")
 			}
 		})
+	}
+}
+
+// A pod create that times out before the API server created the pod: the intent is kept, and the
+// next pass, which finds no pod on the API server, records the run as a failed start.
+func TestAmbiguousCreateErrorWithoutAPod(t *testing.T) {
+	var failCreates atomic.Bool
+	failCreates.Store(true)
+	server := newFakeClient(t, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok && failCreates.Load() {
+				return apierrors.NewTimeoutError("the request timed out", 1)
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	}, testType(), testGroup("g", "a", "b"))
+	r := newTestReconciler(server, server)
+
+	if _, err := r.reconcile(t, "g"); err != nil {
+		t.Fatalf("pass with the ambiguous error: %v", err)
+	}
+	cr := getGroup(t, server, "g").Status.CurrentRun
+	if cr == nil || len(listPods(t, server)) != 0 {
+		t.Fatalf("currentRun %+v, pods %v: want the intent kept and no pod", cr, podNames(listPods(t, server)))
+	}
+	failCreates.Store(false)
+	r.clock.Step(planner.MinRetry)
+	if _, err := r.reconcile(t, "g"); err != nil {
+		t.Fatalf("next pass: %v", err)
+	}
+	g := getGroup(t, server, "g")
+	var failed *v1alpha1.ItemStatus
+	for i := range g.Status.Items {
+		if g.Status.Items[i].Name == cr.Item {
+			failed = &g.Status.Items[i]
+		}
+	}
+	if failed == nil || failed.LastReason != v1alpha1.ReasonPodNotFound || failed.FailureCount != 1 || failed.LastPodName != cr.PodName {
+		t.Fatalf("item %s = %+v, want a failed start (PodNotFound)", cr.Item, failed)
+	}
+	if pods := listPods(t, server); len(pods) != 1 || g.Status.CurrentRun == nil || pods[0].Name != g.Status.CurrentRun.PodName {
+		t.Fatalf("pods %v, currentRun %+v: want the other item started", podNames(pods), g.Status.CurrentRun)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,7 +55,7 @@ var _ = Describe("Reliability", func() {
 			})
 		}
 		stopManager()
-		stopManager = startManagerWrapping(touchFirst)
+		stopManager = startManagerWith(managerOptions{wrap: touchFirst})
 
 		group := newGroup("ondemand", "a")
 		group.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3}}
@@ -87,6 +88,18 @@ var _ = Describe("Reliability", func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "now"}, got)).To(Succeed())
 			g.Expect(got.Status.Phase).To(Equal(v1alpha1.OaatRunSucceeded))
 		}).WithContext(ctx).WithTimeout(2 * time.Second).Should(Succeed())
+	}, SpecTimeout(time.Minute))
+
+	It("creates pods as the leader of a leader election, checking its Lease before each", func(ctx SpecContext) {
+		stopManager()
+		stopManager = startManagerWith(managerOptions{leaseNamespace: ns})
+		create(ctx, newOaatType(typeName), newGroup("led", "a", "b"))
+		first := waitForLivePod(ctx, "led")
+		lease := &coordinationv1.Lease{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: leaseName}, lease)).To(Succeed())
+		Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+		finishPod(ctx, first.Name, 0, "Completed")
+		waitForLivePod(ctx, "led", first.Name)
 	}, SpecTimeout(time.Minute))
 
 	It("runs the valid items of a ConfigMap of a thousand over-long lines and says in a bounded message what it skipped", func(ctx SpecContext) {
