@@ -47,21 +47,10 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
 		}
 	}
-	for _, u := range plan.FinalRequests {
-		err := r.requests.update(ctx, u)
-		switch {
-		case err == nil:
-		case u.EndsRun && apierrors.IsConflict(err):
-			// The group's status must not say the run ended before its request says how: the
-			// request's change brings the group back, with a fresh decision.
-			log.FromContext(ctx).V(1).Info("The request of the ended run changed since it was read; trying again",
-				"oaatRun", u.Request.Name)
-			return ctrl.Result{RequeueAfter: conflictRetry}, nil
-		case apierrors.IsConflict(err):
-			// Left to the pass its change triggers.
-		default:
-			return ctrl.Result{}, err
-		}
+	if settled, err := r.settleRequests(ctx, plan.FinalRequests); err != nil {
+		return ctrl.Result{}, err
+	} else if !settled {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		written := group.Status
@@ -121,6 +110,26 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	log.FromContext(ctx).V(1).Info("Reconciled", "runCount", group.Status.RunCount,
 		"created", plan.Create != nil, "deleted", len(plan.Delete), "requeueAfter", plan.RequeueAfter)
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// settleRequests writes the final status of requests, and reports whether the group's status may
+// be written: not when the request of the run it ends could not be written (it changed since it
+// was read), or the run's result would be lost; the request's change brings the group back, with
+// a fresh decision. Another request that changed is left to the pass its change triggers.
+func (r *OaatGroupReconciler) settleRequests(ctx context.Context, updates []planner.RequestUpdate) (bool, error) {
+	for _, u := range updates {
+		err := r.requests.update(ctx, u)
+		switch {
+		case err == nil:
+		case u.EndsRun && apierrors.IsConflict(err):
+			log.FromContext(ctx).V(1).Info("The request of the ended run changed since it was read; trying again",
+				"oaatRun", u.Request.Name)
+			return false, nil
+		case !apierrors.IsConflict(err):
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // livePod returns the name of a live pod of the group as the API server shows it, or "".

@@ -125,9 +125,9 @@ func TestNoStartWhileTheAPIServerShowsALivePod(t *testing.T) {
 // A definite refusal withdraws the run: Ready says why, and the next attempt waits.
 func TestDefiniteRefusalWithdrawsTheRun(t *testing.T) {
 	refusals := map[string]error{
-		"quota":     apierrors.NewForbidden(podsResource, "g-a-1", errorString("exceeded quota: pods, requested: pods=1, used: pods=10, limited: pods=10")),
+		"quota":     apierrors.NewForbidden(podsResource, "g-a-1", errors.New("exceeded quota: pods, requested: pods=1, used: pods=10, limited: pods=10")),
 		"invalid":   apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "g-a-1", nil),
-		"forbidden": apierrors.NewForbidden(podsResource, "g-a-1", errorString("not allowed")),
+		"forbidden": apierrors.NewForbidden(podsResource, "g-a-1", errors.New("not allowed")),
 	}
 	for name, refusal := range refusals {
 		t.Run(name, func(t *testing.T) {

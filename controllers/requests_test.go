@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestRequestResultSurvivesAConflict(t *testing.T) {
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			if run, ok := obj.(*v1alpha1.OaatRun); ok && run.Status.Phase.Finished() && armed.Load() == 1 && injected.Add(1) == 1 {
 				return apierrors.NewConflict(schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "oaatruns"},
-					run.Name, errConflictInjected)
+					run.Name, errors.New("the object has been modified (injected)"))
 			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
@@ -79,9 +80,3 @@ func TestRequestResultSurvivesAConflict(t *testing.T) {
 		t.Fatalf("the group did not record the run: item %+v", it)
 	}
 }
-
-var errConflictInjected = errorString("the object has been modified (injected)")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
