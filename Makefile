@@ -504,8 +504,12 @@ IMAGES_ENV = IMAGES_DIR=$(IMAGES_DIR) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALO
 	BUSYBOX_IMAGES="$(BUSYBOX_IMAGES)" PAUSE_IMG=$(PAUSE_IMG) OPERATOR_PLATFORMS="$(OPERATOR_PLATFORMS)" \
 	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE)
 
+# The tools each image is made of (all of them when IMAGES is empty).
+IMAGE_TOOLS = $(if $(filter opm catalog,$(IMAGES))$(if $(IMAGES),,all),$(OPM) $(GRPC_HEALTH_PROBE)) \
+	$(if $(filter scorecard-test,$(IMAGES))$(if $(IMAGES),,all),$(SCORECARD_TEST))
+
 .PHONY: images
-images: image-packages $(OPM) $(SCORECARD_TEST) $(GRPC_HEALTH_PROBE) ## Build every image (or IMAGES) into OCI layouts under bin/images, each only when its inputs changed.
+images: image-packages $(IMAGE_TOOLS) ## Build every image (or IMAGES) into OCI layouts under bin/images, each only when its inputs changed.
 	$(IMAGES_ENV) hack/images/build.sh $(IMAGES)
 
 # The Debian packages of the image builds (buildah), of push.sh (skopeo), of the busybox image
