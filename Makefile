@@ -253,16 +253,18 @@ test-unit: ## Run the unit tests only (internal/, api/), without a control plane
 # The OLM packaging checks, without a cluster: the custom scorecard tests' own tests
 # (tests/scorecard, a module of its own), then tests/olm (build tag olm, so `go test ./...` skips
 # it): bundle validation with the operatorframework suite (no warning allowed), every scorecard
-# test of the bundle run as scorecard runs it, and the catalog. Root is needed: the scorecard
+# test of the bundle run as scorecard runs it, the catalog, and the multiarch validation of the
+# operator image (make images) pushed into a throw-away registry. Root is needed: the scorecard
 # tests read the bundle at /bundle, a bind mount in a private mount namespace.
 SCORECARD_TEST_IMG := quay.io/operator-framework/scorecard-test:$(OPERATOR_SDK_VERSION)
 OLM_TEST_ENV = OPERATOR_SDK=$(OPERATOR_SDK) SCORECARD_TEST=$(SCORECARD_TEST) OAAT_SCORECARD_TESTS=$(OAAT_SCORECARD_TESTS) \
-	OPM=$(OPM) BUNDLE_IMG=$(BUNDLE_IMG) SCORECARD_IMG=$(SCORECARD_IMG) SCORECARD_TEST_IMG=$(SCORECARD_TEST_IMG)
+	OPM=$(OPM) BUNDLE_IMG=$(BUNDLE_IMG) SCORECARD_IMG=$(SCORECARD_IMG) SCORECARD_TEST_IMG=$(SCORECARD_TEST_IMG) IMG=$(IMG)
 
 .PHONY: test-olm
 test-olm: $(OPERATOR_SDK) $(SCORECARD_TEST) $(OPM) oaat-scorecard-tests ## Check the bundle, its scorecard tests (run locally, as root) and the catalog.
 	cd tests/scorecard && GOWORK=off go vet ./... && GOWORK=off go test ./... -count=1
 	go vet -tags olm ./tests/olm/
+	$(MAKE) images IMAGES=operator
 	$(OLM_TEST_ENV) go test -tags olm ./tests/olm/ -count=1 -v
 
 .PHONY: verify
@@ -523,6 +525,13 @@ image-packages: ## Install the Debian packages the images need (buildah, skopeo,
 		if [ "$$(id -u)" -ne 0 ]; then echo "The images need these Debian packages: run 'sudo apt-get install" $$missing"'" >&2; exit 1; fi; \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing </dev/null; \
 	fi
+
+# operator-sdk's multiarch validator inspects the CSV's images with podman, by their public names,
+# mirrored to REGISTRY (hack/images/validate-multiarch.sh); tests/olm runs it against a
+# throw-away registry.
+.PHONY: bundle-validate-multiarch
+bundle-validate-multiarch: images-push $(OPERATOR_SDK) ## Push the images to REGISTRY, then validate ./bundle with operator-sdk's multiarch validator (podman inspects them there).
+	OPERATOR_SDK=$(OPERATOR_SDK) hack/images/validate-multiarch.sh $(REGISTRY)
 
 .PHONY: images-push
 images-push: images ## Copy every built image into REGISTRY (host:port, plain HTTP) under its public name, e.g. REGISTRY/quay.io/oaat-io/oaat-operator:v0.1.0.
