@@ -287,6 +287,12 @@ func TestCheckLayout(t *testing.T) {
 			{{name: "manager", mode: 0o755, content: elfProgram(machine, false)}},
 		}}
 	}
+	// with returns good(arch) changed by change.
+	with := func(arch string, change func(img *testImage)) testImage {
+		img := good(arch)
+		change(&img)
+		return img
+	}
 	both := []string{"linux/amd64", "linux/arm64"}
 	for _, tc := range []struct {
 		name      string
@@ -310,74 +316,58 @@ func TestCheckLayout(t *testing.T) {
 		wantErr:   "holds platforms [linux/amd64], want [linux/amd64 linux/arm64]",
 	}, {
 		name: "another user",
-		images: []testImage{good("amd64"), func() testImage {
-			img := good("arm64")
+		images: []testImage{good("amd64"), with("arm64", func(img *testImage) {
 			img.user = "0"
-			return img
-		}()},
+		})},
 		platforms: both,
 		wantErr:   `linux/arm64: user "0", the Dockerfile says "65532:65532"`,
 	}, {
 		name: "another entrypoint",
-		images: []testImage{func() testImage {
-			img := good("amd64")
+		images: []testImage{with("amd64", func(img *testImage) {
 			img.entrypoint = []string{"/bin/sh"}
-			return img
-		}()},
+		})},
 		platforms: []string{"linux/amd64"},
 		wantErr:   "entrypoint",
 	}, {
 		name: "no program",
-		images: []testImage{func() testImage {
-			img := good("amd64")
+		images: []testImage{with("amd64", func(img *testImage) {
 			img.layers = img.layers[:1]
-			return img
-		}()},
+		})},
 		platforms: []string{"linux/amd64"},
 		wantErr:   "no file /manager",
 	}, {
 		name: "the program deleted by a later layer",
-		images: []testImage{func() testImage {
-			img := good("amd64")
+		images: []testImage{with("amd64", func(img *testImage) {
 			img.layers = append(img.layers, []testFile{{name: ".wh.manager", mode: 0o644}})
-			return img
-		}()},
+		})},
 		platforms: []string{"linux/amd64"},
 		wantErr:   "no file /manager",
 	}, {
 		name: "the program not executable",
-		images: []testImage{func() testImage {
-			img := good("amd64")
+		images: []testImage{with("amd64", func(img *testImage) {
 			img.layers[1][0].mode = 0o644
-			return img
-		}()},
+		})},
 		platforms: []string{"linux/amd64"},
 		wantErr:   "not executable",
 	}, {
 		name: "the program dynamically linked",
-		images: []testImage{func() testImage {
-			img := good("amd64")
+		images: []testImage{with("amd64", func(img *testImage) {
 			img.layers[1][0].content = elfProgram(elf.EM_X86_64, true)
-			return img
-		}()},
+		})},
 		platforms: []string{"linux/amd64"},
 		wantErr:   "dynamically linked",
 	}, {
 		name: "the program of another architecture",
-		images: []testImage{good("amd64"), func() testImage {
-			img := good("arm64")
+		images: []testImage{good("amd64"), with("arm64", func(img *testImage) {
 			img.layers[1][0].content = elfProgram(elf.EM_X86_64, false)
-			return img
-		}()},
+		})},
 		platforms: both,
 		wantErr:   "linux/arm64: /manager: built for EM_X86_64",
 	}, {
 		name: "the program not an ELF file",
-		images: []testImage{func() testImage {
-			img := good("amd64")
+		images: []testImage{with("amd64", func(img *testImage) {
 			img.layers[1][0].content = []byte("#!/bin/sh\n")
-			return img
-		}()},
+		})},
 		platforms: []string{"linux/amd64"},
 		wantErr:   "not an ELF file",
 	}} {
