@@ -486,6 +486,7 @@ scorecard-image-push: ## Push the image of the custom scorecard tests.
 IMAGES ?=
 IMAGES_DIR := $(LOCALBIN)/images
 GRPC_HEALTH_PROBE_VERSION := $(call gomod-version,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
+$(if $(GRPC_HEALTH_PROBE_VERSION),,$(error GRPC_HEALTH_PROBE_VERSION could not be read from hack/tools/grpc-health-probe/go.mod))
 GRPC_HEALTH_PROBE := $(LOCALBIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 # The operator image is one manifest list of these platforms, cross-compiled.
 OPERATOR_PLATFORMS ?= linux/amd64 linux/arm64

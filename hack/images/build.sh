@@ -31,6 +31,9 @@ ALL_IMAGES=(pause busybox operator bundle opm catalog scorecard-test scorecard)
 OUT=${IMAGES_DIR:-$REPO_ROOT/bin/images}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+# One build at a time per output directory: they share the storage, which each empties at the end.
+exec {LOCK_FD}>"$OUT/.lock"
+flock --timeout 1800 "$LOCK_FD" || { printf 'images: error: another build holds %s/.lock\n' "$OUT" >&2; exit 1; }
 # Build contexts: regenerated for each build.
 WORK=$OUT/work
 
