@@ -4,11 +4,13 @@
 // operator-sdk's validation with the operatorframework suite (no error, no warning), every
 // scorecard test of bundle/tests/scorecard/config.yaml passes (the built-in basic and olm tests
 // and the project's own, run as scorecard would run them in a pod: with the bundle at /bundle),
-// and the file-based catalog is valid and points at the bundle image.
+// the file-based catalog is valid and points at the bundle image, and operator-sdk's multiarch
+// validator finds the operator image (bin/images, pushed into a throw-away registry) to agree
+// with the CSV.
 //
 // It runs through `make test-olm`, which builds the tools and passes their paths: OPERATOR_SDK,
 // SCORECARD_TEST (operator-sdk's scorecard-test program), OAAT_SCORECARD_TESTS (tests/scorecard),
-// OPM, and the expected images BUNDLE_IMG, SCORECARD_IMG and SCORECARD_TEST_IMG. Mounting the
+// OPM, and the expected images BUNDLE_IMG, SCORECARD_IMG, SCORECARD_TEST_IMG and IMG. Mounting the
 // bundle at /bundle takes a private mount namespace (unshare -m), hence root.
 package olm
 
