@@ -76,7 +76,7 @@ func main() {
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,
 		LeaderElection:                leaderElect,
-		LeaderElectionID:              "oaat-operator.oaat.io",
+		LeaderElectionID:              v1alpha1.LeaderElectionID,
 		LeaderElectionNamespace:       leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         controllers.CacheOptions(watchNamespaces...),

@@ -33,6 +33,10 @@ const (
 	EnvItem = "OAAT_ITEM"
 )
 
+// LeaderElectionID is the name of the Lease the manager's replicas elect their leader with, in the
+// manager's namespace. The leader election Role grants get and update on this Lease only.
+const LeaderElectionID = "oaat-operator.oaat.io"
+
 // Condition types of an OaatGroup.
 const (
 	// ConditionReady is True when the group's spec is valid and its OaatType is found and usable.
