@@ -26,10 +26,10 @@ func source(name, key string) v1alpha1.ItemsSource {
 func TestResolve(t *testing.T) {
 	long := strings.Repeat("x", 254)
 	configMaps := map[string]*corev1.ConfigMap{
-		"keys":  configMap("keys", map[string]string{"zeta": "", "alpha": "ignored", "b": "1"}),
+		"keys":   configMap("keys", map[string]string{"zeta": "", "alpha": "ignored", "b": "1"}),
 		"secret": {ObjectMeta: metav1.ObjectMeta{Name: "secret"}, Data: map[string]string{"password": "hunter2"}},
 		"other":  {ObjectMeta: metav1.ObjectMeta{Name: "other", Labels: map[string]string{v1alpha1.LabelItemSource: "yes"}}, Data: map[string]string{"k": ""}},
-		"lines": configMap("lines", map[string]string{"list": "  /srv/photos \n\n# a comment\nb\n" + long + "\n/srv/music\n"}),
+		"lines":  configMap("lines", map[string]string{"list": "  /srv/photos \n\n# a comment\nb\n" + long + "\n/srv/music\n"}),
 	}
 	tests := []struct {
 		name         string

@@ -86,3 +86,37 @@ oaat_on_demand_runs_total{group="kept",namespace="ns",result="succeeded"} 2
 		t.Fatal(err)
 	}
 }
+
+// An item removed from a group (its status entry gone) loses its run series; the group's other
+// items, the same item of another group and the group's on-demand counts keep theirs.
+func TestRunMetricsRetainItems(t *testing.T) {
+	m := NewRunMetrics()
+	m.Observe("ns", "backups", "kept", "succeeded", time.Second)
+	m.Observe("ns", "backups", "rotated", "failed", time.Second)
+	m.Observe("ns", "backups", "rotated", "succeeded", time.Second)
+	m.Observe("ns", "other", "rotated", "succeeded", time.Second)
+	m.Request("ns", "backups", "succeeded")
+
+	m.RetainItems("ns", "backups", func(item string) bool { return item == "kept" })
+	want := `
+# HELP oaat_item_runs_total Finished item runs.
+# TYPE oaat_item_runs_total counter
+oaat_item_runs_total{group="backups",item="kept",namespace="ns",result="succeeded"} 1
+oaat_item_runs_total{group="other",item="rotated",namespace="ns",result="succeeded"} 1
+`
+	if err := testutil.CollectAndCompare(m.total, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.CollectAndCount(m.duration); got != 2 {
+		t.Fatalf("%d duration series, want 2 (kept, and the other group's)", got)
+	}
+	if got := testutil.CollectAndCount(m.onDemand); got != 1 {
+		t.Fatalf("%d on-demand series, want 1", got)
+	}
+
+	// An item that comes back gets new series.
+	m.Observe("ns", "backups", "rotated", "succeeded", time.Second)
+	if got := testutil.CollectAndCount(m.total); got != 3 {
+		t.Fatalf("%d run series after the item came back, want 3", got)
+	}
+}
