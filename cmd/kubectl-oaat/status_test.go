@@ -81,23 +81,23 @@ func setItems(t *testing.T, ns, name, running string, items ...string) {
 	}
 }
 
-// The API server (or anything between) ends a watch after a while: --request-timeout=1s makes the
-// client end each of its watches after a second. status -w resumes the watch and shows later
+// The API server (or anything between) ends a watch after a while: --request-timeout=3s makes the
+// client end each of its watches after 3 seconds (long enough for a list on a loaded machine). status -w resumes the watch and shows later
 // changes, and ends without an error when interrupted.
 func TestStatusWatchSurvivesTheEndOfAWatch(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	newGroup(t, ns, "backups", "first")
-	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
 	defer cancel()
 	go func() {
 		select {
-		case <-time.After(3 * time.Second): // after the first watches ended
+		case <-time.After(7 * time.Second): // after the first two watches ended
 			setItems(t, ns, "backups", "after-the-watch-ended", "first", "after-the-watch-ended")
 		case <-ctx.Done():
 		}
 	}()
-	stdout, stderr, err := kubectlOaat(ctx, ns, "status", "-w", "--request-timeout=1s")
+	stdout, stderr, err := kubectlOaat(ctx, ns, "status", "-w", "--request-timeout=3s")
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	if err != nil {
 		t.Fatalf("status -w ended with an error: %v", err)
