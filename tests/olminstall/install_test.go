@@ -456,7 +456,7 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 	}
 	Expect(denied).To(BeEmpty(), "what the CSV does not grant %s", user)
 
-	everywhere := append([]string{"kube-system", m.installNamespace}, m.workNamespaces...)
+	everywhere := append([]string{"kube-system"}, m.namespaces()...)
 	for _, ns := range everywhere {
 		for _, n := range neverAnywhere {
 			if allowed(ns, n) {
