@@ -28,9 +28,6 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/metricsauth"
 )
 
-// leaderElectionID is the name of the leader election Lease.
-const leaderElectionID = "oaat-operator.oaat.io"
-
 func main() {
 	var (
 		metricsAddr, probeAddr     string
@@ -84,7 +81,7 @@ func main() {
 		identity *leader.Identity
 	)
 	if leaderElect {
-		l, id, err := leader.NewLock(cfg, leaderElectionNamespace, leaderElectionID)
+		l, id, err := leader.NewLock(cfg, leaderElectionNamespace, v1alpha1.LeaderElectionID)
 		if err != nil {
 			setupLog.Error(err, "Cannot create the leader election lock")
 			os.Exit(1)
@@ -96,7 +93,7 @@ func main() {
 		Metrics:                             metricsOpts,
 		HealthProbeBindAddress:              probeAddr,
 		LeaderElection:                      leaderElect,
-		LeaderElectionID:                    leaderElectionID,
+		LeaderElectionID:                    v1alpha1.LeaderElectionID,
 		LeaderElectionNamespace:             leaderElectionNamespace,
 		LeaderElectionResourceLockInterface: lock,
 		LeaderElectionReleaseOnCancel:       true,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
@@ -70,6 +71,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, nil // its pods go with it through their owner reference
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatGroup", klog.KObj(group)))
+	r.Runs.RetainItems(group.Namespace, group.Name, hasItemStatus(group))
 
 	in, err := r.gather(ctx, group)
 	if err != nil {
@@ -77,6 +79,13 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	plan := planner.Decide(in)
 	return r.apply(ctx, in.Group, plan, in.Now)
+}
+
+// hasItemStatus reports whether the group's persisted status has an entry for an item.
+func hasItemStatus(group *v1alpha1.OaatGroup) func(item string) bool {
+	return func(item string) bool {
+		return slices.ContainsFunc(group.Status.Items, func(it v1alpha1.ItemStatus) bool { return it.Name == item })
+	}
 }
 
 // random is the random source of one decision, the same for the same group and run count.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/klog/v2"
@@ -36,7 +37,9 @@ const (
 // CacheOptions limits what the manager watches and keeps: only the given namespaces (all when
 // none are given, for the AllNamespaces install mode), only the pods that carry an OaatGroup's
 // label, since the operator never needs the others and a cluster may have many, and of those
-// only what the operator reads (trimPod); no object's managedFields.
+// only what the operator reads (trimPod); of ConfigMaps only the metadata of those that opted in
+// as item sources (a ConfigMap whose label is removed leaves the watch with a delete event, so
+// the groups naming it look again and refuse it); no object's managedFields.
 func CacheOptions(namespaces ...string) cache.Options {
 	hasGroup, err := labels.NewRequirement(v1alpha1.LabelGroup, selection.Exists, nil)
 	if err != nil {
@@ -45,7 +48,8 @@ func CacheOptions(namespaces ...string) cache.Options {
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: labels.NewSelector().Add(*hasGroup), Transform: trimPod},
+			&corev1.Pod{}:       {Label: labels.NewSelector().Add(*hasGroup), Transform: trimPod},
+			configMapMetadata(): {Label: labels.SelectorFromSet(labels.Set{v1alpha1.LabelItemSource: "true"})},
 		},
 	}
 	if len(namespaces) > 0 {
@@ -55,6 +59,11 @@ func CacheOptions(namespaces ...string) cache.Options {
 		}
 	}
 	return opts
+}
+
+// configMapMetadata is the object the manager watches ConfigMaps as: their metadata only.
+func configMapMetadata() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}
 }
 
 // trimPod keeps of a cached pod what the operator reads: its metadata, without managedFields, and

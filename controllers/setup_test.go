@@ -38,6 +38,18 @@ func TestCacheOptionsNamespaces(t *testing.T) {
 	}
 }
 
+func TestCacheOptionsWatchOnlyItemSourceConfigMaps(t *testing.T) {
+	for obj, byObject := range CacheOptions().ByObject {
+		if meta, ok := obj.(*metav1.PartialObjectMetadata); ok && meta.Kind == "ConfigMap" {
+			if got, want := byObject.Label.String(), "oaat.io/item-source=true"; got != want {
+				t.Fatalf("ConfigMap metadata selector = %q, want %q", got, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no cache selector for the ConfigMaps' metadata: the cache holds every ConfigMap's metadata")
+}
+
 func TestTrimPod(t *testing.T) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{

@@ -24,9 +24,18 @@ const (
 	// AnnotationPauseNewJobs is the original oaat-operator's annotation: with the value "true"
 	// no new item starts, as with spec.suspend. Other values are ignored.
 	AnnotationPauseNewJobs = "pause_new_jobs"
+	// LabelItemSource marks a ConfigMap that may be a source of items (spec.oaatItemsFrom): only
+	// a ConfigMap with this label set to "true" is read. Without the opt-in, a user allowed to
+	// edit OaatGroups but not to read ConfigMaps could copy any ConfigMap of the namespace into
+	// the group's status through the operator's rights.
+	LabelItemSource = "oaat.io/item-source"
 	// EnvItem is the environment variable that holds the item in every container.
 	EnvItem = "OAAT_ITEM"
 )
+
+// LeaderElectionID is the name of the Lease the manager's replicas elect their leader with, in the
+// manager's namespace. The leader election Role grants get and update on this Lease only.
+const LeaderElectionID = "oaat-operator.oaat.io"
 
 // Condition types of an OaatGroup.
 const (

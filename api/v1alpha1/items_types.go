@@ -2,13 +2,15 @@ package v1alpha1
 
 // ItemsSource is a source of items beyond spec.oaatItems.
 type ItemsSource struct {
-	// configMap takes items from a ConfigMap in the group's namespace.
+	// configMap takes items from a ConfigMap in the group's namespace. The ConfigMap must carry
+	// the label oaat.io/item-source: "true"; any other is refused (ItemsValid False) and not read.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="ConfigMap",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:oaatItemsFrom"}
 	// +required
 	ConfigMap ConfigMapItems `json:"configMap"`
 }
 
-// ConfigMapItems names a ConfigMap whose keys, or the lines of one of whose keys, are items.
+// ConfigMapItems names a ConfigMap whose keys, or the lines of one of whose keys, are items. Only
+// a ConfigMap labelled oaat.io/item-source: "true" (LabelItemSource) is a source.
 type ConfigMapItems struct {
 	// name is the ConfigMap's name.
 	// +kubebuilder:validation:MinLength=1

@@ -17,6 +17,9 @@ type Duration string
 // OaatGroupSpec lists the items to run one at a time and how often.
 // +kubebuilder:validation:XValidation:rule="(has(self.oaatItems) && size(self.oaatItems) > 0) || (has(self.oaatItemsFrom) && size(self.oaatItemsFrom) > 0)",message="spec.oaatItems or spec.oaatItemsFrom must give the group at least one item"
 // +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.backoff.policy) || self.backoff.policy != 'Exponential' || has(self.failureCoolOff)",message="backoff.policy Exponential needs failureCoolOff: it is the first cool-off, which doubles with each further failure"
+// The durations are compared in seconds: CEL sums the integer+unit tokens of the Duration syntax,
+// each unit known by its first letter (s, m, h, d, w), as internal/duration does.
+// +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.failureCoolOff) || (!has(self.backoff.maxCoolOff) && (!has(self.backoff.policy) || self.backoff.policy != 'Exponential')) || (has(self.backoff.maxCoolOff) ? self.backoff.maxCoolOff : '1d').findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum() >= self.failureCoolOff.findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum()",messageExpression=`'backoff.maxCoolOff "' + (has(self.backoff.maxCoolOff) ? self.backoff.maxCoolOff : '1d') + '" is shorter than failureCoolOff "' + self.failureCoolOff + '": the cap of the cool-off cannot be below its first step'`
 type OaatGroupSpec struct {
 	// oaatType is the name of the OaatType, in the same namespace, that says what running an
 	// item means.

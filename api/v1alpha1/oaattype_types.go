@@ -25,6 +25,10 @@ type OaatTypeSpec struct {
 	// template is the pod template of an item run. Its labels and annotations are copied to the pod;
 	// every container and init container gets the environment variable OAAT_ITEM, and the strings
 	// {{oaat_item}} and %%oaat_item%% in command, args and env values are replaced by the item.
+	// The item is data: use the placeholder only as a whole command or args element or in an env
+	// value, and in a shell read the item as "$OAAT_ITEM" (quoted), never with the placeholder
+	// inside a script (sh -c "... {{oaat_item}}" runs an item such as $(id)). Who may create an
+	// OaatType may run pods with any ServiceAccount of the namespace.
 	// restartPolicy must be Never or unset (it is set to Never).
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod template",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	// +required

@@ -3,14 +3,20 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -64,27 +70,85 @@ func (o *statusOptions) run(ctx context.Context, name string) error {
 	return o.follow(ctx, c, namespace, opts)
 }
 
-// follow shows the status again whenever a group changes, and every refreshEvery.
+// follow shows the status again whenever a group changes, and every refreshEvery. The groups are
+// listed once, then kept up to date from a watch that resumes from the last resourceVersion seen
+// when the API server ends it (as it does after its request timeout); only a watch that cannot
+// resume (its resourceVersion expired) lists them again. The OaatRuns, which are not watched, are
+// listed at each refresh, not at each change of a group.
 func (o *statusOptions) follow(ctx context.Context, c client.WithWatch, namespace string, opts []client.ListOption) error {
-	w, err := c.Watch(ctx, &v1alpha1.OaatGroupList{}, opts...)
+	runs, err := runsByGroup(ctx, c, namespace)
 	if err != nil {
-		return fmt.Errorf("watching OaatGroups: %w", err)
+		return err
 	}
-	defer w.Stop()
 	tick := time.NewTicker(refreshEvery)
 	defer tick.Stop()
-	for {
-		if err := o.show(ctx, c, namespace, opts, true); err != nil {
+	for ctx.Err() == nil {
+		groups := &v1alpha1.OaatGroupList{}
+		if err := c.List(ctx, groups, opts...); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("listing OaatGroups: %w", err)
+		}
+		byName := make(map[string]v1alpha1.OaatGroup, len(groups.Items))
+		for _, g := range groups.Items {
+			byName[g.Name] = g
+		}
+		if err := o.render(byName, runs, true); err != nil {
 			return err
 		}
+		w, err := watchtools.NewRetryWatcherWithContext(ctx, groups.ResourceVersion, &cache.ListWatch{
+			WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+				return c.Watch(ctx, &v1alpha1.OaatGroupList{}, append(slices.Clone(opts), &client.ListOptions{Raw: &options})...)
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("watching OaatGroups: %w", err)
+		}
+		runs, err = o.followWatch(ctx, c, namespace, w, byName, runs, tick.C)
+		w.Stop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followWatch applies the watch's events to the groups byName and shows them, until the context
+// ends or the watch cannot go on (then the caller lists again); it returns the OaatRuns last read.
+func (o *statusOptions) followWatch(ctx context.Context, c client.Client, namespace string, w watch.Interface,
+	byName map[string]v1alpha1.OaatGroup, runs map[string][]v1alpha1.OaatRun, tick <-chan time.Time) (map[string][]v1alpha1.OaatRun, error) {
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case _, ok := <-w.ResultChan():
-			if !ok {
-				return fmt.Errorf("the watch of OaatGroups ended")
+			return runs, nil
+		case <-tick:
+			var err error
+			if runs, err = runsByGroup(ctx, c, namespace); err != nil {
+				if ctx.Err() != nil {
+					return runs, nil
+				}
+				return runs, err
 			}
-		case <-tick.C:
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return runs, nil
+			}
+			g, isGroup := ev.Object.(*v1alpha1.OaatGroup)
+			switch {
+			case ev.Type == watch.Error || !isGroup:
+				// An expired resourceVersion: the watch cannot resume, list again.
+				return runs, nil
+			case ev.Type == watch.Deleted:
+				delete(byName, g.Name)
+			case ev.Type == watch.Added || ev.Type == watch.Modified:
+				byName[g.Name] = *g
+			default: // bookmarks carry no change
+				continue
+			}
+		}
+		if err := o.render(byName, runs, true); err != nil {
+			return runs, err
 		}
 	}
 }
@@ -99,6 +163,16 @@ func (o *statusOptions) show(ctx context.Context, c client.Client, namespace str
 	if err != nil {
 		return err
 	}
+	byName := make(map[string]v1alpha1.OaatGroup, len(groups.Items))
+	for _, g := range groups.Items {
+		byName[g.Name] = g
+	}
+	return o.render(byName, runs, redraw)
+}
+
+// render writes the table of each group, by name, with the group's on-demand requests; a redraw
+// clears a terminal first and starts with the time.
+func (o *statusOptions) render(groups map[string]v1alpha1.OaatGroup, runs map[string][]v1alpha1.OaatRun, redraw bool) error {
 	out := o.streams.Out
 	if redraw && isTerminal(out) {
 		fmt.Fprint(out, "\033[H\033[2J")
@@ -107,13 +181,13 @@ func (o *statusOptions) show(ctx context.Context, c client.Client, namespace str
 	if redraw {
 		fmt.Fprintf(out, "%s\n", now.Format(time.TimeOnly))
 	}
-	if len(groups.Items) == 0 {
+	if len(groups) == 0 {
 		_, err := fmt.Fprintln(out, "No OaatGroups found.")
 		return err
 	}
-	for i := range groups.Items {
-		g := &groups.Items[i]
-		if err := statusview.Write(out, g, runs[g.Name], now); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[name]
+		if err := statusview.Write(out, &g, runs[g.Name], now); err != nil {
 			return err
 		}
 		fmt.Fprintln(out)

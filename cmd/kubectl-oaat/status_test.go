@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -53,5 +61,95 @@ func TestStatusShowsOnDemandRuns(t *testing.T) {
 	stdout, _, err = kubectlOaat(t.Context(), ns, "status", "quiet")
 	if err != nil || strings.Contains(stdout, "backups") {
 		t.Errorf("status quiet: error %v, stdout:\n%s", err, stdout)
+	}
+}
+
+// setItems writes the group's status as the operator would: its items, one of them running.
+func setItems(t *testing.T, ns, name, running string, items ...string) {
+	t.Helper()
+	g := &v1alpha1.OaatGroup{}
+	if err := k8sClient.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, g); err != nil {
+		t.Fatal(err)
+	}
+	g.Status.Items = nil
+	for _, item := range items {
+		g.Status.Items = append(g.Status.Items, v1alpha1.ItemStatus{Name: item})
+	}
+	g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: running, PodName: name + "-1", StartedAt: metav1.Now()}
+	if err := k8sClient.Status().Update(t.Context(), g); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The API server (or anything between) ends a watch after a while: --request-timeout=3s makes the
+// client end each of its watches after 3 seconds (long enough for a list on a loaded machine). status -w resumes the watch and shows later
+// changes, and ends without an error when interrupted.
+func TestStatusWatchSurvivesTheEndOfAWatch(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	newGroup(t, ns, "backups", "first")
+	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Second)
+	defer cancel()
+	go func() {
+		select {
+		case <-time.After(7 * time.Second): // after the first two watches ended
+			setItems(t, ns, "backups", "after-the-watch-ended", "first", "after-the-watch-ended")
+		case <-ctx.Done():
+		}
+	}()
+	stdout, stderr, err := kubectlOaat(ctx, ns, "status", "-w", "--request-timeout=3s")
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if err != nil {
+		t.Fatalf("status -w ended with an error: %v", err)
+	}
+	if !strings.Contains(stdout, "running=after-the-watch-ended") {
+		t.Fatal("the change made after the first watch ended was not shown")
+	}
+}
+
+// status -w lists the groups once, then follows the watch: a burst of changes does not list the
+// groups again for each (the OaatRuns are listed on the periodic refresh only).
+func TestStatusWatchDoesNotListOnEachEvent(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	newGroup(t, ns, "busy", "a")
+	c, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8sClient.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groupLists, runLists atomic.Int32
+	counting := interceptor.NewClient(c, interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			switch list.(type) {
+			case *v1alpha1.OaatGroupList:
+				groupLists.Add(1)
+			case *v1alpha1.OaatRunList:
+				runLists.Add(1)
+			}
+			return c.List(ctx, list, opts...)
+		},
+	})
+	var out bytes.Buffer
+	o := &statusOptions{streams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}, watch: true}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- o.follow(ctx, counting, ns, []client.ListOption{client.InNamespace(ns)}) }()
+	time.Sleep(500 * time.Millisecond)
+	for i := range 10 {
+		setItems(t, ns, "busy", fmt.Sprintf("item-%d", i), "a", fmt.Sprintf("item-%d", i))
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("follow: %v", err)
+	}
+	if !strings.Contains(out.String(), "running=item-9") {
+		t.Fatalf("the last change is not shown:\n%s", out.String())
+	}
+	if n := groupLists.Load(); n != 1 {
+		t.Errorf("OaatGroups listed %d times over 10 changes, want once", n)
+	}
+	// One at the start, then one per refresh (every 2s) over 3s.
+	if n := runLists.Load(); n > 3 {
+		t.Errorf("OaatRuns listed %d times, want at most 3 (the start and each refresh)", n)
 	}
 }

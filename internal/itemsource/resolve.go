@@ -74,10 +74,20 @@ type entry struct {
 	where string
 }
 
-// read returns the entries of a ConfigMap source, or why it cannot be read.
+// IsSource reports whether the ConfigMap opted in as a source of items: only its label
+// v1alpha1.LabelItemSource set to "true" lets the operator copy its data into a group's status.
+func IsSource(cm *corev1.ConfigMap) bool {
+	return cm.Labels[v1alpha1.LabelItemSource] == "true"
+}
+
+// read returns the entries of a ConfigMap source, or why it cannot be read. A ConfigMap that did
+// not opt in gives no entry, whatever its data.
 func read(src v1alpha1.ConfigMapItems, cm *corev1.ConfigMap) ([]entry, string) {
 	if cm == nil {
 		return nil, fmt.Sprintf("ConfigMap %s not found", src.Name)
+	}
+	if !IsSource(cm) {
+		return nil, fmt.Sprintf("ConfigMap %s is not an item source: it lacks the label %s=%q", src.Name, v1alpha1.LabelItemSource, "true")
 	}
 	if src.Key == "" {
 		keys := make([]string, 0, len(cm.Data))

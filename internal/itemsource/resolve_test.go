@@ -12,8 +12,11 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
+// configMap is a ConfigMap that opts in as an item source.
 func configMap(name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Labels: map[string]string{v1alpha1.LabelItemSource: "true"},
+	}, Data: data}
 }
 
 func source(name, key string) v1alpha1.ItemsSource {
@@ -23,8 +26,10 @@ func source(name, key string) v1alpha1.ItemsSource {
 func TestResolve(t *testing.T) {
 	long := strings.Repeat("x", 254)
 	configMaps := map[string]*corev1.ConfigMap{
-		"keys":  configMap("keys", map[string]string{"zeta": "", "alpha": "ignored", "b": "1"}),
-		"lines": configMap("lines", map[string]string{"list": "  /srv/photos \n\n# a comment\nb\n" + long + "\n/srv/music\n"}),
+		"keys":   configMap("keys", map[string]string{"zeta": "", "alpha": "ignored", "b": "1"}),
+		"secret": {ObjectMeta: metav1.ObjectMeta{Name: "secret"}, Data: map[string]string{"password": "hunter2"}},
+		"other":  {ObjectMeta: metav1.ObjectMeta{Name: "other", Labels: map[string]string{v1alpha1.LabelItemSource: "yes"}}, Data: map[string]string{"k": ""}},
+		"lines":  configMap("lines", map[string]string{"list": "  /srv/photos \n\n# a comment\nb\n" + long + "\n/srv/music\n"}),
 	}
 	tests := []struct {
 		name         string
@@ -51,6 +56,15 @@ func TestResolve(t *testing.T) {
 			wantProblems: []string{
 				"spec.oaatItemsFrom[0]: ConfigMap gone not found",
 				`spec.oaatItemsFrom[1]: ConfigMap lines has no key "nope"`,
+			},
+		},
+		{
+			name:      "ConfigMaps without the opt-in label (or another value) are refused, their data unread",
+			spec:      v1alpha1.OaatGroupSpec{OaatItems: []string{"a"}, OaatItemsFrom: []v1alpha1.ItemsSource{source("secret", ""), source("other", "k")}},
+			wantItems: []string{"a"},
+			wantProblems: []string{
+				`spec.oaatItemsFrom[0]: ConfigMap secret is not an item source: it lacks the label oaat.io/item-source="true"`,
+				`spec.oaatItemsFrom[1]: ConfigMap other is not an item source: it lacks the label oaat.io/item-source="true"`,
 			},
 		},
 	}

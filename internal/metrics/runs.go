@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,7 +15,15 @@ type RunMetrics struct {
 	duration *prometheus.HistogramVec
 	total    *prometheus.CounterVec
 	onDemand *prometheus.CounterVec
+
+	// mu guards items: the items that have run series, by group, so that the series of an item
+	// removed from its group can be dropped.
+	mu    sync.Mutex
+	items map[groupKey]map[string]struct{}
 }
+
+// groupKey names a group.
+type groupKey struct{ namespace, group string }
 
 // NewRunMetrics makes the run metrics; Register makes them visible.
 func NewRunMetrics() *RunMetrics {
@@ -33,6 +42,7 @@ func NewRunMetrics() *RunMetrics {
 			Name: "oaat_on_demand_runs_total",
 			Help: "On-demand run requests (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.",
 		}, []string{"namespace", "group", "result"}),
+		items: map[groupKey]map[string]struct{}{},
 	}
 }
 
@@ -44,13 +54,42 @@ func (m *RunMetrics) Request(namespace, group, result string) {
 
 // Observe records one finished run; result is succeeded, failed or interrupted.
 func (m *RunMetrics) Observe(namespace, group, item, result string, d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := groupKey{namespace, group}
+	if m.items[key] == nil {
+		m.items[key] = map[string]struct{}{}
+	}
+	m.items[key][item] = struct{}{}
 	m.duration.WithLabelValues(namespace, group, item, result).Observe(d.Seconds())
 	m.total.WithLabelValues(namespace, group, item, result).Inc()
+}
+
+// RetainItems drops the run series of the group's items for which has is false: items whose
+// status entry is gone (removed from the group, for example by a ConfigMap rotation), so that
+// items that come and go leave no series behind. The reconciler calls it with the persisted
+// status, so that a series goes only once the entry's removal is written.
+func (m *RunMetrics) RetainItems(namespace, group string, has func(item string) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := groupKey{namespace, group}
+	for item := range m.items[key] {
+		if has(item) {
+			continue
+		}
+		labels := prometheus.Labels{"namespace": namespace, "group": group, "item": item}
+		m.duration.DeletePartialMatch(labels)
+		m.total.DeletePartialMatch(labels)
+		delete(m.items[key], item)
+	}
 }
 
 // Forget drops the run series of a group that no longer exists, so that groups that come and go
 // leave no series behind.
 func (m *RunMetrics) Forget(namespace, group string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.items, groupKey{namespace, group})
 	labels := prometheus.Labels{"namespace": namespace, "group": group}
 	m.duration.DeletePartialMatch(labels)
 	m.total.DeletePartialMatch(labels)

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,36 @@ oaat_on_demand_runs_total{group="kept",namespace="ns",result="succeeded"} 2
 `
 	if err := testutil.CollectAndCompare(m.onDemand, strings.NewReader(wantRequests)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An item removed from a group (its status entry gone) loses its run series; the group's other
+// items, the same item of another group and the group's on-demand counts keep theirs.
+func TestRunMetricsRetainItems(t *testing.T) {
+	m := NewRunMetrics()
+	m.Observe("ns", "backups", "kept", "succeeded", time.Second)
+	m.Observe("ns", "backups", "rotated", "failed", time.Second)
+	m.Observe("ns", "backups", "rotated", "succeeded", time.Second)
+	m.Observe("ns", "other", "rotated", "succeeded", time.Second)
+	m.Request("ns", "backups", "succeeded")
+
+	m.RetainItems("ns", "backups", func(item string) bool { return item == "kept" })
+	wantSeries := map[string]int{"total": 2, "duration": 2, "on demand": 1}
+	gotSeries := map[string]int{
+		"total":     testutil.CollectAndCount(m.total),
+		"duration":  testutil.CollectAndCount(m.duration),
+		"on demand": testutil.CollectAndCount(m.onDemand),
+	}
+	if !maps.Equal(gotSeries, wantSeries) {
+		t.Fatalf("series %v, want %v (kept and the other group's item, the on-demand count)", gotSeries, wantSeries)
+	}
+	if got := testutil.ToFloat64(m.total.WithLabelValues("ns", "other", "rotated", "succeeded")); got != 1 {
+		t.Fatalf("the other group's item counts %v runs, want 1", got)
+	}
+
+	// An item that comes back gets new series.
+	m.Observe("ns", "backups", "rotated", "succeeded", time.Second)
+	if got := testutil.CollectAndCount(m.total); got != 3 {
+		t.Fatalf("%d run series after the item came back, want 3", got)
 	}
 }

@@ -19,7 +19,10 @@ func TestDecideTakesItemsFromConfigMaps(t *testing.T) {
 		{ConfigMap: v1alpha1.ConfigMapItems{Name: "missing"}},
 	}
 	in := input(g, 0)
-	in.ConfigMaps = map[string]*corev1.ConfigMap{"dirs": {Data: map[string]string{"list": "/srv/a\nspec\n/srv/b\n"}}}
+	in.ConfigMaps = map[string]*corev1.ConfigMap{"dirs": {
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1alpha1.LabelItemSource: "true"}},
+		Data:       map[string]string{"list": "/srv/a\nspec\n/srv/b\n"},
+	}}
 
 	p := Decide(in)
 	names := []string{}

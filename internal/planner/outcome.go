@@ -38,6 +38,16 @@ func (d *decision) recordCurrentRun() {
 	if cr.StopReason != "" && out.result != ResultSucceeded {
 		out = stopped(cr.StopReason, out)
 	}
+	// The run's duration is measured on the node's clock alone (its start and end), then the end
+	// is placed on the operator's: a node clock ahead would otherwise make the item wait its
+	// frequency plus the skew, and one behind could place an EachOnce success before the round
+	// (or the run) began.
+	started := cr.StartedAt
+	if pod != nil && pod.Status.StartTime != nil {
+		started = *pod.Status.StartTime
+	}
+	run := min(max(out.finishedAt.Sub(started.Time), 0), max(d.stamp.Sub(cr.StartedAt.Time), 0))
+	out.finishedAt = clampTime(out.finishedAt, cr.StartedAt, d.stamp)
 
 	it := d.item(cr.Item)
 	it.LastPodName = cr.PodName
@@ -53,12 +63,6 @@ func (d *decision) recordCurrentRun() {
 		it.FailureCount++
 	}
 	d.plan.Status.CurrentRun = nil
-
-	started := cr.StartedAt
-	if pod != nil && pod.Status.StartTime != nil {
-		started = *pod.Status.StartTime
-	}
-	run := max(out.finishedAt.Sub(started.Time), 0)
 	if pod != nil && out.result != ResultInterrupted {
 		it.RecentRunSeconds = append(it.RecentRunSeconds, int64(run.Round(time.Second)/time.Second))
 		it.RecentRunSeconds = it.RecentRunSeconds[max(len(it.RecentRunSeconds)-maxRecentRuns, 0):]
@@ -72,6 +76,17 @@ func (d *decision) recordCurrentRun() {
 			"Item %q exited with code %d, listed in spec.exitCodes.doNotRetry: it does not run again until the group's spec changes",
 			cr.Item, *out.doNotRetry))
 	}
+}
+
+// clampTime returns t within [earliest, latest]; latest wins when they cross.
+func clampTime(t, earliest, latest metav1.Time) metav1.Time {
+	if t.Before(&earliest) {
+		t = earliest
+	}
+	if latest.Before(&t) {
+		t = latest
+	}
+	return t
 }
 
 func (d *decision) announceOutcome(cr *v1alpha1.CurrentRun, out ended) {

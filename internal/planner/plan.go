@@ -118,9 +118,8 @@ func Decide(in Input) Plan {
 	d.setItemsValid()
 	d.reviewRequests()
 	d.observeReset()
-	if d.policyErr == nil {
-		d.stopCurrentRun()
-	}
+	// Also with an invalid spec: a run already started keeps the stops that can still be read.
+	d.stopCurrentRun()
 	if d.checkReady() {
 		d.startNext()
 	}

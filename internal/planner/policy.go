@@ -22,7 +22,11 @@ type policy struct {
 	history    *v1alpha1.PodHistory
 }
 
-// readPolicy reads the group's spec; an error names the field that cannot be used.
+// readPolicy reads the group's spec; an error names the first field that cannot be used. Every
+// field is read even after an error, and the policy returned holds all that could be read: an
+// invalid edit during a run (say a mistyped time zone) makes the group not Ready, but the run
+// already started keeps its runTimeout and the stopRunning windows that still parse (stopCurrentRun
+// uses them). A window that cannot be parsed is left out.
 func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 	spec := &g.Spec
 	p := policy{eachOnce: spec.Mode == v1alpha1.ModeEachOnce, history: spec.PodHistory}
@@ -35,19 +39,25 @@ func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 	case g.Annotations[v1alpha1.AnnotationPauseNewJobs] == "true":
 		p.suspended = v1alpha1.ReasonPauseAnnotation
 	}
-	var err error
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
 	frequency := spec.Frequency
 	if frequency == "" {
 		frequency = "1h"
 	}
+	var err error
 	if p.timing.Frequency, err = parseDuration("spec.frequency", frequency); err != nil {
-		return p, err
+		keep(err)
 	}
 	if p.timing.FailureCoolOff, err = parseDuration("spec.failureCoolOff", spec.FailureCoolOff); err != nil {
-		return p, err
+		keep(err)
 	}
 	if p.runTimeout, err = parseDuration("spec.runTimeout", spec.RunTimeout); err != nil {
-		return p, err
+		keep(err)
 	}
 	if b := spec.Backoff; b != nil && b.Policy == v1alpha1.BackoffExponential {
 		maxCoolOff := b.MaxCoolOff
@@ -56,7 +66,7 @@ func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 		}
 		p.timing.Exponential = true
 		if p.timing.MaxCoolOff, err = parseDuration("spec.backoff.maxCoolOff", maxCoolOff); err != nil {
-			return p, err
+			keep(err)
 		}
 	}
 	for i, w := range spec.BlackoutWindows {
@@ -66,12 +76,13 @@ func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 		}
 		window, err := schedule.ParseWindow(w.Start, w.End, days, w.TimeZone)
 		if err != nil {
-			return p, fmt.Errorf("spec.blackoutWindows[%d]: %w", i, err)
+			keep(fmt.Errorf("spec.blackoutWindows[%d]: %w", i, err))
+			continue
 		}
 		window.StopRunning, window.AvoidOverrun = w.StopRunning, w.AvoidOverrun
 		p.timing.Windows = append(p.timing.Windows, window)
 	}
-	return p, nil
+	return p, first
 }
 
 // parseDuration parses an optional duration of the spec; empty is zero.

@@ -24,9 +24,9 @@ func OnDemand(runs []v1alpha1.OaatRun) string {
 	var pending, inProgress []string
 	for _, r := range active {
 		if r.Status.Phase == v1alpha1.OaatRunInProgress {
-			inProgress = append(inProgress, fmt.Sprintf("%s (%s)", r.Spec.Item, r.Name))
+			inProgress = append(inProgress, fmt.Sprintf("%s (%s)", Item(r.Spec.Item), r.Name))
 		} else {
-			pending = append(pending, r.Spec.Item)
+			pending = append(pending, Item(r.Spec.Item))
 		}
 	}
 	var parts []string

@@ -28,7 +28,7 @@ func Write(w io.Writer, g *v1alpha1.OaatGroup, runs []v1alpha1.OaatRun, now time
 	fmt.Fprintln(tw, "  ITEM\tRUNNING\tLAST SUCCESS\tLAST FAILURE\tFAILURES\tLAST RESULT\tNEXT")
 	for _, it := range g.Status.Items {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			it.Name, running(g, it.Name, now), ago(it.LastSuccess, now), ago(it.LastFailure, now), it.FailureCount, result(it), next(it, now))
+			Item(it.Name), running(g, it.Name, now), ago(it.LastSuccess, now), ago(it.LastFailure, now), it.FailureCount, result(it), next(it, now))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -47,7 +47,7 @@ func Summary(g *v1alpha1.OaatGroup) string {
 		if c.Type == v1alpha1.ConditionReady {
 			ready = "ready=" + string(c.Status)
 			if c.Status != metav1.ConditionTrue {
-				ready += " (" + c.Reason + ": " + c.Message + ")"
+				ready += " (" + c.Reason + ": " + Item(c.Message) + ")"
 			}
 		}
 	}
@@ -57,7 +57,7 @@ func Summary(g *v1alpha1.OaatGroup) string {
 		}
 	}
 	if cr := g.Status.CurrentRun; cr != nil {
-		return fmt.Sprintf("%s  running=%s", ready, cr.Item)
+		return fmt.Sprintf("%s  running=%s", ready, Item(cr.Item))
 	}
 	return ready + "  running=none"
 }

@@ -45,7 +45,7 @@ func newOaatType(name, duration string, exitCode int) *v1alpha1.OaatType {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
 					Name:    "main",
 					Image:   "example.invalid/item:latest",
-					Command: []string{"sh", "-c", "echo processing {{oaat_item}}"},
+					Command: []string{"sh", "-c", `echo processing "$1"`, "--", "{{oaat_item}}"},
 				}}},
 			},
 		},

@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
 // operatorGroups are the groups the operator's ServiceAccount token authenticates with.
@@ -43,19 +45,27 @@ var _ = Describe("Permissions of the operator", func() {
 			{ns, "events.k8s.io", "events", "", "patch", "event series"},
 			{ns, "oaat.io", "oaatgroups", "finalizers", "update",
 				"blockOwnerDeletion: true in the owner reference of item pods, under OwnerReferencesPermissionEnforcement"},
-			{operatorNamespace, "coordination.k8s.io", "leases", "", "get", "leader election"},
 			{operatorNamespace, "coordination.k8s.io", "leases", "", "create", "leader election"},
+		}
+		// Leader election reads and renews the operator's own Lease only: config/rbac grants get
+		// and update on that name.
+		leaseByName := []need{
+			{operatorNamespace, "coordination.k8s.io", "leases", "", "get", "leader election"},
 			{operatorNamespace, "coordination.k8s.io", "leases", "", "update", "leader election"},
 		}
 		var denied []string
-		for _, n := range needs {
+		for i, n := range append(needs, leaseByName...) {
+			name := ""
+			if i >= len(needs) {
+				name = v1alpha1.LeaderElectionID
+			}
 			review, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 				Spec: authorizationv1.SubjectAccessReviewSpec{
 					User:   operatorUser,
 					Groups: operatorGroups,
 					ResourceAttributes: &authorizationv1.ResourceAttributes{
 						Namespace: n.namespace, Group: n.group, Resource: n.resource,
-						Subresource: n.subresource, Verb: n.verb,
+						Subresource: n.subresource, Verb: n.verb, Name: name,
 					},
 				},
 			}, metav1.CreateOptions{})

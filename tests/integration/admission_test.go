@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -64,6 +65,16 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 		Entry("exponential backoff without a failure cool-off", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) { g.Spec.Backoff = &v1alpha1.Backoff{Policy: v1alpha1.BackoffExponential} },
 			"backoff.policy Exponential needs failureCoolOff"),
+		Entry("a maximum cool-off below the failure cool-off", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.FailureCoolOff = "1 hour 30 min"
+				g.Spec.Backoff = &v1alpha1.Backoff{Policy: v1alpha1.BackoffExponential, MaxCoolOff: "85m"}
+			}, `backoff.maxCoolOff "85m" is shorter than failureCoolOff "1 hour 30 min"`),
+		Entry("an exponential backoff whose default maximum (1d) is below the failure cool-off", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.FailureCoolOff = "1d 1s"
+				g.Spec.Backoff = &v1alpha1.Backoff{Policy: v1alpha1.BackoffExponential}
+			}, `backoff.maxCoolOff "1d" is shorter than failureCoolOff "1d 1s"`),
 		Entry("an exit code both success and do-not-retry", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) {
 				g.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3, 4}, DoNotRetry: []int32{4}}
@@ -79,6 +90,15 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 			func(g *v1alpha1.OaatGroup) { g.Spec.PodHistory = &v1alpha1.PodHistory{Failed: ptr.To[int32](-1)} },
 			"spec.podHistory.failed: Invalid value: -1"),
 	)
+
+	It("accepts a maximum cool-off equal to or above the failure cool-off, in any spelling", func(ctx SpecContext) {
+		for i, pair := range [][2]v1alpha1.Duration{{"90m", "1h 30 min"}, {"2 weeks", "14d"}, {"30s", "1w"}} {
+			group := newGroup(fmt.Sprintf("backoff-%d", i), "a")
+			group.Spec.FailureCoolOff = pair[0]
+			group.Spec.Backoff = &v1alpha1.Backoff{Policy: v1alpha1.BackoffExponential, MaxCoolOff: pair[1]}
+			Expect(k8sClient.Create(ctx, group)).To(Succeed(), "failureCoolOff %q, maxCoolOff %q", pair[0], pair[1])
+		}
+	}, SpecTimeout(specTimeout))
 
 	It("defaults the scheduling controls", func(ctx SpecContext) {
 		group := newGroup("defaults", "a")

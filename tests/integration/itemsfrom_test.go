@@ -14,6 +14,9 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
+// itemSource is the label that makes a ConfigMap a source of items.
+var itemSource = map[string]string{v1alpha1.LabelItemSource: "true"}
+
 // updateConfigMap changes the ConfigMap's data.
 func updateConfigMap(ctx SpecContext, name string, data map[string]string) {
 	GinkgoHelper()
@@ -30,7 +33,7 @@ func updateConfigMap(ctx SpecContext, name string, data map[string]string) {
 var _ = Describe("Items from ConfigMaps", func() {
 	It("merges the items of a ConfigMap with the spec's, follows its edits, and reports what it skips", func(ctx SpecContext) {
 		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: "dirs", Namespace: ns},
+			ObjectMeta: metav1.ObjectMeta{Name: "dirs", Namespace: ns, Labels: itemSource},
 			Data:       map[string]string{"list": "/srv/a\n\n# not an item\n/srv/b\n"},
 		}
 		group := newGroup("fromcm", "/srv/a")
@@ -63,7 +66,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 	}, SpecTimeout(time.Minute))
 
 	It("keeps a removed item's entry until its last pod is gone", func(ctx SpecContext) {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one", Namespace: ns}, Data: map[string]string{"only": ""}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one", Namespace: ns, Labels: itemSource}, Data: map[string]string{"only": ""}}
 		group := newGroup("shrinking", "kept")
 		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "one"}}}
 		create(ctx, newOaatType(typeName), cm, group)
@@ -95,5 +98,48 @@ var _ = Describe("Items from ConfigMaps", func() {
 				g.Expect(p.Annotations[v1alpha1.AnnotationItem]).NotTo(Equal("only"), "pod %s of the removed item is left", p.Name)
 			}
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+	}, SpecTimeout(time.Minute))
+
+	It("refuses a ConfigMap without the opt-in label, and notices the label added and removed", func(ctx SpecContext) {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "private", Namespace: ns},
+			Data:       map[string]string{"password": "hunter2"},
+		}
+		group := newGroup("optin", "/srv/a")
+		group.Spec.Suspend = true // the items' status is what this test is about
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "private"}}}
+		create(ctx, newOaatType(typeName), cm, group)
+		refused := func(g Gomega) {
+			group := getGroup(ctx, g, "optin")
+			g.Expect(itemNames(group)).To(Equal([]string{"/srv/a"}), "the data of a ConfigMap that did not opt in reaches the status")
+			expectCondition(g, group, v1alpha1.ConditionItemsValid, metav1.ConditionFalse, v1alpha1.ReasonItemsSkipped)
+			g.Expect(condition(group, v1alpha1.ConditionItemsValid).Message).To(ContainSubstring(
+				`ConfigMap private is not an item source: it lacks the label oaat.io/item-source="true"`))
+		}
+		Eventually(refused).WithContext(ctx).Should(Succeed())
+		Consistently(refused).WithContext(ctx).WithTimeout(time.Second).Should(Succeed())
+
+		setLabels := func(labels map[string]string) {
+			GinkgoHelper()
+			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cm := &corev1.ConfigMap{}
+				if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "private"}, cm); err != nil {
+					return err
+				}
+				cm.Labels = labels
+				return k8sClient.Update(ctx, cm)
+			})).To(Succeed())
+		}
+		By("opting in: the label added")
+		setLabels(itemSource)
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "optin")
+			g.Expect(itemNames(group)).To(Equal([]string{"/srv/a", "password"}))
+			expectCondition(g, group, v1alpha1.ConditionItemsValid, metav1.ConditionTrue, v1alpha1.ReasonItemsRead)
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+
+		By("opting out: the label removed (the ConfigMap leaves the operator's label-selected watch)")
+		setLabels(nil)
+		Eventually(refused).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 	}, SpecTimeout(time.Minute))
 })

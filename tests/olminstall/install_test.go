@@ -20,8 +20,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -396,46 +399,102 @@ func expectOperatorGroupStatus(ctx context.Context, m installMode) {
 }
 
 // expectPermissions asks the API server, with SubjectAccessReviews, whether the ServiceAccount may
-// do what the manager does, in every watched namespace and in its own (leader election). The run
-// shows most of it; this also covers what the local cluster does not enforce: item pods carry an
-// owner reference with blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement admission
-// plugin (OpenShift runs it) allows only to who may update oaatgroups/finalizers.
+// do what the manager does, in every watched namespace and in its own (leader election), and that
+// it may do nothing more where it must not: no pod created outside its target namespaces (in
+// kube-system or a namespace it does not watch) except in AllNamespaces mode, no ConfigMap written
+// anywhere, no Lease but its own read or updated. The run shows most of the first part; this also
+// covers what the local cluster does not enforce: item pods carry an owner reference with
+// blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement admission plugin (OpenShift
+// runs it) allows only to who may update oaatgroups/finalizers.
 func expectPermissions(ctx context.Context, m installMode, saName string) {
 	GinkgoHelper()
 	user := "system:serviceaccount:" + m.installNamespace + ":" + saName
 	By("checking the permissions of " + user + " with SubjectAccessReviews")
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + m.installNamespace, "system:authenticated"}
-	type need struct{ group, resource, subresource, verb string }
+	type need struct{ group, resource, subresource, verb, name string }
 	inWatched := []need{
-		{"", "pods", "", "create"}, {"", "pods", "", "delete"}, {"", "pods", "", "get"},
-		{"", "pods", "", "list"}, {"", "pods", "", "watch"},
-		{"oaat.io", "oaatgroups", "", "get"}, {"oaat.io", "oaatgroups", "", "list"}, {"oaat.io", "oaatgroups", "", "watch"},
-		{"oaat.io", "oaatgroups", "status", "update"}, {"oaat.io", "oaatgroups", "finalizers", "update"},
-		{"oaat.io", "oaattypes", "", "list"}, {"oaat.io", "oaattypes", "", "watch"},
-		{"events.k8s.io", "events", "", "create"}, {"events.k8s.io", "events", "", "patch"},
+		{"", "pods", "", "create", ""}, {"", "pods", "", "delete", ""}, {"", "pods", "", "get", ""},
+		{"", "pods", "", "list", ""}, {"", "pods", "", "watch", ""},
+		{"", "configmaps", "", "get", ""}, {"", "configmaps", "", "list", ""}, {"", "configmaps", "", "watch", ""},
+		{"oaat.io", "oaatgroups", "", "get", ""}, {"oaat.io", "oaatgroups", "", "list", ""}, {"oaat.io", "oaatgroups", "", "watch", ""},
+		{"oaat.io", "oaatgroups", "status", "update", ""}, {"oaat.io", "oaatgroups", "finalizers", "update", ""},
+		{"oaat.io", "oaattypes", "", "list", ""}, {"oaat.io", "oaattypes", "", "watch", ""},
+		{"events.k8s.io", "events", "", "create", ""}, {"events.k8s.io", "events", "", "patch", ""},
 	}
 	inOwn := []need{
-		{"coordination.k8s.io", "leases", "", "get"}, {"coordination.k8s.io", "leases", "", "create"},
-		{"coordination.k8s.io", "leases", "", "update"},
+		{"coordination.k8s.io", "leases", "", "get", v1alpha1.LeaderElectionID}, {"coordination.k8s.io", "leases", "", "create", ""},
+		{"coordination.k8s.io", "leases", "", "update", v1alpha1.LeaderElectionID},
 	}
-	var denied []string
-	check := func(namespace string, n need) {
-		review, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, subjectAccessReview(user, groups, namespace,
-			n.group, n.resource, n.subresource, n.verb), metav1.CreateOptions{})
+	neverAnywhere := []need{
+		{"", "configmaps", "", "create", ""}, {"", "configmaps", "", "update", "aws-auth"}, {"", "configmaps", "", "patch", "aws-auth"},
+		{"", "configmaps", "", "delete", "aws-auth"},
+		{"coordination.k8s.io", "leases", "", "update", "kube-scheduler"}, {"coordination.k8s.io", "leases", "", "get", "kube-scheduler"},
+		{"coordination.k8s.io", "leases", "", "delete", v1alpha1.LeaderElectionID},
+	}
+	allowed := func(namespace string, n need) bool {
+		sar := subjectAccessReview(user, groups, namespace, n.group, n.resource, n.subresource, n.verb)
+		sar.Spec.ResourceAttributes.Name = n.name
+		review, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		if !review.Status.Allowed {
-			denied = append(denied, fmt.Sprintf("%s %s/%s.%s in %q", n.verb, n.resource, n.subresource, n.group, namespace))
-		}
+		return review.Status.Allowed
 	}
+	describe := func(namespace string, n need) string {
+		return fmt.Sprintf("%s %s/%s.%s %q in %q", n.verb, n.resource, n.subresource, n.group, n.name, namespace)
+	}
+	var denied, granted []string
 	for _, ns := range m.workNamespaces {
 		for _, n := range inWatched {
-			check(ns, n)
+			if !allowed(ns, n) {
+				denied = append(denied, describe(ns, n))
+			}
 		}
 	}
 	for _, n := range inOwn {
-		check(m.installNamespace, n)
+		if !allowed(m.installNamespace, n) {
+			denied = append(denied, describe(m.installNamespace, n))
+		}
 	}
 	Expect(denied).To(BeEmpty(), "what the CSV does not grant %s", user)
+
+	everywhere := append([]string{"kube-system"}, m.namespaces()...)
+	for _, ns := range everywhere {
+		for _, n := range neverAnywhere {
+			if allowed(ns, n) {
+				granted = append(granted, describe(ns, n))
+			}
+		}
+	}
+	if len(m.targetNamespaces) > 0 {
+		// Outside the target namespaces: nothing of the manager's namespaced rights.
+		for _, ns := range []string{"kube-system", m.outsideNamespace} {
+			for _, n := range inWatched {
+				if allowed(ns, n) {
+					granted = append(granted, describe(ns, n))
+				}
+			}
+		}
+	}
+	Expect(granted).To(BeEmpty(), "what %s may do though it must not", user)
+	if len(m.targetNamespaces) > 0 {
+		By("creating a pod in " + m.outsideNamespace + " as " + user + ": refused")
+		expectPodCreateForbidden(ctx, m, saName)
+	}
+}
+
+// expectPodCreateForbidden creates a pod outside the target namespaces impersonating the
+// ServiceAccount, as a compromised or confused manager would: the API server must refuse it.
+func expectPodCreateForbidden(ctx context.Context, m installMode, saName string) {
+	GinkgoHelper()
+	cfg := rest.CopyConfig(adminCfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + m.installNamespace + ":" + saName}
+	impersonated, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "escape-", Namespace: m.outsideNamespace},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+	}
+	_, err = impersonated.CoreV1().Pods(m.outsideNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "creating a pod in %s as the operator: %v", m.outsideNamespace, err)
 }
 
 // uninstallOf is what uninstall needs to know of an install.
