@@ -68,3 +68,11 @@ func withConfigMaps(in Input, configMaps map[string]*corev1.ConfigMap) Input {
 	in.ConfigMaps = configMaps
 	return in
 }
+
+// itemSource is a ConfigMap that opts in as an item source, with the given data.
+func itemSource(data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1alpha1.LabelItemSource: "true"}},
+		Data:       data,
+	}
+}

@@ -48,7 +48,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 	t.Run("items skipped, some valid", func(t *testing.T) {
 		g := newGroup()
 		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
-		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": {Data: map[string]string{"list": overLongLines(1000) + "\na\nb"}}})
+		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000) + "\na\nb"})})
 		p := Decide(withRequests(in, newRequest("waiting", "backups", "b", 0)))
 		checkBounded(t, p)
 		c := condition(t, p, v1alpha1.ConditionItemsValid)
@@ -68,7 +68,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 	t.Run("no valid item", func(t *testing.T) {
 		g := newGroup()
 		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
-		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": {Data: map[string]string{"list": overLongLines(1000)}}})
+		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000)})})
 		p := Decide(withRequests(in, newRequest("waiting", "backups", "b", 0)))
 		checkBounded(t, p)
 		if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonInvalidSpec || !strings.Contains(c.Message, "and 995 more") {
