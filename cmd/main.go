@@ -113,6 +113,12 @@ func main() {
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
+		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
+		// Lease check notices it before the elector's renew deadline.
+		OnLeaseLost: func(err error) {
+			setupLog.Error(err, "Lost the leader election lease; exiting")
+			os.Exit(1)
+		},
 	}); err != nil {
 		setupLog.Error(err, "Cannot set up the controllers")
 		os.Exit(1)

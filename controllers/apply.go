@@ -35,6 +35,11 @@ const (
 // each run once, whatever fails after it. now is the time of the decision.
 func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan, now time.Time) (ctrl.Result, error) {
 	if plan.Create != nil {
+		// A process that lost the Lease (paused past its expiry) must not even write the intent
+		// of a run: the new leader would record it as a failed start.
+		if err := r.Leader.Check(ctx); err != nil {
+			return ctrl.Result{}, fmt.Errorf("not starting a run: %w", err)
+		}
 		// The cache may not show a pod the API server has (a lagging informer): a run starts
 		// only when the API server itself shows no live pod of the group.
 		live, err := r.livePod(ctx, group)

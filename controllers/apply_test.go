@@ -162,7 +162,8 @@ func findCondition(g *v1alpha1.OaatGroup, condType string) *metav1.Condition {
 }
 
 // A process that no longer holds the leader-election Lease (another replica took over while it
-// was paused) creates no pod, and leaves the intent for the new leader.
+// was paused) neither writes the intent of a run nor creates its pod, and says it lost the Lease
+// once (the manager then exits).
 func TestNoCreateWithoutTheLease(t *testing.T) {
 	id := leader.Identity{Lease: client.ObjectKey{Namespace: "system", Name: "oaat-operator.oaat.io"}, Holder: "me"}
 	lease := func(holder string, renewed time.Time) *coordinationv1.Lease {
@@ -186,22 +187,63 @@ func TestNoCreateWithoutTheLease(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"), tt.lease)
 			r := newTestReconciler(server, server)
-			r.Leader = &leader.Guard{Reader: server, Identity: id, Clock: r.clock}
+			lost := 0
+			r.Leader = &leader.Guard{Reader: server, Identity: id, Clock: r.clock, OnLost: func(error) { lost++ }}
 			_, err := r.reconcile(t, "g")
 			pods := listPods(t, server)
 			if tt.create {
-				if err != nil || len(pods) != 1 {
-					t.Fatalf("holding the lease: error %v, pods %v", err, podNames(pods))
+				if err != nil || len(pods) != 1 || lost != 0 {
+					t.Fatalf("holding the lease: error %v, pods %v, lost %d", err, podNames(pods), lost)
 				}
 				return
 			}
 			if !errors.Is(err, leader.ErrNotLeader) || len(pods) != 0 {
 				t.Fatalf("without the lease: error %v, pods %v", err, podNames(pods))
 			}
-			if cr := getGroup(t, server, "g").Status.CurrentRun; cr == nil {
-				t.Fatal("the intent was withdrawn by a process that does not lead")
+			if cr := getGroup(t, server, "g").Status.CurrentRun; cr != nil {
+				t.Fatalf("a process that does not lead wrote the intent of a run: %+v", cr)
+			}
+			if _, err := r.reconcile(t, "g"); !errors.Is(err, leader.ErrNotLeader) || lost != 1 {
+				t.Fatalf("second pass: error %v, OnLost called %d times, want once", err, lost)
 			}
 		})
+	}
+}
+
+// A leader that loses the Lease between the intent's write and the pod's create (a pause right
+// after the write) creates no pod: the intent stays, for the new leader to record.
+func TestNoCreateWhenTheLeaseIsLostAfterTheIntent(t *testing.T) {
+	id := leader.Identity{Lease: client.ObjectKey{Namespace: "system", Name: "oaat-operator.oaat.io"}, Holder: "me"}
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: id.Lease.Name, Namespace: id.Lease.Namespace},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: ptr.To("me"), LeaseDurationSeconds: ptr.To[int32](15),
+			RenewTime: &metav1.MicroTime{Time: testT0.Add(-time.Second)},
+		},
+	}
+	server := newFakeClient(t, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if err := c.SubResource(sub).Update(ctx, obj, opts...); err != nil {
+				return err
+			}
+			// Another replica takes the Lease while this one is paused after the write.
+			taken := &coordinationv1.Lease{}
+			if err := c.Get(ctx, id.Lease, taken); err != nil {
+				return err
+			}
+			taken.Spec.HolderIdentity = ptr.To("other")
+			return c.Update(ctx, taken)
+		},
+	}, testType(), testGroup("g", "a"), lease)
+	r := newTestReconciler(server, server)
+	lost := 0
+	r.Leader = &leader.Guard{Reader: server, Identity: id, Clock: r.clock, OnLost: func(error) { lost++ }}
+	_, err := r.reconcile(t, "g")
+	if pods := listPods(t, server); !errors.Is(err, leader.ErrNotLeader) || len(pods) != 0 || lost != 1 {
+		t.Fatalf("error %v, pods %v, OnLost called %d times", err, podNames(pods), lost)
+	}
+	if cr := getGroup(t, server, "g").Status.CurrentRun; cr == nil {
+		t.Fatal("the intent written while leading is gone")
 	}
 }
 

@@ -174,6 +174,9 @@ type Options struct {
 	// Leader is the leader-election Lease and this process's identity in it, nil without leader
 	// election: a pod is created only while this process holds the Lease.
 	Leader *leader.Identity
+	// OnLeaseLost is called once when a check before a run finds that this process no longer
+	// holds the Lease (see leader.Guard.OnLost).
+	OnLeaseLost func(error)
 }
 
 // Setup registers the field indexes and both reconcilers with the manager.
@@ -184,7 +187,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	recorder := mgr.GetEventRecorder("oaat-operator")
 	var guard *leader.Guard
 	if opts.Leader != nil {
-		guard = &leader.Guard{Reader: mgr.GetAPIReader(), Identity: *opts.Leader, Clock: opts.Clock}
+		guard = &leader.Guard{Reader: mgr.GetAPIReader(), Identity: *opts.Leader, Clock: opts.Clock, OnLost: opts.OnLeaseLost}
 	}
 	if err := (&OaatGroupReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -88,6 +89,13 @@ type Guard struct {
 	// Margin is how long before the Lease's expiry the holder stops acting (DefaultMargin when
 	// zero).
 	Margin time.Duration
+	// OnLost, when set, is called once, the first time a check finds that this process does not
+	// hold the Lease. The elector itself notices only after its renew deadline (up to 10 s), and
+	// a process that lost the Lease must not go on deciding runs meanwhile: the manager exits, as
+	// it does when the elector gives up.
+	OnLost func(error)
+
+	lost sync.Once
 }
 
 // Check returns nil when this process holds the Lease, else an error that wraps ErrNotLeader (or
@@ -104,7 +112,11 @@ func (g *Guard) Check(ctx context.Context) error {
 	if margin == 0 {
 		margin = DefaultMargin
 	}
-	return Holds(lease, g.Identity.Holder, g.Clock.Now(), margin)
+	err := Holds(lease, g.Identity.Holder, g.Clock.Now(), margin)
+	if errors.Is(err, ErrNotLeader) && g.OnLost != nil {
+		g.lost.Do(func() { g.OnLost(err) })
+	}
+	return err
 }
 
 // Holds returns nil when the Lease is held by holder and was renewed recently enough that it is
