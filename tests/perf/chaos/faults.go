@@ -59,7 +59,7 @@ func (c *chaos) unleash(ctx context.Context) error {
 			c.toggleSlow(now)
 		case c.cfg.pauseEvery > 0 && !now.Before(nextPause) && !c.pauser.busy():
 			nextPause = now.Add(c.between(c.cfg.pauseEvery/2, c.cfg.pauseEvery*3/2))
-			c.pauser.arm(ctx, c.cfg.leaseDuration+c.between(2*time.Second, 8*time.Second))
+			c.pauser.arm(ctx, c.cfg.leaseDuration+c.between(4*time.Second, 10*time.Second))
 		case !restarted && !now.Before(restartAt):
 			restarted = true
 			err = c.restartAPIServer(ctx)

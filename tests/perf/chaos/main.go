@@ -44,7 +44,9 @@ type config struct {
 	// createFaults is the fraction of pod creations the API proxy faults after forwarding them.
 	createFaults float64
 	// pauseEvery is the mean interval between SIGSTOPs of the leader; each lasts leaseDuration
-	// (the replicas' Lease duration) plus 2 to 8 s.
+	// (the replicas' Lease duration) plus 4 to 10 s: the other replica takes the Lease up to a
+	// retry period (2 s) after it expired and acts at once, so the stopped one mostly resumes
+	// after the new leader has acted.
 	pauseEvery, leaseDuration time.Duration
 	// slowEvery is the mean interval between slow spells, each slowFor long, during which the
 	// replicas' pod watches lag by watchLag.
