@@ -59,11 +59,13 @@ func (c *chaos) unleash(ctx context.Context) error {
 			c.toggleSlow(now)
 		case c.cfg.pauseEvery > 0 && !now.Before(nextPause) && !c.pauser.busy():
 			nextPause = now.Add(c.between(c.cfg.pauseEvery/2, c.cfg.pauseEvery*3/2))
-			c.pauser.arm(ctx, c.cfg.leaseDuration+c.between(4*time.Second, 10*time.Second))
+			if !c.pauser.arm(ctx, c.cfg.leaseDuration+c.between(4*time.Second, 10*time.Second)) {
+				nextPause = now.Add(5 * time.Second) // during a failover: try again soon
+			}
 		case !restarted && !now.Before(restartAt):
 			restarted = true
 			err = c.restartAPIServer(ctx)
-		case !now.Before(nextKill):
+		case !now.Before(nextKill) && !c.pauser.busy(): // a kill would spoil the pause
 			nextKill = now.Add(c.between(c.cfg.killMin, c.cfg.killMax))
 			err = c.killLeader(ctx)
 		case !now.Before(nextDelete):
@@ -81,6 +83,7 @@ func (c *chaos) unleash(ctx context.Context) error {
 		}
 	}
 	c.endSlow(time.Now())
+	c.proxy.picker.stop()
 	if !leaderless.IsZero() {
 		c.history.pause(leaderless, time.Now())
 	}

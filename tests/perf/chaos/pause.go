@@ -43,17 +43,18 @@ func (p *pauser) busy() bool {
 	return p.armedFor != nil || p.stopped != nil
 }
 
-// arm arms a pause of the current leader for d.
-func (p *pauser) arm(ctx context.Context, d time.Duration) {
+// arm arms a pause of the current leader for d; false when no replica leads.
+func (p *pauser) arm(ctx context.Context, d time.Duration) bool {
 	leader := p.replicas.leader(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if leader == nil {
 		p.noLeader++
-		return
+		return false
 	}
 	p.armedFor, p.armedAt, p.pauseFor = leader, time.Now(), d
 	p.proxy.arm(leader.Name, func(group, pod string) { p.fire(leader, group+"/"+pod) })
+	return true
 }
 
 // disarm cancels an armed pause of m, which is about to be killed.

@@ -95,6 +95,13 @@ func (p *faultPicker) pick() createFault {
 	return createFault(1 + p.rng.IntN(3))
 }
 
+// stop ends the faults: the settle window after the faults runs without them.
+func (p *faultPicker) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rate = 0
+}
+
 // lateBy returns how long a slow answer is held: 1 to 4 s.
 func (p *faultPicker) lateBy() time.Duration {
 	p.mu.Lock()

@@ -65,6 +65,12 @@ func TestFaultPicker(t *testing.T) {
 			t.Errorf("%s: %d of %d, want about a third of the faults", f, counts[f], n)
 		}
 	}
+	p.stop()
+	for range 1000 {
+		if f := p.pick(); f != noFault {
+			t.Fatalf("a stopped picker picked %s", f)
+		}
+	}
 	for range 100 {
 		if d := p.lateBy(); d < time.Second || d >= 4*time.Second {
 			t.Fatalf("lateBy %s outside [1s, 4s)", d)
