@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -22,9 +23,13 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
+	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/metricsauth"
 )
+
+// leaderElectionID is the name of the leader election Lease.
+const leaderElectionID = "oaat-operator.oaat.io"
 
 func main() {
 	var (
@@ -71,15 +76,31 @@ func main() {
 
 	// OLM sets WATCH_NAMESPACE from the OperatorGroup's target namespaces (empty: all).
 	watchNamespaces := controllers.WatchNamespaces(os.Getenv("WATCH_NAMESPACE"))
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsOpts,
-		HealthProbeBindAddress:        probeAddr,
-		LeaderElection:                leaderElect,
-		LeaderElectionID:              "oaat-operator.oaat.io",
-		LeaderElectionNamespace:       leaderElectionNamespace,
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controllers.CacheOptions(watchNamespaces...),
+	cfg := ctrl.GetConfigOrDie()
+	// The manager elects its leader with a lock of a known identity, so that the reconciler can
+	// check the Lease before each pod it creates (controller-runtime does not expose its elector).
+	var (
+		lock     resourcelock.Interface
+		identity *leader.Identity
+	)
+	if leaderElect {
+		l, id, err := leader.NewLock(cfg, leaderElectionNamespace, leaderElectionID)
+		if err != nil {
+			setupLog.Error(err, "Cannot create the leader election lock")
+			os.Exit(1)
+		}
+		lock, identity = l, &id
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                              scheme,
+		Metrics:                             metricsOpts,
+		HealthProbeBindAddress:              probeAddr,
+		LeaderElection:                      leaderElect,
+		LeaderElectionID:                    leaderElectionID,
+		LeaderElectionNamespace:             leaderElectionNamespace,
+		LeaderElectionResourceLockInterface: lock,
+		LeaderElectionReleaseOnCancel:       true,
+		Cache:                               controllers.CacheOptions(watchNamespaces...),
 	})
 	if err != nil {
 		setupLog.Error(err, "Cannot create the manager")
@@ -94,7 +115,7 @@ func main() {
 		os.Exit(1)
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
-		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency,
+		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
 	}); err != nil {
 		setupLog.Error(err, "Cannot set up the controllers")
 		os.Exit(1)

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,30 +15,55 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/leader"
+	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
-// conflictRetry is how soon a group whose status write lost an optimistic-lock race is looked at
-// again, should the watch event of the winning write not come.
-const conflictRetry = 2 * time.Second
+const (
+	// conflictRetry is how soon a group whose status write lost an optimistic-lock race is looked
+	// at again, should the watch event of the winning write not come.
+	conflictRetry = 2 * time.Second
+	// cacheLagRetry is how soon a group is looked at again when the API server shows a live pod
+	// of the group that the cache does not show yet; the pod's watch event usually comes first.
+	cacheLagRetry = 2 * time.Second
+)
 
 // apply carries out a plan: status first (the intent of a run is persisted before its pod
 // exists), then the pod, then deletions. Each event and the run metrics follow the write of the
 // state they report, so that a lost race (conflict) reports nothing and the pass that wins reports
-// each run once, whatever fails after it.
-func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan) (ctrl.Result, error) {
-	for _, u := range plan.FinalRequests {
-		if err := r.requests.update(ctx, u); err != nil {
+// each run once, whatever fails after it. now is the time of the decision.
+func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan, now time.Time) (ctrl.Result, error) {
+	if plan.Create != nil {
+		// The cache may not show a pod the API server has (a lagging informer): a run starts
+		// only when the API server itself shows no live pod of the group.
+		live, err := r.livePod(ctx, group)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		if live != "" {
+			log.FromContext(ctx).Info("Not starting a run: the API server shows a live pod of the group that the cache does not show yet",
+				"pod", live)
+			return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+		}
+	}
+	if settled, err := r.settleRequests(ctx, plan.FinalRequests); err != nil {
+		return ctrl.Result{}, err
+	} else if !settled {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
+		written := group.Status
 		group.Status = plan.Status
 		if err := r.Status().Update(ctx, group); err != nil {
-			// Someone wrote the group since it was read: the watch event of that write brings
-			// the group back, with a fresh decision.
-			if apierrors.IsConflict(err) {
+			switch {
+			case apierrors.IsConflict(err):
+				// Someone wrote the group since it was read: the watch event of that write brings
+				// the group back, with a fresh decision.
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
+			case apierrors.IsInvalid(err):
+				group.Status = written
+				return r.reportRejectedStatus(ctx, group, now, err)
 			}
 			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 		}
@@ -49,13 +75,27 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 
 	if plan.Create != nil {
 		if err := r.createPod(ctx, group, plan.Create); err != nil {
-			return r.withdrawRun(ctx, group, err)
+			switch {
+			case errors.Is(err, leader.ErrNotLeader):
+				// The intent stays for the new leader, which records it as a run whose pod
+				// was never created.
+				return ctrl.Result{}, err
+			case refused(err):
+				return r.withdrawRun(ctx, group, now, err)
+			}
+			// The pod may exist: the intent stays, and the next pass reads the pod from the API
+			// server; a pod that was never created is then recorded as not found.
+			log.FromContext(ctx).Error(err, "Creating the pod failed without proof that it was not created; keeping the run",
+				"pod", plan.Create.Name)
+			return ctrl.Result{RequeueAfter: planner.MinRetry}, nil
 		}
 		log.FromContext(ctx).Info("Started item", "item", plan.Status.CurrentRun.Item, "pod", plan.Create.Name,
 			"oaatRun", plan.Status.CurrentRun.OaatRun)
 	}
 	for _, u := range plan.OpenRequests {
-		if err := r.requests.update(ctx, u); err != nil {
+		// A request changed meanwhile is left to the pass its change triggers: status alone says
+		// which request runs.
+		if err := r.requests.update(ctx, u); err != nil && !apierrors.IsConflict(err) {
 			return ctrl.Result{}, err
 		}
 	}
@@ -72,10 +112,79 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// createPod creates the pod of the run that status intends. A pod of that name that exists
-// already is the run's pod when the group controls it (created by an earlier pass that did not
-// see the result); any other pod of that name makes the run fail to start.
+// settleRequests writes the final status of requests, and reports whether the group's status may
+// be written: not when the request of the run it ends could not be written (it changed since it
+// was read), or the run's result would be lost; the request's change brings the group back, with
+// a fresh decision. Another request that changed is left to the pass its change triggers.
+func (r *OaatGroupReconciler) settleRequests(ctx context.Context, updates []planner.RequestUpdate) (bool, error) {
+	for _, u := range updates {
+		err := r.requests.update(ctx, u)
+		switch {
+		case err == nil:
+		case u.EndsRun && apierrors.IsConflict(err):
+			log.FromContext(ctx).V(1).Info("The request of the ended run changed since it was read; trying again",
+				"oaatRun", u.Request.Name)
+			return false, nil
+		case !apierrors.IsConflict(err):
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// livePod returns the name of a live pod of the group as the API server shows it, or "".
+func (r *OaatGroupReconciler) livePod(ctx context.Context, group *v1alpha1.OaatGroup) (string, error) {
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(group.Namespace),
+		client.MatchingLabels{v1alpha1.LabelGroup: group.Name}); err != nil {
+		return "", fmt.Errorf("listing the pods of the group from the API server: %w", err)
+	}
+	for i := range pods.Items {
+		if phase := pods.Items[i].Status.Phase; phase != corev1.PodSucceeded && phase != corev1.PodFailed {
+			return pods.Items[i].Name, nil
+		}
+	}
+	return "", nil
+}
+
+// reportRejectedStatus reports a status that the API server refused as invalid: in the status
+// as last written, Ready says so (once), with an event, and the group is looked at again after a
+// wait that grows with the time the refusal lasts.
+func (r *OaatGroupReconciler) reportRejectedStatus(ctx context.Context, group *v1alpha1.OaatGroup, now time.Time, rejected error) (ctrl.Result, error) {
+	log.FromContext(ctx).Error(rejected, "The API server refused the group's new status")
+	event, retry := planner.SetStatusRejected(&group.Status, now, rejected)
+	if event == nil {
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	if err := r.Status().Update(ctx, group); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reporting the refused status: %w", err)
+	}
+	r.announce(ctx, group, *event)
+	return ctrl.Result{RequeueAfter: retry}, nil
+}
+
+// errForeignPod says that a pod of the run's name exists and is not the group's.
+var errForeignPod = errors.New("exists already and this group does not control it")
+
+// refused reports whether a pod-create error proves that the pod was not created and will not be:
+// the API server refused it (invalid, forbidden, over quota, a bad request), or a pod of that
+// name that is not the group's exists. Any other error (a timeout, a server error, a lost
+// connection) may come after the pod was created.
+func refused(err error) bool {
+	return errors.Is(err, errForeignPod) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) ||
+		apierrors.IsBadRequest(err)
+}
+
+// createPod creates the pod of the run that status intends, if this process still leads. A pod of
+// that name that exists already is the run's pod when the group controls it (created by an earlier
+// pass that did not see the result); any other pod of that name makes the run fail to start.
 func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.OaatGroup, pod *corev1.Pod) error {
+	if err := r.Leader.Check(ctx); err != nil {
+		return fmt.Errorf("not creating pod %s: %w", pod.Name, err)
+	}
 	err := r.Create(ctx, pod)
 	if !apierrors.IsAlreadyExists(err) {
 		return err
@@ -85,14 +194,14 @@ func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.Oaa
 		return fmt.Errorf("reading pod %s, which exists already: %w", pod.Name, err)
 	}
 	if !metav1.IsControlledBy(existing, group) {
-		return fmt.Errorf("a pod named %s exists already and this group does not control it", pod.Name)
+		return fmt.Errorf("a pod named %s %w", pod.Name, errForeignPod)
 	}
 	return nil
 }
 
-// withdrawRun withdraws the intent of a run whose pod could not be created, and retries later.
-func (r *OaatGroupReconciler) withdrawRun(ctx context.Context, group *v1alpha1.OaatGroup, createErr error) (ctrl.Result, error) {
-	event := planner.SetPodCreateFailed(&group.Status, r.Clock.Now(), createErr)
+// withdrawRun withdraws the intent of a run whose pod the API server refused, and retries later.
+func (r *OaatGroupReconciler) withdrawRun(ctx context.Context, group *v1alpha1.OaatGroup, now time.Time, createErr error) (ctrl.Result, error) {
+	event := planner.SetPodCreateFailed(&group.Status, now, createErr)
 	if err := r.Status().Update(ctx, group); err != nil {
 		return ctrl.Result{}, fmt.Errorf("withdrawing the run after %w: %w", createErr, err)
 	}
@@ -114,7 +223,7 @@ func (r *OaatGroupReconciler) deletePod(ctx context.Context, pod *corev1.Pod) er
 func (r *OaatGroupReconciler) announce(ctx context.Context, group *v1alpha1.OaatGroup, events ...planner.Event) {
 	logger := log.FromContext(ctx)
 	for _, e := range events {
-		r.Recorder.Eventf(group, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+		r.Recorder.Eventf(group, nil, e.Type, e.Reason, "Reconcile", "%s", message.Event(e.Message))
 		logger.Info(e.Message, "reason", e.Reason)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
@@ -39,6 +40,9 @@ type OaatGroupReconciler struct {
 	Runs *metrics.RunMetrics
 	// MaxConcurrentReconciles is how many groups are reconciled at once (at least one).
 	MaxConcurrentReconciles int
+	// Leader checks, right before each pod is created, that this process still holds the
+	// leader-election Lease; nil without leader election.
+	Leader *leader.Guard
 
 	requests requestWriter
 }
@@ -72,7 +76,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 	plan := planner.Decide(in)
-	return r.apply(ctx, in.Group, plan)
+	return r.apply(ctx, in.Group, plan, in.Now)
 }
 
 // random is the random source of one decision, the same for the same group and run count.

@@ -69,7 +69,11 @@ func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.requests.update(ctx, planner.RequestUpdate{Request: run, Status: status})
+	err = r.requests.update(ctx, planner.RequestUpdate{Request: run, Status: status})
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{}, nil // the change brings the request back
+	}
+	return ctrl.Result{}, err
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a request, and of a group for

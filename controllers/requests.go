@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
@@ -24,13 +25,16 @@ type requestWriter struct {
 }
 
 // update writes the request's new status if the request is unchanged since it was read. A
-// request changed or deleted meanwhile is left to the pass its change triggers.
+// request deleted meanwhile needs no status. A request changed meanwhile (a conflict) is not
+// written: the error says so, and the caller decides whether it may go on without it (an open
+// request's status is written again by the pass its change triggers) or not (the final status of
+// the run the group is about to record as ended).
 func (w requestWriter) update(ctx context.Context, u planner.RequestUpdate) error {
 	req := u.Request.DeepCopy()
 	req.Status = u.Status
 	err := w.client.Status().Update(ctx, req)
 	switch {
-	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
 		return fmt.Errorf("writing the status of OaatRun %s: %w", req.Name, err)
@@ -43,6 +47,7 @@ func (w requestWriter) update(ctx context.Context, u planner.RequestUpdate) erro
 	if req.Status.Phase == v1alpha1.OaatRunSucceeded {
 		eventType = corev1.EventTypeNormal
 	}
-	w.recorder.Eventf(req, nil, eventType, req.Status.Reason, "Run", "%s: %s", req.Status.Phase, req.Status.Message)
+	w.recorder.Eventf(req, nil, eventType, req.Status.Reason, "Run", "%s",
+		message.Event(fmt.Sprintf("%s: %s", req.Status.Phase, req.Status.Message)))
 	return nil
 }

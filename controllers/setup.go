@@ -21,6 +21,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/itemsource"
+	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 )
 
@@ -161,6 +162,9 @@ type Options struct {
 	// MaxConcurrentReconciles is how many groups are reconciled at once; one group is never
 	// reconciled by two workers at a time.
 	MaxConcurrentReconciles int
+	// Leader is the leader-election Lease and this process's identity in it, nil without leader
+	// election: a pod is created only while this process holds the Lease.
+	Leader *leader.Identity
 }
 
 // Setup registers the field indexes and both reconcilers with the manager.
@@ -169,9 +173,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	recorder := mgr.GetEventRecorder("oaat-operator")
+	var guard *leader.Guard
+	if opts.Leader != nil {
+		guard = &leader.Guard{Reader: mgr.GetAPIReader(), Identity: *opts.Leader, Clock: opts.Clock}
+	}
 	if err := (&OaatGroupReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		Leader: guard,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}

@@ -58,6 +58,9 @@ const (
 	ReasonInvalidOaatType = "InvalidOaatType"
 	// ReasonPodCreateFailed: the API server refused the item pod.
 	ReasonPodCreateFailed = "PodCreateFailed"
+	// ReasonStatusRejected: the API server refused the group's new status as invalid; the status
+	// shown is the last one written, and nothing starts until a new status can be written.
+	ReasonStatusRejected = "StatusRejected"
 )
 
 // Reasons of the Running condition.

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // deleteRoguePods deletes every live pod with the group's label that is not its current run.
@@ -20,7 +21,7 @@ func (d *decision) deleteRoguePods() {
 		}
 		d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &Event{
 			Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRoguePodDeleted,
-			Message: fmt.Sprintf("Deleted pod %s: it carries the group's label but is not its current run", pod.Name),
+			Message: message.Event(fmt.Sprintf("Deleted pod %s: it carries the group's label but is not its current run", pod.Name)),
 		}})
 	}
 }

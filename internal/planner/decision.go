@@ -7,6 +7,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/itemsource"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // decision is the work area of Decide: the input, the pods sorted out, and the plan being made.
@@ -49,8 +50,8 @@ func newDecision(in Input) *decision {
 	return d
 }
 
-func (d *decision) event(eventType, reason, message string) {
-	d.plan.Events = append(d.plan.Events, Event{Type: eventType, Reason: reason, Message: message})
+func (d *decision) event(eventType, reason, text string) {
+	d.plan.Events = append(d.plan.Events, Event{Type: eventType, Reason: reason, Message: message.Event(text)})
 }
 
 // requeueAt asks to look at the group again at the instant at, keeping the earliest request.

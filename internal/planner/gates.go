@@ -2,13 +2,13 @@ package planner
 
 import (
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // maxNamedItems is how many items a condition message names before it counts the rest.
@@ -104,12 +104,9 @@ func (d *decision) setComplete(pending []string) {
 
 // nameList quotes the first names and counts the rest.
 func nameList(names []string) string {
-	quoted := make([]string, 0, maxNamedItems)
-	for _, name := range names[:min(len(names), maxNamedItems)] {
+	quoted := make([]string, 0, len(names))
+	for _, name := range names {
 		quoted = append(quoted, fmt.Sprintf("%q", name))
 	}
-	if rest := len(names) - len(quoted); rest > 0 {
-		quoted = append(quoted, fmt.Sprintf("and %d more", rest))
-	}
-	return strings.Join(quoted, ", ")
+	return message.ListFirst(quoted, maxNamedItems, ", ")
 }

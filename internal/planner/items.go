@@ -1,13 +1,12 @@
 package planner
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // syncItems lists the group's items in their order, keeping their history. The history of an
@@ -47,10 +46,10 @@ func (d *decision) setItemsValid() {
 			"Every source of items was read")
 		return
 	}
-	message := "Skipped: " + strings.Join(d.itemProblems, "; ")
+	text := message.Condition("Skipped: " + message.List(d.itemProblems, "; "))
 	prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionItemsValid)
-	if prev == nil || prev.Status != metav1.ConditionFalse || prev.Message != message {
-		d.event(corev1.EventTypeWarning, v1alpha1.ReasonItemsSkipped, message)
+	if prev == nil || prev.Status != metav1.ConditionFalse || prev.Message != text {
+		d.event(corev1.EventTypeWarning, v1alpha1.ReasonItemsSkipped, text)
 	}
-	d.setCondition(v1alpha1.ConditionItemsValid, metav1.ConditionFalse, v1alpha1.ReasonItemsSkipped, message)
+	d.setCondition(v1alpha1.ConditionItemsValid, metav1.ConditionFalse, v1alpha1.ReasonItemsSkipped, text)
 }

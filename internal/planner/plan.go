@@ -34,7 +34,8 @@ type Input struct {
 // one event per run (its outcome) keeps a run's API writes to about four.
 type Plan struct {
 	// FinalRequests are OaatRuns that reach a final phase. They are written before Status, so
-	// that once Status no longer names a request's run, the request says how it ended.
+	// that once Status no longer names a request's run, the request says how it ended; the
+	// controller writes Status only once the update marked EndsRun is written.
 	FinalRequests []RequestUpdate
 	// Status is the group's new status.
 	Status v1alpha1.OaatGroupStatus
@@ -69,6 +70,10 @@ type RequestUpdate struct {
 	Request *v1alpha1.OaatRun
 	// Status is its new status.
 	Status v1alpha1.OaatRunStatus
+	// EndsRun marks the final status of the request whose run Status records as ended: Status
+	// must not be written unless this update is, or the run's result would be lost (once Status
+	// no longer names the run, only the item's history says how it ended).
+	EndsRun bool
 }
 
 // Event is an event about the group.

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
@@ -40,13 +40,13 @@ func (d *decision) checkReady() bool {
 }
 
 // problem returns why the group cannot start items, or an empty reason.
-func (d *decision) problem() (reason, message string) {
+func (d *decision) problem() (reason, text string) {
 	if len(d.items) == 0 {
-		message := "the group has no items: spec.oaatItems is empty and spec.oaatItemsFrom gives none"
+		text = "the group has no items: spec.oaatItems is empty and spec.oaatItemsFrom gives none"
 		if len(d.itemProblems) > 0 {
-			message += " (" + strings.Join(d.itemProblems, "; ") + ")"
+			text += " (" + message.List(d.itemProblems, "; ") + ")"
 		}
-		return v1alpha1.ReasonInvalidSpec, message
+		return v1alpha1.ReasonInvalidSpec, text
 	}
 	if d.policyErr != nil {
 		return v1alpha1.ReasonInvalidSpec, d.policyErr.Error()
@@ -118,20 +118,43 @@ func (d *decision) setReady(status metav1.ConditionStatus, reason, message strin
 // SetPodCreateFailed marks status after the API server refused the pod of the run that status
 // intends: the intent is withdrawn and Ready is False until a later attempt's pod exists.
 func SetPodCreateFailed(status *v1alpha1.OaatGroupStatus, now time.Time, err error) Event {
-	message := fmt.Sprintf("Creating pod %s for item %q failed: %v", status.CurrentRun.PodName, status.CurrentRun.Item, err)
+	text := fmt.Sprintf("Creating pod %s for item %q failed: %v", status.CurrentRun.PodName, status.CurrentRun.Item, err)
 	status.CurrentRun = nil
 	stamp := metav1.NewTime(now.Truncate(time.Second))
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonPodCreateFailed,
-		Message: message, LastTransitionTime: stamp, ObservedGeneration: status.ObservedGeneration,
+		Message: message.Condition(text), LastTransitionTime: stamp, ObservedGeneration: status.ObservedGeneration,
 	})
 	meta.SetStatusCondition(&status.Conditions, idleCondition(stamp, status.ObservedGeneration))
-	return Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: message}
+	return Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: message.Event(text)}
 }
 
-func (d *decision) setCondition(condType string, status metav1.ConditionStatus, reason, message string) {
+// SetStatusRejected marks, in the status as last written, that the API server refused the group's
+// new status as invalid: Ready is False with reason StatusRejected, and nothing starts until a new
+// status can be written. It returns the event that reports it, nil when the status says so
+// already (then it is unchanged and need not be written again), and how long to wait before the
+// group is looked at again: the wait grows with the time since Ready turned False, a state kept
+// in the cluster, so that a refusal that lasts is retried ever more slowly, up to maxRetry.
+func SetStatusRejected(status *v1alpha1.OaatGroupStatus, now time.Time, err error) (*Event, time.Duration) {
+	prev := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
+	if prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == v1alpha1.ReasonStatusRejected {
+		return nil, retryWait(now.Sub(prev.LastTransitionTime.Time))
+	}
+	text := "The API server refused the group's new status; nothing starts until it can be written: " +
+		message.Truncate(err.Error(), message.MaxEvent/2)
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonStatusRejected,
+		Message: message.Condition(text), LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
+		ObservedGeneration: status.ObservedGeneration,
+	})
+	cond := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
+	event := &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonStatusRejected, Message: message.Event(text)}
+	return event, retryWait(now.Sub(cond.LastTransitionTime.Time))
+}
+
+func (d *decision) setCondition(condType string, status metav1.ConditionStatus, reason, text string) {
 	meta.SetStatusCondition(&d.plan.Status.Conditions, metav1.Condition{
-		Type: condType, Status: status, Reason: reason, Message: message,
+		Type: condType, Status: status, Reason: reason, Message: message.Condition(text),
 		LastTransitionTime: d.stamp, ObservedGeneration: d.group.Generation,
 	})
 }

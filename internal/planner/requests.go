@@ -13,6 +13,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/duration"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // request returns the group's OaatRun of that name, nil when there is none.
@@ -25,24 +26,75 @@ func (d *decision) request(name string) *v1alpha1.OaatRun {
 	return nil
 }
 
-// settleRequest records how the run of a request ended, in the request.
+// settleRequest records how the run of a request ended, in the request. The group's status must
+// not record the run's end before this is written (EndsRun).
 func (d *decision) settleRequest(cr *v1alpha1.CurrentRun, out ended) {
 	req := d.request(cr.OaatRun)
 	if cr.OaatRun == "" || req == nil || req.Status.Phase.Finished() {
 		return
 	}
+	d.plan.FinalRequests = append(d.plan.FinalRequests, RequestUpdate{
+		Request: req, Status: d.settled(req, cr.Item, cr.PodName, cr.StartedAt, out), EndsRun: true,
+	})
+}
+
+// settleFromHistory settles an open request whose run the group has recorded already (its pod is
+// the last run of its item), with the outcome the item's status keeps: the request's final status
+// was not written when the group recorded the run (an older version of the operator went on after
+// a conflict), or it was and the cache has not caught up, when writing it again changes nothing.
+func (d *decision) settleFromHistory(req *v1alpha1.OaatRun) bool {
+	if req.Status.PodName == "" {
+		return false
+	}
+	for i := range d.plan.Status.Items {
+		it := &d.plan.Status.Items[i]
+		if it.Name != req.Spec.Item || it.LastPodName != req.Status.PodName {
+			continue
+		}
+		started := req.Status.StartedAt
+		if started == nil {
+			started = it.LastStarted
+		}
+		var startedAt metav1.Time
+		if started != nil {
+			startedAt = *started
+		}
+		out := ended{result: recordedResult(it), exitCode: it.LastExitCode, reason: it.LastReason}
+		d.plan.FinalRequests = append(d.plan.FinalRequests, RequestUpdate{
+			Request: req, Status: d.settled(req, it.Name, it.LastPodName, startedAt, out),
+		})
+		return true
+	}
+	return false
+}
+
+// recordedResult is how the last recorded run of an item ended, as its status says: a success
+// clears the failure count and a failure raises it, an interruption changes neither.
+func recordedResult(it *v1alpha1.ItemStatus) Result {
+	switch {
+	case it.LastReason == v1alpha1.ReasonInterrupted:
+		return ResultInterrupted
+	case it.FailureCount == 0 && it.LastSuccess != nil:
+		return ResultSucceeded
+	}
+	return ResultFailed
+}
+
+// settled is the final status of a request whose run of item in pod ended with out.
+func (d *decision) settled(req *v1alpha1.OaatRun, item, pod string, started metav1.Time, out ended) v1alpha1.OaatRunStatus {
 	status := req.Status
 	status.Phase, status.Reason = v1alpha1.OaatRunFailed, out.reason
 	if out.result == ResultSucceeded {
 		status.Phase = v1alpha1.OaatRunSucceeded
 	}
-	status.Message = fmt.Sprintf("Item %q %s in pod %s%s", cr.Item, out.result, cr.PodName, out.describe())
-	status.PodName, status.ExitCode = cr.PodName, out.exitCode
-	if status.StartedAt == nil {
-		started := cr.StartedAt
+	status.Message = message.Request(fmt.Sprintf("Item %q %s in pod %s%s", item, out.result, pod, out.describe()))
+	status.PodName, status.ExitCode = pod, out.exitCode
+	if status.StartedAt == nil && !started.IsZero() {
 		status.StartedAt = &started
 	}
-	d.finishRequest(req, status)
+	finished := d.stamp
+	status.FinishedAt = &finished
+	return status
 }
 
 // finishRequest plans a request's final status, stamped with the decision's time.
@@ -55,8 +107,9 @@ func (d *decision) finishRequest(req *v1alpha1.OaatRun, status v1alpha1.OaatRunS
 // reviewRequests rejects the open requests that cannot be served (an item the group does not
 // have, a duplicate of an older pending request for the same item) and queues the others,
 // oldest first. A request that says it is in progress while the group runs something else has
-// either been settled already (the group recorded its pod's run; the cache has not caught up) or
-// lost its run (the group's status was overwritten): then it fails rather than waiting forever.
+// either had its run recorded by the group (its pod is the last run of its item): it is settled
+// with that run's outcome; or lost its run (the group's status was overwritten): then it fails
+// rather than waiting forever.
 func (d *decision) reviewRequests() {
 	requests := make([]*v1alpha1.OaatRun, 0, len(d.in.Requests))
 	for i := range d.in.Requests {
@@ -73,8 +126,9 @@ func (d *decision) reviewRequests() {
 	for _, req := range requests {
 		phase := req.Status.Phase
 		switch {
-		case phase.Finished() || d.settled(req) || d.recorded(req):
+		case phase.Finished() || d.settling(req):
 		case cr != nil && cr.OaatRun == req.Name:
+		case d.settleFromHistory(req):
 		case phase == v1alpha1.OaatRunInProgress:
 			d.finishRequest(req, withPhase(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonPodNotFound,
 				"the group no longer runs this request's item: its status was changed by someone else"))
@@ -91,24 +145,14 @@ func (d *decision) reviewRequests() {
 	}
 }
 
-// settled reports whether this decision already gives the request its final status.
-func (d *decision) settled(req *v1alpha1.OaatRun) bool {
+// settling reports whether this decision already gives the request its final status.
+func (d *decision) settling(req *v1alpha1.OaatRun) bool {
 	return slices.ContainsFunc(d.plan.FinalRequests, func(u RequestUpdate) bool { return u.Request == req })
 }
 
-// recorded reports whether the group has recorded the run of an in-progress request.
-func (d *decision) recorded(req *v1alpha1.OaatRun) bool {
-	for _, it := range d.plan.Status.Items {
-		if req.Status.PodName != "" && it.LastPodName == req.Status.PodName {
-			return true
-		}
-	}
-	return false
-}
-
 // withPhase is the request's status with a final phase, reason and message.
-func withPhase(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason, message string) v1alpha1.OaatRunStatus {
-	status.Phase, status.Reason, status.Message = phase, reason, message
+func withPhase(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason, text string) v1alpha1.OaatRunStatus {
+	status.Phase, status.Reason, status.Message = phase, reason, message.Request(text)
 	return status
 }
 
@@ -136,7 +180,7 @@ func (d *decision) updateOpenRequests() {
 		switch {
 		case cr != nil && cr.OaatRun == req.Name:
 			status.Phase, status.Reason = v1alpha1.OaatRunInProgress, v1alpha1.ReasonItemRunning
-			status.Message = fmt.Sprintf("Item %q runs in pod %s", cr.Item, cr.PodName)
+			status.Message = message.Request(fmt.Sprintf("Item %q runs in pod %s", cr.Item, cr.PodName))
 			status.PodName = cr.PodName
 			if status.StartedAt == nil {
 				started := cr.StartedAt
@@ -144,7 +188,8 @@ func (d *decision) updateOpenRequests() {
 			}
 		case slices.Contains(d.queue, req):
 			status.Phase = v1alpha1.OaatRunPending
-			status.Reason, status.Message = d.pendingReason(req)
+			reason, text := d.pendingReason(req)
+			status.Reason, status.Message = reason, message.Request(text)
 		default:
 			continue
 		}

@@ -99,11 +99,18 @@ func TestDecideSettlesTheRequestOfAFinishedRun(t *testing.T) {
 	if len(p.OpenRequests) != 0 {
 		t.Fatalf("open requests = %v", updates(p.OpenRequests))
 	}
-	// Decided again while the cache still shows the request InProgress, the group, which has
-	// recorded its run, does not settle it twice.
+	if !p.FinalRequests[0].EndsRun {
+		t.Fatal("the request of the run that the plan ends is not marked EndsRun")
+	}
+	// Decided again while the request is still open (its final status was not written, or the
+	// cache has not caught up), the group, which has recorded its run, settles it from the item's
+	// history with the same outcome; the group's status does not wait for it.
 	again := Decide(withRequests(input(applied(g, p), time.Minute, pod), req))
-	if len(again.FinalRequests) != 0 || len(again.OpenRequests) != 0 {
-		t.Fatalf("final requests %v, open requests %v", updates(again.FinalRequests), updates(again.OpenRequests))
+	if got := updates(again.FinalRequests); !slices.Equal(got, []string{"now Failed Error"}) || len(again.OpenRequests) != 0 {
+		t.Fatalf("final requests %v, open requests %v", got, updates(again.OpenRequests))
+	}
+	if s := again.FinalRequests[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || again.FinalRequests[0].EndsRun {
+		t.Fatalf("settled from history: %+v, endsRun %v", s, again.FinalRequests[0].EndsRun)
 	}
 
 	// A request in progress whose run the group neither runs nor recorded has lost it.
@@ -198,5 +205,66 @@ func TestOrphanRequest(t *testing.T) {
 	req.Status.Phase = v1alpha1.OaatRunSucceeded
 	if _, ok := OrphanRequest(&req, t0); ok {
 		t.Fatal("a finished request is settled again")
+	}
+}
+
+// A request left open after the group recorded its run is settled with the run's real outcome,
+// whichever it was, even once the pod is gone.
+func TestDecideSettlesAnOpenRequestFromHistory(t *testing.T) {
+	tests := map[string]struct {
+		pod        func(g *v1alpha1.OaatGroup) corev1.Pod
+		stop       string
+		wantPhase  v1alpha1.OaatRunPhase
+		wantReason string
+		wantCode   int32
+	}{
+		"success exit code": {
+			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
+				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 3, "Error", at(30*time.Second))
+			},
+			wantPhase: v1alpha1.OaatRunSucceeded, wantReason: "Error", wantCode: 3,
+		},
+		"failure": {
+			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
+				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, "Error", at(30*time.Second))
+			},
+			wantPhase: v1alpha1.OaatRunFailed, wantReason: "Error", wantCode: 1,
+		},
+		"interrupted": {
+			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
+				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 137, "Error", at(30*time.Second))
+			},
+			stop:      v1alpha1.ReasonInterrupted,
+			wantPhase: v1alpha1.OaatRunFailed, wantReason: v1alpha1.ReasonInterrupted, wantCode: 137,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			g := newGroup("a", "b")
+			g.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3}}
+			g.Spec.Suspend = true               // nothing else starts
+			itemStatus(g, "a").FailureCount = 2 // earlier failures
+			running(t, g, "a", 1, at(0))
+			g.Status.CurrentRun.OaatRun, g.Status.CurrentRun.StopReason = "now", tt.stop
+			req := newRequest("now", "backups", "a", 0)
+			req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
+			pod := tt.pod(g)
+
+			// The run is recorded while the request's final status is lost.
+			recorded := applied(g, Decide(withRequests(input(g, time.Minute, pod), req)))
+			if recorded.Status.CurrentRun != nil {
+				t.Fatalf("the run was not recorded: %+v", recorded.Status.CurrentRun)
+			}
+			// Later, its pod gone, the request is still open.
+			p := Decide(withRequests(input(recorded, time.Hour), req))
+			if len(p.FinalRequests) != 1 {
+				t.Fatalf("final requests %v", updates(p.FinalRequests))
+			}
+			s := p.FinalRequests[0].Status
+			if s.Phase != tt.wantPhase || s.Reason != tt.wantReason || s.ExitCode == nil || *s.ExitCode != tt.wantCode ||
+				s.PodName != pod.Name || s.FinishedAt == nil || !s.StartedAt.Equal(at(0)) {
+				t.Fatalf("final status = %+v", s)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // stopCurrentRun stops the current run once it has run longer than spec.runTimeout (Pending
@@ -31,6 +32,7 @@ func (d *decision) stopCurrentRun() {
 		event.Message = fmt.Sprintf("Stopping item %q in pod %s: it ran longer than spec.runTimeout %s",
 			cr.Item, cr.PodName, d.group.Spec.RunTimeout)
 	}
+	event.Message = message.Event(event.Message)
 	d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &event})
 }
 

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
+	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -49,6 +51,9 @@ const (
 
 // controlPlaneVars name the binaries envtest starts; `make test` builds and sets them.
 var controlPlaneVars = []string{"TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD", "TEST_ASSET_KUBECTL"}
+
+// leaseName is the name of the leader election Lease, as cmd/main.go names it.
+const leaseName = "oaat-operator.oaat.io"
 
 // labelTestPod marks the pods a test creates itself (rogue pods): they are not the operator's,
 // so the overlap tracker leaves them out.
@@ -158,19 +163,61 @@ var _ = AfterEach(func() {
 // a function that stops it and waits until it has stopped. Given namespaces, it watches only
 // those, as with WATCH_NAMESPACE.
 func startManager(namespaces ...string) (stop func()) {
+	return startManagerWith(managerOptions{namespaces: namespaces})
+}
+
+// managerOptions change how startManagerWith starts a manager.
+type managerOptions struct {
+	// namespaces are the namespaces watched, all when empty.
+	namespaces []string
+	// wrap, when not nil, wraps the manager's client (reads from the cache, writes to the API
+	// server), so that a test can act between the operator's decision and its write, against the
+	// real API server.
+	wrap func(client.WithWatch) client.WithWatch
+	// leaseNamespace, when not empty, runs the manager with leader election, its Lease in that
+	// namespace, wired as cmd/main.go wires it.
+	leaseNamespace string
+}
+
+// startManagerWith is startManager with options.
+func startManagerWith(o managerOptions) (stop func()) {
+	newClient := client.New
+	if o.wrap != nil {
+		newClient = func(config *rest.Config, options client.Options) (client.Client, error) {
+			c, err := client.NewWithWatch(config, options)
+			if err != nil {
+				return nil, err
+			}
+			return o.wrap(c), nil
+		}
+	}
+	var (
+		lock     resourcelock.Interface
+		identity *leader.Identity
+	)
+	if o.leaseNamespace != "" {
+		l, id, err := leader.NewLock(cfg, o.leaseNamespace, leaseName)
+		Expect(err).NotTo(HaveOccurred())
+		lock, identity = l, &id
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		LeaderElection:         false,
-		Cache:                  controllers.CacheOptions(namespaces...),
+		NewClient:                           newClient,
+		Scheme:                              scheme,
+		Metrics:                             metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:              "0",
+		LeaderElection:                      lock != nil,
+		LeaderElectionID:                    leaseName,
+		LeaderElectionNamespace:             o.leaseNamespace,
+		LeaderElectionResourceLockInterface: lock,
+		LeaderElectionReleaseOnCancel:       true,
+		Cache:                               controllers.CacheOptions(o.namespaces...),
 		// A process may register a controller name once unless told otherwise; a restart
 		// registers it again.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(mgr, controllers.Options{
-		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: 4,
+		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: 4, Leader: identity,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,248 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/leader"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+var podsResource = schema.GroupResource{Resource: "pods"}
+
+// laggingCache is a view of the fake API server through a cache that has not seen the pods named
+// in hidden yet.
+func laggingCache(server client.WithWatch, hidden *[]string) client.WithWatch {
+	return interceptor.NewClient(server, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Pod); ok && slices.Contains(*hidden, key.Name) {
+				return apierrors.NewNotFound(podsResource, key.Name)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if pods, ok := list.(*corev1.PodList); ok {
+				pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return slices.Contains(*hidden, p.Name) })
+			}
+			return nil
+		},
+	})
+}
+
+// A pod create that times out after the API server created the pod, and a cache that does not
+// show the pod yet: the intent of the run is kept, the next pass finds the pod on the API server
+// and adopts it, and no second pod is created.
+func TestAmbiguousCreateErrorKeepsTheIntent(t *testing.T) {
+	var failCreates atomic.Bool
+	failCreates.Store(true)
+	server := newFakeClient(t, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if err := c.Create(ctx, obj, opts...); err != nil {
+				return err
+			}
+			if _, ok := obj.(*corev1.Pod); ok && failCreates.Load() {
+				return apierrors.NewServerTimeout(podsResource, "create", 1)
+			}
+			return nil
+		},
+	}, testType(), testGroup("g", "a", "b"))
+	var hidden []string
+	r := newTestReconciler(laggingCache(server, &hidden), server)
+
+	if _, err := r.reconcile(t, "g"); err != nil {
+		t.Logf("pass with the ambiguous error: %v", err)
+	}
+	pods := listPods(t, server)
+	if len(pods) != 1 {
+		t.Fatalf("pods %v, want the one created before the timeout", podNames(pods))
+	}
+	first := pods[0].Name
+	if cr := getGroup(t, server, "g").Status.CurrentRun; cr == nil || cr.PodName != first {
+		t.Errorf("after an ambiguous create error the intent is gone: currentRun %+v, want pod %s", cr, first)
+	}
+
+	// The informer has not seen the pod; the next passes come after the retry wait.
+	hidden = []string{first}
+	failCreates.Store(false)
+	for range 3 {
+		r.clock.Step(6 * time.Second)
+		if _, err := r.reconcile(t, "g"); err != nil {
+			t.Fatalf("later pass: %v", err)
+		}
+	}
+	if pods := listPods(t, server); len(pods) != 1 {
+		t.Fatalf("pods %v: a second pod was created while the first may run", podNames(pods))
+	}
+	if cr := getGroup(t, server, "g").Status.CurrentRun; cr == nil || cr.PodName != first {
+		t.Fatalf("currentRun %+v, want the adopted pod %s", cr, first)
+	}
+}
+
+// A live pod of the group that the cache has not seen yet keeps a run from starting: the API
+// server is asked before a pod is created.
+func TestNoStartWhileTheAPIServerShowsALivePod(t *testing.T) {
+	live := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "unseen", Namespace: testNamespace, Labels: map[string]string{v1alpha1.LabelGroup: "g"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"), live)
+	hidden := []string{"unseen"}
+	r := newTestReconciler(laggingCache(server, &hidden), server)
+
+	res, err := r.reconcile(t, "g")
+	if err != nil {
+		t.Fatalf("pass: %v", err)
+	}
+	if pods := listPods(t, server); len(pods) != 1 {
+		t.Fatalf("pods %v: a pod was created while another of the group is live", podNames(pods))
+	}
+	if cr := getGroup(t, server, "g").Status.CurrentRun; cr != nil {
+		t.Fatalf("currentRun %+v: an intent was written though no pod may start", cr)
+	}
+	if res.RequeueAfter <= 0 {
+		t.Fatalf("result %+v: the group must be looked at again", res)
+	}
+}
+
+// A definite refusal withdraws the run: Ready says why, and the next attempt waits.
+func TestDefiniteRefusalWithdrawsTheRun(t *testing.T) {
+	refusals := map[string]error{
+		"quota":     apierrors.NewForbidden(podsResource, "g-a-1", errors.New("exceeded quota: pods, requested: pods=1, used: pods=10, limited: pods=10")),
+		"invalid":   apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "g-a-1", nil),
+		"forbidden": apierrors.NewForbidden(podsResource, "g-a-1", errors.New("not allowed")),
+	}
+	for name, refusal := range refusals {
+		t.Run(name, func(t *testing.T) {
+			server := newFakeClient(t, interceptor.Funcs{
+				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					if _, ok := obj.(*corev1.Pod); ok {
+						return refusal
+					}
+					return c.Create(ctx, obj, opts...)
+				},
+			}, testType(), testGroup("g", "a"))
+			r := newTestReconciler(server, server)
+			if _, err := r.reconcile(t, "g"); err != nil {
+				t.Fatalf("pass: %v", err)
+			}
+			g := getGroup(t, server, "g")
+			ready := findCondition(g, v1alpha1.ConditionReady)
+			if g.Status.CurrentRun != nil || ready == nil || ready.Reason != v1alpha1.ReasonPodCreateFailed {
+				t.Fatalf("currentRun %+v, Ready %+v: want the run withdrawn", g.Status.CurrentRun, ready)
+			}
+		})
+	}
+}
+
+func findCondition(g *v1alpha1.OaatGroup, condType string) *metav1.Condition {
+	for i := range g.Status.Conditions {
+		if g.Status.Conditions[i].Type == condType {
+			return &g.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// A process that no longer holds the leader-election Lease (another replica took over while it
+// was paused) creates no pod, and leaves the intent for the new leader.
+func TestNoCreateWithoutTheLease(t *testing.T) {
+	id := leader.Identity{Lease: client.ObjectKey{Namespace: "system", Name: "oaat-operator.oaat.io"}, Holder: "me"}
+	lease := func(holder string, renewed time.Time) *coordinationv1.Lease {
+		return &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: id.Lease.Name, Namespace: id.Lease.Namespace},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To[int32](15),
+				RenewTime: &metav1.MicroTime{Time: renewed},
+			},
+		}
+	}
+	tests := map[string]struct {
+		lease  *coordinationv1.Lease
+		create bool
+	}{
+		"held":            {lease: lease("me", testT0.Add(-time.Second)), create: true},
+		"taken over":      {lease: lease("other", testT0.Add(-time.Second))},
+		"expired (pause)": {lease: lease("me", testT0.Add(-time.Minute))},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"), tt.lease)
+			r := newTestReconciler(server, server)
+			r.Leader = &leader.Guard{Reader: server, Identity: id, Clock: r.clock}
+			_, err := r.reconcile(t, "g")
+			pods := listPods(t, server)
+			if tt.create {
+				if err != nil || len(pods) != 1 {
+					t.Fatalf("holding the lease: error %v, pods %v", err, podNames(pods))
+				}
+				return
+			}
+			if !errors.Is(err, leader.ErrNotLeader) || len(pods) != 0 {
+				t.Fatalf("without the lease: error %v, pods %v", err, podNames(pods))
+			}
+			if cr := getGroup(t, server, "g").Status.CurrentRun; cr == nil {
+				t.Fatal("the intent was withdrawn by a process that does not lead")
+			}
+		})
+	}
+}
+
+// A pod create that times out before the API server created the pod: the intent is kept, and the
+// next pass, which finds no pod on the API server, records the run as a failed start.
+func TestAmbiguousCreateErrorWithoutAPod(t *testing.T) {
+	var failCreates atomic.Bool
+	failCreates.Store(true)
+	server := newFakeClient(t, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok && failCreates.Load() {
+				return apierrors.NewTimeoutError("the request timed out", 1)
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	}, testType(), testGroup("g", "a", "b"))
+	r := newTestReconciler(server, server)
+
+	if _, err := r.reconcile(t, "g"); err != nil {
+		t.Fatalf("pass with the ambiguous error: %v", err)
+	}
+	cr := getGroup(t, server, "g").Status.CurrentRun
+	if cr == nil || len(listPods(t, server)) != 0 {
+		t.Fatalf("currentRun %+v, pods %v: want the intent kept and no pod", cr, podNames(listPods(t, server)))
+	}
+	failCreates.Store(false)
+	r.clock.Step(planner.MinRetry)
+	if _, err := r.reconcile(t, "g"); err != nil {
+		t.Fatalf("next pass: %v", err)
+	}
+	g := getGroup(t, server, "g")
+	var failed *v1alpha1.ItemStatus
+	for i := range g.Status.Items {
+		if g.Status.Items[i].Name == cr.Item {
+			failed = &g.Status.Items[i]
+		}
+	}
+	if failed == nil || failed.LastReason != v1alpha1.ReasonPodNotFound || failed.FailureCount != 1 || failed.LastPodName != cr.PodName {
+		t.Fatalf("item %s = %+v, want a failed start (PodNotFound)", cr.Item, failed)
+	}
+	if pods := listPods(t, server); len(pods) != 1 || g.Status.CurrentRun == nil || pods[0].Name != g.Status.CurrentRun.PodName {
+		t.Fatalf("pods %v, currentRun %+v: want the other item started", podNames(pods), g.Status.CurrentRun)
+	}
+}

@@ -1,0 +1,128 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
+)
+
+// overLongLines is a ConfigMap key of n lines, each too long to be an item.
+func overLongLines(n int) string {
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("%04d%s", i, strings.Repeat("x", 296))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// checkBounded fails when a message of the plan is longer than the API server accepts, with a
+// margin: conditions and requests within message.MaxCondition, events within 1 KiB.
+func checkBounded(t *testing.T, p Plan) {
+	t.Helper()
+	for _, c := range p.Status.Conditions {
+		if len(c.Message) > message.MaxCondition {
+			t.Errorf("condition %s: %d bytes", c.Type, len(c.Message))
+		}
+	}
+	for _, e := range p.Events {
+		if len(e.Message) > message.MaxEvent {
+			t.Errorf("event %s: %d bytes", e.Reason, len(e.Message))
+		}
+	}
+	for _, u := range append(append([]RequestUpdate{}, p.FinalRequests...), p.OpenRequests...) {
+		if len(u.Status.Message) > message.MaxRequest {
+			t.Errorf("request %s: %d bytes", u.Request.Name, len(u.Status.Message))
+		}
+	}
+}
+
+func TestDecideBoundsEveryMessage(t *testing.T) {
+	t.Run("items skipped, some valid", func(t *testing.T) {
+		g := newGroup()
+		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
+		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": {Data: map[string]string{"list": overLongLines(1000) + "\na\nb"}}})
+		p := Decide(withRequests(in, newRequest("waiting", "backups", "b", 0)))
+		checkBounded(t, p)
+		c := condition(t, p, v1alpha1.ConditionItemsValid)
+		if c.Status != metav1.ConditionFalse || !strings.HasSuffix(c.Message, "; and 995 more") {
+			t.Fatalf("ItemsValid = %.300s", c.Message)
+		}
+		if p.Create == nil || p.Status.ItemCount != 2 {
+			t.Fatalf("the valid items do not run: itemCount %d, create %v", p.Status.ItemCount, p.Create != nil)
+		}
+		// The same problems are not reported again.
+		created := *p.Create.DeepCopy()
+		created.Status.Phase = corev1.PodRunning
+		if again := Decide(withConfigMaps(input(applied(g, p), time.Second, created), in.ConfigMaps)); len(again.Events) != 0 {
+			t.Fatalf("events again: %v", reasons(again))
+		}
+	})
+	t.Run("no valid item", func(t *testing.T) {
+		g := newGroup()
+		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
+		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": {Data: map[string]string{"list": overLongLines(1000)}}})
+		p := Decide(withRequests(in, newRequest("waiting", "backups", "b", 0)))
+		checkBounded(t, p)
+		if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonInvalidSpec || !strings.Contains(c.Message, "and 995 more") {
+			t.Fatalf("Ready = %.300s", c.Message)
+		}
+	})
+	t.Run("a pod's long status message", func(t *testing.T) {
+		g := newGroup("a")
+		running(t, g, "a", 1, at(0))
+		g.Status.CurrentRun.OaatRun = "now"
+		req := newRequest("now", "backups", "a", 0)
+		req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName}
+		pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, "Error", at(time.Minute))
+		pod.Status.Message = strings.Repeat("evicted ", 10000)
+		p := Decide(withRequests(input(g, time.Minute, pod), req))
+		checkBounded(t, p)
+		if len(p.FinalRequests) != 1 || !strings.HasSuffix(p.FinalRequests[0].Status.Message, "…") {
+			t.Fatalf("final requests %v", updates(p.FinalRequests))
+		}
+	})
+}
+
+func TestSetStatusRejected(t *testing.T) {
+	g := newGroup("a")
+	written := Decide(input(g, 0)).Status // Ready True, as last written
+	refusal := errors.New(strings.Repeat("status.conditions[0].message: Too long ", 1000))
+
+	status := *written.DeepCopy()
+	event, wait := SetStatusRejected(&status, t0.Add(time.Minute), refusal)
+	ready := findReady(t, status)
+	if event == nil || event.Reason != v1alpha1.ReasonStatusRejected || len(event.Message) > message.MaxEvent {
+		t.Fatalf("event %+v", event)
+	}
+	if ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.ReasonStatusRejected || len(ready.Message) > message.MaxCondition ||
+		!ready.LastTransitionTime.Equal(at(time.Minute)) {
+		t.Fatalf("Ready = %+v", ready)
+	}
+	if wait != MinRetry {
+		t.Fatalf("first wait %v, want %v", wait, MinRetry)
+	}
+
+	// Refused again later: nothing to write or report, and the wait has grown.
+	again := *status.DeepCopy()
+	event, wait = SetStatusRejected(&again, t0.Add(11*time.Minute), refusal)
+	if event != nil || findReady(t, again).Message != ready.Message || wait != maxRetry {
+		t.Fatalf("again: event %+v, wait %v", event, wait)
+	}
+	event, wait = SetStatusRejected(&again, t0.Add(time.Minute+30*time.Second), refusal)
+	if event != nil || wait != 30*time.Second {
+		t.Fatalf("after 30s: event %+v, wait %v", event, wait)
+	}
+}
+
+func findReady(t *testing.T, status v1alpha1.OaatGroupStatus) metav1.Condition {
+	t.Helper()
+	return condition(t, Plan{Status: status}, v1alpha1.ConditionReady)
+}
