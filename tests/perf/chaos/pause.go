@@ -24,8 +24,9 @@ type pauser struct {
 	mu       sync.Mutex
 	armedFor *perfkit.Manager
 	armedAt  time.Time
-	stopped  *perfkit.Manager
-	resumeAt time.Time
+	stopped   *perfkit.Manager
+	resumeAt  time.Time
+	resumedAt time.Time
 	pauseFor time.Duration // set by arm for the pause to come
 	// targeted pauses stopped the leader after an intent's write; untargeted ones anywhere.
 	targeted, untargeted, noLeader int
@@ -36,11 +37,15 @@ type pauser struct {
 // armWait bounds how long an armed pause waits for an intent's write.
 const armWait = 20 * time.Second
 
+// aftermath is how long after a SIGCONT the pause still counts as under way: the resumed replica
+// acts, or gives up, within it, and a SIGKILL then would end its test early.
+const aftermath = 10 * time.Second
+
 // busy reports whether a pause is armed or under way.
 func (p *pauser) busy() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.armedFor != nil || p.stopped != nil
+	return p.armedFor != nil || p.stopped != nil || time.Since(p.resumedAt) < aftermath
 }
 
 // arm arms a pause of the current leader for d; false when no replica leads.
@@ -128,7 +133,7 @@ func (p *pauser) resumeLocked() {
 	} else {
 		p.log("SIGCONT %s", p.stopped.Name)
 	}
-	p.stopped = nil
+	p.stopped, p.resumedAt = nil, time.Now()
 }
 
 func (p *pauser) summary() string {
