@@ -21,13 +21,13 @@ type pauser struct {
 	proxy    *apiProxy
 	log      func(format string, args ...any)
 
-	mu       sync.Mutex
-	armedFor *perfkit.Manager
-	armedAt  time.Time
+	mu        sync.Mutex
+	armedFor  *perfkit.Manager
+	armedAt   time.Time
 	stopped   *perfkit.Manager
 	resumeAt  time.Time
 	resumedAt time.Time
-	pauseFor time.Duration // set by arm for the pause to come
+	pauseFor  time.Duration // set by arm for the pause to come
 	// targeted pauses stopped the leader after an intent's write; untargeted ones anywhere.
 	targeted, untargeted, noLeader int
 	longest                        time.Duration
