@@ -35,6 +35,7 @@ type apiProxy struct {
 	cert      selfSigned
 	picker    *faultPicker
 	lag       watchLag
+	holder    leaseHolder
 	errLog    *log.Logger
 
 	mu       sync.Mutex
@@ -135,6 +136,9 @@ func (p *apiProxy) disarm(replica string) {
 // faultKey carries a request's createFault from the handler to the response's modification.
 type faultKey struct{}
 
+// sentKey carries the instant a request reached the proxy.
+type sentKey struct{}
+
 // errInjectedReset makes the error handler abort the response.
 var errInjectedReset = errors.New("injected reset")
 
@@ -161,6 +165,7 @@ func (p *apiProxy) handler(replica string) http.Handler {
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), sentKey{}, time.Now()))
 		if classify(r) == podCreate {
 			f := p.picker.pick()
 			p.mu.Lock()
@@ -174,8 +179,14 @@ func (p *apiProxy) handler(replica string) http.Handler {
 
 // modify applies the faults to the API server's response to a replica's request.
 func (p *apiProxy) modify(replica string, resp *http.Response) error {
+	sent, _ := resp.Request.Context().Value(sentKey{}).(time.Time)
 	switch classify(resp.Request) {
+	case leaseWrite:
+		return p.leaseWritten(replica, resp)
 	case podCreate:
+		if resp.StatusCode == http.StatusCreated {
+			p.holder.acted(replica, sent, actCreate)
+		}
 		f, _ := resp.Request.Context().Value(faultKey{}).(createFault)
 		if f == noFault {
 			return nil
@@ -200,6 +211,9 @@ func (p *apiProxy) modify(replica string, resp *http.Response) error {
 	case podWatch:
 		resp.Body = newLaggedBody(resp.Body, p.lag.get)
 	case groupStatusWrite:
+		if resp.StatusCode == http.StatusOK {
+			p.holder.acted(replica, sent, actStatus)
+		}
 		return p.maybeFire(replica, resp)
 	}
 	return nil
@@ -214,21 +228,9 @@ func (p *apiProxy) maybeFire(replica string, resp *http.Response) error {
 	if fn == nil || resp.StatusCode != http.StatusOK {
 		return nil
 	}
-	body, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
+	plain, err := peekBody(resp)
 	if err != nil {
 		return err
-	}
-	plain := body
-	if resp.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return nil
-		}
-		if plain, err = io.ReadAll(zr); err != nil {
-			return nil
-		}
 	}
 	group, pod, ok := freshIntent(plain, time.Now())
 	if !ok {
@@ -243,6 +245,21 @@ func (p *apiProxy) maybeFire(replica string, resp *http.Response) error {
 	p.mu.Unlock()
 	fn(group, pod)
 	return nil
+}
+
+// peekBody reads resp's body, leaves it for the replica as it came, and returns it decompressed.
+func peekBody(resp *http.Response) ([]byte, error) {
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || resp.Header.Get("Content-Encoding") != "gzip" {
+		return body, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 // gatewayTimeout turns resp into the 504 an API server answers when a request outlives its

@@ -53,6 +53,16 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 	for _, o := range refuted {
 		c.rep.Printf("    %s", o)
 	}
+	deposedCreates, examples := c.proxy.holder.counts(actCreate)
+	deposedWrites, _ := c.proxy.holder.counts(actStatus)
+	if deposedCreates > 0 {
+		c.violation("%d pods created by a replica after another had taken the Lease", deposedCreates)
+	}
+	c.rep.Printf("  pods created by a replica after another had taken the Lease (per the API proxy): %d (must be 0)", deposedCreates)
+	c.rep.Printf("  group status writes by a replica after another had taken the Lease: %d", deposedWrites)
+	for _, e := range examples {
+		c.rep.Printf("    %s", e)
+	}
 	late := c.observer.ledger.createdLate(pods)
 	for _, s := range late {
 		c.violation("late creation: %s", s)
@@ -93,6 +103,8 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 		len(v.unverified), byEvent, unknown)
 	c.rep.Printf("  runs whose item was removed while they ran (recorded as the item left status): %d; intents withdrawn before a pod existed: %d",
 		v.removed, c.observer.ledger.podless(seenPods))
+	c.rep.Printf("  runs recorded as ended whose pod never existed (recorded PodNotFound; one per intent whose creation was cut short is expected): %d",
+		c.observer.ledger.phantoms(seenPods))
 	for _, s := range broken {
 		c.rep.Printf("    %s", s)
 	}

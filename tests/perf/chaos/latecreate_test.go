@@ -21,6 +21,14 @@ func TestCreatedLate(t *testing.T) {
 		{Name: "c3", Group: "g", Created: at(10)}, // within the second: not counted
 		{Name: "d4", Group: "g", Created: at(20)}, // no end seen
 	}
+	if n := l.phantoms(map[string]bool{"a1": true, "b2": true, "c3": true}); n != 0 {
+		t.Errorf("phantoms = %d; every recorded run had its pod", n)
+	}
+	l.observeAt(write("e5"), at(30))
+	l.observeAt(write("", success("e", "e5", 31)), at(31)) // e5 recorded, its pod never seen
+	if n := l.phantoms(map[string]bool{"a1": true, "b2": true, "c3": true}); n != 1 {
+		t.Errorf("phantoms = %d, want 1 (e5)", n)
+	}
 	late := l.createdLate(pods)
 	if len(late) != 1 || late[0][:len("group g: pod b2 ")] != "group g: pod b2 " {
 		t.Errorf("late = %q, want b2 only", late)

@@ -160,6 +160,20 @@ func (l *ledger) judge(ended []string) verdict {
 	return v
 }
 
+// phantoms counts the runs recorded as ended whose pod the observer never saw: intents whose pod
+// was never created, recorded as failed (PodNotFound).
+func (l *ledger) phantoms(seen map[string]bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for pod, times := range l.recorded {
+		if times > 0 && l.started[pod] && !seen[pod] {
+			n++
+		}
+	}
+	return n
+}
+
 // podless counts the runs withdrawn before their pod existed: the pod never ended.
 func (l *ledger) podless(ended map[string]bool) int {
 	l.mu.Lock()

@@ -24,6 +24,8 @@ const (
 	// groupStatusWrite is PUT or PATCH .../oaatgroups/{name}/status: the pause fault waits for
 	// one that writes a new run's intent.
 	groupStatusWrite
+	// leaseWrite is POST .../leases or PUT .../leases/{leaseName}: the leader election's.
+	leaseWrite
 )
 
 // classify sorts a request by its method and path. Subresources of pods (binding, eviction,
@@ -37,6 +39,8 @@ func classify(r *http.Request) requestKind {
 		return podWatch
 	case (r.Method == http.MethodPut || r.Method == http.MethodPatch) && isGroupStatus(parts):
 		return groupStatusWrite
+	case isLease(parts, r.Method):
+		return leaseWrite
 	}
 	return passThrough
 }
@@ -56,6 +60,15 @@ func isPodCollection(parts []string) bool {
 func isGroupStatus(parts []string) bool {
 	return len(parts) == 8 && parts[0] == "apis" && parts[1] == v1alpha1.GroupVersion.Group &&
 		parts[3] == "namespaces" && parts[5] == "oaatgroups" && parts[7] == "status"
+}
+
+// isLease matches POST apis/coordination.k8s.io/v1/namespaces/{ns}/leases and PUT on
+// .../leases/{leaseName}.
+func isLease(parts []string, method string) bool {
+	if len(parts) < 6 || parts[0] != "apis" || parts[1] != "coordination.k8s.io" || parts[3] != "namespaces" || parts[5] != "leases" {
+		return false
+	}
+	return (len(parts) == 6 && method == http.MethodPost) || (len(parts) == 7 && parts[6] == leaseName && method == http.MethodPut)
 }
 
 // createFault is what the proxy does to a pod creation. Every fault forwards the request and

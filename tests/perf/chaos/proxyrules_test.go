@@ -35,7 +35,9 @@ func TestClassify(t *testing.T) {
 		{"PUT", "/apis/oaat.io/v1alpha1/namespaces/chaos/oaatgroups/g-1", passThrough},
 		{"PUT", "/apis/oaat.io/v1alpha1/namespaces/chaos/oaatruns/r/status", passThrough},
 		{"GET", "/apis/oaat.io/v1alpha1/namespaces/chaos/oaatgroups/g-1/status", passThrough},
-		{"PUT", "/apis/coordination.k8s.io/v1/namespaces/oaat-operator-system/leases/oaat-operator.oaat.io", passThrough},
+		{"PUT", "/apis/coordination.k8s.io/v1/namespaces/oaat-operator-system/leases/oaat-operator.oaat.io", leaseWrite},
+		{"POST", "/apis/coordination.k8s.io/v1/namespaces/oaat-operator-system/leases", leaseWrite},
+		{"GET", "/apis/coordination.k8s.io/v1/namespaces/oaat-operator-system/leases/oaat-operator.oaat.io", passThrough},
 	}
 	for _, tc := range cases {
 		if got := classify(httptest.NewRequest(tc.method, tc.target, nil)); got != tc.want {
