@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 )
 
 // Actions of a replica that leaseHolder checks.
@@ -81,9 +81,12 @@ func (p *apiProxy) leaseWritten(replica string, resp *http.Response) error {
 	if err != nil {
 		return err
 	}
-	var lease coordinationv1.Lease
-	if err := json.Unmarshal(body, &lease); err != nil {
-		p.errLog.Printf("%s: a Lease write's answer is not JSON (%s): the holder is not followed", replica, resp.Header.Get("Content-Type"))
+	// client-go asks for protobuf for built-in types; the scheme's codecs read it and JSON.
+	obj, _, err := clientgoscheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	lease, ok := obj.(*coordinationv1.Lease)
+	if err != nil || !ok {
+		p.errLog.Printf("%s: a Lease write's answer (%s) cannot be read, the holder is not followed: %v",
+			replica, resp.Header.Get("Content-Type"), err)
 		return nil
 	}
 	holds := lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""

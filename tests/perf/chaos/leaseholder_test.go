@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 )
 
 func TestLeaseHolder(t *testing.T) {
@@ -40,7 +46,14 @@ func TestLeaseWrittenFollowsTheHolder(t *testing.T) {
 	if classify(req) != leaseWrite {
 		t.Fatalf("%s is not a Lease write", path)
 	}
-	resp := answer(req, http.StatusOK, `{"kind":"Lease","spec":{"holderIdentity":"vm_1"}}`)
+	lease := &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("vm_1")}}
+	lease.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("Lease"))
+	var pb bytes.Buffer
+	if err := protobuf.NewSerializer(clientgoscheme.Scheme, clientgoscheme.Scheme).Encode(lease, &pb); err != nil {
+		t.Fatal(err)
+	}
+	resp := answer(req, http.StatusOK, pb.String()) // what client-go asks for
+	resp.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf")
 	if err := p.modify("r0", resp); err != nil {
 		t.Fatal(err)
 	}
