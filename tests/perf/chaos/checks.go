@@ -27,8 +27,12 @@ func (c *chaos) reportFaults() {
 		c.rep.Printf("    %d x %s", n, reason)
 	}
 	r.mu.Unlock()
+	c.rep.Printf("  %s", c.pauser.summary())
 	c.rep.Printf("  live item pods deleted: %d; spec edits: %d; kube-apiserver restarted once, down for %s",
 		c.faults.podDeletes, c.faults.edits, c.faults.apiserverDown.Round(time.Millisecond))
+	c.rep.Printf("  API proxy: %s", c.proxy.injectedSummary())
+	c.rep.Printf("  slow spells (the replicas' pod watches lag by %s): %d, %s in all",
+		c.cfg.watchLag, c.slow.count, c.slow.total.Round(time.Second))
 }
 
 // checkInvariants checks, once the groups are drained, the pods and status writes seen since
@@ -48,6 +52,24 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 	c.rep.Printf("  seen out of order by the observer after a relist, refuted by the pods' own timestamps: %d", len(refuted))
 	for _, o := range refuted {
 		c.rep.Printf("    %s", o)
+	}
+	deposedCreates, examples := c.proxy.holder.counts(actCreate)
+	deposedWrites, _ := c.proxy.holder.counts(actStatus)
+	if deposedCreates > 0 {
+		c.violation("%d pods created by a replica after another had taken the Lease", deposedCreates)
+	}
+	c.rep.Printf("  pods created by a replica after another had taken the Lease (per the API proxy): %d (must be 0)", deposedCreates)
+	c.rep.Printf("  group status writes by a replica after another had taken the Lease: %d", deposedWrites)
+	for _, e := range examples {
+		c.rep.Printf("    %s", e)
+	}
+	late := c.observer.ledger.createdLate(pods)
+	for _, s := range late {
+		c.violation("late creation: %s", s)
+	}
+	c.rep.Printf("  pods created after their run was seen ended in status (a replica acting on a run the group had left): %d (must be 0)", len(late))
+	for _, s := range late {
+		c.rep.Printf("    %s", s)
 	}
 
 	var ended []string
@@ -81,6 +103,8 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 		len(v.unverified), byEvent, unknown)
 	c.rep.Printf("  runs whose item was removed while they ran (recorded as the item left status): %d; intents withdrawn before a pod existed: %d",
 		v.removed, c.observer.ledger.podless(seenPods))
+	c.rep.Printf("  runs recorded as ended whose pod never existed (recorded PodNotFound; one per intent whose creation was cut short is expected): %d",
+		c.observer.ledger.phantoms(seenPods))
 	for _, s := range broken {
 		c.rep.Printf("    %s", s)
 	}

@@ -29,26 +29,43 @@ type faults struct {
 	apiserverDown                      time.Duration
 }
 
-// unleash applies faults until the chaos window ends: SIGKILL of the leader, deletion of a live
-// item pod and a spec edit, each at random intervals, and one restart of the API server in the
-// middle third of the window.
+// unleash applies faults until the chaos window ends: SIGKILL of the leader, SIGSTOP of the
+// leader for longer than its Lease, deletion of a live item pod, a spec edit and a slow spell
+// (the replicas' pod watches lag), each at random intervals, and one restart of the API server in
+// the middle third of the window. Throughout, the API proxy faults a fraction of pod creations.
 func (c *chaos) unleash(ctx context.Context) error {
 	now := time.Now()
 	end := now.Add(c.cfg.window)
 	nextKill := now.Add(c.between(c.cfg.killMin, c.cfg.killMax))
 	nextDelete := now.Add(c.between(c.cfg.deleteEvery/2, c.cfg.deleteEvery*3/2))
 	nextEdit := now.Add(c.between(c.cfg.editEvery/2, c.cfg.editEvery*3/2))
+	nextPause := now.Add(c.between(c.cfg.pauseEvery/2, c.cfg.pauseEvery*3/2))
+	nextSlow := now.Add(c.between(c.cfg.slowEvery/2, c.cfg.slowEvery*3/2))
 	restartAt := now.Add(c.cfg.window/3 + c.between(0, c.cfg.window/3))
 	restarted := false
 	var leaderless time.Time // since when no replica leads; zero while one does
+	defer c.pauser.resumeAll()
 	for now = time.Now(); now.Before(end); now = time.Now() {
 		leaderless = c.trackLeader(ctx, leaderless, now)
+		c.pauser.tick(now)
 		var err error
 		switch {
+		case c.cfg.slowEvery > 0 && !now.Before(nextSlow):
+			if c.slow.since.IsZero() {
+				nextSlow = now.Add(c.cfg.slowFor)
+			} else {
+				nextSlow = now.Add(c.between(c.cfg.slowEvery/2, c.cfg.slowEvery*3/2))
+			}
+			c.toggleSlow(now)
+		case c.cfg.pauseEvery > 0 && !now.Before(nextPause) && !c.pauser.busy():
+			nextPause = now.Add(c.between(c.cfg.pauseEvery/2, c.cfg.pauseEvery*3/2))
+			if !c.pauser.arm(ctx, c.cfg.leaseDuration+c.between(4*time.Second, 10*time.Second)) {
+				nextPause = now.Add(5 * time.Second) // during a failover: try again soon
+			}
 		case !restarted && !now.Before(restartAt):
 			restarted = true
 			err = c.restartAPIServer(ctx)
-		case !now.Before(nextKill):
+		case !now.Before(nextKill) && !c.pauser.busy(): // a kill would spoil the pause
 			nextKill = now.Add(c.between(c.cfg.killMin, c.cfg.killMax))
 			err = c.killLeader(ctx)
 		case !now.Before(nextDelete):
@@ -65,6 +82,8 @@ func (c *chaos) unleash(ctx context.Context) error {
 			return err
 		}
 	}
+	c.endSlow(time.Now())
+	c.proxy.picker.stop()
 	if !leaderless.IsZero() {
 		c.history.pause(leaderless, time.Now())
 	}
@@ -99,6 +118,7 @@ func (c *chaos) killLeader(ctx context.Context) error {
 		c.faults.noLeader++
 		return nil
 	}
+	c.pauser.disarm(leader)
 	if err := c.replicas.kill(leader); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 
@@ -37,6 +38,8 @@ type ledger struct {
 	// spec meanwhile): the outcome is recorded, but its fields leave status with the item.
 	removed int
 	writes  int
+	// endSeen is when the observer first saw each run ended in status (recorded or withdrawn).
+	endSeen map[string]time.Time
 }
 
 func newLedger() *ledger {
@@ -46,11 +49,14 @@ func newLedger() *ledger {
 		recorded:   map[string]int{},
 		withdrawn:  map[string]string{},
 		unverified: map[string]bool{},
+		endSeen:    map[string]time.Time{},
 	}
 }
 
-// observe takes the group as a watch delivered it.
-func (l *ledger) observe(g *v1alpha1.OaatGroup) {
+// observe takes the group as a watch delivered it, at this instant.
+func (l *ledger) observe(g *v1alpha1.OaatGroup) { l.observeAt(g, time.Now()) }
+
+func (l *ledger) observeAt(g *v1alpha1.OaatGroup, seen time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	prev, cur := l.last[g.Name], g.Status.DeepCopy()
@@ -67,6 +73,9 @@ func (l *ledger) observe(g *v1alpha1.OaatGroup) {
 		ended = pr
 	}
 	if ended != nil {
+		if _, ok := l.endSeen[ended.PodName]; !ok {
+			l.endSeen[ended.PodName] = seen
+		}
 		l.end(g.Name, ended, itemOf(prev, ended.Item), itemOf(cur, ended.Item), cur.RunCount)
 	}
 	for i := range cur.Items {
@@ -149,6 +158,20 @@ func (l *ledger) judge(ended []string) verdict {
 		}
 	}
 	return v
+}
+
+// phantoms counts the runs recorded as ended whose pod the observer never saw: intents whose pod
+// was never created, recorded as failed (PodNotFound).
+func (l *ledger) phantoms(seen map[string]bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for pod, times := range l.recorded {
+		if times > 0 && l.started[pod] && !seen[pod] {
+			n++
+		}
+	}
+	return n
 }
 
 // podless counts the runs withdrawn before their pod existed: the pod never ended.

@@ -41,6 +41,16 @@ type config struct {
 	settle            time.Duration
 	perItem, failover time.Duration
 	seed              uint64
+	// createFaults is the fraction of pod creations the API proxy faults after forwarding them.
+	createFaults float64
+	// pauseEvery is the mean interval between SIGSTOPs of the leader; each lasts leaseDuration
+	// (the replicas' Lease duration) plus 4 to 10 s: the other replica takes the Lease up to a
+	// retry period (2 s) after it expired and acts at once, so the stopped one mostly resumes
+	// after the new leader has acted.
+	pauseEvery, leaseDuration time.Duration
+	// slowEvery is the mean interval between slow spells, each slowFor long, during which the
+	// replicas' pod watches lag by watchLag.
+	slowEvery, slowFor, watchLag time.Duration
 }
 
 // replicaCount is the number of replicas of the manager.
@@ -60,6 +70,13 @@ func readConfig(k *perfkit.Knobs) config {
 		perItem:      k.Duration("CHAOS_STARVE_PER_ITEM", 10*time.Second),
 		failover:     k.Duration("CHAOS_STARVE_FAILOVER", 30*time.Second),
 		seed:         uint64(k.Int("CHAOS_SEED", int(time.Now().UnixNano()%1e9))),
+		createFaults: float64(k.Int("CHAOS_CREATE_FAULT_PERCENT", 10)) / 100,
+		pauseEvery:   k.Duration("CHAOS_PAUSE_EVERY", time.Minute),
+		// controller-runtime's default; cmd/main.go sets no other.
+		leaseDuration: k.Duration("CHAOS_LEASE_DURATION", 15*time.Second),
+		slowEvery:     k.Duration("CHAOS_SLOW_EVERY", time.Minute),
+		slowFor:       k.Duration("CHAOS_SLOW_FOR", 20*time.Second),
+		watchLag:      k.Duration("CHAOS_WATCH_LAG", 8*time.Second),
 	}
 }
 
@@ -70,10 +87,13 @@ type chaos struct {
 	rep      *perfkit.Report
 	rng      *rand.Rand
 	replicas *replicas
+	proxy    *apiProxy
+	pauser   *pauser
 	observer *observer
 	tracker  *support.OverlapTracker
 	history  *specHistory
 	faults   faults
+	slow     slowSpells
 	// itemSerial numbers the items that edits add.
 	itemSerial int
 	// violations are broken invariants: the run fails.
@@ -115,10 +135,15 @@ func (c *chaos) run(ctx context.Context) error {
 	if err := c.createWorkload(ctx); err != nil {
 		return err
 	}
-	var err error
-	if c.replicas, err = newReplicas(c.env, replicaCount, c.cfg.restartDelay, c.logf); err != nil {
+	if err := c.startProxy(); err != nil {
 		return err
 	}
+	defer c.proxy.close()
+	var err error
+	if c.replicas, err = newReplicas(c.env, c.proxy, replicaCount, c.cfg.restartDelay, c.logf); err != nil {
+		return err
+	}
+	c.pauser = &pauser{replicas: c.replicas, proxy: c.proxy, log: c.logf}
 	supCtx, stopReplicas := context.WithCancel(ctx)
 	supervised := make(chan struct{})
 	go func() { c.replicas.supervise(supCtx); close(supervised) }()

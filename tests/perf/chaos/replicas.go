@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
@@ -29,21 +31,29 @@ type replicas struct {
 	kills     int
 	selfExits map[string]int // first line of the reason → count
 	starts    int
+	paused    map[*perfkit.Manager]int // SIGSTOPped replicas → their pid
 }
 
 // maxBackoff bounds the delay before a replica that keeps exiting is started again.
 const maxBackoff = 30 * time.Second
 
-func newReplicas(env *perfkit.Env, n int, restartDelay time.Duration, log func(string, ...any)) (*replicas, error) {
+// newReplicas makes n replicas, each talking to the API server through its own listener of proxy.
+func newReplicas(env *perfkit.Env, proxy *apiProxy, n int, restartDelay time.Duration, log func(string, ...any)) (*replicas, error) {
 	r := &replicas{
 		restartDelay: restartDelay, log: log, selfExits: map[string]int{},
 		downSince: map[*perfkit.Manager]time.Time{}, backoff: map[*perfkit.Manager]time.Duration{},
+		paused: map[*perfkit.Manager]int{},
 	}
 	for i := range n {
 		m := perfkit.NewManager(env, fmt.Sprintf("chaos-manager-%d", i), true)
 		if err := os.Remove(m.LogPath); err != nil && !os.IsNotExist(err) {
 			return nil, err
 		}
+		kubeconfig, err := proxy.listen(m.Name, env.OperatorKubeconfig, filepath.Dir(env.OperatorKubeconfig))
+		if err != nil {
+			return nil, err
+		}
+		m.Kubeconfig = kubeconfig
 		r.all = append(r.all, m)
 	}
 	return r, nil
@@ -61,6 +71,12 @@ func (r *replicas) supervise(ctx context.Context) {
 		r.mu.Unlock()
 		select {
 		case <-ctx.Done():
+			r.mu.Lock()
+			for m := range r.paused {
+				_ = syscall.Kill(r.paused[m], syscall.SIGCONT) // else it cannot handle SIGTERM
+				delete(r.paused, m)
+			}
+			r.mu.Unlock()
 			for _, m := range r.all {
 				if err := m.Stop(); err != nil {
 					r.log("stopping %s: %v", m.Name, err)
@@ -104,12 +120,13 @@ func (r *replicas) keepRunning(m *perfkit.Manager) {
 	r.starts++
 }
 
-// leader returns the replica whose metrics say it leads, nil when none does (a failover).
+// leader returns the replica whose metrics say it leads, nil when none does (a failover). A
+// paused replica is not asked: it cannot answer, and cannot act.
 func (r *replicas) leader(ctx context.Context) *perfkit.Manager {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, m := range r.all {
-		if !m.Running() {
+		if _, paused := r.paused[m]; !m.Running() || paused {
 			continue
 		}
 		samples, err := m.Metrics(ctx)
