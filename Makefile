@@ -93,6 +93,8 @@ KUBE_APISERVER := $(LOCALBIN)/kube-apiserver-$(KUBE_VERSION)
 KUBE_CONTROLLER_MANAGER := $(LOCALBIN)/kube-controller-manager-$(KUBE_VERSION)
 KUBE_SCHEDULER := $(LOCALBIN)/kube-scheduler-$(KUBE_VERSION)
 KUBECTL_BIN := $(LOCALBIN)/kubectl-$(KUBE_VERSION)
+KUBELET := $(LOCALBIN)/kubelet-$(KUBE_VERSION)
+CRI_TEARDOWN := $(LOCALBIN)/cri-teardown-$(KUBE_VERSION)
 ETCD := $(LOCALBIN)/etcd-$(ETCD_VERSION)
 KWOK := $(LOCALBIN)/kwok-$(KWOK_VERSION)
 OPERATOR_SDK := $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
@@ -106,7 +108,13 @@ CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
 # reads a rule, so a variable defined further down would be empty there.
 CLUSTER_BINARIES := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(ETCD) $(KWOK)
 CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
-	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK)
+	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK) \
+	KUBELET=$(KUBELET) CRI_TEARDOWN=$(CRI_TEARDOWN)
+# The real node's (OAAT_CLUSTER_REAL_NODE=1, hack/cluster/realnode.sh): built, and the Debian
+# packages installed, only by the targets that start one, so that the kwok-only suites do not pay.
+REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN)
+# cluster-up's prerequisites: the real node's too when OAAT_CLUSTER_REAL_NODE=1.
+CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages)
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -189,6 +197,20 @@ system-packages: ## Install the Debian packages the tests need (prometheus) if m
 	@if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then \
 		if [ "$$(id -u)" -ne 0 ]; then echo "The tests need Debian's prometheus package: run 'sudo apt-get install prometheus'" >&2; exit 1; fi; \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus </dev/null; \
+	fi
+
+# The real node's Debian packages (hack/cluster/realnode.sh): containerd, runc, the CNI plugins,
+# the registry (distribution), iptables and iproute2; installed when one is missing.
+REAL_NODE_PACKAGES := containerd runc containernetworking-plugins docker-registry iptables iproute2
+
+.PHONY: real-node-packages
+real-node-packages: ## Install the Debian packages of the local cluster's real node if missing; needs root.
+	@missing=""; for p in $(REAL_NODE_PACKAGES); do \
+		dpkg-query -W -f '$${Status}' "$$p" 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" -ne 0 ]; then echo "The real node needs Debian's$$missing: run 'sudo apt-get install$$missing'" >&2; exit 1; fi; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing </dev/null; \
 	fi
 
 # The end-to-end suite (tests/e2e, build tag e2e) brings up a local cluster of its own (state in
@@ -302,7 +324,7 @@ build-installer: manifests generate $(KUSTOMIZE) ## Generate a consolidated YAML
 
 
 .PHONY: cluster-up
-cluster-up: $(CLUSTER_BINARIES) ## Start the local cluster (etcd, API server, controllers, kwok nodes) if not up; prints the kubeconfig path last.
+cluster-up: $(CLUSTER_UP_PREREQUISITES) ## Start the local cluster (etcd, API server, controllers, kwok nodes; a real node with OAAT_CLUSTER_REAL_NODE=1) if not up; prints the kubeconfig path last.
 	$(CLUSTER_ENV) hack/cluster/cluster.sh up
 
 .PHONY: cluster-down
@@ -505,6 +527,17 @@ $(KUBE_CONTROLLER_MANAGER): | $(LOCALBIN)
 kube-scheduler: $(KUBE_SCHEDULER) ## Build kube-scheduler into bin/ if necessary.
 $(KUBE_SCHEDULER): | $(LOCALBIN)
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-scheduler,$(KUBE_LDFLAGS))
+
+.PHONY: kubelet
+kubelet: $(KUBELET) ## Build the kubelet (the local cluster's real node) into bin/ if necessary.
+$(KUBELET): | $(LOCALBIN)
+	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kubelet,$(KUBE_LDFLAGS))
+
+# cluster.sh's `down` removes the real node's pods through the CRI with it (Debian has no crictl).
+.PHONY: cri-teardown
+cri-teardown: $(CRI_TEARDOWN) ## Build cri-teardown (hack/tools/controlplane/cmd/cri-teardown) into bin/ if necessary.
+$(CRI_TEARDOWN): $(TOOLS_DIR)/controlplane/cmd/cri-teardown/main.go | $(LOCALBIN)
+	$(call go-build-tool,$@,controlplane,./cmd/cri-teardown)
 
 .PHONY: kubectl
 kubectl: $(KUBECTL_BIN) ## Build kubectl into bin/ if necessary.
