@@ -474,7 +474,9 @@ catalog-push: ## Push the catalog image.
 # cluster in KUBECONFIG, with the bundle mounted at /bundle: it needs a cluster that can pull the
 # scorecard-test image and SCORECARD_IMG. test-olm runs the same tests on this machine instead.
 SCORECARD_BUNDLE ?= ./bundle
-SCORECARD_FLAGS ?= --wait-time 120s
+# The untar and storage images default to digests of operator-sdk's own images, which no local
+# build can produce: the busybox of make images (hack/images) stands in for both.
+SCORECARD_FLAGS ?= --wait-time 120s --untar-image docker.io/library/busybox:1.36 --storage-image docker.io/library/busybox:1.36
 
 .PHONY: scorecard
 scorecard: $(OPERATOR_SDK) ## Run the scorecard tests of SCORECARD_BUNDLE (./bundle, or a bundle image) as pods in the current cluster.
@@ -494,6 +496,65 @@ scorecard-image-build: ## Build the image of the custom scorecard tests.
 .PHONY: scorecard-image-push
 scorecard-image-push: ## Push the image of the custom scorecard tests.
 	$(MAKE) docker-push IMG=$(SCORECARD_IMG)
+
+##@ Images
+
+# Images built without a Docker engine (hack/images/README.md): buildah, its storage under
+# bin/images, writes each image as an OCI layout bin/images/<name>/, rebuilt only when its inputs
+# changed; hack/images/push.sh copies them into a registry under their public names. IMAGES
+# selects some of them (e.g. IMAGES="pause busybox"); all by default.
+IMAGES ?=
+IMAGES_DIR := $(LOCALBIN)/images
+GRPC_HEALTH_PROBE_VERSION := $(call gomod-version,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
+GRPC_HEALTH_PROBE := $(LOCALBIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
+# The operator image is one manifest list of these platforms, cross-compiled.
+OPERATOR_PLATFORMS ?= linux/amd64 linux/arm64
+# The sandbox image: the pause version that Kubernetes KUBE_VERSION builds (build/pause/Makefile's
+# TAG; kubeadm's PauseVersion is the same), read from the module source when the images are built
+# (computed at the first use only: the eval replaces each variable with its value).
+KUBERNETES_SRC = $(eval KUBERNETES_SRC := $$(shell cd $(TOOLS_DIR)/controlplane && GOWORK=off go mod download k8s.io/kubernetes && GOWORK=off go list -m -f '{{.Dir}}' k8s.io/kubernetes))$(KUBERNETES_SRC)
+PAUSE_IMG = $(eval PAUSE_IMG := registry.k8s.io/pause:$$(shell sed -n 's/^TAG ?= *//p' $(KUBERNETES_SRC)/build/pause/Makefile))$(PAUSE_IMG)
+# busybox: latest (the project's manifests and samples say `busybox`), and 1.36, the busybox of
+# operator-sdk's scorecard images (images/scorecard-storage/Dockerfile), which `make scorecard`
+# passes as its untar and storage images.
+BUSYBOX_IMAGES := docker.io/library/busybox:latest docker.io/library/busybox:1.36
+# opm: the catalog's base (OPM_IMAGE), and latest, the index image of `operator-sdk run bundle`
+# (its --index-image default).
+OPM_IMAGES := $(OPM_IMAGE) quay.io/operator-framework/opm:latest
+IMAGES_ENV = IMAGES_DIR=$(IMAGES_DIR) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) \
+	SCORECARD_IMG=$(SCORECARD_IMG) SCORECARD_TEST_IMG=$(SCORECARD_TEST_IMG) OPM_IMAGES="$(OPM_IMAGES)" \
+	BUSYBOX_IMAGES="$(BUSYBOX_IMAGES)" PAUSE_IMG=$(PAUSE_IMG) OPERATOR_PLATFORMS="$(OPERATOR_PLATFORMS)" \
+	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE)
+
+# The tools each image is made of (all of them when IMAGES is empty).
+IMAGE_TOOLS = $(if $(filter opm catalog,$(IMAGES))$(if $(IMAGES),,all),$(OPM) $(GRPC_HEALTH_PROBE)) \
+	$(if $(filter scorecard-test,$(IMAGES))$(if $(IMAGES),,all),$(SCORECARD_TEST))
+
+.PHONY: images
+images: image-packages $(IMAGE_TOOLS) ## Build every image (or IMAGES) into OCI layouts under bin/images, each only when its inputs changed.
+	$(IMAGES_ENV) hack/images/build.sh $(IMAGES)
+
+# The Debian packages of the image builds (buildah), of push.sh (skopeo), of the busybox image
+# (busybox-static), of the throw-away registry (docker-registry) and of the multiarch validation
+# (podman): installed when missing, as root.
+IMAGE_PACKAGES := buildah:buildah skopeo:skopeo busybox:busybox-static docker-registry:docker-registry podman:podman
+.PHONY: image-packages
+image-packages: ## Install the Debian packages the images need (buildah, skopeo, busybox-static, docker-registry, podman) if missing; needs root.
+	@missing="$$(for p in $(IMAGE_PACKAGES); do command -v "$${p%%:*}" >/dev/null || echo "$${p#*:}"; done)"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" -ne 0 ]; then echo "The images need these Debian packages: run 'sudo apt-get install" $$missing"'" >&2; exit 1; fi; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing </dev/null; \
+	fi
+
+.PHONY: images-push
+images-push: images ## Copy every built image into REGISTRY (host:port, plain HTTP) under its public name, e.g. REGISTRY/quay.io/oaat-io/oaat-operator:v0.1.0.
+	@test -n "$(REGISTRY)" || { echo "Set REGISTRY=host:port" >&2; exit 1; }
+	hack/images/push.sh $(REGISTRY)
+
+.PHONY: grpc-health-probe
+grpc-health-probe: $(GRPC_HEALTH_PROBE) ## Build grpc_health_probe (of the opm image) into bin/ if necessary.
+$(GRPC_HEALTH_PROBE): | $(LOCALBIN)
+	$(call go-build-tool,$@,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
 
 ##@ Dependencies
 

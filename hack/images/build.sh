@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# Builds the images of the project and those the local cluster and the operator-framework tools
+# need, without a Docker engine: buildah, with its storage (vfs) under bin/images/, writes each
+# image as an OCI image layout bin/images/<name>/. An image is rebuilt only when the hash of its
+# inputs differs from bin/images/<name>.inputs. At the end bin/images/images.list maps every
+# public name to its layout (read by push.sh and list.sh). See hack/images/README.md.
+#
+# Usage: build.sh [NAME...]   (default: every image, in dependency order)
+#
+# Environment (make images sets all of it, from the Makefile's variables):
+#   IMG, BUNDLE_IMG, CATALOG_IMG, SCORECARD_IMG, SCORECARD_TEST_IMG   the public names
+#   OPM_IMAGES       the names of the opm image (the catalog's base first)
+#   BUSYBOX_IMAGES   the names of the busybox image
+#   PAUSE_IMG        the name of the sandbox image
+#   OPERATOR_PLATFORMS   the platforms of the operator image, e.g. "linux/amd64 linux/arm64"
+#   KUBERNETES_SRC   the k8s.io/kubernetes module directory (build/pause/linux/pause.c)
+#   OPM, SCORECARD_TEST, GRPC_HEALTH_PROBE   the pinned binaries under bin/
+#   IMAGES_DIR       the output directory (default <repo>/bin/images)
+set -euo pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
+cd "$REPO_ROOT"
+
+ALL_IMAGES=(pause busybox operator bundle opm catalog scorecard-test scorecard)
+
+: "${IMG:?run this through make images}" "${BUNDLE_IMG:?}" "${CATALOG_IMG:?}" "${SCORECARD_IMG:?}"
+: "${SCORECARD_TEST_IMG:?}" "${OPM_IMAGES:?}" "${BUSYBOX_IMAGES:?}" "${PAUSE_IMG:?}"
+: "${OPERATOR_PLATFORMS:?}" "${KUBERNETES_SRC:?}" "${OPM:?}" "${SCORECARD_TEST:?}" "${GRPC_HEALTH_PROBE:?}"
+
+OUT=${IMAGES_DIR:-$REPO_ROOT/bin/images}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+# Build contexts: regenerated for each build.
+WORK=$OUT/work
+
+declare -A PUBLIC_NAMES=(
+	[pause]=$PAUSE_IMG
+	[busybox]=$BUSYBOX_IMAGES
+	[operator]=$IMG
+	[bundle]=$BUNDLE_IMG
+	[opm]=$OPM_IMAGES
+	[catalog]=$CATALOG_IMG
+	[scorecard-test]=$SCORECARD_TEST_IMG
+	[scorecard]=$SCORECARD_IMG
+)
+
+# The storage is a cache only: every image leaves it as an OCI layout, and it is emptied at the
+# end. No registry is consulted: no search registries, and every build runs with --pull-never.
+BUILDAH=(buildah --root "$OUT/storage" --runroot "$OUT/run" --storage-driver vfs)
+export CONTAINERS_REGISTRIES_CONF=$SCRIPT_DIR/registries.conf
+
+log() { printf 'images: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# bud CONTEXT ARGS...: buildah bud, quiet, never pulling.
+bud() {
+	local context=$1
+	shift
+	"${BUILDAH[@]}" bud --quiet --pull-never --layers=false "$@" "$context" >/dev/null
+}
+
+# push_layout IMAGE DEST: writes IMAGE (or manifest list, with --all) from the storage to the OCI
+# layout DEST.
+push_layout() {
+	"${BUILDAH[@]}" push --quiet "$1" "oci:$2"
+}
+
+# require_static FILE: the images are FROM scratch, so every program must be statically linked
+# (no ELF interpreter).
+require_static() {
+	readelf -l "$1" | grep -q 'Requesting program interpreter' && die "$1 is not statically linked"
+	return 0
+}
+
+# A root file system for scratch images whose programs run as a non-root user: what they may use
+# of distroless/static (the base of ./Dockerfile and tests/scorecard/Dockerfile): the users and
+# groups, a world-writable /tmp, the CA certificates, the name service order.
+# write_rootfs DIR [EXTRA PASSWD LINES...]
+write_rootfs() {
+	local dir=$1
+	shift
+	mkdir -p "$dir/etc/ssl/certs" "$dir/home/nonroot"
+	mkdir -m 1777 "$dir/tmp"
+	{
+		printf '%s\n' 'root:x:0:0:root:/root:/sbin/nologin' \
+			'nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin' \
+			'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin'
+		if (($#)); then printf '%s\n' "$@"; fi
+	} >"$dir/etc/passwd"
+	printf '%s\n' 'root:x:0:' 'nobody:x:65534:' 'nonroot:x:65532:' >"$dir/etc/group"
+	printf 'hosts: files dns\n' >"$dir/etc/nsswitch.conf"
+	cp /etc/ssl/certs/ca-certificates.crt "$dir/etc/ssl/certs/"
+	chown -R 65532:65532 "$dir/home/nonroot"
+}
+
+# hash_files PATH...: one line per file (content hash and path), directories walked through git
+# (tracked and untracked, not ignored), so the list is the same on every machine.
+hash_files() {
+	git ls-files -z --cached --others --exclude-standard -- "$@" | sort -z | xargs -0 -r sha256sum
+}
+
+# ---------------------------------------------------------------------------------------------
+# The images: inputs_NAME prints what the image is made from (hashed), build_NAME DEST builds it
+# into the OCI layout DEST.
+
+inputs_pause() {
+	sha256sum "$KUBERNETES_SRC/build/pause/linux/pause.c"
+	echo "$PAUSE_IMG $(gcc --version | head -n1)"
+}
+# The sandbox image as Kubernetes builds it (build/pause/Makefile, build/pause/Dockerfile):
+# pause.c compiled -Os -static and stripped, FROM scratch, user 65535. amd64 only: this machine
+# has no arm64 C cross-compiler, and the node is amd64.
+build_pause() {
+	local ctx=$WORK/pause tag=${PAUSE_IMG##*:}
+	mkdir -p "$ctx"
+	gcc -Os -Wall -Werror -static "-DVERSION=v$tag-$(basename "$KUBERNETES_SRC" | sed 's/.*@//')" \
+		-o "$ctx/pause" "$KUBERNETES_SRC/build/pause/linux/pause.c"
+	strip "$ctx/pause"
+	bud "$ctx" -f "$SCRIPT_DIR/pause.Containerfile" --platform linux/amd64 -t "$PAUSE_IMG"
+	push_layout "$PAUSE_IMG" "$1"
+}
+
+inputs_busybox() {
+	sha256sum /bin/busybox
+	dpkg-query -W busybox-static
+}
+# Debian's busybox-static, each applet a symbolic link in /bin as in the Docker library image.
+build_busybox() {
+	local ctx=$WORK/busybox applet name=${BUSYBOX_IMAGES%% *}
+	mkdir -p "$ctx/rootfs/bin" "$ctx/rootfs/root" "$ctx/rootfs/etc"
+	mkdir -m 1777 "$ctx/rootfs/tmp"
+	cp /bin/busybox "$ctx/rootfs/bin/busybox"
+	require_static "$ctx/rootfs/bin/busybox"
+	for applet in $(/bin/busybox --list); do
+		[[ $applet == busybox ]] || ln -s busybox "$ctx/rootfs/bin/$applet"
+	done
+	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/home:/bin/false' >"$ctx/rootfs/etc/passwd"
+	printf '%s\n' 'root:x:0:' 'nobody:x:65534:' >"$ctx/rootfs/etc/group"
+	bud "$ctx" -f "$SCRIPT_DIR/busybox.Containerfile" --platform linux/amd64 -t "$name"
+	push_layout "$name" "$1"
+}
+
+# The operator and the custom scorecard tests are built from the contract of their Dockerfile
+# (hack/images/contract: the program's path, user and entrypoint of the final stage), with the
+# program cross-compiled here instead of in a golang stage: no emulation, no base image to pull.
+# build_from_dockerfile DEST DOCKERFILE MODULE_DIR PACKAGE NAME PLATFORMS...
+build_from_dockerfile() {
+	local dest=$1 dockerfile=$2 module=$3 package=$4 name=$5
+	shift 5
+	local ctx=$WORK/$(basename "$dest" .tmp) program platform os arch
+	program=$(go run ./hack/images/contract program "$dockerfile")
+	mkdir -p "$ctx"
+	write_rootfs "$ctx/rootfs"
+	go run ./hack/images/contract containerfile "$dockerfile" >"$ctx/Containerfile"
+	"${BUILDAH[@]}" manifest rm "$name" >/dev/null 2>&1 || true
+	for platform in "$@"; do
+		os=${platform%/*} arch=${platform#*/}
+		mkdir -p "$ctx/$os-$arch"
+		(cd "$module" && GOWORK=off CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -o "$ctx/$os-$arch/$(basename "$program")" "$package")
+		bud "$ctx" -f "$ctx/Containerfile" --platform "$platform" --manifest "$name"
+	done
+	"${BUILDAH[@]}" manifest push --quiet --all "$name" "oci:$dest"
+	go run ./hack/images/contract check "$dockerfile" "$dest" "$@"
+}
+
+inputs_operator() {
+	hash_files go.mod go.sum cmd api controllers internal Dockerfile hack/images/contract
+	echo "$OPERATOR_PLATFORMS $(go version)"
+}
+build_operator() {
+	# shellcheck disable=SC2086 # the platforms are words
+	build_from_dockerfile "$1" Dockerfile "$REPO_ROOT" ./cmd "$IMG" $OPERATOR_PLATFORMS
+}
+
+inputs_scorecard() {
+	hash_files tests/scorecard hack/images/contract
+	go version
+}
+build_scorecard() {
+	build_from_dockerfile "$1" tests/scorecard/Dockerfile "$REPO_ROOT/tests/scorecard" . "$SCORECARD_IMG" linux/amd64
+}
+
+inputs_bundle() { hash_files bundle bundle.Dockerfile .dockerignore; }
+build_bundle() {
+	bud "$REPO_ROOT" -f bundle.Dockerfile -t "$BUNDLE_IMG"
+	push_layout "$BUNDLE_IMG" "$1"
+}
+
+inputs_opm() { sha256sum "$OPM" "$GRPC_HEALTH_PROBE"; }
+# opm as the operator-registry release builds it (release/goreleaser.opm.Dockerfile): /bin/opm,
+# /bin/grpc_health_probe for the catalog pods' probes, /etc/nsswitch.conf, user 1001.
+build_opm() {
+	local ctx=$WORK/opm name=${OPM_IMAGES%% *}
+	mkdir -p "$ctx"
+	write_rootfs "$ctx/rootfs"
+	cp "$OPM" "$ctx/opm"
+	cp "$GRPC_HEALTH_PROBE" "$ctx/grpc_health_probe"
+	require_static "$ctx/opm"
+	require_static "$ctx/grpc_health_probe"
+	bud "$ctx" -f "$SCRIPT_DIR/opm.Containerfile" --platform linux/amd64 -t "$name"
+	push_layout "$name" "$1"
+}
+
+inputs_catalog() {
+	hash_files catalog catalog.Dockerfile .dockerignore
+	cat "$OUT/opm.inputs"
+}
+# catalog.Dockerfile as it is: its base, the opm image, is taken from bin/images/opm into the
+# storage under every name it has; its RUN step (opm serve --cache-only) runs with chroot
+# isolation, which needs no OCI runtime.
+build_catalog() {
+	local id name base
+	[[ -f $OUT/opm/index.json ]] || die "the catalog is built FROM the opm image: build opm first"
+	id=$("${BUILDAH[@]}" pull --quiet "oci:$OUT/opm")
+	for name in $OPM_IMAGES; do "${BUILDAH[@]}" tag "$id" "$name"; done
+	for base in $(awk 'toupper($1) == "FROM" { print $2 }' catalog.Dockerfile); do
+		[[ " $OPM_IMAGES " == *" $base "* ]] || die "catalog.Dockerfile is FROM $base, not one of the opm image's names ($OPM_IMAGES)"
+	done
+	bud "$REPO_ROOT" -f catalog.Dockerfile --isolation chroot -t "$CATALOG_IMG"
+	push_layout "$CATALOG_IMG" "$1"
+}
+
+inputs_scorecard-test() { sha256sum "$SCORECARD_TEST"; }
+# operator-sdk's scorecard-test image (images/scorecard-test/Dockerfile of the module): the
+# program in /usr/local/bin, user 1001 with HOME /opt/scorecard-test.
+build_scorecard-test() {
+	local ctx=$WORK/scorecard-test
+	mkdir -p "$ctx"
+	write_rootfs "$ctx/rootfs" 'scorecard-test:x:1001:0:scorecard-test user:/opt/scorecard-test:/sbin/nologin'
+	mkdir -p "$ctx/rootfs/opt/scorecard-test"
+	chown 1001:0 "$ctx/rootfs/opt/scorecard-test"
+	cp "$SCORECARD_TEST" "$ctx/scorecard-test"
+	require_static "$ctx/scorecard-test"
+	bud "$ctx" -f "$SCRIPT_DIR/scorecard-test.Containerfile" --platform linux/amd64 -t "$SCORECARD_TEST_IMG"
+	push_layout "$SCORECARD_TEST_IMG" "$1"
+}
+
+# ---------------------------------------------------------------------------------------------
+
+# build_image NAME: builds NAME unless bin/images/NAME.inputs holds the hash of its inputs (and
+# of this script and the Containerfiles). The layout is written beside and moved into place, and
+# the hash written last, so that an interrupted build is built again.
+build_image() {
+	local name=$1 hash start
+	hash=$({
+		sha256sum "$SCRIPT_DIR"/build.sh "$SCRIPT_DIR"/*.Containerfile
+		buildah --version
+		"inputs_$name"
+	} | sha256sum | cut -d' ' -f1)
+	if [[ -f $OUT/$name/index.json && -f $OUT/$name.inputs && $(<"$OUT/$name.inputs") == "$hash" ]]; then
+		log "$name: up to date"
+		return
+	fi
+	log "$name: building (${PUBLIC_NAMES[$name]})"
+	start=$EPOCHREALTIME
+	rm -rf "${WORK:?}/$name" "$OUT/$name.tmp" "$OUT/$name.inputs"
+	"build_$name" "$OUT/$name.tmp"
+	rm -rf "${OUT:?}/$name"
+	mv "$OUT/$name.tmp" "$OUT/$name"
+	echo "$hash" >"$OUT/$name.inputs"
+	BUILT+=("$name")
+	log "$name: built in $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s, $(du -sh "$OUT/$name" | cut -f1)"
+}
+
+# write_list: bin/images/images.list, "PUBLIC-NAME LAYOUT" for every image built so far, the
+# layout a directory beside the list.
+write_list() {
+	local name public
+	for name in "${ALL_IMAGES[@]}"; do
+		[[ -f $OUT/$name/index.json ]] || continue
+		for public in ${PUBLIC_NAMES[$name]}; do printf '%s %s\n' "$public" "$name"; done
+	done >"$OUT/images.list.tmp"
+	mv "$OUT/images.list.tmp" "$OUT/images.list"
+}
+
+main() {
+	local name wanted=("$@")
+	((${#wanted[@]})) || wanted=("${ALL_IMAGES[@]}")
+	for name in "${wanted[@]}"; do
+		[[ -v PUBLIC_NAMES[$name] ]] || die "unknown image $name (one of: ${ALL_IMAGES[*]})"
+	done
+	BUILT=()
+	# In dependency order, whatever the order of the arguments.
+	for name in "${ALL_IMAGES[@]}"; do
+		if [[ " ${wanted[*]} " == *" $name "* ]]; then build_image "$name"; fi
+	done
+	write_list
+	if ((${#BUILT[@]})); then
+		"${BUILDAH[@]}" rm --all >/dev/null
+		"${BUILDAH[@]}" rmi --all --force >/dev/null 2>&1 || true
+		rm -rf "${WORK:?}"
+	fi
+	log "built: ${BUILT[*]:-nothing}; list: $OUT/images.list"
+}
+
+main "$@"
