@@ -114,7 +114,7 @@ CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_C
 # packages installed, only by the targets that start one, so that the kwok-only suites do not pay.
 REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN)
 # cluster-up's prerequisites: the real node's too when OAAT_CLUSTER_REAL_NODE=1.
-CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages)
+CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages images)
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -323,9 +323,13 @@ build-installer: manifests generate $(KUSTOMIZE) ## Generate a consolidated YAML
 ##@ Local cluster
 
 
+# What cluster.sh needs for a real node beyond CLUSTER_ENV: the sandbox image's public name, and the
+# images (make images) it pushes into the node's registry at each up.
+REAL_NODE_ENV = OAAT_PAUSE_IMAGE=$(PAUSE_IMG) IMAGES_DIR=$(IMAGES_DIR)
+
 .PHONY: cluster-up
 cluster-up: $(CLUSTER_UP_PREREQUISITES) ## Start the local cluster (etcd, API server, controllers, kwok nodes; a real node with OAAT_CLUSTER_REAL_NODE=1) if not up; prints the kubeconfig path last.
-	$(CLUSTER_ENV) hack/cluster/cluster.sh up
+	$(CLUSTER_ENV) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_ENV)) hack/cluster/cluster.sh up
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local cluster; with PURGE=1 also delete its state directory.
@@ -334,6 +338,11 @@ cluster-down: ## Stop the local cluster; with PURGE=1 also delete its state dire
 .PHONY: cluster-status
 cluster-status: ## Show the local cluster's processes and kubeconfig; fails unless all run.
 	$(CLUSTER_ENV) hack/cluster/cluster.sh status
+
+.PHONY: real-node-smoke
+real-node-smoke: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages ## Check the local cluster's real node (a busybox pod, its exit code and log), then that down leaves nothing behind.
+	$(MAKE) images IMAGES="pause busybox"
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) hack/cluster/realnode-smoke.sh
 
 .PHONY: cluster-smoke
 cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its own state directory), then stop it.

@@ -30,10 +30,11 @@ REAL_NODE_OWNER=/run/lock/oaat-real-node.owner
 KUBERNETES_SERVICE_IP=10.0.0.1
 
 # The public registry hosts that containerd resolves through the local registry: one hosts.toml
-# each. The images are pushed under REGISTRY/<host>/<repository> (hack/images/push.sh).
-REAL_NODE_REGISTRY_HOSTS=(docker.io quay.io registry.k8s.io gcr.io ghcr.io)
-# The sandbox image: containerd's sandbox_image, by its public name.
-PAUSE_IMAGE=${OAAT_PAUSE_IMAGE:-registry.k8s.io/pause:3.10}
+# each, for these and for the hosts of the images built (hack/images/list.sh --hosts). The images
+# are pushed under REGISTRY/<host>/<repository> (hack/images/push.sh).
+REAL_NODE_REGISTRY_HOSTS=(docker.io quay.io registry.k8s.io)
+# The images (make images) pushed into the node's registry at each up.
+IMAGES_DIR=${IMAGES_DIR:-$REPO_ROOT/bin/images}
 
 # Real-node components, in start order (stopped in reverse, before the control plane's).
 REAL_NODE_COMPONENTS=(registry containerd kubelet)
@@ -61,6 +62,11 @@ require_real_node_binaries() {
 		[[ -x /usr/lib/cni/$bin ]] || die "the CNI plugin /usr/lib/cni/$bin is missing (Debian's containernetworking-plugins)"
 	done
 	[[ $(id -u) == 0 ]] || die "the real node needs root (containerd, the kubelet, the bridge)"
+	# The sandbox image: containerd's sandbox_image, by its public name (make passes the pause
+	# image of make images).
+	: "${OAAT_PAUSE_IMAGE:?the public name of the pause image (make passes it: OAAT_CLUSTER_REAL_NODE=1 make cluster-up)}"
+	[[ -f $IMAGES_DIR/images.list ]] ||
+		die "$IMAGES_DIR/images.list is missing: the real node's images (pause, busybox, the operator) come from make images"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -141,6 +147,7 @@ ensure_bridge() {
 }
 
 iptables_nat() { iptables -w 5 -t nat "$@"; }
+iptables_filter() { iptables -w 5 -t filter "$@"; }
 
 # The kubernetes Service (KUBERNETES_SERVICE_IP:443, what in-cluster clients are given) leads to the
 # API server on 127.0.0.1 for pods on the bridge: the one Service a pod needs without kube-proxy.
@@ -151,14 +158,25 @@ ensure_service_dnat() {
 		-j DNAT --to-destination "127.0.0.1:$APISERVER_PORT"
 	iptables_nat -C PREROUTING -i "$REAL_NODE_BRIDGE" -j "$REAL_NODE_CHAIN" 2>/dev/null ||
 		iptables_nat -A PREROUTING -i "$REAL_NODE_BRIDGE" -j "$REAL_NODE_CHAIN"
+	# route_localnet lets the bridge reach loopback addresses: only through that DNAT, not any
+	# other service of this machine on 127.0.0.1 (what the kubelet's KUBE-FIREWALL does).
+	iptables_filter -N "$REAL_NODE_CHAIN" 2>/dev/null || iptables_filter -F "$REAL_NODE_CHAIN"
+	iptables_filter -A "$REAL_NODE_CHAIN" -d 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT \
+		-m comment --comment "oaat real node: no loopback service but the API server" -j DROP
+	iptables_filter -C INPUT -i "$REAL_NODE_BRIDGE" -j "$REAL_NODE_CHAIN" 2>/dev/null ||
+		iptables_filter -A INPUT -i "$REAL_NODE_BRIDGE" -j "$REAL_NODE_CHAIN"
 }
 
 remove_network() {
 	while iptables_nat -D PREROUTING -i "$REAL_NODE_BRIDGE" -j "$REAL_NODE_CHAIN" 2>/dev/null; do :; done
-	if iptables_nat -S "$REAL_NODE_CHAIN" >/dev/null 2>&1; then
-		iptables_nat -F "$REAL_NODE_CHAIN"
-		iptables_nat -X "$REAL_NODE_CHAIN"
-	fi
+	while iptables_filter -D INPUT -i "$REAL_NODE_BRIDGE" -j "$REAL_NODE_CHAIN" 2>/dev/null; do :; done
+	local table
+	for table in nat filter; do
+		if iptables -w 5 -t "$table" -S "$REAL_NODE_CHAIN" >/dev/null 2>&1; then
+			iptables -w 5 -t "$table" -F "$REAL_NODE_CHAIN"
+			iptables -w 5 -t "$table" -X "$REAL_NODE_CHAIN"
+		fi
+	done
 	remove_cni_leftovers
 	# veths of pods whose sandbox was not torn down (cri-teardown failed): deleting one end of a
 	# veth pair deletes both.
@@ -176,7 +194,7 @@ remove_network() {
 remove_cni_leftovers() {
 	local table chain rule
 	for table in nat filter; do
-		iptables -w 5 -t "$table" -S 2>/dev/null | grep -F -- "\"$CNI_NETWORK_NAME\"" | grep '^-A ' |
+		{ iptables -w 5 -t "$table" -S 2>/dev/null | grep -F -- "\"$CNI_NETWORK_NAME\"" | grep '^-A ' || true; } |
 			while read -r rule; do
 				# shellcheck disable=SC2086 # the rule is iptables-save syntax, split on purpose
 				eval "iptables -w 5 -t $table ${rule/-A/-D}" 2>/dev/null || true
@@ -253,7 +271,7 @@ write_containerd_config() {
 	# One hosts.toml per public registry host: pull from the local registry, under the host's name
 	# (override_path: the URL's path is the API root). A name not pushed there fails to pull, as
 	# an image missing from a registry does.
-	for host in "${REAL_NODE_REGISTRY_HOSTS[@]}"; do
+	for host in $( (printf '%s\n' "${REAL_NODE_REGISTRY_HOSTS[@]}" && IMAGES_DIR=$IMAGES_DIR "$REPO_ROOT/hack/images/list.sh" --hosts) | sort -u); do
 		mkdir -p "$dir/certs.d/$host"
 		cat >"$dir/certs.d/$host/hosts.toml" <<EOF
 server = "https://$host"
@@ -287,7 +305,7 @@ oom_score = 0
   path = "$dir/opt"
 
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
+  sandbox_image = "$OAAT_PAUSE_IMAGE"
   restrict_oom_score_adj = true
   enable_selinux = false
 
@@ -369,6 +387,9 @@ imageGCHighThresholdPercent: 100
 resolvConf: /etc/resolv.conf
 registerNode: true
 maxPods: 50
+# The kubelet would add KUBE-FIREWALL and canary chains to the machine's iptables and never remove
+# them; ensure_service_dnat's chains do what this node needs.
+makeIPTablesUtilChains: false
 EOF
 }
 
@@ -381,6 +402,14 @@ start_registry() {
 }
 
 registry_ready() { curl -sf --max-time 2 "http://$(registry_address)/v2/" >/dev/null; }
+
+# push_images: every image of make images into the registry, under its public name (skopeo
+# copies only the blobs the registry lacks).
+push_images() {
+	IMAGES_DIR=$IMAGES_DIR "$REPO_ROOT/hack/images/push.sh" "$(registry_address)" 2>>"$(log_file registry)" ||
+		die "pushing the images into the node's registry failed; see $(log_file registry)"
+	log "pushed $(wc -l <"$IMAGES_DIR/images.list") images into the node's registry $(registry_address)"
+}
 
 start_containerd() {
 	start_process containerd containerd --config "$(real_node_dir)/containerd/config.toml"
@@ -438,6 +467,7 @@ up_real_node() {
 
 	is_running registry || start_registry
 	wait_until registry 20 registry_ready
+	push_images
 	is_running containerd || start_containerd
 	wait_until containerd 30 containerd_ready
 	is_running kubelet || start_kubelet
@@ -460,6 +490,7 @@ down_real_node() {
 	kill_leftover_shims
 	stop_process registry
 	unmount_under "$STATE_DIR"
+	remove_kubepods_cgroups
 	remove_network
 	release_machine
 }
@@ -484,6 +515,17 @@ unmount_under() {
 		for target in $(mounts_under "$1" | sort -r); do
 			umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
 		done
+	done
+}
+
+# remove_kubepods_cgroups: the kubelet's cgroup tree (cgroupfs driver, cgroup v1: kubepods under
+# each controller), empty once every pod is gone; deepest first. A cgroup that still holds a
+# process is left (rmdir refuses it).
+remove_kubepods_cgroups() {
+	local dir
+	for dir in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
+		[[ -d $dir ]] || continue
+		find "$dir" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 	done
 }
 
