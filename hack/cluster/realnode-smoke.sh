@@ -109,6 +109,31 @@ EOF
 	if [[ $log == "hello from $POD" ]]; then pass "kubectl logs: '$log'"; else fail "kubectl logs: '$log'"; fi
 }
 
+# check_running_pod: a pod still running at down, with an emptyDir and a token volume (mounts of
+# the kubelet) beside its container's (containerd's rootfs and shm mounts).
+check_running_pod() {
+	k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: smoke-sleeper
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: main
+    image: busybox
+    command: [sleep, "3600"]
+    volumeMounts: [{name: scratch, mountPath: /scratch}]
+  volumes: [{name: scratch, emptyDir: {}}]
+EOF
+	if k wait --for=condition=Ready pod/smoke-sleeper --timeout=60s >/dev/null; then
+		pass "a pod is running at down, with $(findmnt -rn -o TARGET | grep -c "^$OAAT_CLUSTER_DIR/") mounts under the state dir"
+	else
+		fail "pod smoke-sleeper did not become Ready"
+	fi
+}
+
 check_down() {
 	local left start=$SECONDS
 	if "$CLUSTER" down; then
@@ -137,6 +162,7 @@ main() {
 	}
 	check_up
 	check_real_pod
+	check_running_pod
 	check_down
 	if ((FAILED)); then
 		echo "REAL NODE SMOKE: FAIL"
