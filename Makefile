@@ -114,7 +114,10 @@ CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_C
 # packages installed, only by the targets that start one, so that the kwok-only suites do not pay.
 REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN)
 # cluster-up's prerequisites: the real node's too when OAAT_CLUSTER_REAL_NODE=1.
-CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages images)
+CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages real-node-images)
+# The images a real node needs (make images IMAGES=...): the sandbox, the samples' busybox and the
+# operator (make deploy). cluster.sh pushes every image built, these and any other.
+REAL_NODE_IMAGES := pause busybox operator
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -202,6 +205,10 @@ system-packages: ## Install the Debian packages the tests need (prometheus) if m
 # The real node's Debian packages (hack/cluster/realnode.sh): containerd, runc, the CNI plugins,
 # the registry (distribution), iptables and iproute2; installed when one is missing.
 REAL_NODE_PACKAGES := containerd runc containernetworking-plugins docker-registry iptables iproute2
+
+.PHONY: real-node-images
+real-node-images: ## Build the images of the local cluster's real node (REAL_NODE_IMAGES) if their inputs changed.
+	$(MAKE) images IMAGES="$(REAL_NODE_IMAGES)"
 
 .PHONY: real-node-packages
 real-node-packages: ## Install the Debian packages of the local cluster's real node if missing; needs root.
@@ -340,8 +347,7 @@ cluster-status: ## Show the local cluster's processes and kubeconfig; fails unle
 	$(CLUSTER_ENV) hack/cluster/cluster.sh status
 
 .PHONY: real-node-smoke
-real-node-smoke: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages ## Check the local cluster's real node (a busybox pod, its exit code and log), then that down leaves nothing behind.
-	$(MAKE) images IMAGES="pause busybox"
+real-node-smoke: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images ## Check the local cluster's real node (a busybox pod, its exit code and log), then that down leaves nothing behind.
 	$(CLUSTER_ENV) $(REAL_NODE_ENV) hack/cluster/realnode-smoke.sh
 
 .PHONY: cluster-smoke

@@ -365,7 +365,12 @@ cmd_up() {
 		return 0
 	fi
 	check_binaries
-	if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then require_real_node_binaries; fi
+	if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then
+		require_real_node_binaries
+		# Before anything starts: one real node per machine.
+		claim_machine
+		mkdir -p "$(real_node_dir)"
+	fi
 	ensure_pki
 
 	is_running etcd || start_etcd
@@ -380,10 +385,7 @@ cmd_up() {
 	is_running kwok || start_kwok
 
 	ensure_nodes
-	if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then
-		mkdir -p "$(real_node_dir)"
-		up_real_node
-	fi
+	if has_real_node; then up_real_node; fi
 	# Pods cannot be created in a namespace before its default ServiceAccount exists (the
 	# ServiceAccount admission plugin rejects them); the controller-manager makes it.
 	wait_until kube-controller-manager 30 kubectl_admin get serviceaccount default --namespace=default

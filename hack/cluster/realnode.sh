@@ -455,7 +455,6 @@ node_ready() {
 
 up_real_node() {
 	require_real_node_binaries
-	claim_machine
 	ensure_real_node_pki
 	ensure_bridge
 	ensure_service_dnat
@@ -479,6 +478,13 @@ up_real_node() {
 # down_real_node: the kubelet first (or it would start the pods again), then every pod sandbox
 # through the CRI (containers, CNI DEL, shm and netns mounts), then containerd and what is left.
 down_real_node() {
+	if [[ $(real_node_owner || true) != "$STATE_DIR" ]]; then
+		# An up that the machine lock stopped: the bridge, the chains and the cgroups belong to the
+		# real node of another cluster.
+		local name
+		for name in "${REAL_NODE_COMPONENTS[@]}"; do stop_process "$name"; done
+		return 0
+	fi
 	stop_process kubelet
 	if [[ ! -x ${CRI_TEARDOWN:-} ]]; then
 		log "cri-teardown not found (CRI_TEARDOWN=${CRI_TEARDOWN:-}): removing the pods' leftovers by hand"
