@@ -357,14 +357,16 @@ cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its
 ##@ Demo
 
 # The demo runs the manager on this machine as its ServiceAccount (hack/local-operator.sh), not
-# in a Deployment: no image to build. Its binaries are built with go build alone, not through
+# in a Deployment (make deploy does that), and the samples' item pods on the cluster's real node:
+# the images it needs are pause and busybox. Its binaries are built with go build alone, not through
 # `build`, which also regenerates code and manifests and formats the tree.
 MANAGER_BIN = $(LOCALBIN)/manager
 KUBECTL_OAAT_BIN = $(LOCALBIN)/kubectl-oaat
-DEMO_ENV = $(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN)
+DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN)
 
 .PHONY: demo
-demo: $(CLUSTER_BINARIES) $(KUSTOMIZE) ## Start the local cluster and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+demo: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+	$(MAKE) images IMAGES="pause busybox"
 	go build -o $(MANAGER_BIN) ./cmd
 	go build -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
 	$(DEMO_ENV) hack/demo.sh up
