@@ -191,6 +191,7 @@ test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUB
 	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
 	$(MAKE) test-olm
 	$(MAKE) test-e2e
+	$(MAKE) test-realnode
 	$(MAKE) test-olm-install
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
@@ -235,6 +236,21 @@ test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests aga
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager \
 		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
 		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
+
+# The real-node suite (tests/realnode, build tag realnode) brings up a local cluster of its own with
+# the real node (.state/realnode-cluster, kept between runs; hack/cluster/realnode.sh), deploys
+# config/default from the operator image as `make deploy` does, and runs item pods in real
+# containers. Needs root, and the machine's one real node.
+REALNODE_TIMEOUT ?= 20m
+REALNODE_GINKGO_TIMEOUT ?= 18m
+REALNODE_FOCUS ?=
+
+.PHONY: test-realnode
+test-realnode: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
+	go vet -tags realnode ./tests/realnode/
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) \
+		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
+		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 
 # The benchmark and the chaos run (tests/perf) each start a local cluster of their own
 # (.state/perf-bench, .state/perf-chaos, purged at each start), run bin/manager as separate
