@@ -246,7 +246,7 @@ REALNODE_GINKGO_TIMEOUT ?= 18m
 REALNODE_FOCUS ?=
 
 .PHONY: test-realnode
-test-realnode: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
+test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
 	go vet -tags realnode ./tests/realnode/
 	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) \
 		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \

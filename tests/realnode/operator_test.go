@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // The scraper's identity: a ServiceAccount bound to the ClusterRole config/rbac grants scrapers.
@@ -112,6 +113,9 @@ var _ = Describe("The operator deployed from its image (make deploy)", func() {
 			code, _ = scrape(ctx, "https://"+endpoint+"/metrics", "")
 			Expect(code).To(Equal(http.StatusUnauthorized), "without a token")
 		}
+
+		By("scraping them with Debian's Prometheus, which finds the endpoints through the Service (Kubernetes service discovery)")
+		expectPrometheusScrapes(ctx, token, pod.Status.PodIP)
 
 		By("reading the manager's log through the API server and the kubelet")
 		logs, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
@@ -264,5 +268,93 @@ func dumpDiagnostics(ctx context.Context, namespace string) {
 	if logs, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(operatorPod(ctx, Default).Name,
 		&corev1.PodLogOptions{TailLines: ptr.To[int64](60)}).DoRaw(ctx); err == nil {
 		fmt.Fprintf(w, "--- Operator log\n%s\n", logs)
+	}
+}
+
+// scrapeJob is the job name a ServiceMonitor of the metrics Service gives its scrape config.
+const scrapeJob = metricsService
+
+// expectPrometheusScrapes runs a Prometheus server (Debian's) configured as a ServiceMonitor of the
+// metrics Service configures one: endpoint discovery through the API server, kept when the
+// endpoint's Service is ours, scraped over HTTPS with the ServiceAccount's token. It checks that
+// Prometheus found the operator's pod and scraped it, then stops it.
+func expectPrometheusScrapes(ctx context.Context, token, podIP string) {
+	GinkgoHelper()
+	binary, err := support.PrometheusBinary()
+	Expect(err).NotTo(HaveOccurred())
+	grantDiscovery(ctx)
+	dir := filepath.Join(cluster.StateDir, "prometheus")
+	Expect(os.RemoveAll(dir)).To(Succeed())
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	tokenFile, caFile := filepath.Join(dir, "token"), filepath.Join(dir, "ca.crt")
+	Expect(os.WriteFile(tokenFile, []byte(token), 0o600)).To(Succeed())
+	Expect(os.WriteFile(caFile, restCfg.CAData, 0o644)).To(Succeed())
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	config := `global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+- job_name: ` + q(scrapeJob) + `
+  scheme: https
+  metrics_path: /metrics
+  tls_config:
+    insecure_skip_verify: true
+  authorization:
+    credentials_file: ` + q(tokenFile) + `
+  kubernetes_sd_configs:
+  - role: endpointslice
+    api_server: ` + q(restCfg.Host) + `
+    namespaces:
+      names: [` + q(operatorNamespace) + `]
+    tls_config:
+      ca_file: ` + q(caFile) + `
+    authorization:
+      credentials_file: ` + q(tokenFile) + `
+  relabel_configs:
+  - source_labels: [__meta_kubernetes_service_name]
+    regex: ` + q(metricsService) + `
+    action: keep
+`
+	configFile := filepath.Join(dir, "prometheus.yml")
+	Expect(os.WriteFile(configFile, []byte(config), 0o644)).To(Succeed())
+	logPath := filepath.Join(cluster.StateDir, "logs", "prometheus.log")
+	proc, baseURL, err := support.StartPrometheus(binary, configFile, filepath.Join(dir, "data"), logPath, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { Expect(proc.Stop(30 * time.Second)).To(Succeed()) }()
+	Eventually(func(g Gomega) {
+		g.Expect(proc.UnexpectedExit(20)).To(Succeed())
+		up, err := support.QueryPrometheus(ctx, baseURL, `up{job="`+scrapeJob+`"} == 1`)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(up).To(HaveLen(1))
+		g.Expect(up[0].Metric).To(HaveKeyWithValue("instance", net.JoinHostPort(podIP, "8443")))
+		reconciles, err := support.QueryPrometheus(ctx, baseURL, `controller_runtime_reconcile_total{job="`+scrapeJob+`",controller="oaatgroup"}`)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(reconciles).NotTo(BeEmpty())
+	}).WithContext(ctx).WithTimeout(90*time.Second).WithPolling(time.Second).Should(Succeed(),
+		"Prometheus never scraped the operator through the Service; log %s", logPath)
+}
+
+// grantDiscovery lets the scraper's ServiceAccount discover the operator's endpoints, as the
+// Prometheus Operator's RBAC does for its Prometheus.
+func grantDiscovery(ctx context.Context) {
+	GinkgoHelper()
+	objs := []client.Object{
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "realnode-prometheus-discovery", Namespace: operatorNamespace},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"services", "endpoints", "pods"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
+			},
+		},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "realnode-prometheus-discovery", Namespace: operatorNamespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "realnode-prometheus-discovery"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraperSA, Namespace: monitoringNamespace}},
+		},
+	}
+	for _, obj := range objs {
+		if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred(), "creating %T %s", obj, obj.GetName())
+		}
 	}
 }
