@@ -329,31 +329,11 @@ EOF
 }
 
 write_kubelet_config() {
-	local dir pki=$STATE_DIR/pki ca_data
+	local dir pki=$STATE_DIR/pki
 	dir=$(real_node_dir)/kubelet
 	mkdir -p "$dir/root" "$dir/pod-logs"
-	ca_data=$(base64 -w0 <"$pki/ca.crt")
-	(
-		umask 077
-		cat >"$dir/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: oaat-local
-  cluster:
-    server: https://127.0.0.1:${APISERVER_PORT}
-    certificate-authority-data: ${ca_data}
-users:
-- name: kubelet
-  user:
-    client-certificate: $pki/kubelet-client.crt
-    client-key: $pki/kubelet-client.key
-contexts:
-- name: kubelet
-  context: {cluster: oaat-local, user: kubelet}
-current-context: kubelet
-EOF
-	)
+	write_kubeconfig_file "$dir/kubeconfig" kubelet \
+		"client-certificate: $pki/kubelet-client.crt" "client-key: $pki/kubelet-client.key"
 	# cgroup v1 here (stat -fc %T /sys/fs/cgroup: tmpfs), hence failCgroupV1 false and cgroupfs
 	# (containerd's SystemdCgroup = false). No swap accounting, no eviction, no node allocatable
 	# enforcement: a test node on a shared machine. The API server's calls (logs, exec) are
