@@ -47,6 +47,8 @@ const (
 	realNodeName       = "real-node"
 	realNodeBridge     = "oaatbr0"
 	realNodeChain      = "OAAT-REAL-NODE"
+	// realNodeOwnerFile names the state dir of the cluster whose real node holds the machine.
+	realNodeOwnerFile = "/run/lock/oaat-real-node.owner"
 )
 
 // labelSuite marks the namespaces of the tests, so that a later run finds those an aborted run
@@ -171,6 +173,11 @@ func machineLeftovers(stateDir string) []string {
 		if len(fields) > 4 && strings.HasPrefix(fields[4], stateDir+"/") {
 			left = append(left, "mount "+fields[4])
 		}
+	}
+	// The machine's one real node may be another cluster's (the up of this one was then refused):
+	// its bridge and chains are not ours to miss.
+	if owner, err := os.ReadFile(realNodeOwnerFile); err == nil && strings.TrimSpace(string(owner)) != stateDir {
+		return left
 	}
 	if _, err := os.Stat("/sys/class/net/" + realNodeBridge); err == nil {
 		left = append(left, "network device "+realNodeBridge)
