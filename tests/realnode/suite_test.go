@@ -29,7 +29,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,7 +59,6 @@ const poll = 250 * time.Millisecond
 var (
 	repoRoot  string
 	cluster   *support.Cluster
-	restCfg   *rest.Config
 	k8sClient client.Client // not cached: every assertion reads the API server itself
 	clientset kubernetes.Interface
 	tracker   *support.OverlapTracker
@@ -95,7 +93,6 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
-	restCfg = cfg
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
