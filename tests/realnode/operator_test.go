@@ -55,6 +55,12 @@ func waitForOperator(ctx context.Context) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, lease)).To(Succeed())
 		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
 		g.Expect(*lease.Spec.HolderIdentity).To(HavePrefix(pod.Name+"_"), "the lease's holder")
+		// After a restart of the node the same pod runs a new container, which leads only once the
+		// lease of the old one has expired: a renewal before the container started is the old one's.
+		running := pod.Status.ContainerStatuses[0].State.Running
+		g.Expect(running).NotTo(BeNil())
+		g.Expect(lease.Spec.AcquireTime).NotTo(BeNil())
+		g.Expect(lease.Spec.AcquireTime.Time).To(BeTemporally(">=", running.StartedAt.Time), "acquired by the running container")
 	}).WithContext(ctx).WithTimeout(4*time.Minute).Should(Succeed(), "the operator's Deployment Available and leading")
 }
 
@@ -114,7 +120,7 @@ var _ = Describe("The operator deployed from its image (make deploy)", func() {
 			Expect(code).To(Equal(http.StatusUnauthorized), "without a token")
 		}
 
-		By("scraping them with Debian's Prometheus, which finds the endpoints through the Service (Kubernetes service discovery)")
+		By("scraping them with Debian's Prometheus, its targets the Service's endpoints")
 		expectPrometheusScrapes(ctx, token, pod.Status.PodIP)
 
 		By("reading the manager's log through the API server and the kubelet")
