@@ -145,8 +145,8 @@ func tearDown() {
 		problems = append(problems, "stopping the local cluster: "+err.Error())
 	}
 	// By command line rather than by recorded pid: on a busy machine a pid is soon another
-	// program's, and every process of the cluster (shims and containers included) names the state
-	// dir in its command line or runs under the runtime it names.
+	// program's. Every process of the cluster names the state dir in its command line, the
+	// containerd shims included, and a container left running keeps its shim.
 	if left := support.ProcessesUsing(cluster.StateDir); len(left) > 0 {
 		problems = append(problems, "processes left that name the state dir: "+strings.Join(left, "; "))
 	}
