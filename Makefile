@@ -93,6 +93,8 @@ KUBE_APISERVER := $(LOCALBIN)/kube-apiserver-$(KUBE_VERSION)
 KUBE_CONTROLLER_MANAGER := $(LOCALBIN)/kube-controller-manager-$(KUBE_VERSION)
 KUBE_SCHEDULER := $(LOCALBIN)/kube-scheduler-$(KUBE_VERSION)
 KUBECTL_BIN := $(LOCALBIN)/kubectl-$(KUBE_VERSION)
+KUBELET := $(LOCALBIN)/kubelet-$(KUBE_VERSION)
+CRI_TEARDOWN := $(LOCALBIN)/cri-teardown-$(KUBE_VERSION)
 ETCD := $(LOCALBIN)/etcd-$(ETCD_VERSION)
 KWOK := $(LOCALBIN)/kwok-$(KWOK_VERSION)
 OPERATOR_SDK := $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
@@ -106,7 +108,16 @@ CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
 # reads a rule, so a variable defined further down would be empty there.
 CLUSTER_BINARIES := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(ETCD) $(KWOK)
 CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
-	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK)
+	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK) \
+	KUBELET=$(KUBELET) CRI_TEARDOWN=$(CRI_TEARDOWN)
+# The real node's (OAAT_CLUSTER_REAL_NODE=1, hack/cluster/realnode.sh): built, and the Debian
+# packages installed, only by the targets that start one, so that the kwok-only suites do not pay.
+REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN)
+# cluster-up's prerequisites: the real node's too when OAAT_CLUSTER_REAL_NODE=1.
+CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages real-node-images)
+# The images a real node needs (make images IMAGES=...): the sandbox, the samples' busybox and the
+# operator (make deploy). cluster.sh pushes every image built, these and any other.
+REAL_NODE_IMAGES := pause busybox operator
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -180,6 +191,7 @@ test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUB
 	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
 	$(MAKE) test-olm
 	$(MAKE) test-e2e
+	$(MAKE) test-realnode
 	$(MAKE) test-olm-install
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
@@ -189,6 +201,24 @@ system-packages: ## Install the Debian packages the tests need (prometheus) if m
 	@if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then \
 		if [ "$$(id -u)" -ne 0 ]; then echo "The tests need Debian's prometheus package: run 'sudo apt-get install prometheus'" >&2; exit 1; fi; \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus </dev/null; \
+	fi
+
+# The real node's Debian packages (hack/cluster/realnode.sh): containerd, runc, the CNI plugins,
+# the registry (distribution), iptables and iproute2; installed when one is missing.
+REAL_NODE_PACKAGES := containerd runc containernetworking-plugins docker-registry iptables iproute2
+
+.PHONY: real-node-images
+real-node-images: ## Build the images of the local cluster's real node (REAL_NODE_IMAGES) if their inputs changed.
+	$(MAKE) images IMAGES="$(REAL_NODE_IMAGES)"
+
+.PHONY: real-node-packages
+real-node-packages: ## Install the Debian packages of the local cluster's real node if missing; needs root.
+	@missing=""; for p in $(REAL_NODE_PACKAGES); do \
+		dpkg-query -W -f '$${Status}' "$$p" 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" -ne 0 ]; then echo "The real node needs Debian's$$missing: run 'sudo apt-get install$$missing'" >&2; exit 1; fi; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing </dev/null; \
 	fi
 
 # The end-to-end suite (tests/e2e, build tag e2e) brings up a local cluster of its own (state in
@@ -206,6 +236,21 @@ test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests aga
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager \
 		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
 		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
+
+# The real-node suite (tests/realnode, build tag realnode) brings up a local cluster of its own with
+# the real node (.state/realnode-cluster, kept between runs; hack/cluster/realnode.sh), deploys
+# config/default from the operator image as `make deploy` does, and runs item pods in real
+# containers. Needs root, and the machine's one real node.
+REALNODE_TIMEOUT ?= 20m
+REALNODE_GINKGO_TIMEOUT ?= 18m
+REALNODE_FOCUS ?=
+
+.PHONY: test-realnode
+test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
+	go vet -tags realnode ./tests/realnode/
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) \
+		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
+		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 
 # The benchmark and the chaos run (tests/perf) each start a local cluster of their own
 # (.state/perf-bench, .state/perf-chaos, purged at each start), run bin/manager as separate
@@ -303,9 +348,13 @@ build-installer: manifests generate $(KUSTOMIZE) ## Generate a consolidated YAML
 ##@ Local cluster
 
 
+# What cluster.sh needs for a real node beyond CLUSTER_ENV: the sandbox image's public name, and the
+# images (make images) it pushes into the node's registry at each up.
+REAL_NODE_ENV = OAAT_PAUSE_IMAGE=$(PAUSE_IMG) IMAGES_DIR=$(IMAGES_DIR)
+
 .PHONY: cluster-up
-cluster-up: $(CLUSTER_BINARIES) ## Start the local cluster (etcd, API server, controllers, kwok nodes) if not up; prints the kubeconfig path last.
-	$(CLUSTER_ENV) hack/cluster/cluster.sh up
+cluster-up: $(CLUSTER_UP_PREREQUISITES) ## Start the local cluster (etcd, API server, controllers, kwok nodes; a real node with OAAT_CLUSTER_REAL_NODE=1) if not up; prints the kubeconfig path last.
+	$(CLUSTER_ENV) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_ENV)) hack/cluster/cluster.sh up
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local cluster; with PURGE=1 also delete its state directory.
@@ -315,6 +364,10 @@ cluster-down: ## Stop the local cluster; with PURGE=1 also delete its state dire
 cluster-status: ## Show the local cluster's processes and kubeconfig; fails unless all run.
 	$(CLUSTER_ENV) hack/cluster/cluster.sh status
 
+.PHONY: real-node-smoke
+real-node-smoke: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images ## Check the local cluster's real node (a busybox pod, its exit code and log), then that down leaves nothing behind.
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) hack/cluster/realnode-smoke.sh
+
 .PHONY: cluster-smoke
 cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its own state directory), then stop it.
 	$(CLUSTER_ENV) hack/cluster/smoke.sh
@@ -322,14 +375,16 @@ cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its
 ##@ Demo
 
 # The demo runs the manager on this machine as its ServiceAccount (hack/local-operator.sh), not
-# in a Deployment: no image to build. Its binaries are built with go build alone, not through
+# in a Deployment (make deploy does that), and the samples' item pods on the cluster's real node:
+# the images it needs are pause and busybox. Its binaries are built with go build alone, not through
 # `build`, which also regenerates code and manifests and formats the tree.
 MANAGER_BIN = $(LOCALBIN)/manager
 KUBECTL_OAAT_BIN = $(LOCALBIN)/kubectl-oaat
-DEMO_ENV = $(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN)
+DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN)
 
 .PHONY: demo
-demo: $(CLUSTER_BINARIES) $(KUSTOMIZE) ## Start the local cluster and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+demo: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+	$(MAKE) images IMAGES="pause busybox"
 	go build -o $(MANAGER_BIN) ./cmd
 	go build -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
 	$(DEMO_ENV) hack/demo.sh up
@@ -576,6 +631,17 @@ $(KUBE_CONTROLLER_MANAGER): | $(LOCALBIN)
 kube-scheduler: $(KUBE_SCHEDULER) ## Build kube-scheduler into bin/ if necessary.
 $(KUBE_SCHEDULER): | $(LOCALBIN)
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-scheduler,$(KUBE_LDFLAGS))
+
+.PHONY: kubelet
+kubelet: $(KUBELET) ## Build the kubelet (the local cluster's real node) into bin/ if necessary.
+$(KUBELET): | $(LOCALBIN)
+	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kubelet,$(KUBE_LDFLAGS))
+
+# cluster.sh's `down` removes the real node's pods through the CRI with it (Debian has no crictl).
+.PHONY: cri-teardown
+cri-teardown: $(CRI_TEARDOWN) ## Build cri-teardown (hack/tools/controlplane/cmd/cri-teardown) into bin/ if necessary.
+$(CRI_TEARDOWN): $(TOOLS_DIR)/controlplane/cmd/cri-teardown/main.go | $(LOCALBIN)
+	$(call go-build-tool,$@,controlplane,./cmd/cri-teardown)
 
 .PHONY: kubectl
 kubectl: $(KUBECTL_BIN) ## Build kubectl into bin/ if necessary.

@@ -8,11 +8,19 @@
 # Environment:
 #   OAAT_CLUSTER_DIR     state directory (default <repo>/.state/cluster)
 #   OAAT_CLUSTER_NODES   number of fake Nodes kwok-node-1..N (default 2)
+#   OAAT_CLUSTER_REAL_NODE
+#                        1: also a real node (kubelet, containerd, CNI) and a local registry that
+#                        containerd pulls public image names through; see realnode.sh. Needs root;
+#                        one per machine. Once up, down and status handle it without the variable.
 #   KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, ETCD, KWOK
 #                        binaries (default: the pinned ones under <repo>/bin)
+#   KUBELET, CRI_TEARDOWN
+#                        binaries of the real node (only with OAAT_CLUSTER_REAL_NODE=1)
 #
-# Pod behaviour (exit codes, durations) is set by the kwok Stages in stages/; see
-# stages/pod-complete.yaml for the oaat.io/test-* annotations.
+# Pod behaviour on kwok's nodes (exit codes, durations) is set by the kwok Stages in stages/; see
+# stages/pod-complete.yaml for the oaat.io/test-* annotations. kwok's nodes carry the taint
+# KWOK_TAINT and the label type=kwok: only pods that tolerate the taint (and select the label, to
+# stay off the real node) run there; any other pod runs on the real node, as on a real cluster.
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,6 +37,13 @@ REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
 
 STATE_DIR=${OAAT_CLUSTER_DIR:-$REPO_ROOT/.state/cluster}
 NODE_COUNT=${OAAT_CLUSTER_NODES:-2}
+WANT_REAL_NODE=${OAAT_CLUSTER_REAL_NODE:-0}
+[[ $WANT_REAL_NODE =~ ^[01]$ ]] || { echo "OAAT_CLUSTER_REAL_NODE must be 0 or 1" >&2; exit 2; }
+
+# The annotation that marks kwok's own Nodes (kwok manages only those), and the taint and label
+# they carry (tests/support/kwok.go has the same for the tests' pod templates).
+KWOK_NODE_ANNOTATION=kwok.x-k8s.io/node=fake
+KWOK_TAINT=kwok.x-k8s.io/node=fake:NoSchedule
 
 # Start order; stopping goes the other way, so etcd stops last: an apiserver whose etcd is gone
 # can hang in graceful shutdown for minutes.
@@ -47,6 +62,8 @@ LOG_PREFIX=cluster
 # hack/local-operator.sh.
 # shellcheck source=SCRIPTDIR/../lib/processes.sh
 source "$REPO_ROOT/hack/lib/processes.sh"
+# shellcheck source=SCRIPTDIR/realnode.sh
+source "$SCRIPT_DIR/realnode.sh"
 
 # ---------------------------------------------------------------------------------------------
 # State layout
@@ -57,7 +74,7 @@ kubeconfig_path() { printf '%s/kubeconfig' "$STATE_DIR"; }
 # Ports: chosen once, at the first up, and kept in <state>/ports so that the kubeconfig and the
 # etcd member's peer URL stay valid across down/up.
 
-PORT_NAMES=(ETCD_CLIENT_PORT ETCD_PEER_PORT APISERVER_PORT KWOK_PORT)
+PORT_NAMES=(ETCD_CLIENT_PORT ETCD_PEER_PORT APISERVER_PORT KWOK_PORT REGISTRY_PORT KUBELET_PORT KUBELET_HEALTHZ_PORT)
 
 load_or_pick_ports() {
 	local file=$STATE_DIR/ports key value chosen=()
@@ -114,6 +131,9 @@ ensure_pki() {
 		openssl x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
 			-CAcreateserial -days 3650 -extfile "$pki/apiserver.ext" -out "$pki/apiserver.crt" 2>/dev/null
 	fi
+	# The API server's identity towards kubelets (logs, exec): RBAC grants it system:kubelet-api-admin
+	# when a real node is up.
+	sign_cert apiserver-kubelet-client "/CN=kube-apiserver-kubelet-client" 'extendedKeyUsage=clientAuth'
 	if [[ ! -f $pki/sa.key ]]; then
 		openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
 		openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
@@ -130,35 +150,27 @@ ensure_admin_token() {
 	ADMIN_TOKEN=$(cut -d, -f1 "$file")
 }
 
-write_kubeconfig() {
-	local file ca_data
-	file=$(kubeconfig_path)
+# write_kubeconfig_file FILE USER USER-FIELDS...: a kubeconfig of the local cluster (checked
+# against its CA) for USER, whose user entry has the fields given as "key: value" arguments.
+write_kubeconfig_file() {
+	local file=$1 user=$2 ca_data field
+	shift 2
 	ca_data=$(base64 -w0 <"$STATE_DIR/pki/ca.crt")
 	(
 		umask 077
-		cat >"$file.tmp" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: oaat-local
-  cluster:
-    server: https://127.0.0.1:${APISERVER_PORT}
-    certificate-authority-data: ${ca_data}
-users:
-- name: admin
-  user:
-    token: ${ADMIN_TOKEN}
-contexts:
-- name: oaat-local
-  context:
-    cluster: oaat-local
-    user: admin
-    namespace: default
-current-context: oaat-local
-EOF
+		{
+			printf '%s\n' 'apiVersion: v1' 'kind: Config' 'clusters:' '- name: oaat-local' '  cluster:' \
+				"    server: https://127.0.0.1:${APISERVER_PORT}" "    certificate-authority-data: ${ca_data}" \
+				'users:' "- name: $user" '  user:'
+			for field in "$@"; do printf '    %s\n' "$field"; done
+			printf '%s\n' 'contexts:' '- name: oaat-local' '  context:' '    cluster: oaat-local' \
+				"    user: $user" '    namespace: default' 'current-context: oaat-local'
+		} >"$file.tmp"
 	)
 	mv "$file.tmp" "$file"
 }
+
+write_kubeconfig() { write_kubeconfig_file "$(kubeconfig_path)" admin "token: ${ADMIN_TOKEN}"; }
 
 # ---------------------------------------------------------------------------------------------
 # Components. Each start_* is called only when the component is not running.
@@ -196,7 +208,12 @@ start_kube_apiserver() {
 		--tls-private-key-file="$pki/apiserver.key" \
 		--client-ca-file="$pki/ca.crt" \
 		--token-auth-file="$STATE_DIR/tokens.csv" \
-		--authorization-mode=RBAC \
+		--authorization-mode=Node,RBAC \
+		--enable-admission-plugins=NodeRestriction \
+		--kubelet-preferred-address-types=InternalIP \
+		--kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
+		--kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+		--kubelet-certificate-authority="$pki/ca.crt" \
 		--service-cluster-ip-range="$SERVICE_CIDR" \
 		--service-account-issuer=https://localhost \
 		--service-account-key-file="$pki/sa.pub" \
@@ -233,7 +250,8 @@ start_kwok() {
 	for stage in "$SCRIPT_DIR"/stages/*.yaml; do config_args+=("--config=$stage"); done
 	start_process kwok "$KWOK" \
 		--kubeconfig="$(kubeconfig_path)" \
-		--manage-all-nodes=true \
+		--manage-all-nodes=false \
+		--manage-nodes-with-annotation-selector="$KWOK_NODE_ANNOTATION" \
 		--server-address="127.0.0.1:$KWOK_PORT" \
 		--cidr="$POD_CIDR" \
 		"${config_args[@]}"
@@ -250,9 +268,15 @@ apiserver_ready() {
 		"https://127.0.0.1:$APISERVER_PORT/readyz" >/dev/null
 }
 
+# components: what this cluster runs, in start order.
+components() {
+	printf '%s\n' "${COMPONENTS[@]}"
+	if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then printf '%s\n' "${REAL_NODE_COMPONENTS[@]}"; fi
+}
+
 all_running() {
 	local name
-	for name in "${COMPONENTS[@]}"; do is_running "$name" || return 1; done
+	for name in $(components); do is_running "$name" || return 1; done
 }
 
 kubectl_admin() { "$KUBECTL" --kubeconfig="$(kubeconfig_path)" "$@"; }
@@ -267,17 +291,31 @@ kind: Node
 metadata:
   name: $1
   annotations:
-    kwok.x-k8s.io/node: fake
+    ${KWOK_NODE_ANNOTATION%%=*}: ${KWOK_NODE_ANNOTATION#*=}
     node.alpha.kubernetes.io/ttl: "0"
   labels:
     type: kwok
     kubernetes.io/hostname: $1
     kubernetes.io/os: linux
     kubernetes.io/arch: amd64
+spec:
+  taints:
+  - {key: ${KWOK_TAINT%%=*}, value: $(taint_value), effect: ${KWOK_TAINT##*:}}
 status:
   capacity: {cpu: "32", memory: 256Gi, pods: "110"}
   allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
 EOF
+}
+
+taint_value() { local v=${KWOK_TAINT#*=}; printf '%s' "${v%%:*}"; }
+
+# untaint_not_ready NODE: admission adds this taint to every new Node, and only the node lifecycle
+# controller (disabled) would remove it: without this no pod would be scheduled.
+untaint_not_ready() {
+	if kubectl_admin get node "$1" -o jsonpath='{.spec.taints[*].key}' |
+		grep -qw node.kubernetes.io/not-ready; then
+		kubectl_admin taint node "$1" node.kubernetes.io/not-ready- >/dev/null
+	fi
 }
 
 ensure_nodes() {
@@ -287,12 +325,9 @@ ensure_nodes() {
 		if ! kubectl_admin get node "$name" >/dev/null 2>&1; then
 			node_manifest "$name" | kubectl_admin create -f - >/dev/null
 		fi
-		# Admission adds this taint to every new Node, and only the node lifecycle controller
-		# (disabled) would remove it: without this no pod would be scheduled.
-		if kubectl_admin get node "$name" -o jsonpath='{.spec.taints[*].key}' |
-			grep -qw node.kubernetes.io/not-ready; then
-			kubectl_admin taint node "$name" node.kubernetes.io/not-ready- >/dev/null
-		fi
+		untaint_not_ready "$name"
+		# Nodes made before kwok's nodes had the taint (a kept state dir).
+		kubectl_admin taint node "$name" "$KWOK_TAINT" --overwrite >/dev/null
 	done
 	for ((i = 1; i <= NODE_COUNT; i++)); do
 		kubectl_admin wait --for=condition=Ready "node/kwok-node-$i" --timeout=30s >/dev/null ||
@@ -322,6 +357,12 @@ cmd_up() {
 		return 0
 	fi
 	check_binaries
+	if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then
+		require_real_node_binaries
+		# Before anything starts: one real node per machine.
+		claim_machine
+		mkdir -p "$(real_node_dir)"
+	fi
 	ensure_pki
 
 	is_running etcd || start_etcd
@@ -336,6 +377,7 @@ cmd_up() {
 	is_running kwok || start_kwok
 
 	ensure_nodes
+	if has_real_node; then up_real_node; fi
 	# Pods cannot be created in a namespace before its default ServiceAccount exists (the
 	# ServiceAccount admission plugin rejects them); the controller-manager makes it.
 	wait_until kube-controller-manager 30 kubectl_admin get serviceaccount default --namespace=default
@@ -354,6 +396,7 @@ cmd_down() {
 	if [[ -d $STATE_DIR ]]; then
 		resolve_state_dir
 		lock_state_dir
+		if has_real_node; then down_real_node; fi
 		for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
 			stop_process "${COMPONENTS[i]}"
 		done
@@ -367,7 +410,7 @@ cmd_down() {
 cmd_status() {
 	local name pid rc=0
 	[[ -d $STATE_DIR ]] && resolve_state_dir
-	for name in "${COMPONENTS[@]}"; do
+	for name in $(components); do
 		if pid=$(component_pid "$name"); then
 			printf '%-24s pid %-8s running\n' "$name" "$pid"
 		else

@@ -63,6 +63,11 @@ EOF
 	cat <<EOF
 spec:
   restartPolicy: Never
+  # kwok's nodes only (cluster.sh taints and labels them).
+  tolerations:
+  - {key: kwok.x-k8s.io/node, operator: Equal, value: fake, effect: NoSchedule}
+  nodeSelector:
+    type: kwok
   containers:
   - name: main
     image: example.invalid/item:latest

@@ -42,11 +42,11 @@ func newOaatType(name, duration string, exitCode int) *v1alpha1.OaatType {
 					annotationTestDuration: duration,
 					annotationTestExitCode: strconv.Itoa(exitCode),
 				}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Spec: *support.OnKwokNodes(&corev1.PodSpec{Containers: []corev1.Container{{
 					Name:    "main",
 					Image:   "example.invalid/item:latest",
 					Command: []string{"sh", "-c", `echo processing "$1"`, "--", "{{oaat_item}}"},
-				}}},
+				}}}),
 			},
 		},
 	}
@@ -77,10 +77,10 @@ func newRoguePod(name, group string) *corev1.Pod {
 				annotationTestExitCode: "0",
 			},
 		},
-		Spec: corev1.PodSpec{
+		Spec: *support.OnKwokNodes(&corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers:    []corev1.Container{{Name: "main", Image: "example.invalid/rogue:latest"}},
-		},
+		}),
 	}
 }
 

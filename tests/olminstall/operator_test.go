@@ -116,11 +116,11 @@ func runItems(ctx context.Context, m installMode) {
 						annotationTestDuration: "2s",
 						annotationTestExitCode: "0",
 					}},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Spec: *support.OnKwokNodes(&corev1.PodSpec{Containers: []corev1.Container{{
 						Name:    "main",
 						Image:   "example.invalid/item:latest",
 						Command: []string{"sh", "-c", "echo processing {{oaat_item}}"},
-					}}},
+					}}}),
 				},
 			},
 		}

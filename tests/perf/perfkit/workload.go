@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml).
@@ -19,7 +20,7 @@ const (
 	AnnotationTestExitCode = "oaat.io/test-exit-code"
 )
 
-// PodTemplate returns a pod template that kwok runs for duration and ends with exitCode; an
+// PodTemplate returns a pod template, for kwok's nodes only, that kwok runs for duration and ends with exitCode; an
 // empty duration or exit code leaves it to kwok's random choice (2-8 s, exit 0 or 1).
 func PodTemplate(duration, exitCode string) corev1.PodTemplateSpec {
 	annotations := map[string]string{}
@@ -31,13 +32,13 @@ func PodTemplate(duration, exitCode string) corev1.PodTemplateSpec {
 	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
-		Spec: corev1.PodSpec{
+		Spec: *support.OnKwokNodes(&corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
 				Name: "main", Image: "example.invalid/item:latest",
 				Command: []string{"sh", "-c", "echo processing {{oaat_item}}"},
 			}},
-		},
+		}),
 	}
 }
 
