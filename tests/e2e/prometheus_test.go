@@ -238,7 +238,7 @@ type promSample struct {
 func promQuery(ctx context.Context, g Gomega, query string) []promSample {
 	GinkgoHelper()
 	u := prom.url("/api/v1/query") + "?" + url.Values{"query": {query}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, http.NoBody)
 	g.Expect(err).NotTo(HaveOccurred())
 	c := http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Do(req)
@@ -332,7 +332,7 @@ func mintToken(ctx context.Context, namespace, sa string) string {
 // scrapeOperator GETs the operator's metrics as a scraper would, with the bearer token unless it
 // is empty. The certificate is self-signed: it is not verified.
 func scrapeOperator(ctx context.Context, token string) (*http.Response, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, operator.metricsURL(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, operator.metricsURL(), http.NoBody)
 	if err != nil {
 		return nil, "", err
 	}
