@@ -81,9 +81,11 @@ OPERATOR_SDK_VERSION := $(call gomod-version,operator-sdk,github.com/operator-fr
 OPERATOR_SDK_KUBE_VERSION := $(call gomod-version,operator-sdk,k8s.io/api)
 OPM_VERSION := $(call gomod-version,opm,github.com/operator-framework/operator-registry)
 OLM_VERSION := $(call gomod-version,olm,github.com/operator-framework/operator-lifecycle-manager)
+GOLANGCI_LINT_VERSION := $(call gomod-version,golangci-lint,github.com/golangci/golangci-lint/v2)
+KUBE_API_LINTER_VERSION := $(call gomod-version,golangci-lint,sigs.k8s.io/kube-api-linter)
 
 $(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
-  OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION,\
+  OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION GOLANGCI_LINT_VERSION KUBE_API_LINTER_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
@@ -102,6 +104,8 @@ SCORECARD_TEST := $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 OPM := $(LOCALBIN)/opm-$(OPM_VERSION)
 OLM := $(LOCALBIN)/olm-$(OLM_VERSION)
 CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
+GOLANGCI_LINT := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBE_API_LINTER := $(LOCALBIN)/kube-api-linter-$(KUBE_API_LINTER_VERSION)
 
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
@@ -313,9 +317,22 @@ test-olm: $(OPERATOR_SDK) $(SCORECARD_TEST) $(OPM) oaat-scorecard-tests ## Check
 	$(OLM_TEST_ENV) go test -tags olm ./tests/olm/ -count=1 -v
 
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate code and manifests, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify).
+verify: manifests generate fmt ## Regenerate code and manifests, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify); then both linters (lint, lint-api).
 	hack/verify-clean-tree.sh
 	$(MAKE) bundle-verify
+	$(MAKE) lint lint-api
+
+# The build tags of the test packages that `go build ./...` skips: the linters type-check them too.
+LINT_BUILD_TAGS ?= e2e,olm,olminstall,realnode
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on the module, build-tagged test packages included, and on tests/scorecard.
+	$(GOLANGCI_LINT) run --build-tags $(LINT_BUILD_TAGS) ./...
+	cd tests/scorecard && GOWORK=off $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
+
+.PHONY: lint-api
+lint-api: $(KUBE_API_LINTER) ## Run the Kube API Linter (.golangci-kal.yml) on the API types in api/.
+	$(KUBE_API_LINTER) run --config .golangci-kal.yml ./api/...
 
 ##@ Build
 
@@ -685,6 +702,20 @@ $(OLM): | $(LOCALBIN)
 catalog-operator: $(CATALOG_OPERATOR) ## Build OLM's catalog operator into bin/ if necessary.
 $(CATALOG_OPERATOR): | $(LOCALBIN)
 	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/catalog,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
+
+# golangci-lint, and the Kube API Linter's command: the same golangci-lint (the version that
+# hack/tools/golangci-lint requires) with the Kube API Linter compiled in as a module plugin, as
+# `golangci-lint custom` would build it but without its git checkout. Both from one module, so the
+# second build reuses the first one's compiled packages.
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into bin/ if necessary.
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	$(call go-build-tool,$@,golangci-lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+
+.PHONY: kube-api-linter
+kube-api-linter: $(KUBE_API_LINTER) ## Build the Kube API Linter (golangci-lint with the kubeapilinter module) into bin/ if necessary.
+$(KUBE_API_LINTER): | $(LOCALBIN)
+	$(call go-build-tool,$@,golangci-lint,sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter)
 
 # go-build-tool builds package $(3) of the tools module hack/tools/$(2) into file $(1), with
 # extra linker flags $(4) and build tags $(5). It goes through a temporary file so that an

@@ -20,9 +20,9 @@ type ConfigMapItems struct {
 	// +required
 	Name string `json:"name"`
 
-	// key, when set, makes each non-empty line of that key's value an item (leading and
-	// trailing blanks removed; lines starting with # are comments). Absent, each key of the
-	// ConfigMap's data is an item.
+	// key names one key of the ConfigMap's data: each non-empty line of its value is then an
+	// item (leading and trailing blanks removed; lines starting with # are comments). Absent,
+	// each key of the ConfigMap's data is an item.
 	// +kubebuilder:validation:MaxLength=253
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Key",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional

@@ -9,16 +9,16 @@ import (
 type OaatRunPhase string
 
 const (
-	// OaatRunPending: accepted, waiting for the group to be free (and its turn among the group's
+	// OaatRunPending means accepted, waiting for the group to be free (and its turn among the group's
 	// requests, oldest first).
 	OaatRunPending OaatRunPhase = "Pending"
-	// OaatRunInProgress: the item's pod has been started for this request.
+	// OaatRunInProgress means the item's pod has been started for this request.
 	OaatRunInProgress OaatRunPhase = "InProgress"
-	// OaatRunSucceeded: the item's run succeeded.
+	// OaatRunSucceeded means the item's run succeeded.
 	OaatRunSucceeded OaatRunPhase = "Succeeded"
-	// OaatRunFailed: the item's run failed, or was stopped.
+	// OaatRunFailed means the item's run failed, or was stopped.
 	OaatRunFailed OaatRunPhase = "Failed"
-	// OaatRunRejected: the request cannot be served; status.reason says why.
+	// OaatRunRejected means the request cannot be served; status.reason says why.
 	OaatRunRejected OaatRunPhase = "Rejected"
 )
 

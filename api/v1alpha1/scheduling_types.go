@@ -6,6 +6,7 @@ package v1alpha1
 type BlackoutWindow struct {
 	// start is when the window opens, as HH:MM on a 24-hour clock in timeZone.
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MaxLength=5
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Start (HH:MM)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +required
 	Start string `json:"start"`
@@ -13,6 +14,7 @@ type BlackoutWindow struct {
 	// end is when the window closes, as HH:MM on a 24-hour clock in timeZone. An end at or
 	// before start closes the window on the next day (22:00 to 02:00 crosses midnight).
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MaxLength=5
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="End (HH:MM)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +required
 	End string `json:"end"`

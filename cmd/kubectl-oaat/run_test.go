@@ -39,7 +39,7 @@ func TestRunCreatesOaatRun(t *testing.T) {
 				t.Errorf("stderr = %q, want nothing", stderr)
 			}
 			m := createdLine.FindStringSubmatch(stdout)
-			if m == nil || len(stdout) != len(m[0]) {
+			if len(m) == 0 || len(stdout) != len(m[0]) {
 				t.Fatalf("stdout = %q, want one line matching %s", stdout, createdLine)
 			}
 			runs := listRuns(t, ns)

@@ -159,7 +159,7 @@ func checkAgreement(t *testing.T, syntax, positive *regexp.Regexp, s string) {
 }
 
 // admittedToken matches one number and unit of a string that the admission syntax rule accepts.
-var admittedToken = regexp.MustCompile(`([0-9]+) *([a-z]+)`)
+var admittedToken = regexp.MustCompile(`(\d+) *([a-z]+)`)
 
 // nanoseconds computes, without overflow, the sum that a string accepted by the admission syntax
 // rule denotes. The rule has already checked the unit names, so the first letter of a unit tells

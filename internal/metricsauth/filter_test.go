@@ -53,7 +53,7 @@ func TestGuard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			guard(logr.Discard(), tt.authn, tt.authz, metrics).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+			guard(logr.Discard(), tt.authn, tt.authz, metrics).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", http.NoBody))
 			if rec.Code != tt.want {
 				t.Fatalf("status %d, want %d", rec.Code, tt.want)
 			}

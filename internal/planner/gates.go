@@ -66,7 +66,7 @@ func (d *decision) setGateConditions() {
 
 // setGate sets a condition that is absent until it is first True, with an event whenever it
 // turns True or back to False.
-func (d *decision) setGate(condType string, on bool, reason, message string) {
+func (d *decision) setGate(condType string, on bool, reason, text string) {
 	prev := meta.FindStatusCondition(d.plan.Status.Conditions, condType)
 	if !on && prev == nil {
 		return
@@ -76,9 +76,9 @@ func (d *decision) setGate(condType string, on bool, reason, message string) {
 		status = metav1.ConditionTrue
 	}
 	if prev == nil || prev.Status != status || prev.Reason != reason {
-		d.event(corev1.EventTypeNormal, reason, message)
+		d.event(corev1.EventTypeNormal, reason, text)
 	}
-	d.setCondition(condType, status, reason, message)
+	d.setCondition(condType, status, reason, text)
 }
 
 // setComplete sets, in mode EachOnce, whether every item has succeeded in the round; in mode
@@ -94,12 +94,12 @@ func (d *decision) setComplete(pending []string) {
 		return
 	}
 	prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionComplete)
-	message := fmt.Sprintf("All %d items have succeeded in this round; set annotation %s to a new value to run them again",
+	text := fmt.Sprintf("All %d items have succeeded in this round; set annotation %s to a new value to run them again",
 		len(d.plan.Status.Items), v1alpha1.AnnotationReset)
 	if prev == nil || prev.Status != metav1.ConditionTrue {
-		d.event(corev1.EventTypeNormal, v1alpha1.ReasonAllSucceeded, message)
+		d.event(corev1.EventTypeNormal, v1alpha1.ReasonAllSucceeded, text)
 	}
-	d.setCondition(v1alpha1.ConditionComplete, metav1.ConditionTrue, v1alpha1.ReasonAllSucceeded, message)
+	d.setCondition(v1alpha1.ConditionComplete, metav1.ConditionTrue, v1alpha1.ReasonAllSucceeded, text)
 }
 
 // nameList quotes the first names and counts the rest.

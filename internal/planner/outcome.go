@@ -61,6 +61,8 @@ func (d *decision) recordCurrentRun() {
 	case ResultFailed:
 		it.LastFailure = &out.finishedAt
 		it.FailureCount++
+	case ResultInterrupted:
+		// Neither a success nor a failure: the item's record and its cool-off stay as they were.
 	}
 	d.plan.Status.CurrentRun = nil
 	if pod != nil && out.result != ResultInterrupted {

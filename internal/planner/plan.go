@@ -90,11 +90,11 @@ type Event struct {
 type Result string
 
 const (
-	// ResultSucceeded: the pod succeeded, or failed only with exit codes of spec.exitCodes.success.
+	// ResultSucceeded means the pod succeeded, or failed only with exit codes of spec.exitCodes.success.
 	ResultSucceeded Result = "succeeded"
-	// ResultFailed: the pod failed, disappeared, or ran longer than spec.runTimeout.
+	// ResultFailed means the pod failed, disappeared, or ran longer than spec.runTimeout.
 	ResultFailed Result = "failed"
-	// ResultInterrupted: the run was stopped because a blackout window with stopRunning opened.
+	// ResultInterrupted means the run was stopped because a blackout window with stopRunning opened.
 	ResultInterrupted Result = "interrupted"
 )
 

@@ -25,8 +25,8 @@ const (
 // checkReady sets the Ready condition and reports whether a run may start: the spec is valid, the
 // OaatType exists and makes a pod, and no pod creation failure is still backing off.
 func (d *decision) checkReady() bool {
-	if reason, message := d.problem(); reason != "" {
-		d.setReady(metav1.ConditionFalse, reason, message)
+	if reason, text := d.problem(); reason != "" {
+		d.setReady(metav1.ConditionFalse, reason, text)
 		d.retryNotReady()
 		return false
 	}
@@ -99,20 +99,20 @@ func retryWait(failingFor time.Duration) time.Duration {
 }
 
 // setReady sets the Ready condition, with an event when its status or reason changes.
-func (d *decision) setReady(status metav1.ConditionStatus, reason, message string) {
+func (d *decision) setReady(status metav1.ConditionStatus, reason, text string) {
 	prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady)
 	changed := prev == nil || prev.Status != status || prev.Reason != reason
-	d.setCondition(v1alpha1.ConditionReady, status, reason, message)
+	d.setCondition(v1alpha1.ConditionReady, status, reason, text)
 	if !changed {
 		return
 	}
 	if status == metav1.ConditionTrue {
 		if prev != nil {
-			d.event(corev1.EventTypeNormal, reason, "Group is ready: "+message)
+			d.event(corev1.EventTypeNormal, reason, "Group is ready: "+text)
 		}
 		return
 	}
-	d.event(corev1.EventTypeWarning, reason, message)
+	d.event(corev1.EventTypeWarning, reason, text)
 }
 
 // SetPodCreateFailed marks status after the API server refused the pod of the run that status

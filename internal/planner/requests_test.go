@@ -11,7 +11,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// newRequest is an OaatRun of the group for item, created created after t0.
+// newRequest is an OaatRun of the group for item, whose creation time is t0 plus created.
 func newRequest(name, group, item string, created time.Duration) v1alpha1.OaatRun {
 	return v1alpha1.OaatRun{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: *at(created)},

@@ -136,7 +136,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 // process of the run is left (Prometheus included) and that the operator was never refused a
 // request. Every step runs even when an earlier one fails; the failures are reported together at
 // the end.
-func tearDown(ctx SpecContext) {
+func tearDown(_ SpecContext) {
 	var problems []string
 	var operatorPID int
 	prometheusPID := prom.pid()

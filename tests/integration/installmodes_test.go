@@ -69,7 +69,7 @@ func createGroupIn(ctx context.Context, namespace, name string) {
 	ot.Namespace = namespace
 	group := newGroup(name, "a")
 	group.Namespace = namespace
-	if err := k8sClient.Create(ctx, ot); client.IgnoreAlreadyExists(err) != nil {
+	if err := client.IgnoreAlreadyExists(k8sClient.Create(ctx, ot)); err != nil {
 		Fail(err.Error())
 	}
 	Expect(k8sClient.Create(ctx, group)).To(Succeed())

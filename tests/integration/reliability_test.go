@@ -108,7 +108,7 @@ var _ = Describe("Reliability", func() {
 			lines = append(lines, fmt.Sprintf("%04d-%s", i, strings.Repeat("x", 295)))
 		}
 		lines = append(lines, "alpha", "beta", "gamma")
-		Expect(len(lines[0])).To(Equal(300))
+		Expect(lines[0]).To(HaveLen(300))
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "huge", Namespace: ns, Labels: map[string]string{labelItemSource: "true"}},
 			Data:       map[string]string{"list": strings.Join(lines, "\n")},

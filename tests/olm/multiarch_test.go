@@ -4,6 +4,7 @@ package olm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -36,7 +37,8 @@ func TestBundleMultiarch(t *testing.T) {
 	out, err := cmd.Output()
 	t.Logf("operator-sdk bundle validate ./bundle --select-optional name=multiarch (podman, images from %s):\n%s", registry, out)
 	if err != nil {
-		if exitErr, ok := err.(*exec.ExitError); ok {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
 			t.Logf("stderr:\n%s", exitErr.Stderr)
 		}
 		t.Fatalf("validate-multiarch.sh: %v", err)

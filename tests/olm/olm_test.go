@@ -197,6 +197,7 @@ func TestScorecard(t *testing.T) {
 }
 
 func runScorecardTest(t *testing.T, bundleDir, bin, name string) {
+	t.Helper()
 	const script = `mkdir -p /bundle && mount --bind "$1" /bundle && exec "$2" "$3"`
 	out, err := run(t, "unshare", "-m", "sh", "-c", script, "sh", bundleDir, bin, name)
 	if err != nil {

@@ -130,11 +130,11 @@ func serveCatalog(ctx context.Context) *servedCatalog {
 	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(rendered), 4096)
 	for {
 		doc := map[string]any{}
-		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
 			break
-		} else {
-			Expect(err).NotTo(HaveOccurred(), "decoding opm render's output")
 		}
+		Expect(err).NotTo(HaveOccurred(), "decoding opm render's output")
 		if doc["schema"] != "olm.bundle" {
 			continue
 		}

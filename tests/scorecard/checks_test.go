@@ -250,7 +250,7 @@ func TestInstallModeProblems(t *testing.T) {
 		want: "not the field metadata.namespace",
 	}, {
 		name: "MultiNamespace not declared",
-		edit: func(t *testing.T, b *bundle) {
+		edit: func(_ *testing.T, b *bundle) {
 			for i := range b.csv.Spec.InstallModes {
 				if b.csv.Spec.InstallModes[i].Type == operatorsv1alpha1.InstallModeTypeMultiNamespace {
 					b.csv.Spec.InstallModes[i].Supported = false

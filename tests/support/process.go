@@ -59,7 +59,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close() // the process has its own descriptor
+	defer func() { _ = logFile.Close() }() // the process has its own descriptor
 	info, err := logFile.Stat()
 	if err != nil {
 		return nil, err

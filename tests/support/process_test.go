@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-func startSh(t *testing.T, script string, logPath string) *Process {
+func startSh(t *testing.T, script, logPath string) *Process {
 	t.Helper()
 	p, err := StartProcess(ProcessSpec{
 		Name: "sh", Binary: "/bin/sh", Args: []string{"-c", script}, Env: []string{"SUPPORT_TEST=yes"}, LogPath: logPath,

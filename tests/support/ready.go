@@ -11,7 +11,7 @@ import (
 // CheckReady asks url (a readiness endpoint such as /readyz) and returns an error unless it
 // answers 200 OK within timeout; the error holds the body of another answer.
 func CheckReady(ctx context.Context, url string, timeout time.Duration) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func fakeCluster(t *testing.T, watcher *watch.FakeWatcher, pods ...corev1.Pod) *
 	clientset.PrependWatchReactor("pods", func(action k8stesting.Action) (bool, watch.Interface, error) {
 		if watched {
 			t.Error("the pods were watched again")
-			return true, nil, apierrors.NewGone("watched again")
+			return true, nil, apierrors.NewResourceExpired("watched again")
 		}
 		watched = true
 		if sel := action.(k8stesting.WatchAction).GetWatchRestrictions().Labels.String(); sel != v1alpha1.LabelGroup {
@@ -98,7 +98,7 @@ func TestWatchPodsReportsABrokenWatch(t *testing.T) {
 		t.Errorf("Listed() = %v, want none", got)
 	}
 	// A RetryWatcher gives up on 410 Gone: it passes the error on and ends.
-	watcher.Error(&apierrors.NewGone("too old resource version").ErrStatus)
+	watcher.Error(&apierrors.NewResourceExpired("too old resource version").ErrStatus)
 	eventually(t, "the watch to report the error", func() bool { return w.Err() != nil })
 	if err := w.Err(); !strings.Contains(err.Error(), "too old resource version") {
 		t.Errorf("Err() = %v, want the watch's error", err)

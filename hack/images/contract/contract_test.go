@@ -101,7 +101,7 @@ ENTRYPOINT ["/y"]`,
 
 // numericUser is a USER that the kubelet can check against runAsNonRoot: a user name cannot be
 // (the container fails with "image has non-numeric user").
-var numericUser = regexp.MustCompile(`^[1-9][0-9]*(:[0-9]+)?$`)
+var numericUser = regexp.MustCompile(`^[1-9]\d*(:\d+)?$`)
 
 // TestPublicDockerfiles reads the contract of each public Dockerfile and checks what the local
 // build and the manifests rely on: a non-root numeric user, and a Containerfile generated from it

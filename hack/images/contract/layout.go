@@ -178,7 +178,7 @@ func findFile(l layout, layers []descriptor, name string) ([]byte, os.FileMode, 
 		tr := tar.NewReader(r)
 		for {
 			h, err := tr.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

@@ -172,7 +172,7 @@ func memTotal() string {
 	return fmt.Sprintf("%.0f GiB RAM", float64(kb)/(1<<20))
 }
 
-// finding records a duplicated pod; the run then fails.
-func (b *bench) finding(format string, args ...any) {
+// findingf records a duplicated pod; the run then fails.
+func (b *bench) findingf(format string, args ...any) {
 	b.findings = append(b.findings, fmt.Sprintf(format, args...))
 }

@@ -36,7 +36,7 @@ func (b *bench) latencyPhase(ctx context.Context) error {
 	t := measureStarts(perfkit.ByGroup(pods), cfg.latencyFreq, in)
 	b.results.reaction, b.results.precision = t.reaction, t.precision
 	for _, e := range t.early {
-		b.finding("started while not due: %s", e)
+		b.findingf("started while not due: %s", e)
 	}
 	b.rep.Printf("  finished runs: %d", runs)
 	b.rep.Printf("  reaction (a pod's end to the group's next pod, target p99 < 1 s): %s", t.reaction.Summary())
@@ -47,7 +47,7 @@ func (b *bench) latencyPhase(ctx context.Context) error {
 }
 
 // createGroups creates an OaatType whose pods run for run and succeed, and groups g-0 to
-// g-<groups-1> of items items each.
+// g-<groups-1>, each with as many items as the items argument.
 func (b *bench) createGroups(ctx context.Context, ns string, groups, items int, run, frequency time.Duration) error {
 	objs := []client.Object{perfkit.NewOaatType(ns, "bench", perfkit.PodTemplate(run.String(), "0"))}
 	for i := range groups {

@@ -58,7 +58,7 @@ func (b *bench) scalePhase(ctx context.Context) error {
 		return err
 	}
 	for _, e := range measureStarts(perfkit.ByGroup(b.pods.Pods(ns)), cfg.scaleFrequency, window{}).early {
-		b.finding("started while not due: %s", e)
+		b.findingf("started while not due: %s", e)
 	}
 	return nil
 }

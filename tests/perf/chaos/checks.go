@@ -43,7 +43,7 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 	c.rep.Printf("\n## Invariants (%d item pods seen)", len(pods))
 	overlaps, refuted := splitOverlaps(c.tracker.Overlaps(), pods)
 	for _, o := range overlaps {
-		c.violation("overlap: %s", o)
+		c.violationf("overlap: %s", o)
 	}
 	c.rep.Printf("  groups with two live pods at once: %d (must be 0)", len(overlaps))
 	for _, o := range overlaps {
@@ -95,7 +95,7 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 	}
 	broken := append(append(append([]string(nil), v.never...), v.twice...), v.extra...)
 	for _, s := range broken {
-		c.violation("outcome: %s", s)
+		c.violationf("outcome: %s", s)
 	}
 	c.rep.Printf("  ended runs: %d, from %d status writes seen; outcome recorded zero times: %d, twice or more: %d, outside the end of its run: %d (must be 0)",
 		len(ended), v.writes, len(v.never), len(v.twice), len(v.extra))

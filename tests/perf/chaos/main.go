@@ -192,7 +192,7 @@ func (c *chaos) logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "chaos %s: %s\n", time.Now().Format(time.TimeOnly), fmt.Sprintf(format, args...))
 }
 
-// violation records a broken invariant.
-func (c *chaos) violation(format string, args ...any) {
+// violationf records a broken invariant.
+func (c *chaos) violationf(format string, args ...any) {
 	c.violations = append(c.violations, fmt.Sprintf(format, args...))
 }

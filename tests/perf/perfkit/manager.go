@@ -129,7 +129,7 @@ func (m *Manager) Metrics(ctx context.Context) (Samples, error) {
 	if !m.Running() {
 		return nil, errors.New(m.Name + " does not run")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.metricsAddr+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.metricsAddr+"/metrics", http.NoBody)
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,8 @@ func TestKnobs(t *testing.T) {
 	if got := k.String(); got != "PERFKIT_N=12 PERFKIT_D=1m30s PERFKIT_UNSET=4" {
 		t.Errorf("String = %q", got)
 	}
-	if k.Duration("PERFKIT_BAD", time.Second); k.Err() == nil {
+	k.Duration("PERFKIT_BAD", time.Second)
+	if k.Err() == nil {
 		t.Error("a malformed duration: no error")
 	}
 }
