@@ -142,7 +142,7 @@ func containerPID(containerID string) int {
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		data, err := os.ReadFile("/proc/" + e.Name() + "/cgroup")
 		if err != nil || !strings.Contains(string(data), "/"+containerID+"\n") {
 			continue
 		}
@@ -236,7 +236,7 @@ func serviceEndpoints(ctx context.Context, namespace, service string) []string {
 
 func scrape(ctx context.Context, url, token string) (int, string) {
 	GinkgoHelper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	Expect(err).NotTo(HaveOccurred())
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -68,7 +68,7 @@ type PromSample struct {
 // returns the vector.
 func QueryPrometheus(ctx context.Context, baseURL, query string) ([]PromSample, error) {
 	u := baseURL + "/api/v1/query?" + url.Values{"query": {query}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, http.NoBody)
 	if err != nil {
 		return nil, err
 	}

@@ -207,6 +207,7 @@ func (p *apiProxy) modify(replica string, resp *http.Response) error {
 			return errInjectedReset
 		case faultSlow:
 			time.Sleep(p.picker.lateBy())
+		case noFault: // returned above
 		}
 	case podWatch:
 		resp.Body = newLaggedBody(resp.Body, p.lag.get)
@@ -215,6 +216,7 @@ func (p *apiProxy) modify(replica string, resp *http.Response) error {
 			p.holder.acted(replica, sent, actStatus)
 		}
 		return p.maybeFire(replica, resp)
+	case passThrough:
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func answer(req *http.Request, code int, body string) *http.Response {
 }
 
 func createRequest(f createFault) *http.Request {
-	req := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/chaos/pods", nil)
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/chaos/pods", http.NoBody)
 	return req.WithContext(context.WithValue(req.Context(), faultKey{}, f))
 }
 
@@ -78,7 +78,8 @@ func TestModifyPodCreate(t *testing.T) {
 }
 
 func statusWrite(t *testing.T, startedAt time.Time) *http.Response {
-	req := httptest.NewRequest(http.MethodPut, "/apis/oaat.io/v1alpha1/namespaces/chaos/oaatgroups/g-3/status", nil)
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPut, "/apis/oaat.io/v1alpha1/namespaces/chaos/oaatgroups/g-3/status", http.NoBody)
 	body := groupJSON(t, &v1alpha1.CurrentRun{Item: "a", PodName: "g-3-a-7", StartedAt: metav1.NewTime(startedAt)})
 	return answer(req, http.StatusOK, string(body))
 }

@@ -56,7 +56,7 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 	deposedCreates, examples := c.proxy.holder.counts(actCreate)
 	deposedWrites, _ := c.proxy.holder.counts(actStatus)
 	if deposedCreates > 0 {
-		c.violation("%d pods created by a replica after another had taken the Lease", deposedCreates)
+		c.violationf("%d pods created by a replica after another had taken the Lease", deposedCreates)
 	}
 	c.rep.Printf("  pods created by a replica after another had taken the Lease (per the API proxy): %d (must be 0)", deposedCreates)
 	c.rep.Printf("  group status writes by a replica after another had taken the Lease: %d", deposedWrites)
@@ -65,7 +65,7 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 	}
 	late := c.observer.ledger.createdLate(pods)
 	for _, s := range late {
-		c.violation("late creation: %s", s)
+		c.violationf("late creation: %s", s)
 	}
 	c.rep.Printf("  pods created after their run was seen ended in status (a replica acting on a run the group had left): %d (must be 0)", len(late))
 	for _, s := range late {

@@ -42,7 +42,7 @@ func TestLeaseHolder(t *testing.T) {
 func TestLeaseWrittenFollowsTheHolder(t *testing.T) {
 	p := testProxy()
 	const path = "/apis/coordination.k8s.io/v1/namespaces/oaat-operator-system/leases/" + leaseName
-	req := httptest.NewRequest(http.MethodPut, path, nil)
+	req := httptest.NewRequest(http.MethodPut, path, http.NoBody)
 	if classify(req) != leaseWrite {
 		t.Fatalf("%s is not a Lease write", path)
 	}
@@ -60,7 +60,7 @@ func TestLeaseWrittenFollowsTheHolder(t *testing.T) {
 	if body, _ := io.ReadAll(resp.Body); len(body) == 0 {
 		t.Error("the replica gets no body")
 	}
-	write := httptest.NewRequest(http.MethodPut, "/apis/oaat.io/v1alpha1/namespaces/chaos/oaatgroups/g/status", nil)
+	write := httptest.NewRequest(http.MethodPut, "/apis/oaat.io/v1alpha1/namespaces/chaos/oaatgroups/g/status", http.NoBody)
 	write = write.WithContext(context.WithValue(write.Context(), sentKey{}, time.Now().Add(time.Second)))
 	if err := p.modify("r1", answer(write, http.StatusOK, `{}`)); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestLeaseWrittenFollowsTheHolder(t *testing.T) {
 	if n, _ := p.holder.counts(actStatus); n != 1 {
 		t.Errorf("r1's status write while r0 holds the Lease counted %d times, want 1", n)
 	}
-	other := httptest.NewRequest(http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler", nil)
+	other := httptest.NewRequest(http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler", http.NoBody)
 	if classify(other) != passThrough {
 		t.Error("another Lease counts as the operator's")
 	}

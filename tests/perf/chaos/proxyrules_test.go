@@ -40,7 +40,7 @@ func TestClassify(t *testing.T) {
 		{"GET", "/apis/coordination.k8s.io/v1/namespaces/oaat-operator-system/leases/oaat-operator.oaat.io", passThrough},
 	}
 	for _, tc := range cases {
-		if got := classify(httptest.NewRequest(tc.method, tc.target, nil)); got != tc.want {
+		if got := classify(httptest.NewRequest(tc.method, tc.target, http.NoBody)); got != tc.want {
 			t.Errorf("%s %s: %d, want %d", tc.method, tc.target, got, tc.want)
 		}
 	}
@@ -121,7 +121,7 @@ func TestFreshIntent(t *testing.T) {
 // A method the table above does not list is no pod creation.
 func TestClassifyMethods(t *testing.T) {
 	for _, m := range []string{http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if classify(httptest.NewRequest(m, "/api/v1/namespaces/chaos/pods", nil)) != passThrough {
+		if classify(httptest.NewRequest(m, "/api/v1/namespaces/chaos/pods", http.NoBody)) != passThrough {
 			t.Errorf("%s on the pod collection is not passed through", m)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ func TestLaggedBodyHoldsEachChunkForTheLagOfItsArrival(t *testing.T) {
 	lag := &watchLag{}
 	lag.set(150 * time.Millisecond)
 	b := newLaggedBody(src, lag.get)
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 
 	start := time.Now()
 	go func() {
@@ -32,7 +33,7 @@ func TestLaggedBodyHoldsEachChunkForTheLagOfItsArrival(t *testing.T) {
 			firstAt = time.Since(start)
 		}
 		got.Write(buf[:n])
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -49,7 +50,7 @@ func TestLaggedBodyHoldsEachChunkForTheLagOfItsArrival(t *testing.T) {
 
 func TestLaggedBodyCloseEndsAWait(t *testing.T) {
 	src, w := io.Pipe()
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	lag := &watchLag{}
 	lag.set(time.Hour)
 	b := newLaggedBody(src, lag.get)
