@@ -18,9 +18,11 @@
 #                        binaries of the real node (only with OAAT_CLUSTER_REAL_NODE=1)
 #
 # Pod behaviour on kwok's nodes (exit codes, durations) is set by the kwok Stages in stages/; see
-# stages/pod-complete.yaml for the oaat.io/test-* annotations. kwok's nodes carry the taint
-# KWOK_TAINT and the label type=kwok: only pods that tolerate the taint (and select the label, to
-# stay off the real node) run there; any other pod runs on the real node, as on a real cluster.
+# stages/pod-complete.yaml for the oaat.io/test-* annotations. kwok's nodes carry the label
+# type=kwok and, in a cluster with a real node, the taint KWOK_TAINT: only pods that tolerate the
+# taint (and select the label, to stay off the real node) run there; any other pod runs on the
+# real node, as on a real cluster. In a cluster of kwok's nodes alone there is nowhere else for a
+# pod to go: they are not tainted, so that a Deployment (OLM's, say) is scheduled as it is.
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -298,16 +300,12 @@ metadata:
     kubernetes.io/hostname: $1
     kubernetes.io/os: linux
     kubernetes.io/arch: amd64
-spec:
-  taints:
-  - {key: ${KWOK_TAINT%%=*}, value: $(taint_value), effect: ${KWOK_TAINT##*:}}
+spec: {}
 status:
   capacity: {cpu: "32", memory: 256Gi, pods: "110"}
   allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
 EOF
 }
-
-taint_value() { local v=${KWOK_TAINT#*=}; printf '%s' "${v%%:*}"; }
 
 # untaint_not_ready NODE: admission adds this taint to every new Node, and only the node lifecycle
 # controller (disabled) would remove it: without this no pod would be scheduled.
@@ -326,8 +324,13 @@ ensure_nodes() {
 			node_manifest "$name" | kubectl_admin create -f - >/dev/null
 		fi
 		untaint_not_ready "$name"
-		# Nodes made before kwok's nodes had the taint (a kept state dir).
-		kubectl_admin taint node "$name" "$KWOK_TAINT" --overwrite >/dev/null
+		# The taint keeps ordinary pods off kwok's nodes only where a real node takes them (a
+		# kept state dir may have had the other kind of cluster).
+		if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then
+			kubectl_admin taint node "$name" "$KWOK_TAINT" --overwrite >/dev/null
+		elif kubectl_admin get node "$name" -o jsonpath='{.spec.taints[*].key}' | grep -qw "${KWOK_TAINT%%=*}"; then
+			kubectl_admin taint node "$name" "${KWOK_TAINT%%=*}-" >/dev/null
+		fi
 	done
 	for ((i = 1; i <= NODE_COUNT; i++)); do
 		kubectl_admin wait --for=condition=Ready "node/kwok-node-$i" --timeout=30s >/dev/null ||

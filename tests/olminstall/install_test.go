@@ -187,15 +187,7 @@ spec:
   source: %s
   sourceNamespace: %s
   installPlanApproval: Automatic
-  # The operator's Deployment runs on kwok's nodes (no container runs there): OLM puts this
-  # toleration and node selector into the CSV's Deployment.
-  config:
-    tolerations:
-    - {key: %s, operator: Equal, value: %s, effect: NoSchedule}
-    nodeSelector:
-      %s: %s
-`, subscriptionName, m.installNamespace, catalog.channel, catalog.pkg, catalogSourceName, olmNamespace,
-		support.KwokTaintKey, support.KwokTaintValue, support.KwokNodeLabel, support.KwokNodeLabelValue)
+`, subscriptionName, m.installNamespace, catalog.channel, catalog.pkg, catalogSourceName, olmNamespace)
 	t0 = time.Now()
 	createObject(ctx, gvrOG, og)
 	createObject(ctx, gvrSub, sub)
