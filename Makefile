@@ -81,9 +81,10 @@ OPERATOR_SDK_VERSION := $(call gomod-version,operator-sdk,github.com/operator-fr
 OPERATOR_SDK_KUBE_VERSION := $(call gomod-version,operator-sdk,k8s.io/api)
 OPM_VERSION := $(call gomod-version,opm,github.com/operator-framework/operator-registry)
 OLM_VERSION := $(call gomod-version,olm,github.com/operator-framework/operator-lifecycle-manager)
+COREDNS_VERSION := $(call gomod-version,coredns,github.com/coredns/coredns)
 
 $(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
-  OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION,\
+  OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION COREDNS_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
@@ -102,6 +103,13 @@ SCORECARD_TEST := $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 OPM := $(LOCALBIN)/opm-$(OPM_VERSION)
 OLM := $(LOCALBIN)/olm-$(OLM_VERSION)
 CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
+# The OLM image's utilities (make images, IMAGES=olm): cpb, which the bundle unpack Job copies
+# into the bundle's container, and copy-content.
+CPB := $(LOCALBIN)/cpb-$(OLM_VERSION)
+COPY_CONTENT := $(LOCALBIN)/copy-content-$(OLM_VERSION)
+# The real node's Service routing and cluster DNS (hack/cluster/services.sh).
+KUBE_PROXY := $(LOCALBIN)/kube-proxy-$(KUBE_VERSION)
+COREDNS := $(LOCALBIN)/coredns-$(COREDNS_VERSION)
 
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
@@ -109,10 +117,10 @@ CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
 CLUSTER_BINARIES := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(ETCD) $(KWOK)
 CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
 	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK) \
-	KUBELET=$(KUBELET) CRI_TEARDOWN=$(CRI_TEARDOWN)
+	KUBELET=$(KUBELET) CRI_TEARDOWN=$(CRI_TEARDOWN) KUBE_PROXY=$(KUBE_PROXY)
 # The real node's (OAAT_CLUSTER_REAL_NODE=1, hack/cluster/realnode.sh): built, and the Debian
 # packages installed, only by the targets that start one, so that the kwok-only suites do not pay.
-REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN)
+REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN) $(KUBE_PROXY)
 # cluster-up's prerequisites: the real node's too when OAAT_CLUSTER_REAL_NODE=1.
 CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages images)
 
@@ -325,7 +333,7 @@ build-installer: manifests generate $(KUSTOMIZE) ## Generate a consolidated YAML
 
 # What cluster.sh needs for a real node beyond CLUSTER_ENV: the sandbox image's public name, and the
 # images (make images) it pushes into the node's registry at each up.
-REAL_NODE_ENV = OAAT_PAUSE_IMAGE=$(PAUSE_IMG) IMAGES_DIR=$(IMAGES_DIR)
+REAL_NODE_ENV = OAAT_PAUSE_IMAGE=$(PAUSE_IMG) OAAT_COREDNS_IMAGE=$(COREDNS_IMG) IMAGES_DIR=$(IMAGES_DIR)
 
 .PHONY: cluster-up
 cluster-up: $(CLUSTER_UP_PREREQUISITES) ## Start the local cluster (etcd, API server, controllers, kwok nodes; a real node with OAAT_CLUSTER_REAL_NODE=1) if not up; prints the kubeconfig path last.
@@ -341,7 +349,7 @@ cluster-status: ## Show the local cluster's processes and kubeconfig; fails unle
 
 .PHONY: real-node-smoke
 real-node-smoke: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages ## Check the local cluster's real node (a busybox pod, its exit code and log), then that down leaves nothing behind.
-	$(MAKE) images IMAGES="pause busybox"
+	$(MAKE) images IMAGES="pause busybox coredns"
 	$(CLUSTER_ENV) $(REAL_NODE_ENV) hack/cluster/realnode-smoke.sh
 
 .PHONY: cluster-smoke
@@ -530,14 +538,22 @@ BUSYBOX_IMAGES := docker.io/library/busybox:latest docker.io/library/busybox:1.3
 # opm: the catalog's base (OPM_IMAGE), and latest, the index image of `operator-sdk run bundle`
 # (its --index-image default).
 OPM_IMAGES := $(OPM_IMAGE) quay.io/operator-framework/opm:latest
+# OLM's image, by the name of its release (the quickstart manifests name it by a digest, which no
+# local build can produce), and CoreDNS's, as registry.k8s.io publishes it.
+OLM_IMG := quay.io/operator-framework/olm:$(OLM_VERSION)
+COREDNS_IMG := registry.k8s.io/coredns/coredns:$(COREDNS_VERSION)
 IMAGES_ENV = IMAGES_DIR=$(IMAGES_DIR) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) \
 	SCORECARD_IMG=$(SCORECARD_IMG) SCORECARD_TEST_IMG=$(SCORECARD_TEST_IMG) OPM_IMAGES="$(OPM_IMAGES)" \
 	BUSYBOX_IMAGES="$(BUSYBOX_IMAGES)" PAUSE_IMG=$(PAUSE_IMG) OPERATOR_PLATFORMS="$(OPERATOR_PLATFORMS)" \
-	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE)
+	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE) \
+	OLM_IMG=$(OLM_IMG) OLM=$(OLM) CATALOG_OPERATOR=$(CATALOG_OPERATOR) CPB=$(CPB) COPY_CONTENT=$(COPY_CONTENT) \
+	COREDNS_IMG=$(COREDNS_IMG) COREDNS=$(COREDNS)
 
 # The tools each image is made of (all of them when IMAGES is empty).
 IMAGE_TOOLS = $(if $(filter opm catalog,$(IMAGES))$(if $(IMAGES),,all),$(OPM) $(GRPC_HEALTH_PROBE)) \
-	$(if $(filter scorecard-test,$(IMAGES))$(if $(IMAGES),,all),$(SCORECARD_TEST))
+	$(if $(filter scorecard-test,$(IMAGES))$(if $(IMAGES),,all),$(SCORECARD_TEST)) \
+	$(if $(filter olm,$(IMAGES))$(if $(IMAGES),,all),$(OLM) $(CATALOG_OPERATOR) $(CPB) $(COPY_CONTENT)) \
+	$(if $(filter coredns,$(IMAGES))$(if $(IMAGES),,all),$(COREDNS))
 
 .PHONY: images
 images: image-packages $(IMAGE_TOOLS) ## Build every image (or IMAGES) into OCI layouts under bin/images, each only when its inputs changed.
@@ -609,6 +625,18 @@ cri-teardown: $(CRI_TEARDOWN) ## Build cri-teardown (hack/tools/controlplane/cmd
 $(CRI_TEARDOWN): $(TOOLS_DIR)/controlplane/cmd/cri-teardown/main.go | $(LOCALBIN)
 	$(call go-build-tool,$@,controlplane,./cmd/cri-teardown)
 
+# The real node's Service routing (iptables mode), run on the host beside the kubelet.
+.PHONY: kube-proxy
+kube-proxy: $(KUBE_PROXY) ## Build kube-proxy (the local cluster's Services on the real node) into bin/ if necessary.
+$(KUBE_PROXY): | $(LOCALBIN)
+	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-proxy,$(KUBE_LDFLAGS))
+
+# The cluster DNS of the real node, run as a Deployment from the image make images builds.
+.PHONY: coredns
+coredns: $(COREDNS) ## Build CoreDNS (the local cluster's DNS on the real node) into bin/ if necessary.
+$(COREDNS): | $(LOCALBIN)
+	$(call go-build-tool,$@,coredns,github.com/coredns/coredns)
+
 .PHONY: kubectl
 kubectl: $(KUBECTL_BIN) ## Build kubectl into bin/ if necessary.
 $(KUBECTL_BIN): | $(LOCALBIN)
@@ -651,6 +679,16 @@ $(OLM): | $(LOCALBIN)
 catalog-operator: $(CATALOG_OPERATOR) ## Build OLM's catalog operator into bin/ if necessary.
 $(CATALOG_OPERATOR): | $(LOCALBIN)
 	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/catalog,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
+
+.PHONY: cpb
+cpb: $(CPB) ## Build OLM's cpb (the bundle unpack Job's copier, in the OLM image) into bin/ if necessary.
+$(CPB): | $(LOCALBIN)
+	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/util/cpb,,$(OPERATOR_FRAMEWORK_TAGS))
+
+.PHONY: copy-content
+copy-content: $(COPY_CONTENT) ## Build OLM's copy-content (in the OLM image) into bin/ if necessary.
+$(COPY_CONTENT): | $(LOCALBIN)
+	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/copy-content,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
 
 # go-build-tool builds package $(3) of the tools module hack/tools/$(2) into file $(1), with
 # extra linker flags $(4) and build tags $(5). It goes through a temporary file so that an
