@@ -1,0 +1,308 @@
+//go:build olmcatalog
+
+package olmcatalog
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// The package, channel and CSV of the catalog (catalog/oaat-operator/index.yaml).
+const (
+	packageName = "oaat-operator"
+	channelName = "alpha"
+	csvName     = "oaat-operator.v0.1.0"
+)
+
+// The group every mode runs, and its items: each a real busybox pod that prints its item.
+const (
+	typeName  = "echo"
+	groupName = "echo"
+)
+
+var items = []string{"/srv/a", "/srv/b"}
+
+// installMode is one of the CSV's install modes: the namespace the operator is installed in,
+// the OperatorGroup's targets (none: all namespaces), where a group must run, and a namespace
+// outside the targets where a group must be left alone.
+type installMode struct {
+	name             string
+	installNamespace string
+	targetNamespaces []string
+	workNamespaces   []string
+	outsideNamespace string
+}
+
+var installModes = []installMode{
+	{
+		name:             "AllNamespaces",
+		installNamespace: "oaat-catalog-all",
+		workNamespaces:   []string{"oaat-catalog-all-work"},
+	},
+	{
+		name:             "OwnNamespace",
+		installNamespace: "oaat-catalog-own",
+		targetNamespaces: []string{"oaat-catalog-own"},
+		workNamespaces:   []string{"oaat-catalog-own"},
+		outsideNamespace: "oaat-catalog-own-outside",
+	},
+	{
+		name:             "SingleNamespace",
+		installNamespace: "oaat-catalog-single",
+		targetNamespaces: []string{"oaat-catalog-single-a"},
+		workNamespaces:   []string{"oaat-catalog-single-a"},
+		outsideNamespace: "oaat-catalog-single-outside",
+	},
+	{
+		name:             "MultiNamespace",
+		installNamespace: "oaat-catalog-multi",
+		targetNamespaces: []string{"oaat-catalog-multi-a", "oaat-catalog-multi-b"},
+		workNamespaces:   []string{"oaat-catalog-multi-a", "oaat-catalog-multi-b"},
+		outsideNamespace: "oaat-catalog-multi-outside",
+	},
+}
+
+// namespaces returns every namespace the mode uses, each once.
+func (m installMode) namespaces() []string {
+	all := append([]string{m.installNamespace}, m.targetNamespaces...)
+	all = append(all, m.workNamespaces...)
+	if m.outsideNamespace != "" {
+		all = append(all, m.outsideNamespace)
+	}
+	sort.Strings(all)
+	return slices.Compact(all)
+}
+
+var _ = Describe("Installing from the catalog image", Ordered, func() {
+	for _, m := range installModes {
+		It("installs with a Subscription, and OLM's Deployment runs real item pods, in install mode "+m.name,
+			func(ctx SpecContext) { installAndRun(ctx, m) }, SpecTimeout(12*time.Minute))
+	}
+
+	It("leaves nothing of the operator once the CRDs are deleted", func(ctx SpecContext) {
+		expectNothingLeft(ctx)
+	}, SpecTimeout(3*time.Minute))
+})
+
+// installAndRun installs the operator in the mode from the catalog, checks what OLM made and
+// that its Deployment runs the operator's image on the real node, runs a group, then uninstalls
+// (Subscription, then CSV) in a cleanup, which runs even when a step failed.
+func installAndRun(ctx SpecContext, m installMode) {
+	start := time.Now()
+	for _, ns := range m.namespaces() {
+		createNamespace(ctx, ns)
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		uninstall(ctx, m)
+		deleteNamespaces(ctx, m.namespaces()...)
+	}, NodeTimeout(4*time.Minute))
+
+	og := object(`
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata:
+  name: oaat
+  namespace: %s
+spec: {}
+`, m.installNamespace)
+	if len(m.targetNamespaces) > 0 {
+		Expect(unstructured.SetNestedStringSlice(og.Object, m.targetNamespaces, "spec", "targetNamespaces")).To(Succeed())
+	}
+	createObject(ctx, gvrOG, og)
+	createObject(ctx, gvrSub, object(`
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  channel: %s
+  name: %s
+  source: %s
+  sourceNamespace: %s
+  installPlanApproval: Automatic
+`, packageName, m.installNamespace, channelName, packageName, catalogSourceName, olmNamespace))
+
+	By("waiting for the InstallPlan to complete and the CSV to succeed")
+	var ipName string
+	Eventually(func(g Gomega) {
+		sub := get(ctx, g, gvrSub, m.installNamespace, packageName)
+		ipName, _, _ = unstructured.NestedString(sub.Object, "status", "installPlanRef", "name")
+		g.Expect(ipName).NotTo(BeEmpty(), "the Subscription's status: %v", sub.Object["status"])
+		ip := get(ctx, g, gvrIP, m.installNamespace, ipName)
+		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
+		g.Expect(phase).To(Equal("Complete"), "InstallPlan %s: %v", ipName, ip.Object["status"])
+		csv := get(ctx, g, gvrCSV, m.installNamespace, csvName)
+		phase, _, _ = unstructured.NestedString(csv.Object, "status", "phase")
+		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: %v", csvName, csv.Object["status"])
+	}).WithContext(ctx).WithTimeout(8*time.Minute).Should(Succeed(), func() string {
+		return "pods of OLM's namespace:\n" + describePods(ctx, olmNamespace) + "\npods of " + m.installNamespace + ":\n" + describePods(ctx, m.installNamespace)
+	})
+	installed := time.Since(start).Round(time.Millisecond)
+	AddReportEntry(m.name+": CSV Succeeded", installed.String())
+	GinkgoWriter.Printf("%s: InstallPlan %s Complete and CSV Succeeded after %s\n", m.name, ipName, installed)
+
+	By("checking that OLM's Deployment runs the operator's image on the real node")
+	expectPodsOnRealNode(ctx, m.installNamespace, "control-plane=controller-manager", env.img)
+
+	runItems(ctx, m)
+	AddReportEntry(m.name+": items ran", time.Since(start).Round(time.Millisecond).String())
+}
+
+// runItems creates an OaatType and an OaatGroup in every work namespace and in the namespace
+// outside the targets; every item of the watched groups must succeed as a real pod on the real
+// node whose log shows its item, and the group outside must get no pod and no status.
+func runItems(ctx context.Context, m installMode) {
+	GinkgoHelper()
+	all := slices.Clone(m.workNamespaces)
+	if m.outsideNamespace != "" {
+		all = append(all, m.outsideNamespace)
+	}
+	for _, ns := range all {
+		ot := &v1alpha1.OaatType{
+			ObjectMeta: metav1.ObjectMeta{Name: typeName, Namespace: ns},
+			Spec: v1alpha1.OaatTypeSpec{
+				Type: v1alpha1.OaatTypePod,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name:    "main",
+						Image:   "busybox",
+						Command: []string{"sh", "-c", `echo "processing $OAAT_ITEM"`},
+					}},
+				}},
+			},
+		}
+		og := &v1alpha1.OaatGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: groupName, Namespace: ns},
+			Spec:       v1alpha1.OaatGroupSpec{OaatType: typeName, OaatItems: items, Frequency: "1h"},
+		}
+		Expect(k8sClient.Create(ctx, ot)).To(Succeed(), "creating OaatType in %s", ns)
+		Expect(k8sClient.Create(ctx, og)).To(Succeed(), "creating OaatGroup in %s", ns)
+	}
+
+	By("waiting until every item of the watched groups has succeeded")
+	Eventually(func(g Gomega) {
+		for _, ns := range m.workNamespaces {
+			group := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
+			for _, item := range items {
+				i := slices.IndexFunc(group.Status.Items, func(s v1alpha1.ItemStatus) bool { return s.Name == item })
+				g.Expect(i).To(BeNumerically(">=", 0), "group %s/%s has no status for item %s: %+v", ns, groupName, item, group.Status)
+				g.Expect(group.Status.Items[i].LastSuccess).NotTo(BeNil(), "item %s of %s/%s: %+v", item, ns, groupName, group.Status.Items[i])
+			}
+		}
+	}).WithContext(ctx).WithTimeout(4*time.Minute).Should(Succeed(), func() string {
+		return strings.Join(func() []string {
+			var out []string
+			for _, ns := range m.workNamespaces {
+				out = append(out, describePods(ctx, ns))
+			}
+			return out
+		}(), "\n")
+	})
+
+	for _, ns := range m.workNamespaces {
+		pods, err := clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGroup + "=" + groupName})
+		Expect(err).NotTo(HaveOccurred())
+		seen := map[string]bool{}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodSucceeded {
+				continue
+			}
+			Expect(p.Spec.NodeName).To(Equal("real-node"), "item pod %s/%s", ns, p.Name)
+			logs, err := kubectl(ctx, nil, "-n", ns, "logs", p.Name)
+			Expect(err).NotTo(HaveOccurred())
+			item := p.Labels[v1alpha1.LabelItem]
+			for _, want := range items {
+				if strings.TrimSpace(logs) == "processing "+want {
+					seen[want] = true
+				}
+			}
+			Expect(logs).To(HavePrefix("processing /srv/"), "the log of item pod %s/%s (item label %q)", ns, p.Name, item)
+		}
+		for _, item := range items {
+			Expect(seen[item]).To(BeTrue(), "no succeeded pod in %s printed item %s", ns, item)
+		}
+	}
+
+	if m.outsideNamespace != "" {
+		By("checking that the group in " + m.outsideNamespace + ", outside the OperatorGroup's targets, is left alone")
+		Consistently(func(g Gomega) {
+			group := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.outsideNamespace, Name: groupName}, group)).To(Succeed())
+			g.Expect(group.Status.Items).To(BeEmpty(), "the operator reconciled a group outside its targets")
+			pods, err := clientset.CoreV1().Pods(m.outsideNamespace).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pods.Items).To(BeEmpty(), "pods outside the targets")
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+	}
+}
+
+// uninstall deletes the Subscription, then the CSV, as the README says, and waits until OLM has
+// removed the operator's Deployment; then the OperatorGroup.
+func uninstall(ctx context.Context, m installMode) {
+	GinkgoHelper()
+	for _, step := range []struct {
+		what string
+		del  func() error
+	}{
+		{"Subscription", func() error {
+			return dynClient.Resource(gvrSub).Namespace(m.installNamespace).Delete(ctx, packageName, metav1.DeleteOptions{})
+		}},
+		{"CSV", func() error {
+			return dynClient.Resource(gvrCSV).Namespace(m.installNamespace).Delete(ctx, csvName, metav1.DeleteOptions{})
+		}},
+		{"OperatorGroup", func() error {
+			return dynClient.Resource(gvrOG).Namespace(m.installNamespace).Delete(ctx, "oaat", metav1.DeleteOptions{})
+		}},
+	} {
+		if err := step.del(); err != nil && !apierrors.IsNotFound(err) {
+			Fail("deleting the " + step.what + ": " + err.Error())
+		}
+		if step.what == "CSV" {
+			Eventually(func(g Gomega) {
+				pods, err := clientset.CoreV1().Pods(m.installNamespace).List(ctx, metav1.ListOptions{LabelSelector: "control-plane=controller-manager"})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(pods.Items).To(BeEmpty(), "the operator's pods after the CSV's deletion")
+			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		}
+	}
+}
+
+// expectNothingLeft deletes the CRDs (the last step of the README's uninstall) and checks that
+// nothing of the operator is left in the cluster: no CRD of oaat.io, no ClusterRole or
+// ClusterRoleBinding that OLM made for the CSV, no pod from the operator's image.
+func expectNothingLeft(ctx context.Context) {
+	GinkgoHelper()
+	_, err := kubectl(ctx, nil, "delete", "crd", "oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io", "--ignore-not-found", "--wait=true")
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func(g Gomega) {
+		out, err := kubectl(ctx, nil, "get", "crd", "-o", "name")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(out).NotTo(ContainSubstring(".oaat.io"), "CRDs left")
+		out, err = kubectl(ctx, nil, "get", "clusterrole,clusterrolebinding", "-o", "name")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(out).NotTo(ContainSubstring(csvName), "cluster-scoped RBAC of the CSV left")
+		pods, err := clientset.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, p := range pods.Items {
+			for _, c := range p.Spec.Containers {
+				g.Expect(c.Image).NotTo(Equal(env.img), "pod %s/%s", p.Namespace, p.Name)
+			}
+		}
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+}

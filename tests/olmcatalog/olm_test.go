@@ -1,0 +1,233 @@
+//go:build olmcatalog
+
+package olmcatalog
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// olmNamespace is OLM's namespace in its quickstart manifests (and its global catalog namespace).
+const olmNamespace = "olm"
+
+// catalogSourceName is the CatalogSource that names the catalog image.
+const catalogSourceName = "oaat-catalog"
+
+// The bundle ships a ServiceMonitor and a PrometheusRule: OLM installs it only where their CRDs
+// exist.
+var monitoringCRDFiles = []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"}
+
+// The OLM kinds, read as unstructured objects: that spares the module a dependency on
+// github.com/operator-framework/api.
+var (
+	gvrCS  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "catalogsources"}
+	gvrSub = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "subscriptions"}
+	gvrIP  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "installplans"}
+	gvrCSV = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "clusterserviceversions"}
+	gvrOG  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1", Resource: "operatorgroups"}
+)
+
+// olmImageDigest matches how OLM's quickstart manifests name OLM's image: by the digest of the
+// image the release pushed, which no local build can reproduce.
+var olmImageDigest = regexp.MustCompile(`quay\.io/operator-framework/olm@sha256:[0-9a-f]{64}`)
+
+// olmManifests returns OLM's quickstart olm.yaml as the suite applies it: OLM's image named by its
+// release's tag (olmImg) instead of the release's digest, and without two objects this cluster
+// cannot serve: the packageserver CSV (an aggregated API server: the local API server has no
+// front-proxy credentials for the aggregation layer) and the operatorhubio CatalogSource (an
+// image from the internet). Everything else (namespaces, RBAC, both Deployments with their
+// arguments, the OperatorGroups) is applied as it is.
+func olmManifests(olmYAML []byte, olmImg string) ([]byte, error) {
+	var kept []string
+	for _, doc := range strings.Split(string(olmYAML), "\n---") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		var meta struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			return nil, fmt.Errorf("olm.yaml: %w", err)
+		}
+		switch {
+		case meta.Kind == "ClusterServiceVersion" && meta.Metadata.Name == "packageserver":
+			continue
+		case meta.Kind == "CatalogSource" && meta.Metadata.Name == "operatorhubio-catalog":
+			continue
+		}
+		kept = append(kept, olmImageDigest.ReplaceAllString(doc, olmImg))
+	}
+	out := strings.Join(kept, "\n---")
+	if strings.Contains(out, "@sha256:") {
+		return nil, fmt.Errorf("olm.yaml names an image by a digest that is not OLM's: %s", out)
+	}
+	if !strings.Contains(out, olmImg) {
+		return nil, fmt.Errorf("olm.yaml no longer names OLM's image by digest: update olmManifests")
+	}
+	return []byte(out), nil
+}
+
+// deployOLM applies OLM's CRDs and the monitoring CRDs (server-side: they are too large for the
+// last-applied annotation), then OLM's manifests, and waits until both operators' Deployments are
+// available: their pods run on the real node from the OLM image.
+func deployOLM(ctx context.Context) {
+	GinkgoHelper()
+	files := []string{filepath.Join(env.olmQuickstart, "crds.yaml")}
+	for _, f := range monitoringCRDFiles {
+		files = append(files, filepath.Join(env.monitoringCRDs, f))
+	}
+	apply := []string{"apply", "--server-side", "--field-manager=olmcatalog-test"}
+	wait := []string{"wait", "--for=condition=Established", "--timeout=60s"}
+	for _, f := range files {
+		apply = append(apply, "-f", f)
+		wait = append(wait, "-f", f)
+	}
+	_, err := kubectl(ctx, nil, apply...)
+	Expect(err).NotTo(HaveOccurred())
+	_, err = kubectl(ctx, nil, wait...)
+	Expect(err).NotTo(HaveOccurred(), "the CRDs did not become Established")
+
+	olmYAML, err := os.ReadFile(filepath.Join(env.olmQuickstart, "olm.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	manifests, err := olmManifests(olmYAML, env.olmImg)
+	Expect(err).NotTo(HaveOccurred())
+	out, err := kubectl(ctx, bytes.NewReader(manifests), "apply", "--server-side", "--field-manager=olmcatalog-test", "-f", "-")
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("Applied OLM:\n%s", out)
+	for _, d := range []string{"olm-operator", "catalog-operator"} {
+		_, err := kubectl(ctx, nil, "-n", olmNamespace, "rollout", "status", "deployment/"+d, "--timeout=5m")
+		Expect(err).NotTo(HaveOccurred(), "OLM's %s: %s", d, describePods(ctx, olmNamespace))
+	}
+	expectPodsOnRealNode(ctx, olmNamespace, "app in (olm-operator, catalog-operator)", env.olmImg)
+}
+
+// createCatalogSource names the catalog image in a grpc CatalogSource in OLM's global catalog
+// namespace and waits until the catalog operator's connection to OLM's registry pod, through its
+// Service, is READY.
+func createCatalogSource(ctx context.Context) {
+	GinkgoHelper()
+	cs := object(`
+apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  sourceType: grpc
+  image: %s
+  displayName: oaat-operator
+  publisher: oaat-io
+`, catalogSourceName, olmNamespace, env.catalogImg)
+	createObject(ctx, gvrCS, cs)
+	Eventually(func(g Gomega) {
+		got := get(ctx, g, gvrCS, olmNamespace, catalogSourceName)
+		state, _, _ := unstructured.NestedString(got.Object, "status", "connectionState", "lastObservedState")
+		g.Expect(state).To(Equal("READY"), "status: %v", got.Object["status"])
+	}).WithContext(ctx).WithTimeout(5*time.Minute).Should(Succeed(), "the CatalogSource's connection; pods: %s", describePods(ctx, olmNamespace))
+	expectPodsOnRealNode(ctx, olmNamespace, "olm.catalogSource="+catalogSourceName, env.catalogImg)
+}
+
+// expectPodsOnRealNode checks that the pods of the selector run on the real node from image.
+func expectPodsOnRealNode(ctx context.Context, namespace, selector, image string) {
+	GinkgoHelper()
+	pods, err := clientset.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(pods.Items).NotTo(BeEmpty(), "no pod in %s matches %s", namespace, selector)
+	for _, p := range pods.Items {
+		Expect(p.Spec.NodeName).To(Equal("real-node"), "pod %s/%s", namespace, p.Name)
+		Expect(p.Spec.Containers[0].Image).To(Equal(image), "pod %s/%s", namespace, p.Name)
+		Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s/%s", namespace, p.Name)
+	}
+}
+
+// describePods summarises the pods of a namespace for a failure message: phase, node, and each
+// container's state.
+func describePods(ctx context.Context, namespace string) string {
+	out, err := kubectl(context.WithoutCancel(ctx), nil, "-n", namespace, "get", "pods", "-o", "wide")
+	if err != nil {
+		return err.Error()
+	}
+	events, _ := kubectl(context.WithoutCancel(ctx), nil, "-n", namespace, "get", "events", "--sort-by=.lastTimestamp")
+	return out + "\n" + lastLines(events, 20)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Objects
+
+// object parses a YAML manifest (a format for fmt.Sprintf) into an unstructured object.
+func object(format string, args ...any) *unstructured.Unstructured {
+	GinkgoHelper()
+	u := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal([]byte(fmt.Sprintf(format, args...)), &u.Object)).To(Succeed())
+	return u
+}
+
+// get reads an object through the dynamic client (namespace "" for a cluster-scoped one).
+func get(ctx context.Context, g Gomega, gvr schema.GroupVersionResource, namespace, name string) *unstructured.Unstructured {
+	u, err := dynClient.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred(), "getting %s %s/%s", gvr.Resource, namespace, name)
+	return u
+}
+
+// createObject creates an object through the dynamic client.
+func createObject(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+	GinkgoHelper()
+	_, err := dynClient.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred(), "creating %s %s/%s", gvr.Resource, u.GetNamespace(), u.GetName())
+}
+
+// createNamespace creates a namespace and waits for its default ServiceAccount, without which
+// the ServiceAccount admission plugin refuses pods.
+func createNamespace(ctx context.Context, name string) {
+	GinkgoHelper()
+	err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred(), "creating namespace %s", name)
+	}
+	Eventually(func() error {
+		_, err := clientset.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the default ServiceAccount of %s", name)
+}
+
+// deleteNamespaces deletes the namespaces and waits until they are gone.
+func deleteNamespaces(ctx context.Context, names ...string) {
+	GinkgoHelper()
+	for _, name := range names {
+		err := k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		Expect(client.IgnoreNotFound(err)).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		for _, name := range names {
+			err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s still exists (%v)", name, err)
+		}
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+}
