@@ -280,6 +280,28 @@ test-olm-install: $(CLUSTER_BINARIES) $(OLM) $(CATALOG_OPERATOR) $(OPM) $(KUSTOM
 test-unit: ## Run the unit tests only (internal/, api/), without a control plane.
 	go test ./internal/... ./api/...
 
+# The OLM catalog test (tests/olmcatalog, build tag olmcatalog) installs the operator from its
+# catalog image as a user's cluster does, on a local cluster of its own with a real node
+# (.state/olmcatalog-cluster, purged at each start; root, one real node per machine): kube-proxy
+# and CoreDNS (hack/cluster/services.sh), OLM's quickstart manifests of the pinned
+# operator-lifecycle-manager (olm and catalog operators as Deployments from the OLM image), a
+# CatalogSource with the catalog image, a Subscription per install mode, real item pods; then the
+# uninstall. Every image comes from make images, pulled by its public name through the node's
+# registry. OLM_CATALOG_KEEP_CLUSTER=1 leaves the cluster up.
+OLM_CATALOG_TIMEOUT ?= 60m
+OLM_CATALOG_GINKGO_TIMEOUT ?= 58m
+
+.PHONY: test-olm-catalog
+test-olm-catalog: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) $(OPM) real-node-packages images ## Install from the catalog image with OLM running in the cluster on the real node, each install mode, real item pods, then uninstall.
+	go vet -tags olmcatalog ./tests/olmcatalog/
+	olm=github.com/operator-framework/operator-lifecycle-manager; prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
+	olm_dir="$$(cd $(TOOLS_DIR)/olm && GOWORK=off go mod download $$olm && GOWORK=off go list -m -f '{{.Dir}}' $$olm)"; \
+	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) OAAT_CLUSTER_REAL_NODE=1 OPM=$(OPM) \
+		OLM_QUICKSTART_DIR="$$olm_dir/deploy/upstream/quickstart" MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
+		IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) OLM_IMG=$(OLM_IMG) \
+		go test -tags olmcatalog ./tests/olmcatalog/ -count=1 -v -timeout $(OLM_CATALOG_TIMEOUT) -ginkgo.v -ginkgo.timeout $(OLM_CATALOG_GINKGO_TIMEOUT)
+
 # The OLM packaging checks, without a cluster: the custom scorecard tests' own tests
 # (tests/scorecard, a module of its own), then tests/olm (build tag olm, so `go test ./...` skips
 # it): bundle validation with the operatorframework suite (no warning allowed), every scorecard
