@@ -22,8 +22,13 @@ import (
 var _ = Describe("The committed catalog", func() {
 	It("holds the bundle as opm renders the bundle image from the registry", func(ctx SpecContext) {
 		registry := nodeRegistry(ctx)
+		// opm reads the registries of containers/image from the user's configuration
+		// ($HOME/.config/containers/registries.conf; it takes no CONTAINERS_REGISTRIES_CONF), and
+		// --use-http, what a user of a plain-HTTP registry adds, lets it fall back to HTTP (the
+		// mirror's insecure = true alone does not: opm sets the TLS choice itself).
 		dir := GinkgoT().TempDir()
-		conf := filepath.Join(dir, "registries.conf")
+		conf := filepath.Join(dir, ".config", "containers", "registries.conf")
+		Expect(os.MkdirAll(filepath.Dir(conf), 0o755)).To(Succeed())
 		host := strings.SplitN(env.bundleImg, "/", 2)[0]
 		Expect(os.WriteFile(conf, []byte(fmt.Sprintf(`# The node's registry as a mirror of %[1]s, as containerd has it (hosts.toml).
 [[registry]]
@@ -34,8 +39,8 @@ location = "%[2]s/%[1]s"
 insecure = true
 `, host, registry)), 0o644)).To(Succeed())
 
-		out, err := runCommand(ctx, dir, []string{"CONTAINERS_REGISTRIES_CONF=" + conf, "HOME=" + dir},
-			nil, env.opm, "render", env.bundleImg, "--migrate-level=bundle-object-to-csv-metadata", "-o", "yaml")
+		out, err := runCommand(ctx, dir, []string{"HOME=" + dir},
+			nil, env.opm, "render", env.bundleImg, "--use-http", "--migrate-level=bundle-object-to-csv-metadata", "-o", "yaml")
 		Expect(err).NotTo(HaveOccurred())
 		rendered := bundleDocument(out)
 		Expect(rendered).NotTo(BeNil(), "opm render %s printed no olm.bundle:\n%s", env.bundleImg, out)
