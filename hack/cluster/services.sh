@@ -249,7 +249,21 @@ up_services() {
 	is_running kube-proxy || start_kube_proxy
 	wait_until kube-proxy "$READY_TIMEOUT" kube_proxy_healthy
 	coredns_manifests | kubectl_admin apply --server-side --field-manager=oaat-cluster -f - >/dev/null
-	wait_until coredns "$READY_TIMEOUT" coredns_available
+	wait_for_coredns
+}
+
+# wait_for_coredns: CoreDNS is a pod, not a process of ours: while waiting, the kubelet that runs
+# it must stay up.
+wait_for_coredns() {
+	local deadline=$((SECONDS + READY_TIMEOUT))
+	until coredns_available; do
+		is_running kubelet || fail_start kubelet "the kubelet exited"
+		if ((SECONDS >= deadline)); then
+			kubectl_admin -n "$COREDNS_NAMESPACE" get pods -o wide >&2 || true
+			die "CoreDNS did not become available in ${READY_TIMEOUT}s"
+		fi
+		sleep 0.5
+	done
 }
 
 # down_services: before down_real_node; kube-proxy's chains go with --cleanup (CoreDNS's pod goes
