@@ -37,8 +37,16 @@ func TestOLMManifests(t *testing.T) {
 			t.Errorf("%q is still in the manifests", gone)
 		}
 	}
+	for _, flag := range []string{"- '--namespace'", "- --configmapServerImage=", "- --util-image", "- --writeStatusName"} {
+		if !strings.Contains(got, flag) {
+			t.Errorf("the flag %q is missing from the manifests", flag)
+		}
+	}
+	if m := singleDashFlag.FindString(got); m != "" {
+		t.Errorf("a long flag with a single dash is left: %q", m)
+	}
 	for _, kept := range []string{"name: olm-operator\n", "name: catalog-operator\n", "name: olm-operator-serviceaccount",
-		"name: global-operators", "name: olm-operators", "kind: ClusterRoleBinding", "-configmapServerImage="} {
+		"name: global-operators", "name: olm-operators", "kind: ClusterRoleBinding"} {
 		if !strings.Contains(got, kept) {
 			t.Errorf("%q is missing from the manifests", kept)
 		}

@@ -47,9 +47,16 @@ var (
 // image the release pushed, which no local build can reproduce.
 var olmImageDigest = regexp.MustCompile(`quay\.io/operator-framework/olm@sha256:[0-9a-f]{64}`)
 
+// singleDashFlag matches an argument line of a manifest that gives a long flag with one dash
+// ("- '-namespace'", "- -util-image"); a single-letter flag ("- -v=4") is left alone.
+var singleDashFlag = regexp.MustCompile(`(?m)^(\s*-\s+'?)-([A-Za-z][A-Za-z-]+)`)
+
 // olmManifests returns OLM's quickstart olm.yaml as the suite applies it: OLM's image named by its
-// release's tag (olmImg) instead of the release's digest, and without two objects this cluster
-// cannot serve: the packageserver CSV (an aggregated API server: the local API server has no
+// release's tag (olmImg) instead of the release's digest; the catalog operator's long flags with
+// two dashes (the quickstart in the module still gives them one, "-namespace", which v0.33.0's
+// cobra command refuses: "unknown shorthand flag: 'n' in -namespace"; the release's olm.yaml,
+// rendered from deploy/chart, has "--namespace"); and without two objects this cluster cannot
+// serve: the packageserver CSV (an aggregated API server: the local API server has no
 // front-proxy credentials for the aggregation layer) and the operatorhubio CatalogSource (an
 // image from the internet). Everything else (namespaces, RBAC, both Deployments with their
 // arguments, the OperatorGroups) is applied as it is.
@@ -74,7 +81,8 @@ func olmManifests(olmYAML []byte, olmImg string) ([]byte, error) {
 		case meta.Kind == "CatalogSource" && meta.Metadata.Name == "operatorhubio-catalog":
 			continue
 		}
-		kept = append(kept, olmImageDigest.ReplaceAllString(doc, olmImg))
+		doc = olmImageDigest.ReplaceAllString(doc, olmImg)
+		kept = append(kept, singleDashFlag.ReplaceAllString(doc, "$1--$2"))
 	}
 	out := strings.Join(kept, "\n---")
 	if strings.Contains(out, "@sha256:") {
@@ -146,17 +154,20 @@ spec:
 	expectPodsOnRealNode(ctx, olmNamespace, "olm.catalogSource="+catalogSourceName, env.catalogImg)
 }
 
-// expectPodsOnRealNode checks that the pods of the selector run on the real node from image.
+// expectPodsOnRealNode checks that the pods of the selector run on the real node from image,
+// once the pods of an earlier rollout are gone.
 func expectPodsOnRealNode(ctx context.Context, namespace, selector, image string) {
 	GinkgoHelper()
-	pods, err := clientset.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(pods.Items).NotTo(BeEmpty(), "no pod in %s matches %s", namespace, selector)
-	for _, p := range pods.Items {
-		Expect(p.Spec.NodeName).To(Equal("real-node"), "pod %s/%s", namespace, p.Name)
-		Expect(p.Spec.Containers[0].Image).To(Equal(image), "pod %s/%s", namespace, p.Name)
-		Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s/%s", namespace, p.Name)
-	}
+	Eventually(func(g Gomega) {
+		pods, err := clientset.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(pods.Items).NotTo(BeEmpty(), "no pod in %s matches %s", namespace, selector)
+		for _, p := range pods.Items {
+			g.Expect(p.Spec.NodeName).To(Equal("real-node"), "pod %s/%s", namespace, p.Name)
+			g.Expect(p.Spec.Containers[0].Image).To(Equal(image), "pod %s/%s", namespace, p.Name)
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s/%s", namespace, p.Name)
+		}
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 }
 
 // describePods summarises the pods of a namespace for a failure message: phase, node, and each
