@@ -283,7 +283,7 @@ test-unit: ## Run the unit tests only (internal/, api/), without a control plane
 # The OLM catalog test (tests/olmcatalog, build tag olmcatalog) installs the operator from its
 # catalog image as a user's cluster does, on a local cluster of its own with a real node
 # (.state/olmcatalog-cluster, purged at each start; root, one real node per machine): kube-proxy
-# and CoreDNS (hack/cluster/services.sh), OLM's quickstart manifests of the pinned
+# and CoreDNS (hack/cluster/services.sh), OLM's CRDs and manifests of the pinned
 # operator-lifecycle-manager (olm and catalog operators as Deployments from the OLM image), a
 # CatalogSource with the catalog image, a Subscription per install mode, real item pods; then the
 # uninstall. Every image comes from make images, pulled by its public name through the node's
@@ -298,7 +298,7 @@ test-olm-catalog: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) $(OPM) real-node-pac
 	olm_dir="$$(cd $(TOOLS_DIR)/olm && GOWORK=off go mod download $$olm && GOWORK=off go list -m -f '{{.Dir}}' $$olm)"; \
 	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
 	$(CLUSTER_ENV) $(REAL_NODE_ENV) OAAT_CLUSTER_REAL_NODE=1 OPM=$(OPM) \
-		OLM_QUICKSTART_DIR="$$olm_dir/deploy/upstream/quickstart" MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
+		OLM_DEPLOY_DIR="$$olm_dir/deploy" MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
 		IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) OLM_IMG=$(OLM_IMG) \
 		go test -tags olmcatalog ./tests/olmcatalog/ -count=1 -v -timeout $(OLM_CATALOG_TIMEOUT) -ginkgo.v -ginkgo.timeout $(OLM_CATALOG_GINKGO_TIMEOUT)
 

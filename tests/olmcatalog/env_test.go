@@ -16,11 +16,11 @@ import (
 )
 
 // fileVars name the files the suite runs and reads: the binaries cluster.sh starts (the
-// Makefile's CLUSTER_ENV, with the real node's), opm, OLM's quickstart manifests directory and the
-// Prometheus Operator's CRD directory.
+// Makefile's CLUSTER_ENV, with the real node's), opm, OLM's deploy directory (of the pinned
+// operator-lifecycle-manager module) and the Prometheus Operator's CRD directory.
 var fileVars = []string{
 	"KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL", "ETCD", "KWOK",
-	"KUBELET", "CRI_TEARDOWN", "KUBE_PROXY", "OPM", "OLM_QUICKSTART_DIR", "MONITORING_CRDS_DIR",
+	"KUBELET", "CRI_TEARDOWN", "KUBE_PROXY", "OPM", "OLM_DEPLOY_DIR", "MONITORING_CRDS_DIR",
 }
 
 // imageVars name the public names of the images: the operator's, the bundle's, the catalog's and
@@ -32,9 +32,9 @@ type testEnv struct {
 	repoRoot string
 	kubectl  string
 	opm      string
-	// olmQuickstart is deploy/upstream/quickstart of the pinned operator-lifecycle-manager:
-	// crds.yaml and olm.yaml.
-	olmQuickstart  string
+	// olmDeploy is the deploy directory of the pinned operator-lifecycle-manager: the chart's
+	// CRDs and OLMConfig (chart/), the quickstart's olm.yaml (upstream/quickstart/).
+	olmDeploy      string
 	monitoringCRDs string
 	img            string
 	bundleImg      string
@@ -67,7 +67,7 @@ func loadEnv() (testEnv, error) {
 		repoRoot:       root,
 		kubectl:        os.Getenv("KUBECTL"),
 		opm:            os.Getenv("OPM"),
-		olmQuickstart:  os.Getenv("OLM_QUICKSTART_DIR"),
+		olmDeploy:      os.Getenv("OLM_DEPLOY_DIR"),
 		monitoringCRDs: os.Getenv("MONITORING_CRDS_DIR"),
 		img:            os.Getenv("IMG"),
 		bundleImg:      os.Getenv("BUNDLE_IMG"),

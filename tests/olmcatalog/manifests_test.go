@@ -10,15 +10,15 @@ import (
 )
 
 // TestOLMManifests checks olmManifests on the quickstart olm.yaml of the pinned OLM (no cluster:
-// `go test -tags olmcatalog -run TestOLMManifests`, with OLM_QUICKSTART_DIR set): both operators
+// `go test -tags olmcatalog -run TestOLMManifests`, with OLM_DEPLOY_DIR set): both operators
 // run OLM's image by the release's tag, the catalog operator's util image too, and the two
 // objects this cluster cannot serve are gone while everything else stays.
 func TestOLMManifests(t *testing.T) {
-	dir := os.Getenv("OLM_QUICKSTART_DIR")
+	dir := os.Getenv("OLM_DEPLOY_DIR")
 	if dir == "" {
-		t.Fatal("OLM_QUICKSTART_DIR is not set: run it through make test-olm-catalog")
+		t.Fatal("OLM_DEPLOY_DIR is not set: run it through make test-olm-catalog")
 	}
-	in, err := os.ReadFile(filepath.Join(dir, "olm.yaml"))
+	in, err := os.ReadFile(filepath.Join(dir, "upstream", "quickstart", "olm.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,12 +94,16 @@ func olmManifests(olmYAML []byte, olmImg string) ([]byte, error) {
 	return []byte(out), nil
 }
 
-// deployOLM applies OLM's CRDs and the monitoring CRDs (server-side: they are too large for the
-// last-applied annotation), then OLM's manifests, and waits until both operators' Deployments are
-// available: their pods run on the real node from the OLM image.
+// deployOLM applies OLM's CRDs (its chart's: the quickstart's crds.yaml in the module is older
+// and lacks OLMConfig, without which the olm operator never syncs its caches) and the monitoring
+// CRDs, server-side (they are too large for the last-applied annotation); then OLM's manifests and
+// the chart's OLMConfig "cluster"; and waits until both operators' Deployments are available:
+// their pods run on the real node from the OLM image.
 func deployOLM(ctx context.Context) {
 	GinkgoHelper()
-	files := []string{filepath.Join(env.olmQuickstart, "crds.yaml")}
+	files, err := filepath.Glob(filepath.Join(env.olmDeploy, "chart", "crds", "*.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(files).NotTo(BeEmpty(), "no CRD in %s/chart/crds", env.olmDeploy)
 	for _, f := range monitoringCRDFiles {
 		files = append(files, filepath.Join(env.monitoringCRDs, f))
 	}
@@ -109,18 +113,21 @@ func deployOLM(ctx context.Context) {
 		apply = append(apply, "-f", f)
 		wait = append(wait, "-f", f)
 	}
-	_, err := kubectl(ctx, nil, apply...)
+	_, err = kubectl(ctx, nil, apply...)
 	Expect(err).NotTo(HaveOccurred())
 	_, err = kubectl(ctx, nil, wait...)
 	Expect(err).NotTo(HaveOccurred(), "the CRDs did not become Established")
 
-	olmYAML, err := os.ReadFile(filepath.Join(env.olmQuickstart, "olm.yaml"))
+	olmYAML, err := os.ReadFile(filepath.Join(env.olmDeploy, "upstream", "quickstart", "olm.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	manifests, err := olmManifests(olmYAML, env.olmImg)
 	Expect(err).NotTo(HaveOccurred())
 	out, err := kubectl(ctx, bytes.NewReader(manifests), "apply", "--server-side", "--field-manager=olmcatalog-test", "-f", "-")
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("Applied OLM:\n%s", out)
+	_, err = kubectl(ctx, nil, "apply", "--server-side", "--field-manager=olmcatalog-test",
+		"-f", filepath.Join(env.olmDeploy, "chart", "templates", "0000_50_olm_03-olmconfig.yaml"))
+	Expect(err).NotTo(HaveOccurred())
 	for _, d := range []string{"olm-operator", "catalog-operator"} {
 		_, err := kubectl(ctx, nil, "-n", olmNamespace, "rollout", "status", "deployment/"+d, "--timeout=5m")
 		Expect(err).NotTo(HaveOccurred(), "OLM's %s: %s", d, describePods(ctx, olmNamespace))
