@@ -5,7 +5,6 @@ package olmcatalog
 import (
 	"context"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // The package, channel and CSV of the catalog (catalog/oaat-operator/index.yaml).
@@ -35,60 +35,14 @@ const (
 
 var items = []string{"/srv/a", "/srv/b"}
 
-// installMode is one of the CSV's install modes: the namespace the operator is installed in,
-// the OperatorGroup's targets (none: all namespaces), where a group must run, and a namespace
-// outside the targets where a group must be left alone.
-type installMode struct {
-	name             string
-	installNamespace string
-	targetNamespaces []string
-	workNamespaces   []string
-	outsideNamespace string
-}
+// installMode is one way to install the operator (support.InstallMode).
+type installMode = support.InstallMode
 
-var installModes = []installMode{
-	{
-		name:             "AllNamespaces",
-		installNamespace: "oaat-catalog-all",
-		workNamespaces:   []string{"oaat-catalog-all-work"},
-	},
-	{
-		name:             "OwnNamespace",
-		installNamespace: "oaat-catalog-own",
-		targetNamespaces: []string{"oaat-catalog-own"},
-		workNamespaces:   []string{"oaat-catalog-own"},
-		outsideNamespace: "oaat-catalog-own-outside",
-	},
-	{
-		name:             "SingleNamespace",
-		installNamespace: "oaat-catalog-single",
-		targetNamespaces: []string{"oaat-catalog-single-a"},
-		workNamespaces:   []string{"oaat-catalog-single-a"},
-		outsideNamespace: "oaat-catalog-single-outside",
-	},
-	{
-		name:             "MultiNamespace",
-		installNamespace: "oaat-catalog-multi",
-		targetNamespaces: []string{"oaat-catalog-multi-a", "oaat-catalog-multi-b"},
-		workNamespaces:   []string{"oaat-catalog-multi-a", "oaat-catalog-multi-b"},
-		outsideNamespace: "oaat-catalog-multi-outside",
-	},
-}
-
-// namespaces returns every namespace the mode uses, each once.
-func (m installMode) namespaces() []string {
-	all := append([]string{m.installNamespace}, m.targetNamespaces...)
-	all = append(all, m.workNamespaces...)
-	if m.outsideNamespace != "" {
-		all = append(all, m.outsideNamespace)
-	}
-	sort.Strings(all)
-	return slices.Compact(all)
-}
+var installModes = support.InstallModes("oaat-catalog", "oaat-catalog-work")
 
 var _ = Describe("Installing from the catalog image", Ordered, func() {
 	for _, m := range installModes {
-		It("installs with a Subscription, and OLM's Deployment runs real item pods, in install mode "+m.name,
+		It("installs with a Subscription, and OLM's Deployment runs real item pods, in install mode "+m.Name,
 			func(ctx SpecContext) { installAndRun(ctx, m) }, SpecTimeout(12*time.Minute))
 	}
 
@@ -102,12 +56,12 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 // (Subscription, then CSV) in a cleanup, which runs even when a step failed.
 func installAndRun(ctx SpecContext, m installMode) {
 	start := time.Now()
-	for _, ns := range m.namespaces() {
+	for _, ns := range m.Namespaces() {
 		createNamespace(ctx, ns)
 	}
 	DeferCleanup(func(ctx SpecContext) {
 		uninstall(ctx, m)
-		deleteNamespaces(ctx, m.namespaces()...)
+		deleteNamespaces(ctx, m.Namespaces()...)
 	}, NodeTimeout(4*time.Minute))
 
 	og := object(`
@@ -117,9 +71,9 @@ metadata:
   name: oaat
   namespace: %s
 spec: {}
-`, m.installNamespace)
-	if len(m.targetNamespaces) > 0 {
-		Expect(unstructured.SetNestedStringSlice(og.Object, m.targetNamespaces, "spec", "targetNamespaces")).To(Succeed())
+`, m.InstallNamespace)
+	if len(m.TargetNamespaces) > 0 {
+		Expect(unstructured.SetNestedStringSlice(og.Object, m.TargetNamespaces, "spec", "targetNamespaces")).To(Succeed())
 	}
 	createObject(ctx, gvrOG, og)
 	createObject(ctx, gvrSub, object(`
@@ -134,32 +88,32 @@ spec:
   source: %s
   sourceNamespace: %s
   installPlanApproval: Automatic
-`, packageName, m.installNamespace, channelName, packageName, catalogSourceName, olmNamespace))
+`, packageName, m.InstallNamespace, channelName, packageName, catalogSourceName, olmNamespace))
 
 	By("waiting for the InstallPlan to complete and the CSV to succeed")
 	var ipName string
 	Eventually(func(g Gomega) {
-		sub := get(ctx, g, gvrSub, m.installNamespace, packageName)
+		sub := get(ctx, g, gvrSub, m.InstallNamespace, packageName)
 		ipName, _, _ = unstructured.NestedString(sub.Object, "status", "installPlanRef", "name")
 		g.Expect(ipName).NotTo(BeEmpty(), "the Subscription's status: %v", sub.Object["status"])
-		ip := get(ctx, g, gvrIP, m.installNamespace, ipName)
+		ip := get(ctx, g, gvrIP, m.InstallNamespace, ipName)
 		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
 		g.Expect(phase).To(Equal("Complete"), "InstallPlan %s: %v", ipName, ip.Object["status"])
-		csv := get(ctx, g, gvrCSV, m.installNamespace, csvName)
+		csv := get(ctx, g, gvrCSV, m.InstallNamespace, csvName)
 		phase, _, _ = unstructured.NestedString(csv.Object, "status", "phase")
 		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: %v", csvName, csv.Object["status"])
 	}).WithContext(ctx).WithTimeout(8*time.Minute).Should(Succeed(), func() string {
-		return "pods of OLM's namespace:\n" + describePods(ctx, olmNamespace) + "\npods of " + m.installNamespace + ":\n" + describePods(ctx, m.installNamespace)
+		return "pods of OLM's namespace:\n" + describePods(ctx, olmNamespace) + "\npods of " + m.InstallNamespace + ":\n" + describePods(ctx, m.InstallNamespace)
 	})
 	installed := time.Since(start).Round(time.Millisecond)
-	AddReportEntry(m.name+": CSV Succeeded", installed.String())
-	GinkgoWriter.Printf("%s: InstallPlan %s Complete and CSV Succeeded after %s\n", m.name, ipName, installed)
+	AddReportEntry(m.Name+": CSV Succeeded", installed.String())
+	GinkgoWriter.Printf("%s: InstallPlan %s Complete and CSV Succeeded after %s\n", m.Name, ipName, installed)
 
 	By("checking that OLM's Deployment runs the operator's image on the real node")
-	expectPodsOnRealNode(ctx, m.installNamespace, "control-plane=controller-manager", env.img)
+	expectPodsOnRealNode(ctx, m.InstallNamespace, "control-plane=controller-manager", env.img)
 
 	runItems(ctx, m)
-	AddReportEntry(m.name+": items ran", time.Since(start).Round(time.Millisecond).String())
+	AddReportEntry(m.Name+": items ran", time.Since(start).Round(time.Millisecond).String())
 }
 
 // runItems creates an OaatType and an OaatGroup in every work namespace and in the namespace
@@ -167,9 +121,9 @@ spec:
 // node whose log shows its item, and the group outside must get no pod and no status.
 func runItems(ctx context.Context, m installMode) {
 	GinkgoHelper()
-	all := slices.Clone(m.workNamespaces)
-	if m.outsideNamespace != "" {
-		all = append(all, m.outsideNamespace)
+	all := slices.Clone(m.WorkNamespaces)
+	if m.OutsideNamespace != "" {
+		all = append(all, m.OutsideNamespace)
 	}
 	for _, ns := range all {
 		ot := &v1alpha1.OaatType{
@@ -196,7 +150,7 @@ func runItems(ctx context.Context, m installMode) {
 
 	By("waiting until every item of the watched groups has succeeded")
 	Eventually(func(g Gomega) {
-		for _, ns := range m.workNamespaces {
+		for _, ns := range m.WorkNamespaces {
 			group := &v1alpha1.OaatGroup{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
 			for _, item := range items {
@@ -208,14 +162,14 @@ func runItems(ctx context.Context, m installMode) {
 	}).WithContext(ctx).WithTimeout(4*time.Minute).Should(Succeed(), func() string {
 		return strings.Join(func() []string {
 			var out []string
-			for _, ns := range m.workNamespaces {
+			for _, ns := range m.WorkNamespaces {
 				out = append(out, describePods(ctx, ns))
 			}
 			return out
 		}(), "\n")
 	})
 
-	for _, ns := range m.workNamespaces {
+	for _, ns := range m.WorkNamespaces {
 		pods, err := clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGroup + "=" + groupName})
 		Expect(err).NotTo(HaveOccurred())
 		seen := map[string]bool{}
@@ -239,13 +193,13 @@ func runItems(ctx context.Context, m installMode) {
 		}
 	}
 
-	if m.outsideNamespace != "" {
-		By("checking that the group in " + m.outsideNamespace + ", outside the OperatorGroup's targets, is left alone")
+	if m.OutsideNamespace != "" {
+		By("checking that the group in " + m.OutsideNamespace + ", outside the OperatorGroup's targets, is left alone")
 		Consistently(func(g Gomega) {
 			group := &v1alpha1.OaatGroup{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.outsideNamespace, Name: groupName}, group)).To(Succeed())
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.OutsideNamespace, Name: groupName}, group)).To(Succeed())
 			g.Expect(group.Status.Items).To(BeEmpty(), "the operator reconciled a group outside its targets")
-			pods, err := clientset.CoreV1().Pods(m.outsideNamespace).List(ctx, metav1.ListOptions{})
+			pods, err := clientset.CoreV1().Pods(m.OutsideNamespace).List(ctx, metav1.ListOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(pods.Items).To(BeEmpty(), "pods outside the targets")
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
@@ -261,13 +215,13 @@ func uninstall(ctx context.Context, m installMode) {
 		del  func() error
 	}{
 		{"Subscription", func() error {
-			return dynClient.Resource(gvrSub).Namespace(m.installNamespace).Delete(ctx, packageName, metav1.DeleteOptions{})
+			return dynClient.Resource(gvrSub).Namespace(m.InstallNamespace).Delete(ctx, packageName, metav1.DeleteOptions{})
 		}},
 		{"CSV", func() error {
-			return dynClient.Resource(gvrCSV).Namespace(m.installNamespace).Delete(ctx, csvName, metav1.DeleteOptions{})
+			return dynClient.Resource(gvrCSV).Namespace(m.InstallNamespace).Delete(ctx, csvName, metav1.DeleteOptions{})
 		}},
 		{"OperatorGroup", func() error {
-			return dynClient.Resource(gvrOG).Namespace(m.installNamespace).Delete(ctx, "oaat", metav1.DeleteOptions{})
+			return dynClient.Resource(gvrOG).Namespace(m.InstallNamespace).Delete(ctx, "oaat", metav1.DeleteOptions{})
 		}},
 	} {
 		if err := step.del(); err != nil && !apierrors.IsNotFound(err) {
@@ -275,7 +229,7 @@ func uninstall(ctx context.Context, m installMode) {
 		}
 		if step.what == "CSV" {
 			Eventually(func(g Gomega) {
-				pods, err := clientset.CoreV1().Pods(m.installNamespace).List(ctx, metav1.ListOptions{LabelSelector: "control-plane=controller-manager"})
+				pods, err := clientset.CoreV1().Pods(m.InstallNamespace).List(ctx, metav1.ListOptions{LabelSelector: "control-plane=controller-manager"})
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(pods.Items).To(BeEmpty(), "the operator's pods after the CSV's deletion")
 			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())

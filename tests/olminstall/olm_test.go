@@ -18,13 +18,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -40,15 +37,14 @@ const catalogSourceName = "oaat-local"
 // The monitoring.coreos.com CRDs the bundle needs: it ships a ServiceMonitor and a PrometheusRule.
 var monitoringCRDFiles = []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"}
 
-// The OLM kinds, read as unstructured objects: that spares the module a dependency on
-// github.com/operator-framework/api.
+// The OLM kinds, read as unstructured objects (support's).
 var (
-	gvrCSV = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "clusterserviceversions"}
-	gvrSub = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "subscriptions"}
-	gvrIP  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "installplans"}
-	gvrCS  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "catalogsources"}
-	gvrOG  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1", Resource: "operatorgroups"}
-	gvrCRD = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	gvrCSV = support.GVRClusterServiceVersion
+	gvrSub = support.GVRSubscription
+	gvrIP  = support.GVRInstallPlan
+	gvrCS  = support.GVRCatalogSource
+	gvrOG  = support.GVROperatorGroup
+	gvrCRD = support.GVRCustomResourceDefinition
 )
 
 // kubectl runs the pinned kubectl as the admin.
@@ -249,8 +245,8 @@ spec:
 // object parses a YAML manifest (a format for fmt.Sprintf) into an unstructured object.
 func object(format string, args ...any) *unstructured.Unstructured {
 	GinkgoHelper()
-	u := &unstructured.Unstructured{}
-	Expect(yaml.Unmarshal([]byte(fmt.Sprintf(format, args...)), &u.Object)).To(Succeed())
+	u, err := support.ParseObject(format, args...)
+	Expect(err).NotTo(HaveOccurred())
 	return u
 }
 
@@ -268,34 +264,16 @@ func createObject(ctx context.Context, gvr schema.GroupVersionResource, u *unstr
 	Expect(err).NotTo(HaveOccurred(), "creating %s %s/%s", gvr.Resource, u.GetNamespace(), u.GetName())
 }
 
-// createNamespace creates a namespace labelled as the suite's and waits for its default
-// ServiceAccount, without which the ServiceAccount admission plugin refuses pods.
+// createNamespace creates a namespace labelled as the suite's and waits for its default ServiceAccount.
 func createNamespace(ctx context.Context, name string) {
 	GinkgoHelper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelSuite: "true"}}}
-	err := k8sClient.Create(ctx, ns)
-	if !apierrors.IsAlreadyExists(err) {
-		Expect(err).NotTo(HaveOccurred(), "creating namespace %s", name)
-	}
-	Eventually(func() error {
-		_, err := clientset.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the default ServiceAccount of %s", name)
+	Expect(support.CreateNamespace(ctx, clientset, name, map[string]string{labelSuite: "true"}, 30*time.Second)).To(Succeed())
 }
 
 // deleteNamespaces deletes the namespaces and waits until they are gone.
 func deleteNamespaces(ctx context.Context, names ...string) {
 	GinkgoHelper()
-	for _, name := range names {
-		err := k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		Expect(client.IgnoreNotFound(err)).To(Succeed())
-	}
-	Eventually(func(g Gomega) {
-		for _, name := range names {
-			err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s still exists (%v)", name, err)
-		}
-	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	Expect(support.DeleteNamespaces(ctx, clientset, 2*time.Minute, names...)).To(Succeed())
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
