@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -63,6 +64,8 @@ func TestOLMCatalog(t *testing.T) {
 var _ = BeforeSuite(func(ctx SpecContext) {
 	SetDefaultEventuallyPollingInterval(poll)
 	SetDefaultConsistentlyPollingInterval(poll)
+	// The clients' log (controller-runtime's) goes to the spec's output.
+	logf.SetLogger(GinkgoLogr)
 
 	var err error
 	env, err = loadEnv()
