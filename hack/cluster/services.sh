@@ -276,4 +276,22 @@ down_services() {
 	elif iptables -w 5 -t nat -S KUBE-SERVICES >/dev/null 2>&1; then
 		log "kube-proxy not found (KUBE_PROXY=${KUBE_PROXY:-}): its chains KUBE-* are left in iptables"
 	fi
+	remove_kube_firewall
+}
+
+# remove_kube_firewall: kube-proxy also makes the kubelet's KUBE-FIREWALL chain (filter table,
+# jumped to from INPUT and OUTPUT, in both address families) and --cleanup leaves it, as it
+# belongs to the kubelet; ours makes none (makeIPTablesUtilChains: false), so it is kube-proxy's.
+remove_kube_firewall() {
+	local cmd hook
+	for cmd in iptables ip6tables; do
+		command -v "$cmd" >/dev/null || continue
+		for hook in INPUT OUTPUT; do
+			while "$cmd" -w 5 -t filter -D "$hook" -j KUBE-FIREWALL 2>/dev/null; do :; done
+		done
+		if "$cmd" -w 5 -t filter -S KUBE-FIREWALL >/dev/null 2>&1; then
+			"$cmd" -w 5 -t filter -F KUBE-FIREWALL
+			"$cmd" -w 5 -t filter -X KUBE-FIREWALL
+		fi
+	done
 }

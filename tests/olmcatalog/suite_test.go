@@ -24,6 +24,8 @@ package olmcatalog
 import (
 	"context"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +125,19 @@ func tearDown() {
 	}
 	for _, p := range support.ProcessesUsing(cluster.StateDir) {
 		problems = append(problems, "process left running that uses "+cluster.StateDir+": "+p)
+	}
+	// kube-proxy's chains (KUBE-*, with the KUBE-FIREWALL that its --cleanup leaves) must go at down.
+	for _, save := range []string{"iptables-save", "ip6tables-save"} {
+		out, err := exec.Command(save).Output()
+		if err != nil {
+			problems = append(problems, save+": "+err.Error())
+			continue
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "KUBE-") {
+				problems = append(problems, save+" shows a rule or chain left by kube-proxy: "+line)
+			}
+		}
 	}
 	Expect(problems).To(BeEmpty(), "tearing down the suite")
 }
