@@ -122,7 +122,11 @@ CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_C
 # packages installed, only by the targets that start one, so that the kwok-only suites do not pay.
 REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN) $(KUBE_PROXY)
 # cluster-up's prerequisites: the real node's too when OAAT_CLUSTER_REAL_NODE=1.
-CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages images)
+CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages real-node-images)
+# The images a real node needs (make images IMAGES=...): the sandbox, the samples' busybox, the
+# operator (make deploy) and the cluster DNS (hack/cluster/services.sh). cluster.sh pushes every
+# image built, these and any other.
+REAL_NODE_IMAGES := pause busybox operator coredns
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -196,6 +200,7 @@ test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUB
 	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
 	$(MAKE) test-olm
 	$(MAKE) test-e2e
+	$(MAKE) test-realnode
 	$(MAKE) test-olm-install
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
@@ -210,6 +215,10 @@ system-packages: ## Install the Debian packages the tests need (prometheus) if m
 # The real node's Debian packages (hack/cluster/realnode.sh): containerd, runc, the CNI plugins,
 # the registry (distribution), iptables and iproute2; installed when one is missing.
 REAL_NODE_PACKAGES := containerd runc containernetworking-plugins docker-registry iptables iproute2
+
+.PHONY: real-node-images
+real-node-images: ## Build the images of the local cluster's real node (REAL_NODE_IMAGES) if their inputs changed.
+	$(MAKE) images IMAGES="$(REAL_NODE_IMAGES)"
 
 .PHONY: real-node-packages
 real-node-packages: ## Install the Debian packages of the local cluster's real node if missing; needs root.
@@ -236,6 +245,21 @@ test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests aga
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager \
 		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
 		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
+
+# The real-node suite (tests/realnode, build tag realnode) brings up a local cluster of its own with
+# the real node (.state/realnode-cluster, kept between runs; hack/cluster/realnode.sh), deploys
+# config/default from the operator image as `make deploy` does, and runs item pods in real
+# containers. Needs root, and the machine's one real node.
+REALNODE_TIMEOUT ?= 20m
+REALNODE_GINKGO_TIMEOUT ?= 18m
+REALNODE_FOCUS ?=
+
+.PHONY: test-realnode
+test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
+	go vet -tags realnode ./tests/realnode/
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) \
+		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
+		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 
 # The benchmark and the chaos run (tests/perf) each start a local cluster of their own
 # (.state/perf-bench, .state/perf-chaos, purged at each start), run bin/manager as separate
@@ -370,8 +394,7 @@ cluster-status: ## Show the local cluster's processes and kubeconfig; fails unle
 	$(CLUSTER_ENV) hack/cluster/cluster.sh status
 
 .PHONY: real-node-smoke
-real-node-smoke: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages ## Check the local cluster's real node (a busybox pod, its exit code and log), then that down leaves nothing behind.
-	$(MAKE) images IMAGES="pause busybox coredns"
+real-node-smoke: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images ## Check the local cluster's real node (a busybox pod, its exit code and log), then that down leaves nothing behind.
 	$(CLUSTER_ENV) $(REAL_NODE_ENV) hack/cluster/realnode-smoke.sh
 
 .PHONY: cluster-smoke
@@ -381,14 +404,16 @@ cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its
 ##@ Demo
 
 # The demo runs the manager on this machine as its ServiceAccount (hack/local-operator.sh), not
-# in a Deployment: no image to build. Its binaries are built with go build alone, not through
+# in a Deployment (make deploy does that), and the samples' item pods on the cluster's real node:
+# the images it needs are pause and busybox. Its binaries are built with go build alone, not through
 # `build`, which also regenerates code and manifests and formats the tree.
 MANAGER_BIN = $(LOCALBIN)/manager
 KUBECTL_OAAT_BIN = $(LOCALBIN)/kubectl-oaat
-DEMO_ENV = $(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN)
+DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN)
 
 .PHONY: demo
-demo: $(CLUSTER_BINARIES) $(KUSTOMIZE) ## Start the local cluster and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+demo: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+	$(MAKE) images IMAGES="pause busybox"
 	go build -o $(MANAGER_BIN) ./cmd
 	go build -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
 	$(DEMO_ENV) hack/demo.sh up

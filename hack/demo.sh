@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# make demo: the local cluster (hack/cluster/cluster.sh), the operator running on this machine as
-# its ServiceAccount (hack/local-operator.sh), the samples of config/samples in namespace
-# oaat-demo, and `kubectl oaat status -w` on them until Ctrl-C. kwok plays each item's pod: it
-# runs a few seconds and fails half the time. Ctrl-C leaves the cluster and the operator running.
+# make demo: the local cluster (hack/cluster/cluster.sh) with its real node, the operator running
+# on this machine as its ServiceAccount (hack/local-operator.sh), the samples of config/samples in
+# namespace oaat-demo, and `kubectl oaat status -w` on them until Ctrl-C. Each item's pod really
+# runs on the real node: busybox prints its item, sleeps and exits 0 or 1 as the sample's script
+# chooses; `kubectl logs` shows what it printed. Ctrl-C leaves the cluster and the operator running.
 #
 # Usage: demo.sh [up] | down [--purge]
 #
 # Environment:
-#   KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, ETCD, KWOK   (cluster.sh)
+#   KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, ETCD, KWOK,
+#   KUBELET, CRI_TEARDOWN, OAAT_PAUSE_IMAGE, IMAGES_DIR                            (cluster.sh)
 #   KUSTOMIZE, MANAGER                                                            (local-operator.sh)
 #   KUBECTL_OAAT   the kubectl-oaat plugin binary
 #   DEMO_SECONDS   when set (CI, scripts): show the status every few seconds for that many
@@ -56,7 +58,7 @@ kubectl_admin() { "$KUBECTL" --kubeconfig="$CLUSTER_KUBECONFIG" "$@"; }
 # up
 
 cluster_up() {
-	CLUSTER_KUBECONFIG=$("$CLUSTER" up | tail -n 1)
+	CLUSTER_KUBECONFIG=$(OAAT_CLUSTER_REAL_NODE=1 "$CLUSTER" up | tail -n 1)
 	[[ -f $CLUSTER_KUBECONFIG ]] || die "cluster.sh up printed no kubeconfig path"
 	export CLUSTER_KUBECONFIG
 }
@@ -130,7 +132,32 @@ observe() {
 	done
 }
 
-# check_demo SINCE: did the group run items, one at a time?
+# logs_command: how to read what the group's item pods printed.
+logs_command() {
+	printf '%s logs --kubeconfig=%s --namespace=%s --selector=%s=%s --prefix' \
+		"$KUBECTL" "$CLUSTER_KUBECONFIG" "$NAMESPACE" "$GROUP_LABEL" "$GROUP"
+}
+
+# check_item_logs: the log of an ended item pod, read through the API server from the kubelet,
+# holds the line the sample prints with its item.
+check_item_logs() {
+	local pod item log
+	pod=$(group_pods | awk '$2 == "Succeeded" || $2 == "Failed" { print $1; exit }')
+	if [[ -z $pod ]]; then
+		say "FAIL: no item pod of $GROUP has ended yet: no log to read"
+		return 1
+	fi
+	item=$(kubectl_admin get pod "$pod" --namespace="$NAMESPACE" -o jsonpath='{.metadata.annotations.oaat\.io/item}')
+	log=$(kubectl_admin logs "$pod" --namespace="$NAMESPACE" 2>&1 || true)
+	if [[ -n $item && $log == *"$item"* ]]; then
+		say "ok: kubectl logs $pod (item $item, $(kubectl_admin get pod "$pod" --namespace="$NAMESPACE" -o jsonpath='{.status.phase}, exit code {.status.containerStatuses[0].state.terminated.exitCode}, node {.spec.nodeName}')): $log"
+	else
+		say "FAIL: kubectl logs $pod (item '$item'): $log"
+		return 1
+	fi
+}
+
+# check_demo SINCE: did the group run items, one at a time, on the real node?
 check_demo() {
 	local since=$1 ran ran_count live live_count overlaps failed=0
 	ran=$(items_run_since "$since")
@@ -150,6 +177,7 @@ check_demo() {
 		say "FAIL: $live_count live pods of $GROUP now ($(tr '\n' ' ' <<<"$live")), up to $MAX_LIVE in the samples ($MAX_LIVE_PODS)"
 		failed=1
 	fi
+	check_item_logs || failed=1
 	if [[ -z $overlaps ]]; then
 		say "ok: no two pods of $GROUP still present ($(group_pods | wc -l)) overlapped in time"
 	else
@@ -174,6 +202,7 @@ cmd_up() {
 	step "samples applied in namespace $NAMESPACE" apply_samples
 	echo
 	echo "Look around: export KUBECONFIG=$CLUSTER_KUBECONFIG; $KUBECTL get oaat,pods -n $NAMESPACE (operator log: $OPERATOR_LOG)"
+	echo "What the item pods printed (they run on the real node): $(logs_command)"
 	echo "Ctrl-C stops watching; the cluster and the operator keep running until: make demo-down (PURGE=1 also deletes their state)"
 	if [[ -z ${DEMO_SECONDS:-} ]]; then
 		watch_status

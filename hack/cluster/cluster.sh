@@ -153,35 +153,27 @@ ensure_admin_token() {
 	ADMIN_TOKEN=$(cut -d, -f1 "$file")
 }
 
-write_kubeconfig() {
-	local file ca_data
-	file=$(kubeconfig_path)
+# write_kubeconfig_file FILE USER USER-FIELDS...: a kubeconfig of the local cluster (checked
+# against its CA) for USER, whose user entry has the fields given as "key: value" arguments.
+write_kubeconfig_file() {
+	local file=$1 user=$2 ca_data field
+	shift 2
 	ca_data=$(base64 -w0 <"$STATE_DIR/pki/ca.crt")
 	(
 		umask 077
-		cat >"$file.tmp" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: oaat-local
-  cluster:
-    server: https://127.0.0.1:${APISERVER_PORT}
-    certificate-authority-data: ${ca_data}
-users:
-- name: admin
-  user:
-    token: ${ADMIN_TOKEN}
-contexts:
-- name: oaat-local
-  context:
-    cluster: oaat-local
-    user: admin
-    namespace: default
-current-context: oaat-local
-EOF
+		{
+			printf '%s\n' 'apiVersion: v1' 'kind: Config' 'clusters:' '- name: oaat-local' '  cluster:' \
+				"    server: https://127.0.0.1:${APISERVER_PORT}" "    certificate-authority-data: ${ca_data}" \
+				'users:' "- name: $user" '  user:'
+			for field in "$@"; do printf '    %s\n' "$field"; done
+			printf '%s\n' 'contexts:' '- name: oaat-local' '  context:' '    cluster: oaat-local' \
+				"    user: $user" '    namespace: default' 'current-context: oaat-local'
+		} >"$file.tmp"
 	)
 	mv "$file.tmp" "$file"
 }
+
+write_kubeconfig() { write_kubeconfig_file "$(kubeconfig_path)" admin "token: ${ADMIN_TOKEN}"; }
 
 # ---------------------------------------------------------------------------------------------
 # Components. Each start_* is called only when the component is not running.
@@ -368,7 +360,12 @@ cmd_up() {
 		return 0
 	fi
 	check_binaries
-	if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then require_real_node_binaries; fi
+	if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then
+		require_real_node_binaries
+		# Before anything starts: one real node per machine.
+		claim_machine
+		mkdir -p "$(real_node_dir)"
+	fi
 	ensure_pki
 
 	is_running etcd || start_etcd
@@ -383,11 +380,7 @@ cmd_up() {
 	is_running kwok || start_kwok
 
 	ensure_nodes
-	if [[ $WANT_REAL_NODE == 1 ]] || has_real_node; then
-		mkdir -p "$(real_node_dir)"
-		up_real_node
-		up_services
-	fi
+	if has_real_node; then up_real_node && up_services; fi
 	# Pods cannot be created in a namespace before its default ServiceAccount exists (the
 	# ServiceAccount admission plugin rejects them); the controller-manager makes it.
 	wait_until kube-controller-manager 30 kubectl_admin get serviceaccount default --namespace=default

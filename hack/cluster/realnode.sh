@@ -329,31 +329,11 @@ EOF
 }
 
 write_kubelet_config() {
-	local dir pki=$STATE_DIR/pki ca_data
+	local dir pki=$STATE_DIR/pki
 	dir=$(real_node_dir)/kubelet
 	mkdir -p "$dir/root" "$dir/pod-logs"
-	ca_data=$(base64 -w0 <"$pki/ca.crt")
-	(
-		umask 077
-		cat >"$dir/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: oaat-local
-  cluster:
-    server: https://127.0.0.1:${APISERVER_PORT}
-    certificate-authority-data: ${ca_data}
-users:
-- name: kubelet
-  user:
-    client-certificate: $pki/kubelet-client.crt
-    client-key: $pki/kubelet-client.key
-contexts:
-- name: kubelet
-  context: {cluster: oaat-local, user: kubelet}
-current-context: kubelet
-EOF
-	)
+	write_kubeconfig_file "$dir/kubeconfig" kubelet \
+		"client-certificate: $pki/kubelet-client.crt" "client-key: $pki/kubelet-client.key"
 	# cgroup v1 here (stat -fc %T /sys/fs/cgroup: tmpfs), hence failCgroupV1 false and cgroupfs
 	# (containerd's SystemdCgroup = false). No swap accounting, no eviction, no node allocatable
 	# enforcement: a test node on a shared machine. The API server's calls (logs, exec) are
@@ -458,7 +438,6 @@ node_ready() {
 
 up_real_node() {
 	require_real_node_binaries
-	claim_machine
 	ensure_real_node_pki
 	ensure_bridge
 	ensure_service_dnat
@@ -482,6 +461,13 @@ up_real_node() {
 # down_real_node: the kubelet first (or it would start the pods again), then every pod sandbox
 # through the CRI (containers, CNI DEL, shm and netns mounts), then containerd and what is left.
 down_real_node() {
+	if [[ $(real_node_owner || true) != "$STATE_DIR" ]]; then
+		# An up that the machine lock stopped: the bridge, the chains and the cgroups belong to the
+		# real node of another cluster.
+		local name
+		for name in "${REAL_NODE_COMPONENTS[@]}"; do stop_process "$name"; done
+		return 0
+	fi
 	stop_process kubelet
 	if [[ ! -x ${CRI_TEARDOWN:-} ]]; then
 		log "cri-teardown not found (CRI_TEARDOWN=${CRI_TEARDOWN:-}): removing the pods' leftovers by hand"

@@ -270,6 +270,8 @@ wait_for_coredns() {
 # with the node's pods).
 down_services() {
 	stop_process kube-proxy
+	# An up that the machine lock stopped: the KUBE-* chains are the other cluster's kube-proxy's.
+	[[ $(real_node_owner || true) == "$STATE_DIR" ]] || return 0
 	if [[ -x ${KUBE_PROXY:-} ]]; then
 		"$KUBE_PROXY" --cleanup --v=0 >>"$(log_file kube-proxy)" 2>&1 ||
 			log "kube-proxy --cleanup failed; see $(log_file kube-proxy)"

@@ -7,14 +7,10 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,27 +50,9 @@ type prometheusProcess struct {
 	dir     string
 	logPath string
 
-	mu   sync.Mutex
-	proc *support.Process // nil until started
-	addr string
-}
-
-// prometheusBinary is the Prometheus server to run: $PROMETHEUS, else prometheus on the PATH
-// (Debian's package, which .ci/run installs). The suite fails without one: a metrics test that
-// skips would pass by testing nothing.
-func prometheusBinary() (string, error) {
-	if p := os.Getenv("PROMETHEUS"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("PROMETHEUS=%s: %w", p, err)
-		}
-		return p, nil
-	}
-	p, err := exec.LookPath("prometheus")
-	if err != nil {
-		return "", fmt.Errorf("no prometheus server on the PATH (%w): install the prometheus package "+
-			"(.ci/run does) or name one in PROMETHEUS", err)
-	}
-	return p, nil
+	mu      sync.Mutex
+	proc    *support.Process // nil until started
+	baseURL string
 }
 
 // startPrometheus sets up Prometheus's identity, writes its configuration and starts it as prom
@@ -84,7 +62,7 @@ func prometheusBinary() (string, error) {
 // the tests that query it wait for (waitForTarget) while the others run.
 func startPrometheus(ctx context.Context) {
 	GinkgoHelper()
-	binary, err := prometheusBinary()
+	binary, err := support.PrometheusBinary()
 	Expect(err).NotTo(HaveOccurred())
 	p := &prometheusProcess{
 		binary:  binary,
@@ -138,34 +116,18 @@ scrape_configs:
 }
 
 func (p *prometheusProcess) start(configFile string) error {
-	port, err := support.FreePort()
-	if err != nil {
-		return err
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	// One log per run, like the operator's.
 	if err := os.Remove(p.logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	proc, err := support.StartProcess(support.ProcessSpec{
-		Name:   "prometheus",
-		Binary: p.binary,
-		Args: []string{
-			"--config.file=" + configFile,
-			"--storage.tsdb.path=" + filepath.Join(p.dir, "data"),
-			"--web.listen-address=" + addr,
-			"--log.level=info",
-		},
-		LogPath: p.logPath,
-		Log:     GinkgoWriter,
-	})
+	proc, baseURL, err := support.StartPrometheus(p.binary, configFile, filepath.Join(p.dir, "data"), p.logPath, GinkgoWriter)
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.proc, p.addr = proc, addr
+	p.proc, p.baseURL = proc, baseURL
 	p.mu.Unlock()
-	GinkgoWriter.Printf("Prometheus, pid %d, on http://%s\n", proc.PID(), addr)
+	GinkgoWriter.Printf("Prometheus, pid %d, on %s\n", proc.PID(), baseURL)
 	return nil
 }
 
@@ -205,7 +167,7 @@ func (p *prometheusProcess) stop() error {
 func (p *prometheusProcess) url(path string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return "http://" + p.addr + path
+	return p.baseURL + path
 }
 
 // ready asks Prometheus's /-/ready.
@@ -229,46 +191,13 @@ func expectTargetUp(ctx context.Context, g Gomega) {
 }
 
 // promSample is one series of an instant vector.
-type promSample struct {
-	Metric map[string]string
-	Value  float64
-}
+type promSample = support.PromSample
 
 // promQuery runs an instant query through Prometheus's HTTP API and returns the vector.
 func promQuery(ctx context.Context, g Gomega, query string) []promSample {
 	GinkgoHelper()
-	u := prom.url("/api/v1/query") + "?" + url.Values{"query": {query}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	samples, err := support.QueryPrometheus(ctx, prom.url(""), query)
 	g.Expect(err).NotTo(HaveOccurred())
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Do(req)
-	g.Expect(err).NotTo(HaveOccurred(), "query %s", query)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), "query %s: %s", query, body)
-	var answer struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	g.Expect(json.Unmarshal(body, &answer)).To(Succeed(), "query %s: %s", query, body)
-	g.Expect(answer.Status).To(Equal("success"), "query %s: %s", query, answer.Error)
-	g.Expect(answer.Data.ResultType).To(Equal("vector"), "query %s", query)
-	samples := make([]promSample, 0, len(answer.Data.Result))
-	for _, r := range answer.Data.Result {
-		s, ok := r.Value[1].(string)
-		g.Expect(ok).To(BeTrue(), "query %s: value %v", query, r.Value)
-		v, err := strconv.ParseFloat(s, 64)
-		g.Expect(err).NotTo(HaveOccurred(), "query %s: value %q", query, s)
-		samples = append(samples, promSample{Metric: r.Metric, Value: v})
-	}
 	return samples
 }
 

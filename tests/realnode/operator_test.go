@@ -1,0 +1,360 @@
+//go:build realnode
+
+package realnode
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// The scraper's identity: a ServiceAccount bound to the ClusterRole config/rbac grants scrapers.
+const (
+	monitoringNamespace = "monitoring"
+	scraperSA           = "prometheus"
+	metricsReaderRole   = "oaat-operator-metrics-reader"
+)
+
+// waitForOperator waits until the Deployment's pod is Ready on the real node and leads.
+func waitForOperator(ctx context.Context) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorDeployment}, dep)).To(Succeed())
+		g.Expect(dep.Status.ObservedGeneration).To(Equal(dep.Generation))
+		g.Expect(dep.Status.UpdatedReplicas).To(Equal(*dep.Spec.Replicas))
+		g.Expect(dep.Status.AvailableReplicas).To(Equal(*dep.Spec.Replicas))
+		g.Expect(dep.Status.Replicas).To(Equal(*dep.Spec.Replicas), "an old pod is still there")
+		pod := operatorPod(ctx, g)
+		lease := &coordinationv1.Lease{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, lease)).To(Succeed())
+		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+		g.Expect(*lease.Spec.HolderIdentity).To(HavePrefix(pod.Name+"_"), "the lease's holder")
+	}).WithContext(ctx).WithTimeout(4*time.Minute).Should(Succeed(), "the operator's Deployment Available and leading")
+}
+
+// operatorPod is the one Ready pod of the operator's Deployment.
+func operatorPod(ctx context.Context, g Gomega) *corev1.Pod {
+	pods := &corev1.PodList{}
+	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(operatorNamespace),
+		client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+	var ready []corev1.Pod
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && podReady(&p) {
+			ready = append(ready, p)
+		}
+	}
+	g.Expect(ready).To(HaveLen(1), "Ready pods of the operator")
+	return &ready[0]
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+var _ = Describe("The operator deployed from its image (make deploy)", func() {
+	It("runs on the real node, leads, is confined by the runtime and serves its metrics through the Service", func(ctx SpecContext) {
+		pod := operatorPod(ctx, Default)
+		By("running pod " + pod.Name + " on " + pod.Spec.NodeName + " from " + pod.Spec.Containers[0].Image)
+		Expect(pod.Spec.NodeName).To(Equal(realNodeName))
+		Expect(pod.Spec.Containers[0].Image).To(Equal(operatorImage))
+		status := pod.Status.ContainerStatuses[0]
+		Expect(status.ContainerID).To(HavePrefix("containerd://"))
+		Expect(status.ImageID).To(HavePrefix("quay.io/oaat-io/oaat-operator@sha256:"), "pulled by its public name")
+
+		By("reading the manager process's confinement from /proc, as the kernel enforces it")
+		pid := containerPID(strings.TrimPrefix(status.ContainerID, "containerd://"))
+		procStatus := readProcStatus(pid)
+		Expect(procStatus["Uid"]).To(HavePrefix("65532\t"), "runAsNonRoot with the image's user")
+		Expect(procStatus["CapEff"]).To(Equal("0000000000000000"), "every capability dropped")
+		Expect(procStatus["CapBnd"]).To(Equal("0000000000000000"), "every capability dropped")
+		Expect(procStatus["NoNewPrivs"]).To(Equal("1"), "allowPrivilegeEscalation false")
+		Expect(procStatus["Seccomp"]).To(Equal("2"), "seccomp RuntimeDefault: a filter")
+		Expect(rootMountOptions(pid)).To(HavePrefix("ro,"), "readOnlyRootFilesystem")
+
+		By("scraping the metrics at every endpoint of Service " + metricsService + " with a ServiceAccount token")
+		token := scraperToken(ctx)
+		endpoints := serviceEndpoints(ctx, operatorNamespace, metricsService)
+		Expect(endpoints).To(ConsistOf(net.JoinHostPort(pod.Status.PodIP, "8443")))
+		for _, endpoint := range endpoints {
+			code, body := scrape(ctx, "https://"+endpoint+"/metrics", token)
+			Expect(code).To(Equal(http.StatusOK), body)
+			Expect(body).To(ContainSubstring("controller_runtime_reconcile_total{controller=\"oaatgroup\""))
+			code, _ = scrape(ctx, "https://"+endpoint+"/metrics", "")
+			Expect(code).To(Equal(http.StatusUnauthorized), "without a token")
+		}
+
+		By("scraping them with Debian's Prometheus, which finds the endpoints through the Service (Kubernetes service discovery)")
+		expectPrometheusScrapes(ctx, token, pod.Status.PodIP)
+
+		By("reading the manager's log through the API server and the kubelet")
+		logs, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(logs)).To(ContainSubstring("Successfully acquired lease"))
+	})
+})
+
+// containerPID finds the container's main process on this machine: the process whose cgroup path
+// ends with the container's ID (cgroupfs driver), the lowest pid when several do.
+func containerPID(containerID string) int {
+	GinkgoHelper()
+	entries, err := os.ReadDir("/proc")
+	Expect(err).NotTo(HaveOccurred())
+	found := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err != nil || !strings.Contains(string(data), "/"+containerID+"\n") {
+			continue
+		}
+		if found == 0 || pid < found {
+			found = pid
+		}
+	}
+	Expect(found).NotTo(BeZero(), "no process in the cgroup of container %s", containerID)
+	return found
+}
+
+func readProcStatus(pid int) map[string]string {
+	GinkgoHelper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	Expect(err).NotTo(HaveOccurred())
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if key, value, ok := strings.Cut(line, ":"); ok {
+			fields[key] = strings.TrimSpace(value)
+		}
+	}
+	return fields
+}
+
+// rootMountOptions returns the mount options of the process's root file system.
+func rootMountOptions(pid int) string {
+	GinkgoHelper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 5 && fields[4] == "/" {
+			return fields[5]
+		}
+	}
+	Fail("the process has no root mount")
+	return ""
+}
+
+// scraperToken makes the scraper's ServiceAccount and binding, and returns a token of it.
+func scraperToken(ctx context.Context) string {
+	GinkgoHelper()
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: monitoringNamespace}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: scraperSA, Namespace: monitoringNamespace}},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "realnode-prometheus-" + metricsReaderRole},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReaderRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraperSA, Namespace: monitoringNamespace}},
+		},
+	}
+	for _, obj := range objs {
+		if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred(), "creating %T %s", obj, obj.GetName())
+		}
+	}
+	token, err := clientset.CoreV1().ServiceAccounts(monitoringNamespace).CreateToken(ctx, scraperSA,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}},
+		metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return token.Status.Token
+}
+
+// serviceEndpoints returns the ready address:port pairs of the Service's EndpointSlices: what a
+// Prometheus with Kubernetes service discovery (role endpoints, as a ServiceMonitor makes it)
+// scrapes. There is no kube-proxy here: the pods' addresses are reachable from this machine.
+func serviceEndpoints(ctx context.Context, namespace, service string) []string {
+	GinkgoHelper()
+	var endpoints []string
+	Eventually(func(g Gomega) {
+		slices := &discoveryv1.EndpointSliceList{}
+		g.Expect(k8sClient.List(ctx, slices, client.InNamespace(namespace),
+			client.MatchingLabels{discoveryv1.LabelServiceName: service})).To(Succeed())
+		endpoints = nil
+		for _, s := range slices.Items {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready == nil || !*e.Conditions.Ready {
+					continue
+				}
+				for _, port := range s.Ports {
+					for _, addr := range e.Addresses {
+						endpoints = append(endpoints, net.JoinHostPort(addr, strconv.Itoa(int(*port.Port))))
+					}
+				}
+			}
+		}
+		g.Expect(endpoints).NotTo(BeEmpty())
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	return endpoints
+}
+
+func scrape(ctx context.Context, url, token string) (int, string) {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	Expect(err).NotTo(HaveOccurred())
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	c := http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the operator's self-signed certificate
+	}}
+	resp, err := c.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return resp.StatusCode, string(body)
+}
+
+// dumpDiagnostics prints the namespace's groups, pods and the operator's log tail.
+func dumpDiagnostics(ctx context.Context, namespace string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	w := GinkgoWriter
+	fmt.Fprintf(w, "\n===== Diagnostics of namespace %s\n", namespace)
+	groups := &v1alpha1.OaatGroupList{}
+	_ = k8sClient.List(ctx, groups, client.InNamespace(namespace))
+	for _, group := range groups.Items {
+		out, _ := json.MarshalIndent(map[string]any{"spec": group.Spec, "status": group.Status}, "", "  ")
+		fmt.Fprintf(w, "--- OaatGroup %s\n%s\n", group.Name, out)
+	}
+	pods := &corev1.PodList{}
+	_ = k8sClient.List(ctx, pods, client.InNamespace(namespace))
+	for _, p := range pods.Items {
+		out, _ := json.Marshal(p.Status.ContainerStatuses)
+		fmt.Fprintf(w, "--- Pod %s phase=%s item=%q %s\n", p.Name, p.Status.Phase, p.Annotations[v1alpha1.AnnotationItem], out)
+	}
+	fmt.Fprintf(w, "--- Pods seen by the watcher\n%s", tracker.Describe(namespace))
+	if logs, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(operatorPod(ctx, Default).Name,
+		&corev1.PodLogOptions{TailLines: ptr.To[int64](60)}).DoRaw(ctx); err == nil {
+		fmt.Fprintf(w, "--- Operator log\n%s\n", logs)
+	}
+}
+
+// scrapeJob is the job name a ServiceMonitor of the metrics Service gives its scrape config.
+const scrapeJob = metricsService
+
+// expectPrometheusScrapes runs a Prometheus server (Debian's) configured as a ServiceMonitor of the
+// metrics Service configures one: endpoint discovery through the API server, kept when the
+// endpoint's Service is ours, scraped over HTTPS with the ServiceAccount's token. It checks that
+// Prometheus found the operator's pod and scraped it, then stops it.
+func expectPrometheusScrapes(ctx context.Context, token, podIP string) {
+	GinkgoHelper()
+	binary, err := support.PrometheusBinary()
+	Expect(err).NotTo(HaveOccurred())
+	grantDiscovery(ctx)
+	dir := filepath.Join(cluster.StateDir, "prometheus")
+	Expect(os.RemoveAll(dir)).To(Succeed())
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	tokenFile, caFile := filepath.Join(dir, "token"), filepath.Join(dir, "ca.crt")
+	Expect(os.WriteFile(tokenFile, []byte(token), 0o600)).To(Succeed())
+	Expect(os.WriteFile(caFile, restCfg.CAData, 0o644)).To(Succeed())
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	config := `global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+- job_name: ` + q(scrapeJob) + `
+  scheme: https
+  metrics_path: /metrics
+  tls_config:
+    insecure_skip_verify: true
+  authorization:
+    credentials_file: ` + q(tokenFile) + `
+  kubernetes_sd_configs:
+  - role: endpointslice
+    api_server: ` + q(restCfg.Host) + `
+    namespaces:
+      names: [` + q(operatorNamespace) + `]
+    tls_config:
+      ca_file: ` + q(caFile) + `
+    authorization:
+      credentials_file: ` + q(tokenFile) + `
+  relabel_configs:
+  - source_labels: [__meta_kubernetes_service_name]
+    regex: ` + q(metricsService) + `
+    action: keep
+`
+	configFile := filepath.Join(dir, "prometheus.yml")
+	Expect(os.WriteFile(configFile, []byte(config), 0o644)).To(Succeed())
+	logPath := filepath.Join(cluster.StateDir, "logs", "prometheus.log")
+	proc, baseURL, err := support.StartPrometheus(binary, configFile, filepath.Join(dir, "data"), logPath, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { Expect(proc.Stop(30 * time.Second)).To(Succeed()) }()
+	Eventually(func(g Gomega) {
+		g.Expect(proc.UnexpectedExit(20)).To(Succeed())
+		up, err := support.QueryPrometheus(ctx, baseURL, `up{job="`+scrapeJob+`"} == 1`)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(up).To(HaveLen(1))
+		g.Expect(up[0].Metric).To(HaveKeyWithValue("instance", net.JoinHostPort(podIP, "8443")))
+		reconciles, err := support.QueryPrometheus(ctx, baseURL, `controller_runtime_reconcile_total{job="`+scrapeJob+`",controller="oaatgroup"}`)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(reconciles).NotTo(BeEmpty())
+	}).WithContext(ctx).WithTimeout(90*time.Second).WithPolling(time.Second).Should(Succeed(),
+		"Prometheus never scraped the operator through the Service; log %s", logPath)
+}
+
+// grantDiscovery lets the scraper's ServiceAccount discover the operator's endpoints, as the
+// Prometheus Operator's RBAC does for its Prometheus.
+func grantDiscovery(ctx context.Context) {
+	GinkgoHelper()
+	objs := []client.Object{
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "realnode-prometheus-discovery", Namespace: operatorNamespace},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"services", "endpoints", "pods"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
+			},
+		},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "realnode-prometheus-discovery", Namespace: operatorNamespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "realnode-prometheus-discovery"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraperSA, Namespace: monitoringNamespace}},
+		},
+	}
+	for _, obj := range objs {
+		if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred(), "creating %T %s", obj, obj.GetName())
+		}
+	}
+}

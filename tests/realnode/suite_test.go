@@ -1,0 +1,224 @@
+//go:build realnode
+
+// Package realnode tests the operator end to end on the local cluster's real node
+// (hack/cluster/cluster.sh with OAAT_CLUSTER_REAL_NODE=1: a kubelet with containerd, runc and the
+// CNI plugins, images pulled by their public names through the node's registry): the operator
+// runs as the Deployment of config/default from its image, and every item's pod runs a real
+// container, whose own output (read with the pods/log API, as kubectl logs does) and exit code
+// the tests check. Beside the kwok suite (tests/e2e), which plays pods out without running them.
+//
+// Run it with `make test-realnode`, which builds the binaries and images and names them in the
+// environment. Needs root; one real node per machine.
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// What config/default deploys, and the real node's name (hack/cluster/realnode.sh).
+const (
+	operatorNamespace  = "oaat-operator-system"
+	operatorDeployment = "oaat-operator-controller-manager"
+	operatorImage      = "quay.io/oaat-io/oaat-operator:v0.1.0"
+	metricsService     = "oaat-operator-controller-manager-metrics-service"
+	leaseName          = "oaat-operator.oaat.io"
+	realNodeName       = "real-node"
+	realNodeBridge     = "oaatbr0"
+	realNodeChain      = "OAAT-REAL-NODE"
+	// realNodeOwnerFile names the state dir of the cluster whose real node holds the machine.
+	realNodeOwnerFile = "/run/lock/oaat-real-node.owner"
+)
+
+// labelSuite marks the namespaces of the tests, so that a later run finds those an aborted run
+// left behind.
+const labelSuite = "realnode.oaat.io/suite"
+
+const poll = 250 * time.Millisecond
+
+var (
+	repoRoot  string
+	cluster   *support.Cluster
+	restCfg   *rest.Config
+	k8sClient client.Client // not cached: every assertion reads the API server itself
+	clientset kubernetes.Interface
+	tracker   *support.OverlapTracker
+	podWatch  *support.PodWatch
+
+	// ns is the namespace of the running test, created for it alone.
+	ns string
+)
+
+func TestRealNode(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Real node Suite")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	SetDefaultEventuallyPollingInterval(poll)
+	SetDefaultConsistentlyPollingInterval(poll)
+	Expect(support.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL",
+		"ETCD", "KWOK", "KUBELET", "CRI_TEARDOWN", "KUSTOMIZE")).To(Succeed(), "run this suite with make test-realnode")
+	Expect(os.Getenv("OAAT_PAUSE_IMAGE")).NotTo(BeEmpty(), "run this suite with make test-realnode")
+	var err error
+	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.Setenv("OAAT_CLUSTER_REAL_NODE", "1")).To(Succeed())
+
+	cluster = support.NewCluster(repoRoot, "realnode-cluster", GinkgoWriter)
+	DeferCleanup(tearDown)
+	start := time.Now()
+	kubeconfig, err := cluster.Up(ctx)
+	Expect(err).NotTo(HaveOccurred(), "starting the local cluster with its real node")
+	GinkgoWriter.Printf("Cluster with a real node up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.StateDir)
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	restCfg = cfg
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	clientset, err = kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+
+	removeLeftoverNamespaces(ctx)
+	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
+	podWatch, err = support.WatchPods(ctx, clientset, metav1.NamespaceAll, tracker)
+	Expect(err).NotTo(HaveOccurred())
+
+	deployStart := time.Now()
+	deployOperator(ctx, kubeconfig)
+	waitForOperator(ctx)
+	GinkgoWriter.Printf("Operator deployed and leading after %s\n", time.Since(deployStart).Round(time.Millisecond))
+}, NodeTimeout(8*time.Minute))
+
+// deployOperator applies config/default as `make deploy` does: the manager's Deployment, its
+// RBAC, the CRDs and the metrics Service, with the image the committed kustomization names.
+func deployOperator(ctx context.Context, kubeconfig string) {
+	GinkgoHelper()
+	build := exec.CommandContext(ctx, os.Getenv("KUSTOMIZE"), "build", filepath.Join(repoRoot, "config", "default"))
+	manifests, err := build.Output()
+	Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
+	Expect(string(manifests)).To(ContainSubstring("image: "+operatorImage), "config/default names the operator image")
+	apply := exec.CommandContext(ctx, os.Getenv("KUBECTL"), "--kubeconfig", kubeconfig, "apply", "--server-side",
+		"--force-conflicts", "-f", "-")
+	apply.Stdin = strings.NewReader(string(manifests))
+	out, err := apply.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "kubectl apply of config/default:\n%s", out)
+}
+
+// tearDown stops the watcher and the cluster, then checks that the real node left nothing on the
+// machine: no process of the cluster, no mount under its state dir, no bridge, no iptables chain.
+func tearDown() {
+	var problems []string
+	if podWatch != nil {
+		if err := podWatch.Stop(); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if tracker != nil {
+		if overlaps := tracker.Overlaps(); len(overlaps) > 0 {
+			problems = append(problems, fmt.Sprintf("the overlap watcher saw two live pods of a group at once: %v", overlaps))
+		}
+	}
+	pids := cluster.PIDs()
+	if err := cluster.Down(); err != nil {
+		problems = append(problems, "stopping the local cluster: "+err.Error())
+	}
+	for name, pid := range pids {
+		if support.ProcessAlive(pid) {
+			problems = append(problems, fmt.Sprintf("process left running: %s pid %d", name, pid))
+		}
+	}
+	if left := support.ProcessesUsing(cluster.StateDir); len(left) > 0 {
+		problems = append(problems, "processes left that name the state dir: "+strings.Join(left, "; "))
+	}
+	problems = append(problems, machineLeftovers(cluster.StateDir)...)
+	Expect(problems).To(BeEmpty(), "tearing down the suite")
+}
+
+// machineLeftovers lists what of the real node is still on the machine: mounts under stateDir,
+// the bridge, our iptables chains.
+func machineLeftovers(stateDir string) []string {
+	var left []string
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return []string{"reading mountinfo: " + err.Error()}
+	}
+	for _, line := range strings.Split(string(mounts), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 4 && strings.HasPrefix(fields[4], stateDir+"/") {
+			left = append(left, "mount "+fields[4])
+		}
+	}
+	// The machine's one real node may be another cluster's (the up of this one was then refused):
+	// its bridge and chains are not ours to miss.
+	if owner, err := os.ReadFile(realNodeOwnerFile); err == nil && strings.TrimSpace(string(owner)) != stateDir {
+		return left
+	}
+	if _, err := os.Stat("/sys/class/net/" + realNodeBridge); err == nil {
+		left = append(left, "network device "+realNodeBridge)
+	}
+	for _, table := range []string{"nat", "filter"} {
+		if err := exec.Command("iptables", "-w", "5", "-t", table, "-S", realNodeChain).Run(); err == nil {
+			left = append(left, "iptables chain "+realNodeChain+" in table "+table)
+		}
+	}
+	return left
+}
+
+// removeLeftoverNamespaces deletes the test namespaces of an earlier run that did not finish.
+func removeLeftoverNamespaces(ctx SpecContext) {
+	list := &corev1.NamespaceList{}
+	Expect(k8sClient.List(ctx, list, client.HasLabels{labelSuite})).To(Succeed())
+	for i := range list.Items {
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &list.Items[i]))).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		left := &corev1.NamespaceList{}
+		g.Expect(k8sClient.List(ctx, left, client.HasLabels{labelSuite})).To(Succeed())
+		g.Expect(left.Items).To(BeEmpty())
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "namespaces of an earlier run")
+}
+
+// Every test gets a namespace of its own; the watcher's findings for it are checked after it.
+var _ = BeforeEach(func(ctx SpecContext) {
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "oaat-realnode-",
+		Labels:       map[string]string{labelSuite: "true"},
+	}}
+	Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
+	ns = namespace.Name
+	By("using namespace " + ns)
+	DeferCleanup(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			dumpDiagnostics(ctx, ns)
+		}
+		Expect(tracker.OverlapsIn(ns)).To(BeEmpty(), "two live pods of a group at once:\n%s", tracker.Describe(ns))
+		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatGroup{}, client.InNamespace(ns))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	})
+})
