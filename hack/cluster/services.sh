@@ -46,31 +46,11 @@ load_or_pick_service_ports() {
 # kube-proxy authenticates as system:kube-proxy, which the built-in binding system:node-proxier
 # authorizes, as kubeadm's kube-proxy is.
 write_kube_proxy_config() {
-	local dir pki=$STATE_DIR/pki ca_data
+	local dir pki=$STATE_DIR/pki
 	dir=$(services_dir)
 	sign_cert kube-proxy "/CN=system:kube-proxy" 'extendedKeyUsage=clientAuth'
-	ca_data=$(base64 -w0 <"$pki/ca.crt")
-	(
-		umask 077
-		cat >"$dir/kube-proxy.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: oaat-local
-  cluster:
-    server: https://127.0.0.1:${APISERVER_PORT}
-    certificate-authority-data: ${ca_data}
-users:
-- name: kube-proxy
-  user:
-    client-certificate: $pki/kube-proxy.crt
-    client-key: $pki/kube-proxy.key
-contexts:
-- name: kube-proxy
-  context: {cluster: oaat-local, user: kube-proxy}
-current-context: kube-proxy
-EOF
-	)
+	write_kubeconfig_file "$dir/kube-proxy.kubeconfig" kube-proxy \
+		"client-certificate: $pki/kube-proxy.crt" "client-key: $pki/kube-proxy.key"
 	# clusterCIDR: traffic to a Service from outside the pods' subnet is masqueraded. The conntrack
 	# settings are left as the machine has them (kube-proxy would raise nf_conntrack_max and the
 	# TCP timeouts machine-wide). Node ports only on the node's address.
