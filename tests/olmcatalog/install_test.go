@@ -64,7 +64,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 		deleteNamespaces(ctx, m.Namespaces()...)
 	}, NodeTimeout(4*time.Minute))
 
-	og := object(`
+	og := objects.Parse(`
 apiVersion: operators.coreos.com/v1
 kind: OperatorGroup
 metadata:
@@ -75,8 +75,8 @@ spec: {}
 	if len(m.TargetNamespaces) > 0 {
 		Expect(unstructured.SetNestedStringSlice(og.Object, m.TargetNamespaces, "spec", "targetNamespaces")).To(Succeed())
 	}
-	createObject(ctx, gvrOG, og)
-	createObject(ctx, gvrSub, object(`
+	objects.Create(ctx, support.GVROperatorGroup, og)
+	objects.Create(ctx, support.GVRSubscription, objects.Parse(`
 apiVersion: operators.coreos.com/v1alpha1
 kind: Subscription
 metadata:
@@ -93,13 +93,13 @@ spec:
 	By("waiting for the InstallPlan to complete and the CSV to succeed")
 	var ipName string
 	Eventually(func(g Gomega) {
-		sub := get(ctx, g, gvrSub, m.InstallNamespace, packageName)
+		sub := objects.Get(ctx, g, support.GVRSubscription, m.InstallNamespace, packageName)
 		ipName, _, _ = unstructured.NestedString(sub.Object, "status", "installPlanRef", "name")
 		g.Expect(ipName).NotTo(BeEmpty(), "the Subscription's status: %v", sub.Object["status"])
-		ip := get(ctx, g, gvrIP, m.InstallNamespace, ipName)
+		ip := objects.Get(ctx, g, support.GVRInstallPlan, m.InstallNamespace, ipName)
 		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
 		g.Expect(phase).To(Equal("Complete"), "InstallPlan %s: %v", ipName, ip.Object["status"])
-		csv := get(ctx, g, gvrCSV, m.InstallNamespace, csvName)
+		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 		phase, _, _ = unstructured.NestedString(csv.Object, "status", "phase")
 		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: %v", csvName, csv.Object["status"])
 	}).WithContext(ctx).WithTimeout(8*time.Minute).Should(Succeed(), func() string {
@@ -215,13 +215,13 @@ func uninstall(ctx context.Context, m installMode) {
 		del  func() error
 	}{
 		{"Subscription", func() error {
-			return dynClient.Resource(gvrSub).Namespace(m.InstallNamespace).Delete(ctx, packageName, metav1.DeleteOptions{})
+			return dynClient.Resource(support.GVRSubscription).Namespace(m.InstallNamespace).Delete(ctx, packageName, metav1.DeleteOptions{})
 		}},
 		{"CSV", func() error {
-			return dynClient.Resource(gvrCSV).Namespace(m.InstallNamespace).Delete(ctx, csvName, metav1.DeleteOptions{})
+			return dynClient.Resource(support.GVRClusterServiceVersion).Namespace(m.InstallNamespace).Delete(ctx, csvName, metav1.DeleteOptions{})
 		}},
 		{"OperatorGroup", func() error {
-			return dynClient.Resource(gvrOG).Namespace(m.InstallNamespace).Delete(ctx, "oaat", metav1.DeleteOptions{})
+			return dynClient.Resource(support.GVROperatorGroup).Namespace(m.InstallNamespace).Delete(ctx, "oaat", metav1.DeleteOptions{})
 		}},
 	} {
 		if err := step.del(); err != nil && !apierrors.IsNotFound(err) {

@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -28,19 +27,6 @@ const olmNamespace = "olm"
 
 // catalogSourceName is the CatalogSource that names the catalog image.
 const catalogSourceName = "oaat-catalog"
-
-// The bundle ships a ServiceMonitor and a PrometheusRule: OLM installs it only where their CRDs
-// exist.
-var monitoringCRDFiles = []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"}
-
-// The OLM kinds, read as unstructured objects (support's).
-var (
-	gvrCSV = support.GVRClusterServiceVersion
-	gvrSub = support.GVRSubscription
-	gvrIP  = support.GVRInstallPlan
-	gvrCS  = support.GVRCatalogSource
-	gvrOG  = support.GVROperatorGroup
-)
 
 // olmImageDigest matches how OLM's quickstart manifests name OLM's image: by the digest of the
 // image the release pushed, which no local build can reproduce.
@@ -103,7 +89,7 @@ func deployOLM(ctx context.Context) {
 	files, err := filepath.Glob(filepath.Join(env.olmDeploy, "chart", "crds", "*.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(files).NotTo(BeEmpty(), "no CRD in %s/chart/crds", env.olmDeploy)
-	for _, f := range monitoringCRDFiles {
+	for _, f := range support.MonitoringCRDFiles {
 		files = append(files, filepath.Join(env.monitoringCRDs, f))
 	}
 	apply := []string{"apply", "--server-side", "--field-manager=olmcatalog-test"}
@@ -139,7 +125,7 @@ func deployOLM(ctx context.Context) {
 // Service, is READY.
 func createCatalogSource(ctx context.Context) {
 	GinkgoHelper()
-	cs := object(`
+	cs := objects.Parse(`
 apiVersion: operators.coreos.com/v1alpha1
 kind: CatalogSource
 metadata:
@@ -151,9 +137,9 @@ spec:
   displayName: oaat-operator
   publisher: oaat-io
 `, catalogSourceName, olmNamespace, env.catalogImg)
-	createObject(ctx, gvrCS, cs)
+	objects.Create(ctx, support.GVRCatalogSource, cs)
 	Eventually(func(g Gomega) {
-		got := get(ctx, g, gvrCS, olmNamespace, catalogSourceName)
+		got := objects.Get(ctx, g, support.GVRCatalogSource, olmNamespace, catalogSourceName)
 		state, _, _ := unstructured.NestedString(got.Object, "status", "connectionState", "lastObservedState")
 		g.Expect(state).To(Equal("READY"), "status: %v", got.Object["status"])
 	}).WithContext(ctx).WithTimeout(5*time.Minute).Should(Succeed(), "the CatalogSource's connection; pods: %s", describePods(ctx, olmNamespace))
@@ -197,28 +183,6 @@ func lastLines(s string, n int) string {
 
 // ---------------------------------------------------------------------------------------------
 // Objects
-
-// object parses a YAML manifest (a format for fmt.Sprintf) into an unstructured object.
-func object(format string, args ...any) *unstructured.Unstructured {
-	GinkgoHelper()
-	u, err := support.ParseObject(format, args...)
-	Expect(err).NotTo(HaveOccurred())
-	return u
-}
-
-// get reads an object through the dynamic client (namespace "" for a cluster-scoped one).
-func get(ctx context.Context, g Gomega, gvr schema.GroupVersionResource, namespace, name string) *unstructured.Unstructured {
-	u, err := dynClient.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	g.Expect(err).NotTo(HaveOccurred(), "getting %s %s/%s", gvr.Resource, namespace, name)
-	return u
-}
-
-// createObject creates an object through the dynamic client.
-func createObject(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
-	GinkgoHelper()
-	_, err := dynClient.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "creating %s %s/%s", gvr.Resource, u.GetNamespace(), u.GetName())
-}
 
 // createNamespace creates a namespace and waits for its default ServiceAccount.
 func createNamespace(ctx context.Context, name string) {

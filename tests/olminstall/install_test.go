@@ -68,9 +68,9 @@ func installAndRun(ctx SpecContext, m installMode) {
 		deleteNamespaces(ctx, namespaces...)
 	}, NodeTimeout(3*time.Minute))
 
-	csvRec := startPhaseRecorder(ctx, gvrCSV, m.InstallNamespace, "status", "phase")
-	ipRec := startPhaseRecorder(ctx, gvrIP, m.InstallNamespace, "status", "phase")
-	subRec := startPhaseRecorder(ctx, gvrSub, m.InstallNamespace, "status", "state")
+	csvRec := startPhaseRecorder(ctx, support.GVRClusterServiceVersion, m.InstallNamespace, "status", "phase")
+	ipRec := startPhaseRecorder(ctx, support.GVRInstallPlan, m.InstallNamespace, "status", "phase")
+	subRec := startPhaseRecorder(ctx, support.GVRSubscription, m.InstallNamespace, "status", "state")
 	rbacRec := startRBACRecorder(ctx, catalog.bundle, m.InstallNamespace)
 	t0 := time.Now()
 	var timings []string
@@ -102,7 +102,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 	})
 
 	By("creating the OperatorGroup and the Subscription (channel " + catalog.channel + ", automatic approval)")
-	og := object(`
+	og := objects.Parse(`
 apiVersion: operators.coreos.com/v1
 kind: OperatorGroup
 metadata:
@@ -113,7 +113,7 @@ spec: {}
 	if len(m.TargetNamespaces) > 0 {
 		Expect(unstructured.SetNestedStringSlice(og.Object, m.TargetNamespaces, "spec", "targetNamespaces")).To(Succeed())
 	}
-	sub := object(`
+	sub := objects.Parse(`
 apiVersion: operators.coreos.com/v1alpha1
 kind: Subscription
 metadata:
@@ -135,8 +135,8 @@ spec:
 `, subscriptionName, m.InstallNamespace, catalog.channel, catalog.pkg, catalogSourceName, olmNamespace,
 		support.KwokTaintKey, support.KwokTaintValue, support.KwokNodeLabel, support.KwokNodeLabelValue)
 	t0 = time.Now()
-	createObject(ctx, gvrOG, og)
-	createObject(ctx, gvrSub, sub)
+	objects.Create(ctx, support.GVROperatorGroup, og)
+	objects.Create(ctx, support.GVRSubscription, sub)
 	csvName := catalog.bundle
 	// The ServiceAccount's name is read from the CSV once it exists; until then, the bundle's. The
 	// InstallPlan's is read from the Subscription.
@@ -154,7 +154,7 @@ spec:
 	By("waiting for the catalog operator to resolve the Subscription into an InstallPlan")
 	Eventually(func(g Gomega) {
 		expectRunning()
-		s := get(ctx, g, gvrSub, m.InstallNamespace, subscriptionName)
+		s := objects.Get(ctx, g, support.GVRSubscription, m.InstallNamespace, subscriptionName)
 		ipName, _, _ = unstructured.NestedString(s.Object, "status", "installPlanRef", "name")
 		g.Expect(ipName).NotTo(BeEmpty(), "Subscription status: %v", s.Object["status"])
 	}).WithContext(ctx).WithTimeout(90 * time.Second).Should(Succeed())
@@ -163,7 +163,7 @@ spec:
 	By("waiting for InstallPlan " + ipName + " to complete")
 	Eventually(func(g Gomega) {
 		expectRunning()
-		ip := get(ctx, g, gvrIP, m.InstallNamespace, ipName)
+		ip := objects.Get(ctx, g, support.GVRInstallPlan, m.InstallNamespace, ipName)
 		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
 		if phase == "Failed" {
 			StopTrying("InstallPlan " + ipName + " failed: " + conditionsOf(ip)).Now()
@@ -175,10 +175,10 @@ spec:
 	By("waiting for CSV " + csvName + " to reach phase Succeeded")
 	Eventually(func(g Gomega) {
 		expectRunning()
-		s := get(ctx, g, gvrSub, m.InstallNamespace, subscriptionName)
+		s := objects.Get(ctx, g, support.GVRSubscription, m.InstallNamespace, subscriptionName)
 		installed, _, _ := unstructured.NestedString(s.Object, "status", "installedCSV")
 		g.Expect(installed).To(Equal(csvName), "the Subscription's installedCSV")
-		csv := get(ctx, g, gvrCSV, m.InstallNamespace, csvName)
+		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 		phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
 		reason, _, _ := unstructured.NestedString(csv.Object, "status", "reason")
 		message, _, _ := unstructured.NestedString(csv.Object, "status", "message")
@@ -206,7 +206,7 @@ spec:
 
 	// Still Succeeded: nothing the run did made OLM change its mind.
 	Eventually(func(g Gomega) {
-		csv := get(ctx, g, gvrCSV, m.InstallNamespace, csvName)
+		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 		phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
 		g.Expect(phase).To(Equal("Succeeded"))
 	}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
@@ -217,7 +217,7 @@ spec:
 func expectInstallPlanSteps(ctx context.Context, m installMode, ipName string) {
 	GinkgoHelper()
 	By("checking the InstallPlan's steps")
-	ip := get(ctx, Default, gvrIP, m.InstallNamespace, ipName)
+	ip := objects.Get(ctx, Default, support.GVRInstallPlan, m.InstallNamespace, ipName)
 	phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
 	Expect(phase).To(Equal("Complete"))
 	steps, _, _ := unstructured.NestedSlice(ip.Object, "status", "plan")
@@ -244,7 +244,7 @@ func expectInstallPlanSteps(ctx context.Context, m installMode, ipName string) {
 
 func expectCRDsEstablished(ctx context.Context, m installMode, csvName string) {
 	GinkgoHelper()
-	csv := get(ctx, Default, gvrCSV, m.InstallNamespace, csvName)
+	csv := objects.Get(ctx, Default, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 	owned, _, _ := unstructured.NestedSlice(csv.Object, "spec", "customresourcedefinitions", "owned")
 	var inCSV []string
 	for _, o := range owned {
@@ -257,7 +257,7 @@ func expectCRDsEstablished(ctx context.Context, m installMode, csvName string) {
 	By("checking that the CRDs " + strings.Join(ownedCRDs, ", ") + " exist and are Established")
 	for _, name := range ownedCRDs {
 		Eventually(func(g Gomega) {
-			crd := get(ctx, g, gvrCRD, "", name)
+			crd := objects.Get(ctx, g, support.GVRCustomResourceDefinition, "", name)
 			conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 			g.Expect(conditions).To(ContainElement(And(
 				HaveKeyWithValue("type", "Established"), HaveKeyWithValue("status", "True"),
@@ -270,7 +270,7 @@ func expectCRDsEstablished(ctx context.Context, m installMode, csvName string) {
 // OLM created it in the install namespace.
 func expectServiceAccount(ctx context.Context, m installMode, csvName string) string {
 	GinkgoHelper()
-	csv := get(ctx, Default, gvrCSV, m.InstallNamespace, csvName)
+	csv := objects.Get(ctx, Default, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 	deployments, _, _ := unstructured.NestedSlice(csv.Object, "spec", "install", "spec", "deployments")
 	Expect(deployments).NotTo(BeEmpty(), "the CSV's install strategy has no deployment")
 	first, _ := deployments[0].(map[string]any)
@@ -338,7 +338,7 @@ func expectDeployment(ctx context.Context, m installMode) string {
 // expectOperatorGroupStatus checks the namespaces OLM resolved the OperatorGroup to.
 func expectOperatorGroupStatus(ctx context.Context, m installMode) {
 	GinkgoHelper()
-	og := get(ctx, Default, gvrOG, m.InstallNamespace, operatorGroupName)
+	og := objects.Get(ctx, Default, support.GVROperatorGroup, m.InstallNamespace, operatorGroupName)
 	namespaces, _, _ := unstructured.NestedStringSlice(og.Object, "status", "namespaces")
 	sort.Strings(namespaces)
 	Expect(namespaces).To(Equal(m.ExpectedTargets()), "the OperatorGroup's status.namespaces")
@@ -418,14 +418,14 @@ func uninstall(ctx context.Context, m installMode, u uninstallOf) {
 	for _, del := range []struct {
 		gvr  schema.GroupVersionResource
 		name string
-	}{{gvrSub, subscriptionName}, {gvrCSV, u.csv}, {gvrOG, operatorGroupName}} {
+	}{{support.GVRSubscription, subscriptionName}, {support.GVRClusterServiceVersion, u.csv}, {support.GVROperatorGroup, operatorGroupName}} {
 		err := dynClient.Resource(del.gvr).Namespace(m.InstallNamespace).Delete(ctx, del.name, metav1.DeleteOptions{})
 		Expect(client.IgnoreNotFound(err)).To(Succeed(), "deleting %s %s", del.gvr.Resource, del.name)
 	}
 	u.mark("uninstall: Subscription, CSV and OperatorGroup deleted", start)
 	Eventually(func(g Gomega) {
 		// The CSV, and the copies OLM made of it in the target namespaces.
-		csvs, err := dynClient.Resource(gvrCSV).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		csvs, err := dynClient.Resource(support.GVRClusterServiceVersion).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		var left []string
 		for _, c := range csvs.Items {
@@ -476,7 +476,7 @@ func uninstall(ctx context.Context, m installMode, u uninstallOf) {
 
 	// The CRDs stay, as OLM documents.
 	for _, name := range ownedCRDs {
-		_, err := dynClient.Resource(gvrCRD).Get(ctx, name, metav1.GetOptions{})
+		_, err := dynClient.Resource(support.GVRCustomResourceDefinition).Get(ctx, name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "CRD %s after the uninstall", name)
 	}
 }
@@ -490,7 +490,7 @@ func waitCatalogDone(ctx context.Context, m installMode, u uninstallOf) error {
 		GinkgoWriter.Println("No InstallPlan was made: no execution of one to wait for before the uninstall")
 		return nil
 	}
-	ip, err := dynClient.Resource(gvrIP).Namespace(m.InstallNamespace).Get(ctx, u.installPlan, metav1.GetOptions{})
+	ip, err := dynClient.Resource(support.GVRInstallPlan).Namespace(m.InstallNamespace).Get(ctx, u.installPlan, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading InstallPlan %s: %w", u.installPlan, err)
 	}
@@ -599,7 +599,7 @@ func dumpDiagnostics(ctx context.Context, m installMode) {
 	defer cancel()
 	w := GinkgoWriter
 	fmt.Fprintf(w, "\n===== Diagnostics of install mode %s (namespace %s)\n", m.Name, m.InstallNamespace)
-	for _, gvr := range []schema.GroupVersionResource{gvrOG, gvrSub, gvrIP, gvrCSV} {
+	for _, gvr := range []schema.GroupVersionResource{support.GVROperatorGroup, support.GVRSubscription, support.GVRInstallPlan, support.GVRClusterServiceVersion} {
 		list, err := dynClient.Resource(gvr).Namespace(m.InstallNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			fmt.Fprintf(w, "listing %s: %v\n", gvr.Resource, err)

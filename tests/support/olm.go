@@ -21,6 +21,11 @@ var (
 	GVRCustomResourceDefinition = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
+// MonitoringCRDFiles are the files, in the Prometheus Operator's example/prometheus-operator-crd,
+// of the two monitoring.coreos.com CRDs the bundle needs: it ships a ServiceMonitor and a
+// PrometheusRule, and OLM installs it only where their CRDs exist.
+var MonitoringCRDFiles = []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"}
+
 // InstallMode is one way to install the operator through OLM: an OperatorGroup in
 // InstallNamespace with TargetNamespaces (nil: all namespaces). The operator then runs a group in
 // each of WorkNamespaces, which it watches, and in OutsideNamespace (if any), which it does not
