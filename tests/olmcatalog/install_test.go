@@ -153,11 +153,7 @@ func runItems(ctx context.Context, m installMode) {
 		for _, ns := range m.WorkNamespaces {
 			group := &v1alpha1.OaatGroup{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
-			for _, item := range items {
-				i := slices.IndexFunc(group.Status.Items, func(s v1alpha1.ItemStatus) bool { return s.Name == item })
-				g.Expect(i).To(BeNumerically(">=", 0), "group %s/%s has no status for item %s: %+v", ns, groupName, item, group.Status)
-				g.Expect(group.Status.Items[i].LastSuccess).NotTo(BeNil(), "item %s of %s/%s: %+v", item, ns, groupName, group.Status.Items[i])
-			}
+			g.Expect(support.ItemsSucceeded(group, items)).To(Succeed())
 		}
 	}).WithContext(ctx).WithTimeout(4*time.Minute).Should(Succeed(), func() string {
 		return strings.Join(func() []string {

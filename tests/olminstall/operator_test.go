@@ -137,16 +137,7 @@ func runItems(ctx context.Context, m installMode) {
 		for _, ns := range m.WorkNamespaces {
 			group := &v1alpha1.OaatGroup{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
-			for _, item := range items {
-				var found *v1alpha1.ItemStatus
-				for i := range group.Status.Items {
-					if group.Status.Items[i].Name == item {
-						found = &group.Status.Items[i]
-					}
-				}
-				g.Expect(found).NotTo(BeNil(), "group %s/%s has no status for item %s: %+v", ns, groupName, item, group.Status)
-				g.Expect(found.LastSuccess).NotTo(BeNil(), "item %s of %s/%s: %+v", item, ns, groupName, *found)
-			}
+			g.Expect(support.ItemsSucceeded(group, items)).To(Succeed())
 		}
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 	GinkgoWriter.Printf("Both items succeeded in %s after %s\n", strings.Join(m.WorkNamespaces, ", "), time.Since(start).Round(time.Millisecond))
