@@ -196,12 +196,13 @@ vet: ## Run go vet against code.
 ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
 
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), then end to end (test-e2e).
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
 	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
 	$(MAKE) test-olm
 	$(MAKE) test-e2e
 	$(MAKE) test-realnode
 	$(MAKE) test-olm-install
+	$(MAKE) test-olm-catalog
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
 # in the end-to-end tests). The only system package the tests need: installed when missing.
