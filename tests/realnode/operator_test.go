@@ -55,6 +55,12 @@ func waitForOperator(ctx context.Context) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, lease)).To(Succeed())
 		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
 		g.Expect(*lease.Spec.HolderIdentity).To(HavePrefix(pod.Name+"_"), "the lease's holder")
+		// After a restart of the node the same pod runs a new container, which leads only once the
+		// lease of the old one has expired: a renewal before the container started is the old one's.
+		running := pod.Status.ContainerStatuses[0].State.Running
+		g.Expect(running).NotTo(BeNil())
+		g.Expect(lease.Spec.AcquireTime).NotTo(BeNil())
+		g.Expect(lease.Spec.AcquireTime.Time).To(BeTemporally(">=", running.StartedAt.Time), "acquired by the running container")
 	}).WithContext(ctx).WithTimeout(4*time.Minute).Should(Succeed(), "the operator's Deployment Available and leading")
 }
 
@@ -114,7 +120,7 @@ var _ = Describe("The operator deployed from its image (make deploy)", func() {
 			Expect(code).To(Equal(http.StatusUnauthorized), "without a token")
 		}
 
-		By("scraping them with Debian's Prometheus, which finds the endpoints through the Service (Kubernetes service discovery)")
+		By("scraping them with Debian's Prometheus, its targets the Service's endpoints")
 		expectPrometheusScrapes(ctx, token, pod.Status.PodIP)
 
 		By("reading the manager's log through the API server and the kubelet")
@@ -274,22 +280,26 @@ func dumpDiagnostics(ctx context.Context, namespace string) {
 // scrapeJob is the job name a ServiceMonitor of the metrics Service gives its scrape config.
 const scrapeJob = metricsService
 
-// expectPrometheusScrapes runs a Prometheus server (Debian's) configured as a ServiceMonitor of the
-// metrics Service configures one: endpoint discovery through the API server, kept when the
-// endpoint's Service is ours, scraped over HTTPS with the ServiceAccount's token. It checks that
-// Prometheus found the operator's pod and scraped it, then stops it.
+// expectPrometheusScrapes runs a Prometheus server (Debian's) that scrapes the endpoints of the
+// metrics Service over HTTPS with the ServiceAccount's token, as a ServiceMonitor of that Service
+// has it do. Debian's Prometheus (2.42) is built without Kubernetes service discovery ("field
+// kubernetes_sd_configs not found in type config.ScrapeConfig"), so the targets are the Service's
+// ready endpoints, read from its EndpointSlices as that discovery would. It checks that
+// Prometheus scraped the operator's pod, then stops it.
 func expectPrometheusScrapes(ctx context.Context, token, podIP string) {
 	GinkgoHelper()
 	binary, err := support.PrometheusBinary()
 	Expect(err).NotTo(HaveOccurred())
-	grantDiscovery(ctx)
 	dir := filepath.Join(cluster.StateDir, "prometheus")
 	Expect(os.RemoveAll(dir)).To(Succeed())
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-	tokenFile, caFile := filepath.Join(dir, "token"), filepath.Join(dir, "ca.crt")
+	tokenFile := filepath.Join(dir, "token")
 	Expect(os.WriteFile(tokenFile, []byte(token), 0o600)).To(Succeed())
-	Expect(os.WriteFile(caFile, restCfg.CAData, 0o644)).To(Succeed())
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	var targets []string
+	for _, endpoint := range serviceEndpoints(ctx, operatorNamespace, metricsService) {
+		targets = append(targets, q(endpoint))
+	}
 	config := `global:
   scrape_interval: 1s
   scrape_timeout: 1s
@@ -301,19 +311,11 @@ scrape_configs:
     insecure_skip_verify: true
   authorization:
     credentials_file: ` + q(tokenFile) + `
-  kubernetes_sd_configs:
-  - role: endpointslice
-    api_server: ` + q(restCfg.Host) + `
-    namespaces:
-      names: [` + q(operatorNamespace) + `]
-    tls_config:
-      ca_file: ` + q(caFile) + `
-    authorization:
-      credentials_file: ` + q(tokenFile) + `
-  relabel_configs:
-  - source_labels: [__meta_kubernetes_service_name]
-    regex: ` + q(metricsService) + `
-    action: keep
+  static_configs:
+  - targets: [` + strings.Join(targets, ", ") + `]
+    labels:
+      namespace: ` + q(operatorNamespace) + `
+      service: ` + q(metricsService) + `
 `
 	configFile := filepath.Join(dir, "prometheus.yml")
 	Expect(os.WriteFile(configFile, []byte(config), 0o644)).To(Succeed())
@@ -332,29 +334,4 @@ scrape_configs:
 		g.Expect(reconciles).NotTo(BeEmpty())
 	}).WithContext(ctx).WithTimeout(90*time.Second).WithPolling(time.Second).Should(Succeed(),
 		"Prometheus never scraped the operator through the Service; log %s", logPath)
-}
-
-// grantDiscovery lets the scraper's ServiceAccount discover the operator's endpoints, as the
-// Prometheus Operator's RBAC does for its Prometheus.
-func grantDiscovery(ctx context.Context) {
-	GinkgoHelper()
-	objs := []client.Object{
-		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: "realnode-prometheus-discovery", Namespace: operatorNamespace},
-			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"services", "endpoints", "pods"}, Verbs: []string{"get", "list", "watch"}},
-				{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
-			},
-		},
-		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "realnode-prometheus-discovery", Namespace: operatorNamespace},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "realnode-prometheus-discovery"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraperSA, Namespace: monitoringNamespace}},
-		},
-	}
-	for _, obj := range objs {
-		if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
-			Expect(err).NotTo(HaveOccurred(), "creating %T %s", obj, obj.GetName())
-		}
-	}
 }
