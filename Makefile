@@ -83,9 +83,11 @@ OPM_VERSION := $(call gomod-version,opm,github.com/operator-framework/operator-r
 OLM_VERSION := $(call gomod-version,olm,github.com/operator-framework/operator-lifecycle-manager)
 GOLANGCI_LINT_VERSION := $(call gomod-version,golangci-lint,github.com/golangci/golangci-lint/v2)
 KUBE_API_LINTER_VERSION := $(call gomod-version,golangci-lint,sigs.k8s.io/kube-api-linter)
+COREDNS_VERSION := $(call gomod-version,coredns,github.com/coredns/coredns)
 
 $(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
-  OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION GOLANGCI_LINT_VERSION KUBE_API_LINTER_VERSION,\
+  OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION GOLANGCI_LINT_VERSION KUBE_API_LINTER_VERSION \
+  COREDNS_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
@@ -107,21 +109,30 @@ CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
 GOLANGCI_LINT := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUBE_API_LINTER := $(LOCALBIN)/kube-api-linter-$(KUBE_API_LINTER_VERSION)
 
+# The OLM image's utilities (make images, IMAGES=olm): cpb, which the bundle unpack Job copies
+# into the bundle's container, and copy-content.
+CPB := $(LOCALBIN)/cpb-$(OLM_VERSION)
+COPY_CONTENT := $(LOCALBIN)/copy-content-$(OLM_VERSION)
+# The real node's Service routing and cluster DNS (hack/cluster/services.sh).
+KUBE_PROXY := $(LOCALBIN)/kube-proxy-$(KUBE_VERSION)
+COREDNS := $(LOCALBIN)/coredns-$(COREDNS_VERSION)
+
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
 # reads a rule, so a variable defined further down would be empty there.
 CLUSTER_BINARIES := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(ETCD) $(KWOK)
 CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
 	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK) \
-	KUBELET=$(KUBELET) CRI_TEARDOWN=$(CRI_TEARDOWN)
+	KUBELET=$(KUBELET) CRI_TEARDOWN=$(CRI_TEARDOWN) KUBE_PROXY=$(KUBE_PROXY)
 # The real node's (OAAT_CLUSTER_REAL_NODE=1, hack/cluster/realnode.sh): built, and the Debian
 # packages installed, only by the targets that start one, so that the kwok-only suites do not pay.
-REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN)
+REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN) $(KUBE_PROXY)
 # cluster-up's prerequisites: the real node's too when OAAT_CLUSTER_REAL_NODE=1.
 CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages real-node-images)
-# The images a real node needs (make images IMAGES=...): the sandbox, the samples' busybox and the
-# operator (make deploy). cluster.sh pushes every image built, these and any other.
-REAL_NODE_IMAGES := pause busybox operator
+# The images a real node needs (make images IMAGES=...): the sandbox, the samples' busybox, the
+# operator (make deploy) and the cluster DNS (hack/cluster/services.sh). cluster.sh pushes every
+# image built, these and any other.
+REAL_NODE_IMAGES := pause busybox operator coredns
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -191,12 +202,13 @@ vet: ## Run go vet against code.
 ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
 
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), then end to end (test-e2e).
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
 	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
 	$(MAKE) test-olm
 	$(MAKE) test-e2e
 	$(MAKE) test-realnode
 	$(MAKE) test-olm-install
+	$(MAKE) test-olm-catalog
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
 # in the end-to-end tests). The only system package the tests need: installed when missing.
@@ -299,6 +311,28 @@ test-olm-install: $(CLUSTER_BINARIES) $(OLM) $(CATALOG_OPERATOR) $(OPM) $(KUSTOM
 test-unit: ## Run the unit tests only (internal/, api/), without a control plane.
 	go test ./internal/... ./api/...
 
+# The OLM catalog test (tests/olmcatalog, build tag olmcatalog) installs the operator from its
+# catalog image as a user's cluster does, on a local cluster of its own with a real node
+# (.state/olmcatalog-cluster, purged at each start; root, one real node per machine): kube-proxy
+# and CoreDNS (hack/cluster/services.sh), OLM's CRDs and manifests of the pinned
+# operator-lifecycle-manager (olm and catalog operators as Deployments from the OLM image), a
+# CatalogSource with the catalog image, a Subscription per install mode, real item pods; then the
+# uninstall. Every image comes from make images, pulled by its public name through the node's
+# registry. OLM_CATALOG_KEEP_CLUSTER=1 leaves the cluster up.
+OLM_CATALOG_TIMEOUT ?= 60m
+OLM_CATALOG_GINKGO_TIMEOUT ?= 58m
+
+.PHONY: test-olm-catalog
+test-olm-catalog: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) $(OPM) real-node-packages images ## Install from the catalog image with OLM running in the cluster on the real node, each install mode, real item pods, then uninstall.
+	go vet -tags olmcatalog ./tests/olmcatalog/
+	olm=github.com/operator-framework/operator-lifecycle-manager; prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
+	olm_dir="$$(cd $(TOOLS_DIR)/olm && GOWORK=off go mod download $$olm && GOWORK=off go list -m -f '{{.Dir}}' $$olm)"; \
+	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) OAAT_CLUSTER_REAL_NODE=1 OPM=$(OPM) \
+		OLM_DEPLOY_DIR="$$olm_dir/deploy" MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
+		IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) OLM_IMG=$(OLM_IMG) \
+		go test -tags olmcatalog ./tests/olmcatalog/ -count=1 -v -timeout $(OLM_CATALOG_TIMEOUT) -ginkgo.v -ginkgo.timeout $(OLM_CATALOG_GINKGO_TIMEOUT)
+
 # The OLM packaging checks, without a cluster: the custom scorecard tests' own tests
 # (tests/scorecard, a module of its own), then tests/olm (build tag olm, so `go test ./...` skips
 # it): bundle validation with the operatorframework suite (no warning allowed), every scorecard
@@ -367,7 +401,7 @@ build-installer: manifests generate $(KUSTOMIZE) ## Generate a consolidated YAML
 
 # What cluster.sh needs for a real node beyond CLUSTER_ENV: the sandbox image's public name, and the
 # images (make images) it pushes into the node's registry at each up.
-REAL_NODE_ENV = OAAT_PAUSE_IMAGE=$(PAUSE_IMG) IMAGES_DIR=$(IMAGES_DIR)
+REAL_NODE_ENV = OAAT_PAUSE_IMAGE=$(PAUSE_IMG) OAAT_COREDNS_IMAGE=$(COREDNS_IMG) IMAGES_DIR=$(IMAGES_DIR)
 
 .PHONY: cluster-up
 cluster-up: $(CLUSTER_UP_PREREQUISITES) ## Start the local cluster (etcd, API server, controllers, kwok nodes; a real node with OAAT_CLUSTER_REAL_NODE=1) if not up; prints the kubeconfig path last.
@@ -574,14 +608,22 @@ BUSYBOX_IMAGES := docker.io/library/busybox:latest docker.io/library/busybox:1.3
 # opm: the catalog's base (OPM_IMAGE), and latest, the index image of `operator-sdk run bundle`
 # (its --index-image default).
 OPM_IMAGES := $(OPM_IMAGE) quay.io/operator-framework/opm:latest
+# OLM's image, by the name of its release (the quickstart manifests name it by a digest, which no
+# local build can produce), and CoreDNS's, as registry.k8s.io publishes it.
+OLM_IMG := quay.io/operator-framework/olm:$(OLM_VERSION)
+COREDNS_IMG := registry.k8s.io/coredns/coredns:$(COREDNS_VERSION)
 IMAGES_ENV = IMAGES_DIR=$(IMAGES_DIR) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) \
 	SCORECARD_IMG=$(SCORECARD_IMG) SCORECARD_TEST_IMG=$(SCORECARD_TEST_IMG) OPM_IMAGES="$(OPM_IMAGES)" \
 	BUSYBOX_IMAGES="$(BUSYBOX_IMAGES)" PAUSE_IMG=$(PAUSE_IMG) OPERATOR_PLATFORMS="$(OPERATOR_PLATFORMS)" \
-	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE)
+	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE) \
+	OLM_IMG=$(OLM_IMG) OLM=$(OLM) CATALOG_OPERATOR=$(CATALOG_OPERATOR) CPB=$(CPB) COPY_CONTENT=$(COPY_CONTENT) \
+	COREDNS_IMG=$(COREDNS_IMG) COREDNS=$(COREDNS)
 
 # The tools each image is made of (all of them when IMAGES is empty).
 IMAGE_TOOLS = $(if $(filter opm catalog,$(IMAGES))$(if $(IMAGES),,all),$(OPM) $(GRPC_HEALTH_PROBE)) \
-	$(if $(filter scorecard-test,$(IMAGES))$(if $(IMAGES),,all),$(SCORECARD_TEST))
+	$(if $(filter scorecard-test,$(IMAGES))$(if $(IMAGES),,all),$(SCORECARD_TEST)) \
+	$(if $(filter olm,$(IMAGES))$(if $(IMAGES),,all),$(OLM) $(CATALOG_OPERATOR) $(CPB) $(COPY_CONTENT)) \
+	$(if $(filter coredns,$(IMAGES))$(if $(IMAGES),,all),$(COREDNS))
 
 .PHONY: images
 images: image-packages $(IMAGE_TOOLS) ## Build every image (or IMAGES) into OCI layouts under bin/images, each only when its inputs changed.
@@ -660,6 +702,18 @@ cri-teardown: $(CRI_TEARDOWN) ## Build cri-teardown (hack/tools/controlplane/cmd
 $(CRI_TEARDOWN): $(TOOLS_DIR)/controlplane/cmd/cri-teardown/main.go | $(LOCALBIN)
 	$(call go-build-tool,$@,controlplane,./cmd/cri-teardown)
 
+# The real node's Service routing (iptables mode), run on the host beside the kubelet.
+.PHONY: kube-proxy
+kube-proxy: $(KUBE_PROXY) ## Build kube-proxy (the local cluster's Services on the real node) into bin/ if necessary.
+$(KUBE_PROXY): | $(LOCALBIN)
+	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-proxy,$(KUBE_LDFLAGS))
+
+# The cluster DNS of the real node, run as a Deployment from the image make images builds.
+.PHONY: coredns
+coredns: $(COREDNS) ## Build CoreDNS (the local cluster's DNS on the real node) into bin/ if necessary.
+$(COREDNS): | $(LOCALBIN)
+	$(call go-build-tool,$@,coredns,github.com/coredns/coredns)
+
 .PHONY: kubectl
 kubectl: $(KUBECTL_BIN) ## Build kubectl into bin/ if necessary.
 $(KUBECTL_BIN): | $(LOCALBIN)
@@ -716,6 +770,16 @@ $(GOLANGCI_LINT): | $(LOCALBIN)
 kube-api-linter: $(KUBE_API_LINTER) ## Build the Kube API Linter (golangci-lint with the kubeapilinter module) into bin/ if necessary.
 $(KUBE_API_LINTER): | $(LOCALBIN)
 	$(call go-build-tool,$@,golangci-lint,sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter)
+
+.PHONY: cpb
+cpb: $(CPB) ## Build OLM's cpb (the bundle unpack Job's copier, in the OLM image) into bin/ if necessary.
+$(CPB): | $(LOCALBIN)
+	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/util/cpb,,$(OPERATOR_FRAMEWORK_TAGS))
+
+.PHONY: copy-content
+copy-content: $(COPY_CONTENT) ## Build OLM's copy-content (in the OLM image) into bin/ if necessary.
+$(COPY_CONTENT): | $(LOCALBIN)
+	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/copy-content,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
 
 # go-build-tool builds package $(3) of the tools module hack/tools/$(2) into file $(1), with
 # extra linker flags $(4) and build tags $(5). It goes through a temporary file so that an

@@ -14,8 +14,9 @@
 #                        one per machine. Once up, down and status handle it without the variable.
 #   KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, ETCD, KWOK
 #                        binaries (default: the pinned ones under <repo>/bin)
-#   KUBELET, CRI_TEARDOWN
-#                        binaries of the real node (only with OAAT_CLUSTER_REAL_NODE=1)
+#   KUBELET, CRI_TEARDOWN, KUBE_PROXY
+#                        binaries of the real node (only with OAAT_CLUSTER_REAL_NODE=1); its
+#                        Services and DNS (kube-proxy, CoreDNS) are services.sh's
 #
 # Pod behaviour on kwok's nodes (exit codes, durations) is set by the kwok Stages in stages/; see
 # stages/pod-complete.yaml for the oaat.io/test-* annotations. kwok's nodes carry the label
@@ -66,6 +67,8 @@ LOG_PREFIX=cluster
 source "$REPO_ROOT/hack/lib/processes.sh"
 # shellcheck source=SCRIPTDIR/realnode.sh
 source "$SCRIPT_DIR/realnode.sh"
+# shellcheck source=SCRIPTDIR/services.sh
+source "$SCRIPT_DIR/services.sh"
 
 # ---------------------------------------------------------------------------------------------
 # State layout
@@ -380,7 +383,7 @@ cmd_up() {
 	is_running kwok || start_kwok
 
 	ensure_nodes
-	if has_real_node; then up_real_node; fi
+	if has_real_node; then up_real_node && up_services; fi
 	# Pods cannot be created in a namespace before its default ServiceAccount exists (the
 	# ServiceAccount admission plugin rejects them); the controller-manager makes it.
 	wait_until kube-controller-manager 30 kubectl_admin get serviceaccount default --namespace=default
@@ -399,7 +402,7 @@ cmd_down() {
 	if [[ -d $STATE_DIR ]]; then
 		resolve_state_dir
 		lock_state_dir
-		if has_real_node; then down_real_node; fi
+		if has_real_node; then down_services && down_real_node; fi
 		for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
 			stop_process "${COMPONENTS[i]}"
 		done

@@ -365,6 +365,9 @@ localStorageCapacityIsolation: false
 evictionHard: {}
 imageGCHighThresholdPercent: 100
 resolvConf: /etc/resolv.conf
+# The cluster DNS (services.sh: CoreDNS behind the Service kube-dns).
+clusterDNS: [$CLUSTER_DNS_IP]
+clusterDomain: $CLUSTER_DOMAIN
 registerNode: true
 maxPods: 50
 # The kubelet would add KUBE-FIREWALL and canary chains to the machine's iptables and never remove

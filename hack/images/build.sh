@@ -14,7 +14,10 @@
 #   PAUSE_IMG        the name of the sandbox image
 #   OPERATOR_PLATFORMS   the platforms of the operator image, e.g. "linux/amd64 linux/arm64"
 #   KUBERNETES_SRC   the k8s.io/kubernetes module directory (build/pause/linux/pause.c)
+#   OLM_IMG, COREDNS_IMG   the names of OLM's image and of CoreDNS's
 #   OPM, SCORECARD_TEST, GRPC_HEALTH_PROBE   the pinned binaries under bin/
+#   OLM, CATALOG_OPERATOR, CPB, COPY_CONTENT   OLM's binaries (the olm image)
+#   COREDNS          CoreDNS (the coredns image)
 #   IMAGES_DIR       the output directory (default <repo>/bin/images)
 set -euo pipefail
 
@@ -22,7 +25,7 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
 cd "$REPO_ROOT"
 
-ALL_IMAGES=(pause busybox operator bundle opm catalog scorecard-test scorecard)
+ALL_IMAGES=(pause busybox operator bundle opm catalog scorecard-test scorecard olm coredns)
 
 : "${IMG:?run this through make images}" "${BUNDLE_IMG:?}" "${CATALOG_IMG:?}" "${SCORECARD_IMG:?}"
 : "${SCORECARD_TEST_IMG:?}" "${OPM_IMAGES:?}" "${BUSYBOX_IMAGES:?}" "${PAUSE_IMG:?}"
@@ -46,6 +49,8 @@ declare -A PUBLIC_NAMES=(
 	[catalog]=$CATALOG_IMG
 	[scorecard-test]=$SCORECARD_TEST_IMG
 	[scorecard]=$SCORECARD_IMG
+	[olm]=${OLM_IMG:-}
+	[coredns]=${COREDNS_IMG:-}
 )
 
 # The storage is a cache only: every image leaves it as an OCI layout, and it is emptied at the
@@ -237,6 +242,41 @@ build_scorecard-test() {
 	require_static "$ctx/scorecard-test"
 	bud "$ctx" -f "$SCRIPT_DIR/scorecard-test.Containerfile" --platform linux/amd64 -t "$SCORECARD_TEST_IMG"
 	push_layout "$SCORECARD_TEST_IMG" "$1"
+}
+
+inputs_olm() { sha256sum "$OLM" "$CATALOG_OPERATOR" "$CPB" "$COPY_CONTENT" /bin/busybox; }
+# OLM's image (operator-lifecycle-manager's Dockerfile): the two operators, and what the bundle
+# unpack Job runs from it (-util-image): /bin/cp, then /bin/cpb. The deploy manifests run
+# /bin/olm and /bin/catalog by path.
+build_olm() {
+	local ctx=$WORK/olm bin
+	: "${OLM_IMG:?}" "${OLM:?}" "${CATALOG_OPERATOR:?}" "${CPB:?}" "${COPY_CONTENT:?}"
+	mkdir -p "$ctx/bin"
+	write_rootfs "$ctx/rootfs"
+	cp "$OLM" "$ctx/bin/olm"
+	cp "$CATALOG_OPERATOR" "$ctx/bin/catalog"
+	cp "$CPB" "$ctx/bin/cpb"
+	cp "$COPY_CONTENT" "$ctx/bin/copy-content"
+	cp /bin/busybox "$ctx/bin/busybox"
+	ln -s busybox "$ctx/bin/cp"
+	for bin in olm catalog cpb copy-content busybox; do require_static "$ctx/bin/$bin"; done
+	bud "$ctx" -f "$SCRIPT_DIR/olm.Containerfile" --platform linux/amd64 -t "$OLM_IMG"
+	push_layout "$OLM_IMG" "$1"
+}
+
+inputs_coredns() { sha256sum "$COREDNS"; }
+# CoreDNS (its Dockerfile: the binary with cap_net_bind_service, user nonroot), the cluster DNS
+# of the local cluster's real node (hack/cluster/services.sh).
+build_coredns() {
+	local ctx=$WORK/coredns
+	: "${COREDNS_IMG:?}" "${COREDNS:?}"
+	mkdir -p "$ctx"
+	write_rootfs "$ctx/rootfs"
+	cp "$COREDNS" "$ctx/coredns"
+	require_static "$ctx/coredns"
+	setcap cap_net_bind_service=+ep "$ctx/coredns"
+	bud "$ctx" -f "$SCRIPT_DIR/coredns.Containerfile" --platform linux/amd64 -t "$COREDNS_IMG"
+	push_layout "$COREDNS_IMG" "$1"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ package olminstall
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,68 +40,10 @@ const (
 // The CRDs the bundle owns (checked against the CSV's spec.customresourcedefinitions.owned).
 var ownedCRDs = []string{"oaatgroups.oaat.io", "oaatruns.oaat.io", "oaattypes.oaat.io"}
 
-// installMode is one way to install the operator: an OperatorGroup in installNamespace with
-// targetNamespaces (nil: all namespaces). The manager then runs a group in each of
-// workNamespaces, which it watches, and in outsideNamespace (if any), which it does not watch and
-// must leave alone.
-type installMode struct {
-	name             string
-	installNamespace string
-	targetNamespaces []string
-	workNamespaces   []string
-	outsideNamespace string
-}
+// installMode is one way to install the operator (support.InstallMode).
+type installMode = support.InstallMode
 
-var installModes = []installMode{
-	{
-		name:             "AllNamespaces",
-		installNamespace: "oaat-operator",
-		workNamespaces:   []string{"oaat-olm-all"},
-	},
-	{
-		name:             "OwnNamespace",
-		installNamespace: "oaat-operator-own",
-		targetNamespaces: []string{"oaat-operator-own"},
-		workNamespaces:   []string{"oaat-operator-own"},
-		outsideNamespace: "oaat-olm-own-outside",
-	},
-	{
-		name:             "SingleNamespace",
-		installNamespace: "oaat-operator-single",
-		targetNamespaces: []string{"oaat-olm-single"},
-		workNamespaces:   []string{"oaat-olm-single"},
-		outsideNamespace: "oaat-olm-single-outside",
-	},
-	{
-		name:             "MultiNamespace",
-		installNamespace: "oaat-operator-multi",
-		targetNamespaces: []string{"oaat-olm-multi-a", "oaat-olm-multi-b"},
-		workNamespaces:   []string{"oaat-olm-multi-a", "oaat-olm-multi-b"},
-		outsideNamespace: "oaat-olm-multi-outside",
-	},
-}
-
-// namespaces returns every namespace the mode uses, each once.
-func (m installMode) namespaces() []string {
-	all := append([]string{m.installNamespace}, m.targetNamespaces...)
-	all = append(all, m.workNamespaces...)
-	if m.outsideNamespace != "" {
-		all = append(all, m.outsideNamespace)
-	}
-	sort.Strings(all)
-	return slices.Compact(all)
-}
-
-// expectedTargets is the set of namespaces the olm.targetNamespaces annotation must list: "" alone
-// for all namespaces.
-func (m installMode) expectedTargets() []string {
-	if len(m.targetNamespaces) == 0 {
-		return []string{""}
-	}
-	t := slices.Clone(m.targetNamespaces)
-	sort.Strings(t)
-	return t
-}
+var installModes = support.InstallModes("oaat-operator", "oaat-olm")
 
 func splitTargets(annotation string) []string {
 	t := strings.Split(annotation, ",")
@@ -112,7 +53,7 @@ func splitTargets(annotation string) []string {
 
 var _ = Describe("Installing the bundle through OLM", Ordered, ContinueOnFailure, func() {
 	for _, m := range installModes {
-		It("installs with a Subscription, and the operator runs with the CSV's permissions, in install mode "+m.name,
+		It("installs with a Subscription, and the operator runs with the CSV's permissions, in install mode "+m.Name,
 			func(ctx SpecContext) { installAndRun(ctx, m) }, SpecTimeout(5*time.Minute))
 	}
 })
@@ -120,7 +61,7 @@ var _ = Describe("Installing the bundle through OLM", Ordered, ContinueOnFailure
 // installAndRun installs the operator in the mode, checks what OLM made, runs the manager with
 // the CSV's ServiceAccount, then uninstalls (in cleanups, which run even when a step failed).
 func installAndRun(ctx SpecContext, m installMode) {
-	namespaces := m.namespaces()
+	namespaces := m.Namespaces()
 	By("creating namespaces " + strings.Join(namespaces, ", "))
 	for _, ns := range namespaces {
 		createNamespace(ctx, ns)
@@ -130,10 +71,10 @@ func installAndRun(ctx SpecContext, m installMode) {
 		deleteNamespaces(ctx, namespaces...)
 	}, NodeTimeout(3*time.Minute))
 
-	csvRec := startPhaseRecorder(ctx, gvrCSV, m.installNamespace, "status", "phase")
-	ipRec := startPhaseRecorder(ctx, gvrIP, m.installNamespace, "status", "phase")
-	subRec := startPhaseRecorder(ctx, gvrSub, m.installNamespace, "status", "state")
-	rbacRec := startRBACRecorder(ctx, catalog.bundle, m.installNamespace)
+	csvRec := startPhaseRecorder(ctx, support.GVRClusterServiceVersion, m.InstallNamespace, "status", "phase")
+	ipRec := startPhaseRecorder(ctx, support.GVRInstallPlan, m.InstallNamespace, "status", "phase")
+	subRec := startPhaseRecorder(ctx, support.GVRSubscription, m.InstallNamespace, "status", "state")
+	rbacRec := startRBACRecorder(ctx, catalog.bundle, m.InstallNamespace)
 	t0 := time.Now()
 	var timings []string
 	// mark records when something happened: as the watch saw it, or else (the poll saw it before
@@ -156,26 +97,26 @@ func installAndRun(ctx SpecContext, m installMode) {
 			problems = append(problems, err.Error())
 		}
 		report := fmt.Sprintf("install mode %s (namespace %s, targets %q), times from the Subscription's creation:\n%s\nstates and phases seen:\n%s%s%s",
-			m.name, m.installNamespace, m.expectedTargets(), strings.Join(timings, "\n"),
+			m.Name, m.InstallNamespace, m.ExpectedTargets(), strings.Join(timings, "\n"),
 			subRec.describe(t0), ipRec.describe(t0), csvRec.describe(t0))
-		AddReportEntry(m.name, report)
+		AddReportEntry(m.Name, report)
 		GinkgoWriter.Println(report)
 		Expect(problems).To(BeEmpty(), "the watches of the OLM objects broke: the report may miss changes")
 	})
 
 	By("creating the OperatorGroup and the Subscription (channel " + catalog.channel + ", automatic approval)")
-	og := object(`
+	og := objects.Parse(`
 apiVersion: operators.coreos.com/v1
 kind: OperatorGroup
 metadata:
   name: %s
   namespace: %s
 spec: {}
-`, operatorGroupName, m.installNamespace)
-	if len(m.targetNamespaces) > 0 {
-		Expect(unstructured.SetNestedStringSlice(og.Object, m.targetNamespaces, "spec", "targetNamespaces")).To(Succeed())
+`, operatorGroupName, m.InstallNamespace)
+	if len(m.TargetNamespaces) > 0 {
+		Expect(unstructured.SetNestedStringSlice(og.Object, m.TargetNamespaces, "spec", "targetNamespaces")).To(Succeed())
 	}
-	sub := object(`
+	sub := objects.Parse(`
 apiVersion: operators.coreos.com/v1alpha1
 kind: Subscription
 metadata:
@@ -187,10 +128,10 @@ spec:
   source: %s
   sourceNamespace: %s
   installPlanApproval: Automatic
-`, subscriptionName, m.installNamespace, catalog.channel, catalog.pkg, catalogSourceName, olmNamespace)
+`, subscriptionName, m.InstallNamespace, catalog.channel, catalog.pkg, catalogSourceName, olmNamespace)
 	t0 = time.Now()
-	createObject(ctx, gvrOG, og)
-	createObject(ctx, gvrSub, sub)
+	objects.Create(ctx, support.GVROperatorGroup, og)
+	objects.Create(ctx, support.GVRSubscription, sub)
 	csvName := catalog.bundle
 	// The ServiceAccount's name is read from the CSV once it exists; until then, the bundle's. The
 	// InstallPlan's is read from the Subscription.
@@ -208,7 +149,7 @@ spec:
 	By("waiting for the catalog operator to resolve the Subscription into an InstallPlan")
 	Eventually(func(g Gomega) {
 		expectRunning()
-		s := get(ctx, g, gvrSub, m.installNamespace, subscriptionName)
+		s := objects.Get(ctx, g, support.GVRSubscription, m.InstallNamespace, subscriptionName)
 		ipName, _, _ = unstructured.NestedString(s.Object, "status", "installPlanRef", "name")
 		g.Expect(ipName).NotTo(BeEmpty(), "Subscription status: %v", s.Object["status"])
 	}).WithContext(ctx).WithTimeout(90 * time.Second).Should(Succeed())
@@ -217,7 +158,7 @@ spec:
 	By("waiting for InstallPlan " + ipName + " to complete")
 	Eventually(func(g Gomega) {
 		expectRunning()
-		ip := get(ctx, g, gvrIP, m.installNamespace, ipName)
+		ip := objects.Get(ctx, g, support.GVRInstallPlan, m.InstallNamespace, ipName)
 		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
 		if phase == "Failed" {
 			StopTrying("InstallPlan " + ipName + " failed: " + conditionsOf(ip)).Now()
@@ -229,10 +170,10 @@ spec:
 	By("waiting for CSV " + csvName + " to reach phase Succeeded")
 	Eventually(func(g Gomega) {
 		expectRunning()
-		s := get(ctx, g, gvrSub, m.installNamespace, subscriptionName)
+		s := objects.Get(ctx, g, support.GVRSubscription, m.InstallNamespace, subscriptionName)
 		installed, _, _ := unstructured.NestedString(s.Object, "status", "installedCSV")
 		g.Expect(installed).To(Equal(csvName), "the Subscription's installedCSV")
-		csv := get(ctx, g, gvrCSV, m.installNamespace, csvName)
+		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 		phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
 		reason, _, _ := unstructured.NestedString(csv.Object, "status", "reason")
 		message, _, _ := unstructured.NestedString(csv.Object, "status", "message")
@@ -248,7 +189,7 @@ spec:
 	expectOperatorGroupStatus(ctx, m)
 	expectPermissions(ctx, m, saName)
 
-	By("running the manager outside the cluster as ServiceAccount " + m.installNamespace + "/" + saName +
+	By("running the manager outside the cluster as ServiceAccount " + m.InstallNamespace + "/" + saName +
 		", WATCH_NAMESPACE=" + fmt.Sprintf("%q", watchNamespace))
 	manager := startManager(ctx, m, saName, watchNamespace)
 	DeferCleanup(func() { Expect(manager.Stop(30 * time.Second)).To(Succeed()) })
@@ -260,7 +201,7 @@ spec:
 
 	// Still Succeeded: nothing the run did made OLM change its mind.
 	Eventually(func(g Gomega) {
-		csv := get(ctx, g, gvrCSV, m.installNamespace, csvName)
+		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 		phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
 		g.Expect(phase).To(Equal("Succeeded"))
 	}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
@@ -271,7 +212,7 @@ spec:
 func expectInstallPlanSteps(ctx context.Context, m installMode, ipName string) {
 	GinkgoHelper()
 	By("checking the InstallPlan's steps")
-	ip := get(ctx, Default, gvrIP, m.installNamespace, ipName)
+	ip := objects.Get(ctx, Default, support.GVRInstallPlan, m.InstallNamespace, ipName)
 	phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
 	Expect(phase).To(Equal("Complete"))
 	steps, _, _ := unstructured.NestedSlice(ip.Object, "status", "plan")
@@ -298,7 +239,7 @@ func expectInstallPlanSteps(ctx context.Context, m installMode, ipName string) {
 
 func expectCRDsEstablished(ctx context.Context, m installMode, csvName string) {
 	GinkgoHelper()
-	csv := get(ctx, Default, gvrCSV, m.installNamespace, csvName)
+	csv := objects.Get(ctx, Default, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 	owned, _, _ := unstructured.NestedSlice(csv.Object, "spec", "customresourcedefinitions", "owned")
 	var inCSV []string
 	for _, o := range owned {
@@ -311,7 +252,7 @@ func expectCRDsEstablished(ctx context.Context, m installMode, csvName string) {
 	By("checking that the CRDs " + strings.Join(ownedCRDs, ", ") + " exist and are Established")
 	for _, name := range ownedCRDs {
 		Eventually(func(g Gomega) {
-			crd := get(ctx, g, gvrCRD, "", name)
+			crd := objects.Get(ctx, g, support.GVRCustomResourceDefinition, "", name)
 			conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 			g.Expect(conditions).To(ContainElement(And(
 				HaveKeyWithValue("type", "Established"), HaveKeyWithValue("status", "True"),
@@ -324,15 +265,15 @@ func expectCRDsEstablished(ctx context.Context, m installMode, csvName string) {
 // OLM created it in the install namespace.
 func expectServiceAccount(ctx context.Context, m installMode, csvName string) string {
 	GinkgoHelper()
-	csv := get(ctx, Default, gvrCSV, m.installNamespace, csvName)
+	csv := objects.Get(ctx, Default, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
 	deployments, _, _ := unstructured.NestedSlice(csv.Object, "spec", "install", "spec", "deployments")
 	Expect(deployments).NotTo(BeEmpty(), "the CSV's install strategy has no deployment")
 	first, _ := deployments[0].(map[string]any)
 	saName, _, _ := unstructured.NestedString(first, "spec", "template", "spec", "serviceAccountName")
 	Expect(saName).NotTo(BeEmpty(), "the CSV's deployment names no ServiceAccount")
-	By("checking that OLM created ServiceAccount " + m.installNamespace + "/" + saName)
+	By("checking that OLM created ServiceAccount " + m.InstallNamespace + "/" + saName)
 	sa := &corev1.ServiceAccount{}
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: saName}, sa)).To(Succeed())
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.InstallNamespace, Name: saName}, sa)).To(Succeed())
 	return saName
 }
 
@@ -344,7 +285,7 @@ func expectDeployment(ctx context.Context, m installMode) string {
 	By("checking Deployment " + deploymentName + ": available, WATCH_NAMESPACE from " + annotationTargetNamespaces)
 	dep := &appsv1.Deployment{}
 	Eventually(func(g Gomega) {
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: deploymentName}, dep)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.InstallNamespace, Name: deploymentName}, dep)).To(Succeed())
 		available := false
 		for _, c := range dep.Status.Conditions {
 			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
@@ -357,7 +298,7 @@ func expectDeployment(ctx context.Context, m installMode) string {
 
 	annotation, ok := dep.Spec.Template.Annotations[annotationTargetNamespaces]
 	Expect(ok).To(BeTrue(), "the pod template has no %s annotation: %v", annotationTargetNamespaces, dep.Spec.Template.Annotations)
-	Expect(splitTargets(annotation)).To(Equal(m.expectedTargets()), "the pod template's %s", annotationTargetNamespaces)
+	Expect(splitTargets(annotation)).To(Equal(m.ExpectedTargets()), "the pod template's %s", annotationTargetNamespaces)
 
 	var watchEnv []corev1.EnvVar
 	for _, c := range dep.Spec.Template.Spec.Containers {
@@ -374,7 +315,7 @@ func expectDeployment(ctx context.Context, m installMode) string {
 
 	// The pod kwok runs for it: Running, Ready, with the annotation (it never runs the image).
 	pods := &corev1.PodList{}
-	Expect(k8sClient.List(ctx, pods, client.InNamespace(m.installNamespace),
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(m.InstallNamespace),
 		client.MatchingLabels(dep.Spec.Selector.MatchLabels))).To(Succeed())
 	var ready []string
 	for _, p := range pods.Items {
@@ -392,10 +333,10 @@ func expectDeployment(ctx context.Context, m installMode) string {
 // expectOperatorGroupStatus checks the namespaces OLM resolved the OperatorGroup to.
 func expectOperatorGroupStatus(ctx context.Context, m installMode) {
 	GinkgoHelper()
-	og := get(ctx, Default, gvrOG, m.installNamespace, operatorGroupName)
+	og := objects.Get(ctx, Default, support.GVROperatorGroup, m.InstallNamespace, operatorGroupName)
 	namespaces, _, _ := unstructured.NestedStringSlice(og.Object, "status", "namespaces")
 	sort.Strings(namespaces)
-	Expect(namespaces).To(Equal(m.expectedTargets()), "the OperatorGroup's status.namespaces")
+	Expect(namespaces).To(Equal(m.ExpectedTargets()), "the OperatorGroup's status.namespaces")
 }
 
 // expectPermissions asks the API server, with SubjectAccessReviews, whether the ServiceAccount may
@@ -408,9 +349,9 @@ func expectOperatorGroupStatus(ctx context.Context, m installMode) {
 // runs it) allows only to who may update oaatgroups/finalizers.
 func expectPermissions(ctx context.Context, m installMode, saName string) {
 	GinkgoHelper()
-	user := "system:serviceaccount:" + m.installNamespace + ":" + saName
+	user := "system:serviceaccount:" + m.InstallNamespace + ":" + saName
 	By("checking the permissions of " + user + " with SubjectAccessReviews")
-	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + m.installNamespace, "system:authenticated"}
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + m.InstallNamespace, "system:authenticated"}
 	type need struct{ group, resource, subresource, verb, name string }
 	inWatched := []need{
 		{"", "pods", "", "create", ""}, {"", "pods", "", "delete", ""}, {"", "pods", "", "get", ""},
@@ -442,7 +383,7 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 		return fmt.Sprintf("%s %s/%s.%s %q in %q", n.verb, n.resource, n.subresource, n.group, n.name, namespace)
 	}
 	var denied, granted []string
-	for _, ns := range m.workNamespaces {
+	for _, ns := range m.WorkNamespaces {
 		for _, n := range inWatched {
 			if !allowed(ns, n) {
 				denied = append(denied, describe(ns, n))
@@ -450,13 +391,13 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 		}
 	}
 	for _, n := range inOwn {
-		if !allowed(m.installNamespace, n) {
-			denied = append(denied, describe(m.installNamespace, n))
+		if !allowed(m.InstallNamespace, n) {
+			denied = append(denied, describe(m.InstallNamespace, n))
 		}
 	}
 	Expect(denied).To(BeEmpty(), "what the CSV does not grant %s", user)
 
-	everywhere := append([]string{"kube-system"}, m.namespaces()...)
+	everywhere := append([]string{"kube-system"}, m.Namespaces()...)
 	for _, ns := range everywhere {
 		for _, n := range neverAnywhere {
 			if allowed(ns, n) {
@@ -464,9 +405,9 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 			}
 		}
 	}
-	if len(m.targetNamespaces) > 0 {
+	if len(m.TargetNamespaces) > 0 {
 		// Outside the target namespaces: nothing of the manager's namespaced rights.
-		for _, ns := range []string{"kube-system", m.outsideNamespace} {
+		for _, ns := range []string{"kube-system", m.OutsideNamespace} {
 			for _, n := range inWatched {
 				if allowed(ns, n) {
 					granted = append(granted, describe(ns, n))
@@ -475,8 +416,8 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 		}
 	}
 	Expect(granted).To(BeEmpty(), "what %s may do though it must not", user)
-	if len(m.targetNamespaces) > 0 {
-		By("creating a pod in " + m.outsideNamespace + " as " + user + ": refused")
+	if len(m.TargetNamespaces) > 0 {
+		By("creating a pod in " + m.OutsideNamespace + " as " + user + ": refused")
 		expectPodCreateForbidden(ctx, m, saName)
 	}
 }
@@ -486,15 +427,15 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 func expectPodCreateForbidden(ctx context.Context, m installMode, saName string) {
 	GinkgoHelper()
 	cfg := rest.CopyConfig(adminCfg)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + m.installNamespace + ":" + saName}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + m.InstallNamespace + ":" + saName}
 	impersonated, err := kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "escape-", Namespace: m.outsideNamespace},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "escape-", Namespace: m.OutsideNamespace},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
 	}
-	_, err = impersonated.CoreV1().Pods(m.outsideNamespace).Create(ctx, pod, metav1.CreateOptions{})
-	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "creating a pod in %s as the operator: %v", m.outsideNamespace, err)
+	_, err = impersonated.CoreV1().Pods(m.OutsideNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "creating a pod in %s as the operator: %v", m.OutsideNamespace, err)
 }
 
 // uninstallOf is what uninstall needs to know of an install.
@@ -528,14 +469,14 @@ func uninstall(ctx context.Context, m installMode, u uninstallOf) {
 	for _, del := range []struct {
 		gvr  schema.GroupVersionResource
 		name string
-	}{{gvrSub, subscriptionName}, {gvrCSV, u.csv}, {gvrOG, operatorGroupName}} {
-		err := dynClient.Resource(del.gvr).Namespace(m.installNamespace).Delete(ctx, del.name, metav1.DeleteOptions{})
+	}{{support.GVRSubscription, subscriptionName}, {support.GVRClusterServiceVersion, u.csv}, {support.GVROperatorGroup, operatorGroupName}} {
+		err := dynClient.Resource(del.gvr).Namespace(m.InstallNamespace).Delete(ctx, del.name, metav1.DeleteOptions{})
 		Expect(client.IgnoreNotFound(err)).To(Succeed(), "deleting %s %s", del.gvr.Resource, del.name)
 	}
 	u.mark("uninstall: Subscription, CSV and OperatorGroup deleted", start)
 	Eventually(func(g Gomega) {
 		// The CSV, and the copies OLM made of it in the target namespaces.
-		csvs, err := dynClient.Resource(gvrCSV).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		csvs, err := dynClient.Resource(support.GVRClusterServiceVersion).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		var left []string
 		for _, c := range csvs.Items {
@@ -544,12 +485,12 @@ func uninstall(ctx context.Context, m installMode, u uninstallOf) {
 			}
 		}
 		g.Expect(left).To(BeEmpty(), "CSV %s still in namespaces", u.csv)
-		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: deploymentName}, &appsv1.Deployment{})
+		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.InstallNamespace, Name: deploymentName}, &appsv1.Deployment{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Deployment %s: %v", deploymentName, err)
-		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.installNamespace, Name: u.sa}, &corev1.ServiceAccount{})
+		err = k8sClient.Get(ctx, client.ObjectKey{Namespace: m.InstallNamespace, Name: u.sa}, &corev1.ServiceAccount{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ServiceAccount %s: %v", u.sa, err)
 		// RBAC OLM made for the CSV, in every namespace and cluster-wide: labelled with it as owner.
-		owner := client.MatchingLabels(csvOwnerLabels(u.csv, m.installNamespace))
+		owner := client.MatchingLabels(csvOwnerLabels(u.csv, m.InstallNamespace))
 		crs := &rbacv1.ClusterRoleList{}
 		g.Expect(k8sClient.List(ctx, crs, owner)).To(Succeed())
 		g.Expect(names(crs.Items)).To(BeEmpty(), "ClusterRoles owned by the CSV%s", u.describeLeft("ClusterRole", names(crs.Items), start, waitErr))
@@ -582,11 +523,11 @@ func uninstall(ctx context.Context, m installMode, u uninstallOf) {
 			left = append(left, "ClusterRoleBinding "+n)
 		}
 	}
-	AddReportEntry(m.name+": left after the uninstall besides the CRDs", strings.Join(left, ", "))
+	AddReportEntry(m.Name+": left after the uninstall besides the CRDs", strings.Join(left, ", "))
 
 	// The CRDs stay, as OLM documents.
 	for _, name := range ownedCRDs {
-		_, err := dynClient.Resource(gvrCRD).Get(ctx, name, metav1.GetOptions{})
+		_, err := dynClient.Resource(support.GVRCustomResourceDefinition).Get(ctx, name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "CRD %s after the uninstall", name)
 	}
 }
@@ -600,7 +541,7 @@ func waitCatalogDone(ctx context.Context, m installMode, u uninstallOf) error {
 		GinkgoWriter.Println("No InstallPlan was made: no execution of one to wait for before the uninstall")
 		return nil
 	}
-	ip, err := dynClient.Resource(gvrIP).Namespace(m.installNamespace).Get(ctx, u.installPlan, metav1.GetOptions{})
+	ip, err := dynClient.Resource(support.GVRInstallPlan).Namespace(m.InstallNamespace).Get(ctx, u.installPlan, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading InstallPlan %s: %w", u.installPlan, err)
 	}
@@ -613,7 +554,7 @@ func waitCatalogDone(ctx context.Context, m installMode, u uninstallOf) error {
 	const timeout = time.Minute
 	deadline := time.Now().Add(timeout)
 	for {
-		done, err := catalogDoneWith(m.installNamespace, u.installPlan)
+		done, err := catalogDoneWith(m.InstallNamespace, u.installPlan)
 		if err != nil {
 			return fmt.Errorf("reading the catalog operator's log: %w", err)
 		}
@@ -624,7 +565,7 @@ func waitCatalogDone(ctx context.Context, m installMode, u uninstallOf) error {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("the catalog operator's log (%s) shows no sync of InstallPlan %s/%s in phase Complete after %s: "+
 				"it may still be executing the plan, and the uninstall may leave what it makes", catalogProc.LogPath,
-				m.installNamespace, u.installPlan, timeout)
+				m.InstallNamespace, u.installPlan, timeout)
 		}
 		time.Sleep(poll)
 	}
@@ -708,9 +649,9 @@ func dumpDiagnostics(ctx context.Context, m installMode) {
 	ctx, cancel := withoutCancel(ctx, 15*time.Second)
 	defer cancel()
 	w := GinkgoWriter
-	fmt.Fprintf(w, "\n===== Diagnostics of install mode %s (namespace %s)\n", m.name, m.installNamespace)
-	for _, gvr := range []schema.GroupVersionResource{gvrOG, gvrSub, gvrIP, gvrCSV} {
-		list, err := dynClient.Resource(gvr).Namespace(m.installNamespace).List(ctx, metav1.ListOptions{})
+	fmt.Fprintf(w, "\n===== Diagnostics of install mode %s (namespace %s)\n", m.Name, m.InstallNamespace)
+	for _, gvr := range []schema.GroupVersionResource{support.GVROperatorGroup, support.GVRSubscription, support.GVRInstallPlan, support.GVRClusterServiceVersion} {
+		list, err := dynClient.Resource(gvr).Namespace(m.InstallNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			fmt.Fprintf(w, "listing %s: %v\n", gvr.Resource, err)
 			continue
@@ -720,18 +661,18 @@ func dumpDiagnostics(ctx context.Context, m installMode) {
 		}
 	}
 	deps := &appsv1.DeploymentList{}
-	if err := k8sClient.List(ctx, deps, client.InNamespace(m.installNamespace)); err == nil {
+	if err := k8sClient.List(ctx, deps, client.InNamespace(m.InstallNamespace)); err == nil {
 		for _, d := range deps.Items {
 			fmt.Fprintf(w, "--- Deployment %s: replicas %d available %d conditions %+v\n", d.Name, d.Status.Replicas, d.Status.AvailableReplicas, d.Status.Conditions)
 		}
 	}
 	pods := &corev1.PodList{}
-	if err := k8sClient.List(ctx, pods, client.InNamespace(m.installNamespace)); err == nil {
+	if err := k8sClient.List(ctx, pods, client.InNamespace(m.InstallNamespace)); err == nil {
 		for _, p := range pods.Items {
 			fmt.Fprintf(w, "--- Pod %s: phase %s\n", p.Name, p.Status.Phase)
 		}
 	}
-	if events, err := clientset.CoreV1().Events(m.installNamespace).List(ctx, metav1.ListOptions{}); err == nil {
+	if events, err := clientset.CoreV1().Events(m.InstallNamespace).List(ctx, metav1.ListOptions{}); err == nil {
 		fmt.Fprintln(w, "--- Events")
 		for _, e := range events.Items {
 			fmt.Fprintf(w, "%s %s %s/%s: %s\n", e.LastTimestamp.Format(time.RFC3339), e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)

@@ -18,13 +18,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -36,20 +31,6 @@ const olmNamespace = "olm"
 
 // catalogSourceName is the CatalogSource that names the suite's opm serve.
 const catalogSourceName = "oaat-local"
-
-// The monitoring.coreos.com CRDs the bundle needs: it ships a ServiceMonitor and a PrometheusRule.
-var monitoringCRDFiles = []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"}
-
-// The OLM kinds, read as unstructured objects: that spares the module a dependency on
-// github.com/operator-framework/api.
-var (
-	gvrCSV = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "clusterserviceversions"}
-	gvrSub = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "subscriptions"}
-	gvrIP  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "installplans"}
-	gvrCS  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "catalogsources"}
-	gvrOG  = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1", Resource: "operatorgroups"}
-	gvrCRD = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-)
 
 // kubectl runs the pinned kubectl as the admin.
 func kubectl(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
@@ -64,7 +45,7 @@ func applyCRDs(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(olmFiles).NotTo(BeEmpty(), "no CRD in %s", env.olmCRDs)
 	files := olmFiles
-	for _, f := range monitoringCRDFiles {
+	for _, f := range support.MonitoringCRDFiles {
 		files = append(files, filepath.Join(env.monitoringCRDs, f))
 	}
 	args := []string{"apply", "--server-side", "--field-manager=olminstall-test"}
@@ -222,7 +203,7 @@ func bundleMetadata() (pkg string, channels []string, defaultChannel string) {
 // until the catalog operator reports its connection READY.
 func createCatalogSource(ctx context.Context, c *servedCatalog) {
 	GinkgoHelper()
-	cs := object(`
+	cs := objects.Parse(`
 apiVersion: operators.coreos.com/v1alpha1
 kind: CatalogSource
 metadata:
@@ -234,10 +215,10 @@ spec:
   displayName: oaat-operator (bundle/ of this tree)
   publisher: olminstall test
 `, catalogSourceName, olmNamespace, c.address())
-	createObject(ctx, gvrCS, cs)
+	objects.Create(ctx, support.GVRCatalogSource, cs)
 	Eventually(func(g Gomega) {
 		expectRunning()
-		got := get(ctx, g, gvrCS, olmNamespace, catalogSourceName)
+		got := objects.Get(ctx, g, support.GVRCatalogSource, olmNamespace, catalogSourceName)
 		state, _, _ := unstructured.NestedString(got.Object, "status", "connectionState", "lastObservedState")
 		g.Expect(state).To(Equal("READY"), "status: %v", got.Object["status"])
 	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "the CatalogSource's connection; catalog log %s", catalogProc.LogPath)
@@ -246,56 +227,16 @@ spec:
 // ---------------------------------------------------------------------------------------------
 // Objects
 
-// object parses a YAML manifest (a format for fmt.Sprintf) into an unstructured object.
-func object(format string, args ...any) *unstructured.Unstructured {
-	GinkgoHelper()
-	u := &unstructured.Unstructured{}
-	Expect(yaml.Unmarshal([]byte(fmt.Sprintf(format, args...)), &u.Object)).To(Succeed())
-	return u
-}
-
-// get reads an object through the dynamic client (namespace "" for a cluster-scoped one).
-func get(ctx context.Context, g Gomega, gvr schema.GroupVersionResource, namespace, name string) *unstructured.Unstructured {
-	u, err := dynClient.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	g.Expect(err).NotTo(HaveOccurred(), "getting %s %s/%s", gvr.Resource, namespace, name)
-	return u
-}
-
-// createObject creates an object through the dynamic client.
-func createObject(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
-	GinkgoHelper()
-	_, err := dynClient.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "creating %s %s/%s", gvr.Resource, u.GetNamespace(), u.GetName())
-}
-
-// createNamespace creates a namespace labelled as the suite's and waits for its default
-// ServiceAccount, without which the ServiceAccount admission plugin refuses pods.
+// createNamespace creates a namespace labelled as the suite's and waits for its default ServiceAccount.
 func createNamespace(ctx context.Context, name string) {
 	GinkgoHelper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelSuite: "true"}}}
-	err := k8sClient.Create(ctx, ns)
-	if !apierrors.IsAlreadyExists(err) {
-		Expect(err).NotTo(HaveOccurred(), "creating namespace %s", name)
-	}
-	Eventually(func() error {
-		_, err := clientset.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the default ServiceAccount of %s", name)
+	Expect(support.CreateNamespace(ctx, clientset, name, map[string]string{labelSuite: "true"}, 30*time.Second)).To(Succeed())
 }
 
 // deleteNamespaces deletes the namespaces and waits until they are gone.
 func deleteNamespaces(ctx context.Context, names ...string) {
 	GinkgoHelper()
-	for _, name := range names {
-		err := k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		Expect(client.IgnoreNotFound(err)).To(Succeed())
-	}
-	Eventually(func(g Gomega) {
-		for _, name := range names {
-			err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s still exists (%v)", name, err)
-		}
-	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	Expect(support.DeleteNamespaces(ctx, clientset, 2*time.Minute, names...)).To(Succeed())
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -57,16 +57,16 @@ func subjectAccessReview(user string, groups []string, namespace, group, resourc
 // off; it waits until the manager is ready and leads.
 func startManager(ctx context.Context, m installMode, saName, watchNamespace string) *support.Process {
 	GinkgoHelper()
-	kubeconfig := filepath.Join(cluster.StateDir, "manager-"+m.name+".kubeconfig")
-	Expect(support.WriteServiceAccountKubeconfig(ctx, clientset, adminKubeconfig, m.installNamespace, saName, kubeconfig, time.Hour)).
+	kubeconfig := filepath.Join(cluster.StateDir, "manager-"+m.Name+".kubeconfig")
+	Expect(support.WriteServiceAccountKubeconfig(ctx, clientset, adminKubeconfig, m.InstallNamespace, saName, kubeconfig, time.Hour)).
 		To(Succeed(), "a kubeconfig of the CSV's ServiceAccount")
 	port, err := support.FreePort()
 	Expect(err).NotTo(HaveOccurred())
 	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
-	logPath := filepath.Join(cluster.StateDir, "logs", "manager-"+m.name+".log")
-	p, err := startProcess("manager-"+m.name, logPath, []string{"WATCH_NAMESPACE=" + watchNamespace}, env.manager,
+	logPath := filepath.Join(cluster.StateDir, "logs", "manager-"+m.Name+".log")
+	p, err := startProcess("manager-"+m.Name, logPath, []string{"WATCH_NAMESPACE=" + watchNamespace}, env.manager,
 		"--kubeconfig", kubeconfig,
-		"--leader-elect", "--leader-election-namespace", m.installNamespace,
+		"--leader-elect", "--leader-election-namespace", m.InstallNamespace,
 		"--metrics-bind-address", "0",
 		"--health-probe-bind-address", probeAddr,
 		"--zap-log-level=debug")
@@ -99,9 +99,9 @@ func runItems(ctx context.Context, m installMode) {
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { Expect(podWatch.Stop()).To(Succeed(), "the pod watch broke: it may have missed pods") }()
 
-	all := append([]string(nil), m.workNamespaces...)
-	if m.outsideNamespace != "" {
-		all = append(all, m.outsideNamespace)
+	all := append([]string(nil), m.WorkNamespaces...)
+	if m.OutsideNamespace != "" {
+		all = append(all, m.OutsideNamespace)
 	}
 	By("creating OaatType " + typeName + " and OaatGroup " + groupName + " (items " + strings.Join(items, ", ") +
 		") in " + strings.Join(all, ", "))
@@ -134,37 +134,28 @@ func runItems(ctx context.Context, m installMode) {
 
 	By("waiting until every item of the watched groups has succeeded")
 	Eventually(func(g Gomega) {
-		for _, ns := range m.workNamespaces {
+		for _, ns := range m.WorkNamespaces {
 			group := &v1alpha1.OaatGroup{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
-			for _, item := range items {
-				var found *v1alpha1.ItemStatus
-				for i := range group.Status.Items {
-					if group.Status.Items[i].Name == item {
-						found = &group.Status.Items[i]
-					}
-				}
-				g.Expect(found).NotTo(BeNil(), "group %s/%s has no status for item %s: %+v", ns, groupName, item, group.Status)
-				g.Expect(found.LastSuccess).NotTo(BeNil(), "item %s of %s/%s: %+v", item, ns, groupName, *found)
-			}
+			g.Expect(support.ItemsSucceeded(group, items)).To(Succeed())
 		}
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
-	GinkgoWriter.Printf("Both items succeeded in %s after %s\n", strings.Join(m.workNamespaces, ", "), time.Since(start).Round(time.Millisecond))
+	GinkgoWriter.Printf("Both items succeeded in %s after %s\n", strings.Join(m.WorkNamespaces, ", "), time.Since(start).Round(time.Millisecond))
 
-	for _, ns := range m.workNamespaces {
+	for _, ns := range m.WorkNamespaces {
 		recs := watcher.PodsOf(ns, groupName)
 		Expect(len(recs)).To(BeNumerically(">=", len(items)), "pods seen for %s/%s: %v", ns, groupName, recs)
 		Expect(watcher.MaxLive(ns, groupName)).To(Equal(1), "most live pods of %s/%s at once; pods %v", ns, groupName, recs)
 	}
 	Expect(watcher.Overlaps()).To(BeEmpty(), "two or more live pods of the same group coexisted")
 
-	if m.outsideNamespace != "" {
-		By("checking that the group in " + m.outsideNamespace + ", outside the OperatorGroup's targets, was left alone")
+	if m.OutsideNamespace != "" {
+		By("checking that the group in " + m.OutsideNamespace + ", outside the OperatorGroup's targets, was left alone")
 		group := &v1alpha1.OaatGroup{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.outsideNamespace, Name: groupName}, group)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.OutsideNamespace, Name: groupName}, group)).To(Succeed())
 		Expect(group.Status.Conditions).To(BeEmpty(), "the manager reconciled a group outside its targets")
 		Expect(group.Status.Items).To(BeEmpty(), "the manager reconciled a group outside its targets")
-		Expect(watcher.PodsOf(m.outsideNamespace, groupName)).To(BeEmpty(), "pods of the group outside the targets")
+		Expect(watcher.PodsOf(m.OutsideNamespace, groupName)).To(BeEmpty(), "pods of the group outside the targets")
 	}
 }
 

@@ -33,16 +33,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -60,6 +55,7 @@ var (
 	k8sClient       client.Client // not cached: every assertion reads the API server itself
 	clientset       kubernetes.Interface
 	dynClient       dynamic.Interface
+	objects         support.Objects // reads and writes OLM's objects through dynClient
 
 	olmProc, catalogProc, opmProc *support.Process
 	catalog                       *servedCatalog
@@ -89,17 +85,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
 	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.StateDir)
 
-	adminCfg, err = clientcmd.BuildConfigFromFlags("", adminKubeconfig)
+	clients, err := support.NewClients(adminKubeconfig)
 	Expect(err).NotTo(HaveOccurred())
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	k8sClient, err = client.New(adminCfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	clientset, err = kubernetes.NewForConfig(adminCfg)
-	Expect(err).NotTo(HaveOccurred())
-	dynClient, err = dynamic.NewForConfig(adminCfg)
-	Expect(err).NotTo(HaveOccurred())
+	adminCfg, k8sClient, clientset, dynClient = clients.Config, clients.Client, clients.Clientset, clients.Dynamic
+	objects = support.Objects{Dynamic: dynClient}
 
 	step := time.Now()
 	applyCRDs(ctx)

@@ -1,0 +1,98 @@
+//go:build olmcatalog
+
+package olmcatalog
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// fileVars name the files the suite runs and reads: the binaries cluster.sh starts (the
+// Makefile's CLUSTER_ENV, with the real node's), opm, OLM's deploy directory (of the pinned
+// operator-lifecycle-manager module) and the Prometheus Operator's CRD directory.
+var fileVars = []string{
+	"KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL", "ETCD", "KWOK",
+	"KUBELET", "CRI_TEARDOWN", "KUBE_PROXY", "OPM", "OLM_DEPLOY_DIR", "MONITORING_CRDS_DIR",
+}
+
+// imageVars name the public names of the images: the operator's, the bundle's, the catalog's and
+// OLM's (all built by make images and pushed into the node's registry at up).
+var imageVars = []string{"IMG", "BUNDLE_IMG", "CATALOG_IMG", "OLM_IMG"}
+
+// testEnv holds the paths and names the suite uses.
+type testEnv struct {
+	repoRoot string
+	kubectl  string
+	opm      string
+	// olmDeploy is the deploy directory of the pinned operator-lifecycle-manager: the chart's
+	// CRDs and OLMConfig (chart/), the quickstart's olm.yaml (upstream/quickstart/).
+	olmDeploy      string
+	monitoringCRDs string
+	img            string
+	bundleImg      string
+	catalogImg     string
+	olmImg         string
+}
+
+// loadEnv reads the environment and fails, saying how to run the suite, when something is
+// missing: the suite must never pass, or skip, by testing nothing.
+func loadEnv() (testEnv, error) {
+	if err := support.RequireFiles(fileVars...); err != nil {
+		return testEnv{}, fmt.Errorf("%w. The OLM catalog test needs the local cluster's binaries with the real node's, "+
+			"opm and OLM's manifests: run it with `make test-olm-catalog`", err)
+	}
+	var missing []string
+	for _, v := range append(imageVars, "OAAT_CLUSTER_REAL_NODE") {
+		if os.Getenv(v) == "" {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 {
+		return testEnv{}, fmt.Errorf("%s not set: run the suite with `make test-olm-catalog`", strings.Join(missing, ", "))
+	}
+	// go test runs in the package's directory, tests/olmcatalog.
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		return testEnv{}, err
+	}
+	return testEnv{
+		repoRoot:       root,
+		kubectl:        os.Getenv("KUBECTL"),
+		opm:            os.Getenv("OPM"),
+		olmDeploy:      os.Getenv("OLM_DEPLOY_DIR"),
+		monitoringCRDs: os.Getenv("MONITORING_CRDS_DIR"),
+		img:            os.Getenv("IMG"),
+		bundleImg:      os.Getenv("BUNDLE_IMG"),
+		catalogImg:     os.Getenv("CATALOG_IMG"),
+		olmImg:         os.Getenv("OLM_IMG"),
+	}, nil
+}
+
+// runCommand runs binary in dir with stdin and returns its standard output; its error carries
+// the standard error.
+func runCommand(ctx context.Context, dir string, extraEnv []string, stdin io.Reader, binary string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.Stdin = stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(binary), strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// kubectl runs kubectl as the cluster's admin.
+func kubectl(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+	return runCommand(ctx, env.repoRoot, nil, stdin, env.kubectl, append([]string{"--kubeconfig", adminKubeconfig}, args...)...)
+}

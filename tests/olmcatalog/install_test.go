@@ -1,0 +1,258 @@
+//go:build olmcatalog
+
+package olmcatalog
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// The package, channel and CSV of the catalog (catalog/oaat-operator/index.yaml).
+const (
+	packageName = "oaat-operator"
+	channelName = "alpha"
+	csvName     = "oaat-operator.v0.1.0"
+)
+
+// The group every mode runs, and its items: each a real busybox pod that prints its item.
+const (
+	typeName  = "echo"
+	groupName = "echo"
+)
+
+var items = []string{"/srv/a", "/srv/b"}
+
+// installMode is one way to install the operator (support.InstallMode).
+type installMode = support.InstallMode
+
+var installModes = support.InstallModes("oaat-catalog", "oaat-catalog-work")
+
+var _ = Describe("Installing from the catalog image", Ordered, func() {
+	for _, m := range installModes {
+		It("installs with a Subscription, and OLM's Deployment runs real item pods, in install mode "+m.Name,
+			func(ctx SpecContext) { installAndRun(ctx, m) }, SpecTimeout(12*time.Minute))
+	}
+
+	It("leaves nothing of the operator once the CRDs are deleted", func(ctx SpecContext) {
+		expectNothingLeft(ctx)
+	}, SpecTimeout(3*time.Minute))
+})
+
+// installAndRun installs the operator in the mode from the catalog, checks what OLM made and
+// that its Deployment runs the operator's image on the real node, runs a group, then uninstalls
+// (Subscription, then CSV) in a cleanup, which runs even when a step failed.
+func installAndRun(ctx SpecContext, m installMode) {
+	start := time.Now()
+	for _, ns := range m.Namespaces() {
+		createNamespace(ctx, ns)
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		uninstall(ctx, m)
+		deleteNamespaces(ctx, m.Namespaces()...)
+	}, NodeTimeout(4*time.Minute))
+
+	og := objects.Parse(`
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata:
+  name: oaat
+  namespace: %s
+spec: {}
+`, m.InstallNamespace)
+	if len(m.TargetNamespaces) > 0 {
+		Expect(unstructured.SetNestedStringSlice(og.Object, m.TargetNamespaces, "spec", "targetNamespaces")).To(Succeed())
+	}
+	objects.Create(ctx, support.GVROperatorGroup, og)
+	objects.Create(ctx, support.GVRSubscription, objects.Parse(`
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  channel: %s
+  name: %s
+  source: %s
+  sourceNamespace: %s
+  installPlanApproval: Automatic
+`, packageName, m.InstallNamespace, channelName, packageName, catalogSourceName, olmNamespace))
+
+	By("waiting for the InstallPlan to complete and the CSV to succeed")
+	var ipName string
+	Eventually(func(g Gomega) {
+		sub := objects.Get(ctx, g, support.GVRSubscription, m.InstallNamespace, packageName)
+		ipName, _, _ = unstructured.NestedString(sub.Object, "status", "installPlanRef", "name")
+		g.Expect(ipName).NotTo(BeEmpty(), "the Subscription's status: %v", sub.Object["status"])
+		ip := objects.Get(ctx, g, support.GVRInstallPlan, m.InstallNamespace, ipName)
+		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
+		g.Expect(phase).To(Equal("Complete"), "InstallPlan %s: %v", ipName, ip.Object["status"])
+		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
+		phase, _, _ = unstructured.NestedString(csv.Object, "status", "phase")
+		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: %v", csvName, csv.Object["status"])
+	}).WithContext(ctx).WithTimeout(8*time.Minute).Should(Succeed(), func() string {
+		return "pods of OLM's namespace:\n" + describePods(ctx, olmNamespace) + "\npods of " + m.InstallNamespace + ":\n" + describePods(ctx, m.InstallNamespace)
+	})
+	installed := time.Since(start).Round(time.Millisecond)
+	AddReportEntry(m.Name+": CSV Succeeded", installed.String())
+	GinkgoWriter.Printf("%s: InstallPlan %s Complete and CSV Succeeded after %s\n", m.Name, ipName, installed)
+
+	By("checking that OLM's Deployment runs the operator's image on the real node")
+	expectPodsOnRealNode(ctx, m.InstallNamespace, "control-plane=controller-manager", env.img)
+
+	runItems(ctx, m)
+	AddReportEntry(m.Name+": items ran", time.Since(start).Round(time.Millisecond).String())
+}
+
+// runItems creates an OaatType and an OaatGroup in every work namespace and in the namespace
+// outside the targets; every item of the watched groups must succeed as a real pod on the real
+// node whose log shows its item, and the group outside must get no pod and no status.
+func runItems(ctx context.Context, m installMode) {
+	GinkgoHelper()
+	all := slices.Clone(m.WorkNamespaces)
+	if m.OutsideNamespace != "" {
+		all = append(all, m.OutsideNamespace)
+	}
+	for _, ns := range all {
+		ot := &v1alpha1.OaatType{
+			ObjectMeta: metav1.ObjectMeta{Name: typeName, Namespace: ns},
+			Spec: v1alpha1.OaatTypeSpec{
+				Type: v1alpha1.OaatTypePod,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name:    "main",
+						Image:   "busybox",
+						Command: []string{"sh", "-c", `echo "processing $OAAT_ITEM"`},
+					}},
+				}},
+			},
+		}
+		og := &v1alpha1.OaatGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: groupName, Namespace: ns},
+			Spec:       v1alpha1.OaatGroupSpec{OaatType: typeName, OaatItems: items, Frequency: "1h"},
+		}
+		Expect(k8sClient.Create(ctx, ot)).To(Succeed(), "creating OaatType in %s", ns)
+		Expect(k8sClient.Create(ctx, og)).To(Succeed(), "creating OaatGroup in %s", ns)
+	}
+
+	By("waiting until every item of the watched groups has succeeded")
+	Eventually(func(g Gomega) {
+		for _, ns := range m.WorkNamespaces {
+			group := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
+			g.Expect(support.ItemsSucceeded(group, items)).To(Succeed())
+		}
+	}).WithContext(ctx).WithTimeout(4*time.Minute).Should(Succeed(), func() string {
+		return strings.Join(func() []string {
+			var out []string
+			for _, ns := range m.WorkNamespaces {
+				out = append(out, describePods(ctx, ns))
+			}
+			return out
+		}(), "\n")
+	})
+
+	for _, ns := range m.WorkNamespaces {
+		pods, err := clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGroup + "=" + groupName})
+		Expect(err).NotTo(HaveOccurred())
+		seen := map[string]bool{}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodSucceeded {
+				continue
+			}
+			Expect(p.Spec.NodeName).To(Equal("real-node"), "item pod %s/%s", ns, p.Name)
+			logs, err := kubectl(ctx, nil, "-n", ns, "logs", p.Name)
+			Expect(err).NotTo(HaveOccurred())
+			item := p.Labels[v1alpha1.LabelItem]
+			for _, want := range items {
+				if strings.TrimSpace(logs) == "processing "+want {
+					seen[want] = true
+				}
+			}
+			Expect(logs).To(HavePrefix("processing /srv/"), "the log of item pod %s/%s (item label %q)", ns, p.Name, item)
+		}
+		for _, item := range items {
+			Expect(seen[item]).To(BeTrue(), "no succeeded pod in %s printed item %s", ns, item)
+		}
+	}
+
+	if m.OutsideNamespace != "" {
+		By("checking that the group in " + m.OutsideNamespace + ", outside the OperatorGroup's targets, is left alone")
+		Consistently(func(g Gomega) {
+			group := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: m.OutsideNamespace, Name: groupName}, group)).To(Succeed())
+			g.Expect(group.Status.Items).To(BeEmpty(), "the operator reconciled a group outside its targets")
+			pods, err := clientset.CoreV1().Pods(m.OutsideNamespace).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pods.Items).To(BeEmpty(), "pods outside the targets")
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+	}
+}
+
+// uninstall deletes the Subscription, then the CSV, as the README says, and waits until OLM has
+// removed the operator's Deployment; then the OperatorGroup.
+func uninstall(ctx context.Context, m installMode) {
+	GinkgoHelper()
+	for _, step := range []struct {
+		what string
+		del  func() error
+	}{
+		{"Subscription", func() error {
+			return dynClient.Resource(support.GVRSubscription).Namespace(m.InstallNamespace).Delete(ctx, packageName, metav1.DeleteOptions{})
+		}},
+		{"CSV", func() error {
+			return dynClient.Resource(support.GVRClusterServiceVersion).Namespace(m.InstallNamespace).Delete(ctx, csvName, metav1.DeleteOptions{})
+		}},
+		{"OperatorGroup", func() error {
+			return dynClient.Resource(support.GVROperatorGroup).Namespace(m.InstallNamespace).Delete(ctx, "oaat", metav1.DeleteOptions{})
+		}},
+	} {
+		if err := step.del(); err != nil && !apierrors.IsNotFound(err) {
+			Fail("deleting the " + step.what + ": " + err.Error())
+		}
+		if step.what == "CSV" {
+			Eventually(func(g Gomega) {
+				pods, err := clientset.CoreV1().Pods(m.InstallNamespace).List(ctx, metav1.ListOptions{LabelSelector: "control-plane=controller-manager"})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(pods.Items).To(BeEmpty(), "the operator's pods after the CSV's deletion")
+			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		}
+	}
+}
+
+// expectNothingLeft deletes the CRDs (the last step of the README's uninstall) and checks that
+// nothing of the operator is left in the cluster: no CRD of oaat.io, no ClusterRole or
+// ClusterRoleBinding that OLM made for the CSV, no pod from the operator's image.
+func expectNothingLeft(ctx context.Context) {
+	GinkgoHelper()
+	_, err := kubectl(ctx, nil, "delete", "crd", "oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io", "--ignore-not-found", "--wait=true")
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func(g Gomega) {
+		out, err := kubectl(ctx, nil, "get", "crd", "-o", "name")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(out).NotTo(ContainSubstring(".oaat.io"), "CRDs left")
+		out, err = kubectl(ctx, nil, "get", "clusterrole,clusterrolebinding", "-o", "name")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(out).NotTo(ContainSubstring(csvName), "cluster-scoped RBAC of the CSV left")
+		pods, err := clientset.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, p := range pods.Items {
+			for _, c := range p.Spec.Containers {
+				g.Expect(c.Image).NotTo(Equal(env.img), "pod %s/%s", p.Namespace, p.Name)
+			}
+		}
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+}
