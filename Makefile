@@ -357,7 +357,7 @@ verify: manifests generate fmt ## Regenerate code and manifests, fail if they di
 	$(MAKE) lint lint-api
 
 # The build tags of the test packages that `go build ./...` skips: the linters type-check them too.
-LINT_BUILD_TAGS ?= e2e,olm,olminstall,realnode
+LINT_BUILD_TAGS ?= e2e,olm,olminstall,olmcatalog,realnode
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on the module, build-tagged test packages included, and on tests/scorecard.

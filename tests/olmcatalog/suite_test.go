@@ -22,7 +22,6 @@
 package olmcatalog
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -129,11 +128,6 @@ func tearDown() {
 		}
 	}
 	Expect(problems).To(BeEmpty(), "tearing down the suite")
-}
-
-// withoutCancel gives cleanup code a context of its own: the spec's may be what failed.
-func withoutCancel(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
 }
 
 // keepCluster, when set, leaves the cluster up after the suite, to look at it.
