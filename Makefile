@@ -630,11 +630,12 @@ images: image-packages $(IMAGE_TOOLS) ## Build every image (or IMAGES) into OCI 
 	$(IMAGES_ENV) hack/images/build.sh $(IMAGES)
 
 # The Debian packages of the image builds (buildah), of push.sh (skopeo), of the busybox image
-# (busybox-static), of the throw-away registry (docker-registry) and of the multiarch validation
-# (podman): installed when missing, as root.
-IMAGE_PACKAGES := buildah:buildah skopeo:skopeo busybox:busybox-static docker-registry:docker-registry podman:podman
+# (busybox-static), of the throw-away registry (docker-registry), of the multiarch validation
+# (podman) and of the coredns image's file capability (setcap): installed when missing, as root.
+IMAGE_PACKAGES := buildah:buildah skopeo:skopeo busybox:busybox-static docker-registry:docker-registry podman:podman \
+	setcap:libcap2-bin
 .PHONY: image-packages
-image-packages: ## Install the Debian packages the images need (buildah, skopeo, busybox-static, docker-registry, podman) if missing; needs root.
+image-packages: ## Install the Debian packages the images need (buildah, skopeo, busybox-static, docker-registry, podman, libcap2-bin) if missing; needs root.
 	@missing="$$(for p in $(IMAGE_PACKAGES); do command -v "$${p%%:*}" >/dev/null || echo "$${p#*:}"; done)"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" -ne 0 ]; then echo "The images need these Debian packages: run 'sudo apt-get install" $$missing"'" >&2; exit 1; fi; \
