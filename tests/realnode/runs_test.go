@@ -90,16 +90,20 @@ func runEvents(ctx context.Context, g Gomega, group, pod, reason string) int {
 	return n
 }
 
-// expectRecordedOnce checks, for a while, that the run of pod was recorded by exactly one event
-// of the reason and one count in the item's status.
+// expectRecordedOnce checks that the run of pod was recorded by exactly one event of the reason
+// and one count in the item's status, and stays so for a while. The event follows the status
+// write and reaches the API server from the recorder's queue, a moment after the status: it is
+// waited for first.
 func expectRecordedOnce(ctx context.Context, group, item, pod, reason string, failures int32) {
 	GinkgoHelper()
-	Consistently(func(g Gomega) {
+	recordedOnce := func(g Gomega) {
 		g.Expect(runEvents(ctx, g, group, pod, reason)).To(Equal(1), "%s events for pod %s", reason, pod)
 		og := &v1alpha1.OaatGroup{}
 		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: group}, og)).To(Succeed())
 		g.Expect(support.ItemStatus(og, item).FailureCount).To(Equal(failures), "failureCount of item %q", item)
-	}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
+	}
+	Eventually(recordedOnce).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+	Consistently(recordedOnce).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
 }
 
 var _ = Describe("Real runs", func() {
