@@ -316,22 +316,28 @@ test-unit: ## Run the unit tests only (internal/, api/), without a control plane
 # (.state/olmcatalog-cluster, purged at each start; root, one real node per machine): kube-proxy
 # and CoreDNS (hack/cluster/services.sh), OLM's CRDs and manifests of the pinned
 # operator-lifecycle-manager (olm and catalog operators as Deployments from the OLM image), a
-# CatalogSource with the catalog image, a Subscription per install mode, real item pods; then the
-# uninstall. Every image comes from make images, pulled by its public name through the node's
-# registry. OLM_CATALOG_KEEP_CLUSTER=1 leaves the cluster up.
+# CatalogSource with the catalog image, a Subscription per install mode, real item pods, Prometheus
+# scraping the run metrics through the bundle's metrics Service; then the uninstall. Then the
+# operator-sdk paths as a user types them: `operator-sdk run bundle` of the bundle image, a group,
+# `operator-sdk cleanup`; `operator-sdk scorecard ./bundle`, its tests as pods. Every image comes
+# from make images, pulled by its public name through the node's registry (operator-sdk's own
+# pulls through an HTTPS proxy in front of it: tests/support/registryproxy.go).
+# OLM_CATALOG_KEEP_CLUSTER=1 leaves the cluster up.
 OLM_CATALOG_TIMEOUT ?= 60m
 OLM_CATALOG_GINKGO_TIMEOUT ?= 58m
+# More ginkgo flags, e.g. OLM_CATALOG_GINKGO_ARGS=-ginkgo.focus=scorecard.
+OLM_CATALOG_GINKGO_ARGS ?=
 
 .PHONY: test-olm-catalog
-test-olm-catalog: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) $(OPM) real-node-packages images ## Install from the catalog image with OLM running in the cluster on the real node, each install mode, real item pods, then uninstall.
+test-olm-catalog: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) $(OPM) $(OPERATOR_SDK) system-packages real-node-packages images ## Install from the catalog image with OLM in the cluster on the real node (each install mode, real item pods, Prometheus through the metrics Service), uninstall; operator-sdk run bundle, cleanup and scorecard.
 	go vet -tags olmcatalog ./tests/olmcatalog/
 	olm=github.com/operator-framework/operator-lifecycle-manager; prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
 	olm_dir="$$(cd $(TOOLS_DIR)/olm && GOWORK=off go mod download $$olm && GOWORK=off go list -m -f '{{.Dir}}' $$olm)"; \
 	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
-	$(CLUSTER_ENV) $(REAL_NODE_ENV) OAAT_CLUSTER_REAL_NODE=1 OPM=$(OPM) \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) OAAT_CLUSTER_REAL_NODE=1 OPM=$(OPM) OPERATOR_SDK=$(OPERATOR_SDK) \
 		OLM_DEPLOY_DIR="$$olm_dir/deploy" MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
 		IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) OLM_IMG=$(OLM_IMG) \
-		go test -tags olmcatalog ./tests/olmcatalog/ -count=1 -v -timeout $(OLM_CATALOG_TIMEOUT) -ginkgo.v -ginkgo.timeout $(OLM_CATALOG_GINKGO_TIMEOUT)
+		go test -tags olmcatalog ./tests/olmcatalog/ -count=1 -v -timeout $(OLM_CATALOG_TIMEOUT) -ginkgo.v -ginkgo.timeout $(OLM_CATALOG_GINKGO_TIMEOUT) $(OLM_CATALOG_GINKGO_ARGS)
 
 # The OLM packaging checks, without a cluster: the custom scorecard tests' own tests
 # (tests/scorecard, a module of its own), then tests/olm (build tag olm, so `go test ./...` skips
@@ -604,7 +610,12 @@ PAUSE_IMG = $(eval PAUSE_IMG := registry.k8s.io/pause:$$(shell sed -n 's/^TAG ?=
 # busybox: latest (the project's manifests and samples say `busybox`), and 1.36, the busybox of
 # operator-sdk's scorecard images (images/scorecard-storage/Dockerfile), which `make scorecard`
 # passes as its untar and storage images.
-BUSYBOX_IMAGES := docker.io/library/busybox:latest docker.io/library/busybox:1.36
+# The registry pod of `operator-sdk run bundle` unpacks the catalog in an init container of Red
+# Hat's UBI (DefaultInitImage of the pinned operator-sdk, read from its source at the first use),
+# which runs only sh, cat and gzip: the busybox image stands in for it under its name.
+OPERATOR_SDK_SRC = $(eval OPERATOR_SDK_SRC := $$(shell cd $(TOOLS_DIR)/operator-sdk && GOWORK=off go mod download github.com/operator-framework/operator-sdk && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-sdk))$(OPERATOR_SDK_SRC)
+RUN_BUNDLE_INIT_IMG = $(eval RUN_BUNDLE_INIT_IMG := $$(shell sed -n 's/^[[:space:]]*DefaultInitImage = "\(.*\)"$$$$/\1/p' $(OPERATOR_SDK_SRC)/internal/olm/fbcutil/util.go))$(RUN_BUNDLE_INIT_IMG)
+BUSYBOX_IMAGES = docker.io/library/busybox:latest docker.io/library/busybox:1.36 $(RUN_BUNDLE_INIT_IMG)
 # opm: the catalog's base (OPM_IMAGE), and latest, the index image of `operator-sdk run bundle`
 # (its --index-image default).
 OPM_IMAGES := $(OPM_IMAGE) quay.io/operator-framework/opm:latest

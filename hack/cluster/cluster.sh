@@ -425,6 +425,10 @@ cmd_status() {
 		fi
 	done
 	printf 'kubeconfig: %s\n' "$(kubeconfig_path)"
+	if has_real_node; then
+		load_or_pick_ports
+		printf 'registry: %s (plain HTTP; every image of make images under its public name)\n' "$(registry_address)"
+	fi
 	return "$rc"
 }
 

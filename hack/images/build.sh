@@ -195,13 +195,21 @@ build_bundle() {
 	push_layout "$BUNDLE_IMG" "$1"
 }
 
-inputs_opm() { sha256sum "$OPM" "$GRPC_HEALTH_PROBE"; }
+inputs_opm() { sha256sum "$OPM" "$GRPC_HEALTH_PROBE" /bin/busybox; }
 # opm as the operator-registry release builds it (release/goreleaser.opm.Dockerfile): /bin/opm,
-# /bin/grpc_health_probe for the catalog pods' probes, /etc/nsswitch.conf, user 1001.
+# /bin/grpc_health_probe for the catalog pods' probes, /etc/nsswitch.conf, user 1001; and, as
+# its base distroless/static:debug has them, a busybox shell and applets in /busybox on the PATH
+# (the registry pod of `operator-sdk run bundle` starts `sh -c "opm serve ..."` in this image).
 build_opm() {
-	local ctx=$WORK/opm name=${OPM_IMAGES%% *}
+	local ctx=$WORK/opm name=${OPM_IMAGES%% *} applet
 	mkdir -p "$ctx"
 	write_rootfs "$ctx/rootfs"
+	mkdir -p "$ctx/rootfs/busybox"
+	cp /bin/busybox "$ctx/rootfs/busybox/busybox"
+	require_static "$ctx/rootfs/busybox/busybox"
+	for applet in $(/bin/busybox --list); do
+		[[ $applet == busybox ]] || ln -s busybox "$ctx/rootfs/busybox/$applet"
+	done
 	cp "$OPM" "$ctx/opm"
 	cp "$GRPC_HEALTH_PROBE" "$ctx/grpc_health_probe"
 	require_static "$ctx/opm"

@@ -17,10 +17,10 @@ import (
 
 // fileVars name the files the suite runs and reads: the binaries cluster.sh starts (the
 // Makefile's CLUSTER_ENV, with the real node's), opm, OLM's deploy directory (of the pinned
-// operator-lifecycle-manager module) and the Prometheus Operator's CRD directory.
+// operator-lifecycle-manager module), operator-sdk and the Prometheus Operator's CRD directory.
 var fileVars = []string{
 	"KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL", "ETCD", "KWOK",
-	"KUBELET", "CRI_TEARDOWN", "KUBE_PROXY", "OPM", "OLM_DEPLOY_DIR", "MONITORING_CRDS_DIR",
+	"KUBELET", "CRI_TEARDOWN", "KUBE_PROXY", "OPM", "OPERATOR_SDK", "OLM_DEPLOY_DIR", "MONITORING_CRDS_DIR",
 }
 
 // imageVars name the public names of the images: the operator's, the bundle's, the catalog's and
@@ -32,6 +32,8 @@ type testEnv struct {
 	repoRoot string
 	kubectl  string
 	opm      string
+	// operatorSDK is the pinned operator-sdk (run bundle, cleanup, scorecard).
+	operatorSDK string
 	// olmDeploy is the deploy directory of the pinned operator-lifecycle-manager: the chart's
 	// CRDs and OLMConfig (chart/), the quickstart's olm.yaml (upstream/quickstart/).
 	olmDeploy      string
@@ -67,6 +69,7 @@ func loadEnv() (testEnv, error) {
 		repoRoot:       root,
 		kubectl:        os.Getenv("KUBECTL"),
 		opm:            os.Getenv("OPM"),
+		operatorSDK:    os.Getenv("OPERATOR_SDK"),
 		olmDeploy:      os.Getenv("OLM_DEPLOY_DIR"),
 		monitoringCRDs: os.Getenv("MONITORING_CRDS_DIR"),
 		img:            os.Getenv("IMG"),

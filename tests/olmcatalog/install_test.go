@@ -114,6 +114,9 @@ spec:
 
 	runItems(ctx, m)
 	AddReportEntry(m.Name+": items ran", time.Since(start).Round(time.Millisecond).String())
+
+	By("scraping the operator through the bundle's metrics Service with Prometheus")
+	expectRunMetrics(ctx, m)
 }
 
 // runItems creates an OaatType and an OaatGroup in every work namespace and in the namespace
@@ -233,12 +236,18 @@ func uninstall(ctx context.Context, m installMode) {
 	}
 }
 
-// expectNothingLeft deletes the CRDs (the last step of the README's uninstall) and checks that
-// nothing of the operator is left in the cluster: no CRD of oaat.io, no ClusterRole or
-// ClusterRoleBinding that OLM made for the CSV, no pod from the operator's image.
+// appLabel marks what the operator ships for users (the bundle's ClusterRoles among them).
+const appLabel = "app.kubernetes.io/name=oaat-operator"
+
+// expectNothingLeft runs the last steps of the README's uninstall, deleting the CRDs and the
+// bundle's ClusterRoles (cluster-scoped objects of a bundle outlive its CSV in OLM v0), and checks
+// that nothing of the operator is left in the cluster: no CRD of oaat.io, no ClusterRole or
+// ClusterRoleBinding of the bundle or made by OLM for the CSV, no pod from the operator's image.
 func expectNothingLeft(ctx context.Context) {
 	GinkgoHelper()
 	_, err := kubectl(ctx, nil, "delete", "crd", "oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io", "--ignore-not-found", "--wait=true")
+	Expect(err).NotTo(HaveOccurred())
+	_, err = kubectl(ctx, nil, "delete", "clusterrole", "-l", appLabel)
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(func(g Gomega) {
 		out, err := kubectl(ctx, nil, "get", "crd", "-o", "name")
@@ -247,6 +256,7 @@ func expectNothingLeft(ctx context.Context) {
 		out, err = kubectl(ctx, nil, "get", "clusterrole,clusterrolebinding", "-o", "name")
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(out).NotTo(ContainSubstring(csvName), "cluster-scoped RBAC of the CSV left")
+		g.Expect(out).NotTo(ContainSubstring("/"+packageName+"-"), "cluster-scoped RBAC of the bundle left")
 		pods, err := clientset.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		for _, p := range pods.Items {

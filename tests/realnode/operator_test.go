@@ -19,11 +19,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -182,28 +180,23 @@ func rootMountOptions(pid int) string {
 	return ""
 }
 
-// scraperToken makes the scraper's ServiceAccount and binding, and returns a token of it.
+// scraper is the identity Prometheus scrapes the operator with.
+var scraper = support.Scraper{
+	Namespace: monitoringNamespace, ServiceAccount: scraperSA, ClusterRole: metricsReaderRole,
+	Binding: "realnode-prometheus-" + metricsReaderRole,
+}
+
+// scraperToken makes the monitoring namespace and the scraper's ServiceAccount and binding, and
+// returns a token of it.
 func scraperToken(ctx context.Context) string {
 	GinkgoHelper()
-	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: monitoringNamespace}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: scraperSA, Namespace: monitoringNamespace}},
-		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "realnode-prometheus-" + metricsReaderRole},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReaderRole},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraperSA, Namespace: monitoringNamespace}},
-		},
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: monitoringNamespace}}
+	if err := k8sClient.Create(ctx, ns); !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred(), "creating namespace %s", monitoringNamespace)
 	}
-	for _, obj := range objs {
-		if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
-			Expect(err).NotTo(HaveOccurred(), "creating %T %s", obj, obj.GetName())
-		}
-	}
-	token, err := clientset.CoreV1().ServiceAccounts(monitoringNamespace).CreateToken(ctx, scraperSA,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}},
-		metav1.CreateOptions{})
+	token, err := scraper.Token(ctx, clientset)
 	Expect(err).NotTo(HaveOccurred())
-	return token.Status.Token
+	return token
 }
 
 // serviceEndpoints returns the ready address:port pairs of the Service's EndpointSlices: what a
@@ -292,35 +285,12 @@ func expectPrometheusScrapes(ctx context.Context, token, podIP string) {
 	Expect(err).NotTo(HaveOccurred())
 	dir := filepath.Join(cluster.StateDir, "prometheus")
 	Expect(os.RemoveAll(dir)).To(Succeed())
-	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-	tokenFile := filepath.Join(dir, "token")
-	Expect(os.WriteFile(tokenFile, []byte(token), 0o600)).To(Succeed())
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	var targets []string
-	for _, endpoint := range serviceEndpoints(ctx, operatorNamespace, metricsService) {
-		targets = append(targets, q(endpoint))
-	}
-	config := `global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-- job_name: ` + q(scrapeJob) + `
-  scheme: https
-  metrics_path: /metrics
-  tls_config:
-    insecure_skip_verify: true
-  authorization:
-    credentials_file: ` + q(tokenFile) + `
-  static_configs:
-  - targets: [` + strings.Join(targets, ", ") + `]
-    labels:
-      namespace: ` + q(operatorNamespace) + `
-      service: ` + q(metricsService) + `
-`
-	configFile := filepath.Join(dir, "prometheus.yml")
-	Expect(os.WriteFile(configFile, []byte(config), 0o644)).To(Succeed())
 	logPath := filepath.Join(cluster.StateDir, "logs", "prometheus.log")
-	proc, baseURL, err := support.StartPrometheus(binary, configFile, filepath.Join(dir, "data"), logPath, GinkgoWriter)
+	proc, baseURL, err := support.StartScrapingPrometheus(binary, dir, logPath, token, support.ScrapeJob{
+		Name:    scrapeJob,
+		Targets: serviceEndpoints(ctx, operatorNamespace, metricsService),
+		Labels:  map[string]string{"namespace": operatorNamespace, "service": metricsService},
+	}, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { Expect(proc.Stop(30 * time.Second)).To(Succeed()) }()
 	Eventually(func(g Gomega) {

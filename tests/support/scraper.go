@@ -1,0 +1,127 @@
+package support
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// Scraper is the identity a Prometheus scrapes the operator's metrics with: a ServiceAccount
+// bound by a ClusterRoleBinding to the ClusterRole the operator ships for scrapers
+// (oaat-operator-metrics-reader: get on /metrics).
+type Scraper struct {
+	Namespace      string
+	ServiceAccount string
+	ClusterRole    string
+	// Binding names the ClusterRoleBinding; unique per suite, so that suites do not share it.
+	Binding string
+}
+
+// Token makes the scraper's ServiceAccount and binding when missing and returns a token of the
+// ServiceAccount, valid for an hour.
+func (s Scraper) Token(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: s.ServiceAccount, Namespace: s.Namespace}}
+	if _, err := cs.CoreV1().ServiceAccounts(s.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating ServiceAccount %s/%s: %w", s.Namespace, s.ServiceAccount, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Binding},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: s.ClusterRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: s.ServiceAccount, Namespace: s.Namespace}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating ClusterRoleBinding %s: %w", s.Binding, err)
+	}
+	token, err := cs.CoreV1().ServiceAccounts(s.Namespace).CreateToken(ctx, s.ServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}},
+		metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token of ServiceAccount %s/%s: %w", s.Namespace, s.ServiceAccount, err)
+	}
+	return token.Status.Token, nil
+}
+
+// Delete removes the scraper's ClusterRoleBinding (the ServiceAccount goes with its namespace).
+func (s Scraper) Delete(ctx context.Context, cs kubernetes.Interface) error {
+	err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, s.Binding, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting ClusterRoleBinding %s: %w", s.Binding, err)
+	}
+	return nil
+}
+
+// ScrapeJob is one scrape job of the operator's metrics as a ServiceMonitor of its metrics
+// Service makes it: HTTPS (the operator's certificate is self-signed unless cert-manager issues
+// one), the bearer token of a Scraper, every second.
+type ScrapeJob struct {
+	Name    string
+	Targets []string
+	// Labels are added to every series of the targets (a metric's own label of the same name is
+	// kept as exported_NAME).
+	Labels map[string]string
+}
+
+// StartScrapingPrometheus writes the token and a configuration with the job into dir and starts
+// the Prometheus server binary on it, its TSDB in dir/data and its output in logPath; it returns
+// the process and its base URL (see StartPrometheus).
+func StartScrapingPrometheus(binary, dir, logPath, token string, job ScrapeJob, log io.Writer) (*Process, string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
+		return nil, "", err
+	}
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, []byte(scrapeConfig(job, tokenFile)), 0o644); err != nil {
+		return nil, "", err
+	}
+	return StartPrometheus(binary, configFile, filepath.Join(dir, "data"), logPath, log)
+}
+
+// scrapeConfig is the Prometheus configuration of one job, its strings quoted as JSON (valid
+// YAML).
+func scrapeConfig(job ScrapeJob, tokenFile string) string {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	targets := make([]string, 0, len(job.Targets))
+	for _, t := range job.Targets {
+		targets = append(targets, q(t))
+	}
+	keys := make([]string, 0, len(job.Labels))
+	for k := range job.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var labels strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&labels, "      %s: %s\n", k, q(job.Labels[k]))
+	}
+	return `global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+- job_name: ` + q(job.Name) + `
+  scheme: https
+  metrics_path: /metrics
+  tls_config:
+    insecure_skip_verify: true
+  authorization:
+    credentials_file: ` + q(tokenFile) + `
+  static_configs:
+  - targets: [` + strings.Join(targets, ", ") + `]
+    labels:
+` + labels.String()
+}
