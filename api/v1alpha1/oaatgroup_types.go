@@ -279,7 +279,7 @@ type OaatGroupStatus struct {
 // within failureCoolOff wait.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=og,categories=oaat
+// +kubebuilder:resource:shortName=oag,categories=oaat
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is a label value on the group's pods"
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.oaatType`
 // +kubebuilder:printcolumn:name="Items",type=integer,JSONPath=`.status.itemCount`
