@@ -3,7 +3,15 @@
 # To re-generate a bundle for another specific version without changing the standard setup, you can:
 # - use the VERSION as arg of the bundle target (e.g make bundle VERSION=0.0.2)
 # - use environment variables to overwrite this value (e.g export VERSION=0.0.2)
-VERSION ?= 0.1.0
+VERSION ?= 0.2.0
+
+# The previous release, which this one replaces (the CSV's spec.replaces and olm.skipRange in
+# config/manifests/bases): its version and the commit it was built from (tagged v$(PREVIOUS_VERSION)).
+# make images builds its operator, bundle and catalog images from that commit's tree (git archive),
+# so that the upgrade test always starts from the real previous release; make catalog puts its
+# bundle in the channel before this one.
+PREVIOUS_VERSION := 0.1.0
+PREVIOUS_COMMIT := 6de56b5edd73adfec9446cf4194a10e3580fbfb9
 
 # CHANNELS define the bundle channels used in the bundle.
 # Add a new line here if you would like to change its default config. (E.g CHANNELS = "candidate,fast,stable")
@@ -264,7 +272,7 @@ REALNODE_FOCUS ?=
 .PHONY: test-realnode
 test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
 	go vet -tags realnode ./tests/realnode/
-	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) IMG=$(IMG) \
 		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
 		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 
@@ -337,6 +345,7 @@ test-olm-catalog: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) $(OPM) $(OPERATOR_SD
 	$(CLUSTER_ENV) $(REAL_NODE_ENV) OAAT_CLUSTER_REAL_NODE=1 OPM=$(OPM) OPERATOR_SDK=$(OPERATOR_SDK) \
 		OLM_DEPLOY_DIR="$$olm_dir/deploy" MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
 		IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) OLM_IMG=$(OLM_IMG) \
+		PREVIOUS_IMG=$(PREVIOUS_IMG) PREVIOUS_BUNDLE_IMG=$(PREVIOUS_BUNDLE_IMG) PREVIOUS_CATALOG_IMG=$(PREVIOUS_CATALOG_IMG) \
 		go test -tags olmcatalog ./tests/olmcatalog/ -count=1 -v -timeout $(OLM_CATALOG_TIMEOUT) -ginkgo.v -ginkgo.timeout $(OLM_CATALOG_GINKGO_TIMEOUT) $(OLM_CATALOG_GINKGO_ARGS)
 
 # The OLM packaging checks, without a cluster: the custom scorecard tests' own tests
@@ -533,7 +542,8 @@ bundle-verify: ## Regenerate the bundle and the catalog; fail if they differ fro
 	fi
 	@echo "The bundle and the catalog are up to date."
 
-# The olm.bundle entry is `opm render ./bundle` with the image set to BUNDLE_IMG (which `opm render
+# The channel holds the previous release (its olm.bundle entry as its commit's catalog has it) and
+# this one, which replaces it and skips any version in between. The olm.bundle entry is `opm render ./bundle` with the image set to BUNDLE_IMG (which `opm render
 # BUNDLE_IMG` would set, but cannot here without a registry) and the bundle image added to its
 # relatedImages, as rendering the image does. The catalog is then rendered once more to migrate
 # the inline manifests (olm.bundle.object) to olm.csv.metadata: OLM installs from the bundle
@@ -544,8 +554,10 @@ catalog: $(OPM) ## Write the file-based catalog (catalog/, with the bundle image
 	{ printf -- '---\nschema: olm.package\nname: %s\ndefaultChannel: %s\nicon:\n  base64data: %s\n  mediatype: image/svg+xml\n' \
 		$(PACKAGE_NAME) $(CATALOG_DEFAULT_CHANNEL) "$$(base64 -w0 config/manifests/icon.svg)"; \
 	  for channel in $(CATALOG_CHANNELS); do \
-		printf -- '---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n- name: %s.v%s\n' $(PACKAGE_NAME) "$$channel" $(PACKAGE_NAME) $(VERSION); \
+		printf -- '---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n- name: %s.v%s\n- name: %s.v%s\n  replaces: %s.v%s\n  skipRange: %s\n' \
+			$(PACKAGE_NAME) "$$channel" $(PACKAGE_NAME) $(PREVIOUS_VERSION) $(PACKAGE_NAME) $(VERSION) $(PACKAGE_NAME) $(PREVIOUS_VERSION) "'>=$(PREVIOUS_VERSION) <$(VERSION)'"; \
 	  done; \
+	  git show $(PREVIOUS_COMMIT):$(CATALOG_DIR)/index.yaml | awk 'BEGIN { RS = "\n---\n" } /(^|\n)schema: olm.bundle\n/ { printf "---\n%s\n", $$0 }'; \
 	  $(OPM) render ./bundle -o yaml | sed -e 's|^image: ""$$|image: $(BUNDLE_IMG)|' -e 's|^relatedImages:$$|relatedImages:\n- image: $(BUNDLE_IMG)\n  name: ""|'; \
 	} > "$$tmp/index.yaml"; \
 	mkdir -p $(CATALOG_DIR); \
@@ -623,12 +635,18 @@ OPM_IMAGES := $(OPM_IMAGE) quay.io/operator-framework/opm:latest
 # local build can produce), and CoreDNS's, as registry.k8s.io publishes it.
 OLM_IMG := quay.io/operator-framework/olm:$(OLM_VERSION)
 COREDNS_IMG := registry.k8s.io/coredns/coredns:$(COREDNS_VERSION)
+# The previous release's images, built from PREVIOUS_COMMIT (the operator for amd64 only: the
+# upgrade test runs it on this machine's node).
+PREVIOUS_IMG := $(IMAGE_TAG_BASE):v$(PREVIOUS_VERSION)
+PREVIOUS_BUNDLE_IMG := $(IMAGE_TAG_BASE)-bundle:v$(PREVIOUS_VERSION)
+PREVIOUS_CATALOG_IMG := $(IMAGE_TAG_BASE)-catalog:v$(PREVIOUS_VERSION)
 IMAGES_ENV = IMAGES_DIR=$(IMAGES_DIR) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) \
 	SCORECARD_IMG=$(SCORECARD_IMG) SCORECARD_TEST_IMG=$(SCORECARD_TEST_IMG) OPM_IMAGES="$(OPM_IMAGES)" \
 	BUSYBOX_IMAGES="$(BUSYBOX_IMAGES)" PAUSE_IMG=$(PAUSE_IMG) OPERATOR_PLATFORMS="$(OPERATOR_PLATFORMS)" \
 	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE) \
 	OLM_IMG=$(OLM_IMG) OLM=$(OLM) CATALOG_OPERATOR=$(CATALOG_OPERATOR) CPB=$(CPB) COPY_CONTENT=$(COPY_CONTENT) \
-	COREDNS_IMG=$(COREDNS_IMG) COREDNS=$(COREDNS)
+	COREDNS_IMG=$(COREDNS_IMG) COREDNS=$(COREDNS) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) \
+	PREVIOUS_IMG=$(PREVIOUS_IMG) PREVIOUS_BUNDLE_IMG=$(PREVIOUS_BUNDLE_IMG) PREVIOUS_CATALOG_IMG=$(PREVIOUS_CATALOG_IMG)
 
 # The tools each image is made of (all of them when IMAGES is empty).
 IMAGE_TOOLS = $(if $(filter opm catalog,$(IMAGES))$(if $(IMAGES),,all),$(OPM) $(GRPC_HEALTH_PROBE)) \

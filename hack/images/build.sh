@@ -18,6 +18,7 @@
 #   OPM, SCORECARD_TEST, GRPC_HEALTH_PROBE   the pinned binaries under bin/
 #   OLM, CATALOG_OPERATOR, CPB, COPY_CONTENT   OLM's binaries (the olm image)
 #   COREDNS          CoreDNS (the coredns image)
+#   PREVIOUS_COMMIT, PREVIOUS_IMG, PREVIOUS_BUNDLE_IMG, PREVIOUS_CATALOG_IMG   the previous release
 #   IMAGES_DIR       the output directory (default <repo>/bin/images)
 set -euo pipefail
 
@@ -25,7 +26,7 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
 cd "$REPO_ROOT"
 
-ALL_IMAGES=(pause busybox operator bundle opm catalog scorecard-test scorecard olm coredns)
+ALL_IMAGES=(pause busybox operator bundle opm catalog scorecard-test scorecard olm coredns previous-operator previous-bundle previous-catalog)
 
 : "${IMG:?run this through make images}" "${BUNDLE_IMG:?}" "${CATALOG_IMG:?}" "${SCORECARD_IMG:?}"
 : "${SCORECARD_TEST_IMG:?}" "${OPM_IMAGES:?}" "${BUSYBOX_IMAGES:?}" "${PAUSE_IMG:?}"
@@ -51,6 +52,9 @@ declare -A PUBLIC_NAMES=(
 	[scorecard]=$SCORECARD_IMG
 	[olm]=${OLM_IMG:-}
 	[coredns]=${COREDNS_IMG:-}
+	[previous-operator]=${PREVIOUS_IMG:-}
+	[previous-bundle]=${PREVIOUS_BUNDLE_IMG:-}
+	[previous-catalog]=${PREVIOUS_CATALOG_IMG:-}
 )
 
 # The storage is a cache only: every image leaves it as an OCI layout, and it is emptied at the
@@ -225,17 +229,55 @@ inputs_catalog() {
 # catalog.Dockerfile as it is: its base, the opm image, is taken from bin/images/opm into the
 # storage under every name it has; its RUN step (opm serve --cache-only) runs with chroot
 # isolation, which needs no OCI runtime.
-build_catalog() {
+build_catalog() { catalog_image "$1" "$REPO_ROOT" "$CATALOG_IMG"; }
+
+# catalog_image DEST CONTEXT NAME: CONTEXT's catalog.Dockerfile, FROM the opm image.
+catalog_image() {
 	local id name base
 	[[ -f $OUT/opm/index.json ]] || die "the catalog is built FROM the opm image: build opm first"
 	id=$("${BUILDAH[@]}" pull --quiet "oci:$OUT/opm")
 	for name in $OPM_IMAGES; do "${BUILDAH[@]}" tag "$id" "$name"; done
-	for base in $(awk 'toupper($1) == "FROM" { print $2 }' catalog.Dockerfile); do
-		[[ " $OPM_IMAGES " == *" $base "* ]] || die "catalog.Dockerfile is FROM $base, not one of the opm image's names ($OPM_IMAGES)"
+	for base in $(awk 'toupper($1) == "FROM" { print $2 }' "$2/catalog.Dockerfile"); do
+		[[ " $OPM_IMAGES " == *" $base "* ]] || die "$2/catalog.Dockerfile is FROM $base, not one of the opm image's names ($OPM_IMAGES)"
 	done
-	bud "$REPO_ROOT" -f catalog.Dockerfile --isolation chroot -t "$CATALOG_IMG"
-	push_layout "$CATALOG_IMG" "$1"
+	bud "$2" -f "$2/catalog.Dockerfile" --isolation chroot -t "$3"
+	push_layout "$3" "$1"
 }
+
+# The previous release (PREVIOUS_COMMIT), from its commit's tree: the operator (amd64), its bundle
+# and its catalog (which holds only that release), each as that commit builds it.
+previous_src() {
+	local dir=$WORK/previous-src
+	: "${PREVIOUS_COMMIT:?run this through make images}"
+	if [[ ! -f $dir/.commit || $(<"$dir/.commit") != "$PREVIOUS_COMMIT" ]]; then
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		git -C "$REPO_ROOT" archive "$PREVIOUS_COMMIT" | tar -x -C "$dir"
+		echo "$PREVIOUS_COMMIT" >"$dir/.commit"
+	fi
+	printf '%s' "$dir"
+}
+inputs_previous-operator() {
+	echo "$PREVIOUS_COMMIT $PREVIOUS_IMG $(go version)"
+	hash_files hack/images/contract
+}
+build_previous-operator() {
+	local src
+	src=$(previous_src)
+	build_from_dockerfile "$1" "$src/Dockerfile" "$src" ./cmd "$PREVIOUS_IMG" linux/amd64
+}
+inputs_previous-bundle() { echo "$PREVIOUS_COMMIT $PREVIOUS_BUNDLE_IMG"; }
+build_previous-bundle() {
+	local src
+	src=$(previous_src)
+	bud "$src" -f "$src/bundle.Dockerfile" -t "$PREVIOUS_BUNDLE_IMG"
+	push_layout "$PREVIOUS_BUNDLE_IMG" "$1"
+}
+inputs_previous-catalog() {
+	echo "$PREVIOUS_COMMIT $PREVIOUS_CATALOG_IMG"
+	cat "$OUT/opm.inputs"
+}
+build_previous-catalog() { catalog_image "$1" "$(previous_src)" "$PREVIOUS_CATALOG_IMG"; }
 
 inputs_scorecard-test() { sha256sum "$SCORECARD_TEST"; }
 # operator-sdk's scorecard-test image (images/scorecard-test/Dockerfile of the module): the

@@ -25,7 +25,8 @@ var fileVars = []string{
 
 // imageVars name the public names of the images: the operator's, the bundle's, the catalog's and
 // OLM's (all built by make images and pushed into the node's registry at up).
-var imageVars = []string{"IMG", "BUNDLE_IMG", "CATALOG_IMG", "OLM_IMG"}
+// The previous release's images (PREVIOUS_*) are those the upgrade starts from.
+var imageVars = []string{"IMG", "BUNDLE_IMG", "CATALOG_IMG", "OLM_IMG", "PREVIOUS_IMG", "PREVIOUS_BUNDLE_IMG", "PREVIOUS_CATALOG_IMG"}
 
 // testEnv holds the paths and names the suite uses.
 type testEnv struct {
@@ -42,6 +43,10 @@ type testEnv struct {
 	bundleImg      string
 	catalogImg     string
 	olmImg         string
+	// The previous release's operator, bundle and catalog images.
+	previousImg        string
+	previousBundleImg  string
+	previousCatalogImg string
 }
 
 // loadEnv reads the environment and fails, saying how to run the suite, when something is
@@ -76,7 +81,17 @@ func loadEnv() (testEnv, error) {
 		bundleImg:      os.Getenv("BUNDLE_IMG"),
 		catalogImg:     os.Getenv("CATALOG_IMG"),
 		olmImg:         os.Getenv("OLM_IMG"),
+
+		previousImg:        os.Getenv("PREVIOUS_IMG"),
+		previousBundleImg:  os.Getenv("PREVIOUS_BUNDLE_IMG"),
+		previousCatalogImg: os.Getenv("PREVIOUS_CATALOG_IMG"),
 	}, nil
+}
+
+// csvOf is the CSV a bundle image holds: the package's name and the version of the image's tag
+// (quay.io/oaat-io/oaat-operator-bundle:v0.2.0 holds oaat-operator.v0.2.0).
+func csvOf(bundleImg string) string {
+	return packageName + "." + bundleImg[strings.LastIndex(bundleImg, ":")+1:]
 }
 
 // runCommand runs binary in dir with stdin and returns its standard output; its error carries

@@ -20,12 +20,15 @@ import (
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
-// The package, channel and CSV of the catalog (catalog/oaat-operator/index.yaml).
+// The package and channel of the catalog (catalog/oaat-operator/index.yaml).
 const (
 	packageName = "oaat-operator"
 	channelName = "alpha"
-	csvName     = "oaat-operator.v0.1.0"
 )
+
+// csvName is the CSV of this release, previousCSVName that of the release it replaces: the
+// package's name and the version of the bundle image's tag (set by loadEnv).
+var csvName, previousCSVName string
 
 // The group every mode runs, and its items: each a real busybox pod that prints its item.
 const (

@@ -125,6 +125,13 @@ func deployOLM(ctx context.Context) {
 // Service, is READY.
 func createCatalogSource(ctx context.Context) {
 	GinkgoHelper()
+	createCatalogSourceOf(ctx, catalogSourceName, env.catalogImg)
+}
+
+// createCatalogSourceOf makes the CatalogSource name of the catalog image and waits until it is
+// READY, its registry pod on the real node.
+func createCatalogSourceOf(ctx context.Context, name, image string) {
+	GinkgoHelper()
 	cs := objects.Parse(`
 apiVersion: operators.coreos.com/v1alpha1
 kind: CatalogSource
@@ -136,14 +143,14 @@ spec:
   image: %s
   displayName: oaat-operator
   publisher: oaat-io
-`, catalogSourceName, olmNamespace, env.catalogImg)
+`, name, olmNamespace, image)
 	objects.Create(ctx, support.GVRCatalogSource, cs)
 	Eventually(func(g Gomega) {
-		got := objects.Get(ctx, g, support.GVRCatalogSource, olmNamespace, catalogSourceName)
+		got := objects.Get(ctx, g, support.GVRCatalogSource, olmNamespace, name)
 		state, _, _ := unstructured.NestedString(got.Object, "status", "connectionState", "lastObservedState")
 		g.Expect(state).To(Equal("READY"), "status: %v", got.Object["status"])
 	}).WithContext(ctx).WithTimeout(5*time.Minute).Should(Succeed(), "the CatalogSource's connection; pods: %s", describePods(ctx, olmNamespace))
-	expectPodsOnRealNode(ctx, olmNamespace, "olm.catalogSource="+catalogSourceName, env.catalogImg)
+	expectPodsOnRealNode(ctx, olmNamespace, "olm.catalogSource="+name, image)
 }
 
 // expectPodsOnRealNode checks that the pods of the selector run on the real node from image,

@@ -42,13 +42,13 @@ insecure = true
 		out, err := runCommand(ctx, dir, []string{"HOME=" + dir},
 			nil, env.opm, "render", env.bundleImg, "--use-http", "--migrate-level=bundle-object-to-csv-metadata", "-o", "yaml")
 		Expect(err).NotTo(HaveOccurred())
-		rendered := bundleDocument(out)
+		rendered := bundleDocument(out, csvName)
 		Expect(rendered).NotTo(BeNil(), "opm render %s printed no olm.bundle:\n%s", env.bundleImg, out)
 		Expect(rendered["image"]).To(Equal(env.bundleImg))
 
 		committed, err := os.ReadFile(filepath.Join(env.repoRoot, "catalog", packageName, "index.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(bundleDocument(string(committed))).To(Equal(rendered),
+		Expect(bundleDocument(string(committed), csvName)).To(Equal(rendered),
 			"catalog/%s/index.yaml differs from `opm render %s` of the image in the registry: make bundle catalog images", packageName, env.bundleImg)
 	}, SpecTimeout(2*time.Minute))
 })
@@ -78,13 +78,14 @@ func nodeRegistry(ctx context.Context) string {
 	return ""
 }
 
-// bundleDocument returns the olm.bundle document of a YAML stream of file-based catalog objects.
-func bundleDocument(stream string) map[string]any {
+// bundleDocument returns the olm.bundle document of the bundle name of a YAML stream of
+// file-based catalog objects.
+func bundleDocument(stream, name string) map[string]any {
 	GinkgoHelper()
 	for _, doc := range strings.Split(stream, "\n---") {
 		var m map[string]any
 		Expect(yaml.Unmarshal([]byte(doc), &m)).To(Succeed())
-		if m["schema"] == "olm.bundle" {
+		if m["schema"] == "olm.bundle" && m["name"] == name {
 			return m
 		}
 	}

@@ -25,8 +25,9 @@ import (
 
 // The namespaces of the operator-sdk specs.
 const (
-	runBundleNamespace = "oaat-run-bundle"
-	scorecardNamespace = "oaat-scorecard"
+	runBundleNamespace     = "oaat-run-bundle"
+	bundleUpgradeNamespace = "oaat-bundle-upgrade"
+	scorecardNamespace     = "oaat-scorecard"
 )
 
 // scorecardImageFlags name the scorecard's untar and storage images: their defaults are digests of
@@ -96,6 +97,30 @@ var _ = Describe("operator-sdk", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 		expectNothingLeft(ctx)
 		AddReportEntry("run bundle: cleaned up", time.Since(start).Round(time.Millisecond).String())
+	}, SpecTimeout(12*time.Minute))
+
+	It("run bundle-upgrade takes the previous release's bundle to this one", func(ctx SpecContext) {
+		start := time.Now()
+		createNamespace(ctx, bundleUpgradeNamespace)
+		DeferCleanup(func(ctx SpecContext) { deleteNamespaces(ctx, bundleUpgradeNamespace) }, NodeTimeout(3*time.Minute))
+
+		out, err := operatorSDK(ctx, proxy, "run", "bundle", env.previousBundleImg, "--namespace", bundleUpgradeNamespace, "--timeout", "5m")
+		Expect(err).NotTo(HaveOccurred(), "pods of %s:\n%s", bundleUpgradeNamespace, describePods(ctx, bundleUpgradeNamespace))
+		Expect(out).To(ContainSubstring(`OLM has successfully installed \"` + previousCSVName + `\"`))
+		expectPodsOnRealNode(ctx, bundleUpgradeNamespace, "control-plane=controller-manager", env.previousImg)
+		AddReportEntry("run bundle-upgrade: previous release installed", time.Since(start).Round(time.Millisecond).String())
+
+		out, err = operatorSDK(ctx, proxy, "run", "bundle-upgrade", env.bundleImg, "--namespace", bundleUpgradeNamespace, "--timeout", "5m")
+		Expect(err).NotTo(HaveOccurred(), "pods of %s:\n%s", bundleUpgradeNamespace, describePods(ctx, bundleUpgradeNamespace))
+		Expect(out).To(ContainSubstring(`Successfully upgraded to \"` + csvName + `\"`))
+		expectPodsOnRealNode(ctx, bundleUpgradeNamespace, "control-plane=controller-manager", env.img)
+		runItems(ctx, installMode{Name: "run bundle-upgrade", InstallNamespace: bundleUpgradeNamespace, WorkNamespaces: []string{bundleUpgradeNamespace}})
+		AddReportEntry("run bundle-upgrade: upgraded, items ran", time.Since(start).Round(time.Millisecond).String())
+
+		out, err = operatorSDK(ctx, proxy, "cleanup", packageName, "--namespace", bundleUpgradeNamespace, "--timeout", "3m")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring(`Operator \"` + packageName + `\" uninstalled`))
+		expectNothingLeft(ctx)
 	}, SpecTimeout(12*time.Minute))
 
 	It("scorecard runs every test of the bundle as a pod on the real node, and all pass", func(ctx SpecContext) {

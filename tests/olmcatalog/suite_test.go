@@ -67,6 +67,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
 	env, err = loadEnv()
 	Expect(err).NotTo(HaveOccurred())
+	csvName, previousCSVName = csvOf(env.bundleImg), csvOf(env.previousBundleImg)
 
 	cluster = support.NewCluster(env.repoRoot, "olmcatalog-cluster", GinkgoWriter)
 	DeferCleanup(tearDown)

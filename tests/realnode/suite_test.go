@@ -40,7 +40,6 @@ import (
 const (
 	operatorNamespace  = "oaat-operator-system"
 	operatorDeployment = "oaat-operator-controller-manager"
-	operatorImage      = "quay.io/oaat-io/oaat-operator:v0.1.0"
 	metricsService     = "oaat-operator-controller-manager-metrics-service"
 	leaseName          = "oaat-operator.oaat.io"
 	realNodeName       = "real-node"
@@ -57,12 +56,14 @@ const labelSuite = "realnode.oaat.io/suite"
 const poll = 250 * time.Millisecond
 
 var (
-	repoRoot  string
-	cluster   *support.Cluster
-	k8sClient client.Client // not cached: every assertion reads the API server itself
-	clientset kubernetes.Interface
-	tracker   *support.OverlapTracker
-	podWatch  *support.PodWatch
+	// operatorImage is the operator's image (the Makefile's IMG), which config/default names.
+	operatorImage string
+	repoRoot      string
+	cluster       *support.Cluster
+	k8sClient     client.Client // not cached: every assertion reads the API server itself
+	clientset     kubernetes.Interface
+	tracker       *support.OverlapTracker
+	podWatch      *support.PodWatch
 
 	// ns is the namespace of the running test, created for it alone.
 	ns string
@@ -79,6 +80,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(support.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL",
 		"ETCD", "KWOK", "KUBELET", "CRI_TEARDOWN", "KUSTOMIZE")).To(Succeed(), "run this suite with make test-realnode")
 	Expect(os.Getenv("OAAT_PAUSE_IMAGE")).NotTo(BeEmpty(), "run this suite with make test-realnode")
+	operatorImage = os.Getenv("IMG")
+	Expect(operatorImage).NotTo(BeEmpty(), "IMG, the operator image config/default names: run this suite with make test-realnode")
 	var err error
 	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
 	Expect(err).NotTo(HaveOccurred())
