@@ -145,7 +145,7 @@ func (r *OaatGroupReconciler) livePod(ctx context.Context, group *v1alpha1.OaatG
 		return "", fmt.Errorf("listing the pods of the group from the API server: %w", err)
 	}
 	for i := range pods.Items {
-		if phase := pods.Items[i].Status.Phase; phase != corev1.PodSucceeded && phase != corev1.PodFailed {
+		if !planner.Terminal(&pods.Items[i]) {
 			return pods.Items[i].Name, nil
 		}
 	}
