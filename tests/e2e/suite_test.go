@@ -20,11 +20,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -38,8 +35,8 @@ import (
 
 // Where config/local puts the operator's identity, and the lease it elects a leader with.
 const (
-	operatorNamespace      = "oaat-operator-system"
-	operatorServiceAccount = "oaat-operator-controller-manager"
+	operatorNamespace      = support.OperatorNamespace
+	operatorServiceAccount = support.OperatorServiceAccount
 )
 
 // Labels the suite puts on what it creates.
@@ -107,9 +104,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	removeLeftoverNamespaces(ctx)
-	applyLocalConfig(ctx, kubeconfig)
-	waitForCRDs(ctx)
-	operatorKubeconfig := writeOperatorKubeconfig(ctx, kubeconfig)
+	// The token outlives the suite (go test -timeout); the API server may extend it.
+	operatorKubeconfig := filepath.Join(cluster.StateDir, "operator.kubeconfig")
+	Expect(support.LocalOperator{
+		Kustomize: paths.kustomize, Kubectl: paths.kubectl, RepoRoot: paths.repoRoot,
+		AdminKubeconfig: kubeconfig, Log: GinkgoWriter,
+	}.Prepare(ctx, operatorKubeconfig, 2*time.Hour)).To(Succeed())
 
 	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{TestPodLabel: labelTestPod, KeepHistory: true})
 	podWatch, err = support.WatchPods(ctx, clientset, metav1.NamespaceAll, tracker)
@@ -245,26 +245,4 @@ func removeLeftoverNamespaces(ctx SpecContext) {
 		g.Expect(k8sClient.List(ctx, left, client.HasLabels{labelSuite})).To(Succeed())
 		g.Expect(left.Items).To(BeEmpty())
 	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "namespaces of an earlier run")
-}
-
-// waitForCRDs waits until the API server serves both CRDs. They are read as unstructured objects,
-// which spares the module a dependency on the apiextensions API types.
-func waitForCRDs(ctx SpecContext) {
-	for _, name := range []string{"oaatgroups.oaat.io", "oaattypes.oaat.io"} {
-		Eventually(func(g Gomega) {
-			crd := &unstructured.Unstructured{}
-			crd.SetGroupVersionKind(schema.GroupVersionKind{
-				Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition",
-			})
-			err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, crd)
-			g.Expect(apierrors.IsNotFound(err)).To(BeFalse(), "CRD %s not applied", name)
-			g.Expect(err).NotTo(HaveOccurred())
-			conditions, _, err := unstructured.NestedSlice(crd.Object, "status", "conditions")
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(conditions).To(ContainElement(And(
-				HaveKeyWithValue("type", "Established"),
-				HaveKeyWithValue("status", "True"),
-			)), "CRD %s is not Established", name)
-		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
-	}
 }
