@@ -19,14 +19,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -57,8 +51,6 @@ var (
 	cluster   *support.Cluster
 	operator  *operatorProcess
 	prom      *prometheusProcess
-	adminCfg  *rest.Config
-	scheme    *runtime.Scheme
 	k8sClient client.Client // not cached: every assertion reads the API server itself
 	clientset kubernetes.Interface
 	// tracker records, from podWatch, the live pods of every group of the cluster and their
@@ -76,9 +68,6 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	SetDefaultEventuallyPollingInterval(poll)
-	SetDefaultConsistentlyPollingInterval(poll)
-
 	var err error
 	paths, err = loadPaths()
 	Expect(err).NotTo(HaveOccurred())
@@ -87,23 +76,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// Registered before anything starts, so that whatever did start is stopped even when the
 	// suite fails half-way through its set-up.
 	DeferCleanup(tearDown)
-
 	start := time.Now()
-	kubeconfig, err := cluster.Up(ctx)
-	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
-	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.StateDir)
+	kubeconfig, clients := support.StartSuiteCluster(ctx, cluster, poll, false)
+	k8sClient, clientset = clients.Client, clients.Clientset
 
-	adminCfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	scheme = runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	k8sClient, err = client.New(adminCfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	clientset, err = kubernetes.NewForConfig(adminCfg)
-	Expect(err).NotTo(HaveOccurred())
-
-	removeLeftoverNamespaces(ctx)
+	support.RemoveSuiteNamespaces(ctx, k8sClient, labelSuite)
 	// The token outlives the suite (go test -timeout); the API server may extend it.
 	operatorKubeconfig := filepath.Join(cluster.StateDir, "operator.kubeconfig")
 	Expect(support.LocalOperator{
@@ -166,11 +143,9 @@ func tearDown(_ SpecContext) {
 	if prometheusPID != 0 {
 		pids["prometheus"] = prometheusPID
 	}
-	for name, pid := range pids {
-		if support.ProcessAlive(pid) {
-			problems = append(problems, "process left running: "+name+" pid "+itoa(pid))
-		}
-	}
+	// cluster.sh takes a process for gone once its command line is empty, a moment before the
+	// kernel finishes its exit: ProcessesLeft gives it that moment.
+	problems = append(problems, support.ProcessesLeft(pids, cluster.StateDir, 10*time.Second)...)
 	GinkgoWriter.Printf("Stopped processes: %v\n", pids)
 	if operator != nil {
 		if lines, err := forbiddenLines(operator.logPath, GinkgoWriter); err != nil {
@@ -185,13 +160,8 @@ func tearDown(_ SpecContext) {
 
 // Every test gets a namespace of its own; the watcher's findings for it are checked after it.
 var _ = BeforeEach(func(ctx SpecContext) {
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "oaat-e2e-",
-		Labels:       map[string]string{labelSuite: "true"},
-	}}
-	Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
+	namespace := support.CreateSuiteNamespace(ctx, k8sClient, "oaat-e2e-", labelSuite)
 	ns = namespace.Name
-	By("using namespace " + ns)
 	DeferCleanup(func(ctx SpecContext) {
 		// The groups go first, so that the operator does not react to the deletion of their
 		// OaatTypes (Ready False, an event) while the namespace is terminating.
@@ -227,22 +197,3 @@ var _ = AfterEach(func(ctx SpecContext) {
 	Expect(promExited).NotTo(HaveOccurred(), "Prometheus exited during the test")
 	Expect(podWatch.Err()).NotTo(HaveOccurred(), "the overlap watcher may have missed pod events")
 })
-
-// removeLeftoverNamespaces deletes the test namespaces of an earlier run that did not finish (the
-// cluster's data outlives a run), so that the operator does not spend this run on their groups.
-func removeLeftoverNamespaces(ctx SpecContext) {
-	list := &corev1.NamespaceList{}
-	Expect(k8sClient.List(ctx, list, client.HasLabels{labelSuite})).To(Succeed())
-	for i := range list.Items {
-		err := k8sClient.Delete(ctx, &list.Items[i])
-		Expect(client.IgnoreNotFound(err)).To(Succeed())
-	}
-	if len(list.Items) > 0 {
-		GinkgoWriter.Printf("Deleting %d test namespaces still terminating or left by an earlier run\n", len(list.Items))
-	}
-	Eventually(func(g Gomega) {
-		left := &corev1.NamespaceList{}
-		g.Expect(k8sClient.List(ctx, left, client.HasLabels{labelSuite})).To(Succeed())
-		g.Expect(left.Items).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "namespaces of an earlier run")
-}
