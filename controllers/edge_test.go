@@ -45,6 +45,14 @@ func cachedView(cache client.Reader, server client.WithWatch) client.WithWatch {
 	})
 }
 
+// expectResult fails the test unless a pass returned want, and an error exactly when wantErr.
+func expectResult(t *testing.T, res ctrl.Result, err error, want ctrl.Result, wantErr bool) {
+	t.Helper()
+	if (err != nil) != wantErr || res != want {
+		t.Fatalf("result %+v, error %v; want %+v, error %t", res, err, want, wantErr)
+	}
+}
+
 // recordDeletes records the preconditions of each delete, and answers it with err, or deletes
 // when err is nil.
 func recordDeletes(preconditions *[]*metav1.Preconditions, err error) interceptor.Funcs {
@@ -465,9 +473,7 @@ func TestInvalidStatusWrite(t *testing.T) {
 			}, testType(), testGroup("g", "a"))
 			r := newTestReconciler(server, server)
 			res, err := r.reconcile(t, "g")
-			if (err != nil) != tt.wantErr || res != tt.wantResult {
-				t.Fatalf("result %+v, error %v; want %+v, error %t", res, err, tt.wantResult, tt.wantErr)
-			}
+			expectResult(t, res, err, tt.wantResult, tt.wantErr)
 			if diff := cmp.Diff(tt.wantStatus, getGroup(t, server, "g").Status); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}

@@ -102,9 +102,7 @@ func TestFinishedRequestExpires(t *testing.T) {
 			r.clock.SetTime(testT0.Add(tt.after))
 
 			res, err := r.reconcile(t, "r")
-			if (err != nil) != tt.wantErr || res != tt.wantResult {
-				t.Fatalf("result %+v, error %v; want %+v, error %t", res, err, tt.wantResult, tt.wantErr)
-			}
+			expectResult(t, res, err, tt.wantResult, tt.wantErr)
 			if kept := getRequest(t, c, "r") != nil; kept != tt.wantKept {
 				t.Errorf("request kept: %t, want %t", kept, tt.wantKept)
 			}
