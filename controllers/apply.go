@@ -32,8 +32,9 @@ const (
 // apply carries out a plan: status first (the intent of a run is persisted before its pod
 // exists), then the pod, then deletions. Each event and the run metrics follow the write of the
 // state they report, so that a lost race (conflict) reports nothing and the pass that wins reports
-// each run once, whatever fails after it. now is the time of the decision.
-func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan, now time.Time) (ctrl.Result, error) {
+// each run once, whatever fails after it. What replaces a part of the plan that the API server
+// refuses is the plan's too (planner.Fallback).
+func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan) (ctrl.Result, error) {
 	if plan.Create != nil {
 		// A process that lost the Lease (paused past its expiry) must not even write the intent
 		// of a run: the new leader would record it as a failed start.
@@ -67,8 +68,7 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 				// the group back, with a fresh decision.
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			case apierrors.IsInvalid(err):
-				group.Status = written
-				return r.reportRejectedStatus(ctx, group, now, err)
+				return r.reportRejectedStatus(ctx, group, plan.StatusRejected(written, err), err)
 			}
 			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 		}
@@ -86,7 +86,7 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 				// was never created.
 				return ctrl.Result{}, err
 			case refused(err):
-				return r.withdrawRun(ctx, group, now, err)
+				return r.withdrawRun(ctx, group, plan.WithdrawRun(err), err)
 			}
 			// The pod may exist: the intent stays, and the next pass reads the pod from the API
 			// server; a pod that was never created is then recorded as not found.
@@ -145,21 +145,21 @@ func (r *OaatGroupReconciler) livePod(ctx context.Context, group *v1alpha1.OaatG
 		return "", fmt.Errorf("listing the pods of the group from the API server: %w", err)
 	}
 	for i := range pods.Items {
-		if phase := pods.Items[i].Status.Phase; phase != corev1.PodSucceeded && phase != corev1.PodFailed {
+		if !planner.Terminal(&pods.Items[i]) {
 			return pods.Items[i].Name, nil
 		}
 	}
 	return "", nil
 }
 
-// reportRejectedStatus reports a status that the API server refused as invalid: in the status
-// as last written, Ready says so (once), with an event, and the group is looked at again after a
-// wait that grows with the time the refusal lasts.
-func (r *OaatGroupReconciler) reportRejectedStatus(ctx context.Context, group *v1alpha1.OaatGroup, now time.Time, rejected error) (ctrl.Result, error) {
+// reportRejectedStatus reports a status that the API server refused as invalid (rejected): in the
+// status as last written, Ready says so (once), with an event, and the group is looked at again
+// after a wait that grows with the time the refusal lasts (planner.Plan.StatusRejected).
+func (r *OaatGroupReconciler) reportRejectedStatus(ctx context.Context, group *v1alpha1.OaatGroup, report planner.Fallback, rejected error) (ctrl.Result, error) {
 	log.FromContext(ctx).Error(rejected, "The API server refused the group's new status")
-	event, retry := planner.SetStatusRejected(&group.Status, now, rejected)
-	if event == nil {
-		return ctrl.Result{RequeueAfter: retry}, nil
+	group.Status = report.Status
+	if report.Event == nil {
+		return ctrl.Result{RequeueAfter: report.RequeueAfter}, nil
 	}
 	if err := r.Status().Update(ctx, group); err != nil {
 		if apierrors.IsConflict(err) {
@@ -167,8 +167,8 @@ func (r *OaatGroupReconciler) reportRejectedStatus(ctx context.Context, group *v
 		}
 		return ctrl.Result{}, fmt.Errorf("reporting the refused status: %w", err)
 	}
-	r.announce(ctx, group, *event)
-	return ctrl.Result{RequeueAfter: retry}, nil
+	r.announce(ctx, group, *report.Event)
+	return ctrl.Result{RequeueAfter: report.RequeueAfter}, nil
 }
 
 // errForeignPod says that a pod of the run's name exists and is not the group's.
@@ -204,14 +204,15 @@ func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.Oaa
 	return nil
 }
 
-// withdrawRun withdraws the intent of a run whose pod the API server refused, and retries later.
-func (r *OaatGroupReconciler) withdrawRun(ctx context.Context, group *v1alpha1.OaatGroup, now time.Time, createErr error) (ctrl.Result, error) {
-	event := planner.SetPodCreateFailed(&group.Status, now, createErr)
+// withdrawRun writes the withdrawal of the intent of a run whose pod the API server refused
+// (createErr), as the plan decided it (planner.Plan.WithdrawRun), and reports it.
+func (r *OaatGroupReconciler) withdrawRun(ctx context.Context, group *v1alpha1.OaatGroup, withdrawal planner.Fallback, createErr error) (ctrl.Result, error) {
+	group.Status = withdrawal.Status
 	if err := r.Status().Update(ctx, group); err != nil {
 		return ctrl.Result{}, fmt.Errorf("withdrawing the run after %w: %w", createErr, err)
 	}
-	r.announce(ctx, group, event)
-	return ctrl.Result{RequeueAfter: planner.MinRetry}, nil
+	r.announce(ctx, group, *withdrawal.Event)
+	return ctrl.Result{RequeueAfter: withdrawal.RequeueAfter}, nil
 }
 
 // deletePod deletes a pod if it is still the one the plan saw.

@@ -78,7 +78,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 	plan := planner.Decide(in)
-	return r.apply(ctx, in.Group, plan, in.Now)
+	return r.apply(ctx, in.Group, plan)
 }
 
 // hasItemStatus reports whether the group's persisted status has an entry for an item.

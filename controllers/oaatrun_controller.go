@@ -47,8 +47,9 @@ func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatRun", klog.KObj(run)))
+	now := r.Clock.Now() // the time of every decision of this pass
 	if expires, finished := planner.RequestExpiry(run); finished {
-		if wait := expires.Sub(r.Clock.Now()); wait > 0 {
+		if wait := expires.Sub(now); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 		err := r.Delete(ctx, run, client.Preconditions{UID: &run.UID})
@@ -65,7 +66,7 @@ func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	status, ok := planner.OrphanRequest(run, r.Clock.Now())
+	status, ok := planner.OrphanRequest(run, now)
 	if !ok {
 		return ctrl.Result{}, nil
 	}

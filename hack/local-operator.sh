@@ -25,11 +25,9 @@ REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 STATE_DIR=${OAAT_OPERATOR_DIR:-$REPO_ROOT/.state/operator}
 CLUSTER_KUBECONFIG=${CLUSTER_KUBECONFIG:-${OAAT_CLUSTER_DIR:-$REPO_ROOT/.state/cluster}/kubeconfig}
 
-# Where config/local puts the ServiceAccount; the leader election Lease goes there too, where
-# config/rbac lets the ServiceAccount manage Leases.
+# Where config/local puts the ServiceAccount (support.OperatorNamespace): the leader election
+# Lease goes there too, where config/rbac lets the ServiceAccount manage Leases.
 NAMESPACE=oaat-operator-system
-SERVICE_ACCOUNT=oaat-operator-controller-manager
-CRDS=(crd/oaatgroups.oaat.io crd/oaattypes.oaat.io)
 TOKEN_DURATION=24h
 
 # Bounds, in seconds (STOP_TIMEOUT is read by hack/lib/processes.sh). The manager's own graceful
@@ -44,10 +42,7 @@ source "$REPO_ROOT/hack/lib/processes.sh"
 NAME=manager
 
 kubeconfig_path() { printf '%s/kubeconfig' "$STATE_DIR"; }
-token_path() { printf '%s/token' "$STATE_DIR"; }
 probe_address_path() { printf '%s/probe-address' "$STATE_DIR"; }
-
-kubectl_admin() { "$KUBECTL" --kubeconfig="$CLUSTER_KUBECONFIG" "$@"; }
 
 require_tools() {
 	: "${KUBECTL:?the path of kubectl: run this through make (make demo)}"
@@ -61,82 +56,15 @@ require_tools() {
 # ---------------------------------------------------------------------------------------------
 # prepare
 
-apply_config_local() {
-	local out
-	if ! out=$("$KUSTOMIZE" build "$REPO_ROOT/config/local" |
-		kubectl_admin apply --server-side -f - 2>&1); then
-		printf '%s\n' "$out" >&2
-		die "applying config/local failed"
-	fi
-	if ! out=$(kubectl_admin wait --for=condition=Established --timeout=60s "${CRDS[@]}" 2>&1); then
-		printf '%s\n' "$out" >&2
-		die "the CRDs did not become Established"
-	fi
-	log "applied config/local (CRDs Established, RBAC, ServiceAccount $NAMESPACE/$SERVICE_ACCOUNT)"
-}
-
-# admin_cluster_field JSONPATH: a field of the admin kubeconfig's current cluster.
-admin_cluster_field() {
-	kubectl_admin config view --raw --minify -o "jsonpath={.clusters[0].cluster.$1}"
-}
-
-# write_kubeconfig: the admin kubeconfig's server and CA, and the ServiceAccount's token. The
-# token is in a file of its own (tokenFile), which client-go reads again every minute: a later
-# prepare hands a running manager a fresh token without a restart.
-write_kubeconfig() {
-	local server ca_data ca_file token file
-	server=$(admin_cluster_field server)
-	ca_data=$(admin_cluster_field certificate-authority-data)
-	if [[ -z $ca_data ]]; then
-		ca_file=$(admin_cluster_field certificate-authority)
-		[[ -n $ca_file ]] || die "the kubeconfig $CLUSTER_KUBECONFIG names no certificate authority"
-		ca_data=$(base64 -w0 <"$ca_file")
-	fi
-	[[ -n $server ]] || die "the kubeconfig $CLUSTER_KUBECONFIG names no server"
-	token=$(kubectl_admin create token --namespace="$NAMESPACE" "$SERVICE_ACCOUNT" \
-		--duration="$TOKEN_DURATION") || die "could not mint a token for $NAMESPACE/$SERVICE_ACCOUNT"
-	file=$(kubeconfig_path)
-	(
-		umask 077
-		printf '%s\n' "$token" >"$(token_path).tmp"
-		cat >"$file.tmp" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: oaat-local
-  cluster:
-    server: ${server}
-    certificate-authority-data: ${ca_data}
-users:
-- name: ${SERVICE_ACCOUNT}
-  user:
-    tokenFile: $(token_path)
-contexts:
-- name: oaat-operator
-  context:
-    cluster: oaat-local
-    user: ${SERVICE_ACCOUNT}
-    namespace: ${NAMESPACE}
-current-context: oaat-operator
-EOF
-	)
-	mv "$(token_path).tmp" "$(token_path)"
-	mv "$file.tmp" "$file"
-}
-
-check_identity() {
-	local want=system:serviceaccount:$NAMESPACE:$SERVICE_ACCOUNT who
-	who=$("$KUBECTL" --kubeconfig="$(kubeconfig_path)" auth whoami \
-		-o jsonpath='{.status.userInfo.username}' 2>&1) || true
-	[[ $who == "$want" ]] || die "$(kubeconfig_path) authenticates as '$who', want $want"
-}
-
+# prepare: hack/prepare-operator (support.LocalOperator.Prepare, which the Go suites call too)
+# applies config/local, waits for the CRDs and writes the kubeconfig; its token is in a file of
+# its own, which client-go reads again every minute, so that a later prepare hands a running
+# manager a fresh token without a restart.
 prepare() {
 	require_tools
-	apply_config_local
-	write_kubeconfig
-	check_identity
-	log "wrote $(kubeconfig_path) (token of $NAMESPACE/$SERVICE_ACCOUNT, valid $TOKEN_DURATION)"
+	(cd "$REPO_ROOT" && KUBECTL=$KUBECTL KUSTOMIZE=$KUSTOMIZE go run ./hack/prepare-operator \
+		-repo "$REPO_ROOT" -admin-kubeconfig "$CLUSTER_KUBECONFIG" -kubeconfig "$(kubeconfig_path)" \
+		-ttl "$TOKEN_DURATION") || die "preparing the operator's ServiceAccount kubeconfig failed"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import (
 // Pods already being deleted are left to finish.
 func (d *decision) deleteRoguePods() {
 	for _, pod := range d.pods.others {
-		if terminal(pod) || pod.DeletionTimestamp != nil {
+		if Terminal(pod) || pod.DeletionTimestamp != nil {
 			continue
 		}
 		d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &Event{
@@ -33,7 +33,7 @@ func (d *decision) deleteRoguePods() {
 func (d *decision) pruneHistory() {
 	var finished []*corev1.Pod
 	for _, pod := range append([]*corev1.Pod{d.pods.current}, d.pods.others...) {
-		if pod == nil || !terminal(pod) || !metav1.IsControlledBy(pod, d.group) {
+		if pod == nil || !Terminal(pod) || !metav1.IsControlledBy(pod, d.group) {
 			continue
 		}
 		if _, ok := pod.Annotations[v1alpha1.AnnotationItem]; ok {

@@ -44,6 +44,7 @@ func newDecision(in Input) *decision {
 	for _, item := range d.items {
 		d.itemSet[item] = true
 	}
+	d.plan.now = in.Now
 	d.plan.Status = *in.Group.Status.DeepCopy()
 	d.plan.Status.ObservedGeneration = in.Group.Generation
 	d.plan.Status.ItemCount = int32(len(d.items))

@@ -97,7 +97,7 @@ func TestSetStatusRejected(t *testing.T) {
 	refusal := errors.New(strings.Repeat("status.conditions[0].message: Too long ", 1000))
 
 	status := *written.DeepCopy()
-	event, wait := SetStatusRejected(&status, t0.Add(time.Minute), refusal)
+	event, wait := setStatusRejected(&status, t0.Add(time.Minute), refusal)
 	ready := findReady(t, status)
 	if event == nil || event.Reason != v1alpha1.ReasonStatusRejected || len(event.Message) > message.MaxEvent {
 		t.Fatalf("event %+v", event)
@@ -112,11 +112,11 @@ func TestSetStatusRejected(t *testing.T) {
 
 	// Refused again later: nothing to write or report, and the wait has grown.
 	again := *status.DeepCopy()
-	event, wait = SetStatusRejected(&again, t0.Add(11*time.Minute), refusal)
+	event, wait = setStatusRejected(&again, t0.Add(11*time.Minute), refusal)
 	if event != nil || findReady(t, again).Message != ready.Message || wait != maxRetry {
 		t.Fatalf("again: event %+v, wait %v", event, wait)
 	}
-	event, wait = SetStatusRejected(&again, t0.Add(time.Minute+30*time.Second), refusal)
+	event, wait = setStatusRejected(&again, t0.Add(time.Minute+30*time.Second), refusal)
 	if event != nil || wait != 30*time.Second {
 		t.Fatalf("after 30s: event %+v, wait %v", event, wait)
 	}

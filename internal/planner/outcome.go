@@ -30,7 +30,7 @@ func (d *decision) recordCurrentRun() {
 			reason:     v1alpha1.ReasonPodNotFound,
 			detail:     "its pod no longer exists: deleted before it ended, or never created",
 		}
-	case terminal(pod):
+	case Terminal(pod):
 		out = d.endedPod(pod)
 	default:
 		return

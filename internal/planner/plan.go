@@ -53,6 +53,9 @@ type Plan struct {
 	// RequeueAfter is when the group must be looked at again though nothing changes; zero means
 	// only when something changes.
 	RequeueAfter time.Duration
+
+	// now is the time of the decision, which the fallbacks (fallback.go) are stamped with too.
+	now time.Time
 }
 
 // Deletion is a pod to delete and why.

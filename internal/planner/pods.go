@@ -34,7 +34,7 @@ func sortPods(group *v1alpha1.OaatGroup, list []corev1.Pod) pods {
 // not: no run may start until it has ended.
 func (p pods) anyLive() bool {
 	for _, pod := range p.others {
-		if !terminal(pod) {
+		if !Terminal(pod) {
 			return true
 		}
 	}
@@ -64,8 +64,9 @@ func (p pods) maxRun() int64 {
 	return highest
 }
 
-// terminal reports whether the pod has ended.
-func terminal(pod *corev1.Pod) bool {
+// Terminal reports whether the pod has ended: phase Succeeded or Failed. A pod being deleted that
+// has not ended is live: its containers may still run.
+func Terminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 

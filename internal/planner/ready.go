@@ -115,9 +115,9 @@ func (d *decision) setReady(status metav1.ConditionStatus, reason, text string) 
 	d.event(corev1.EventTypeWarning, reason, text)
 }
 
-// SetPodCreateFailed marks status after the API server refused the pod of the run that status
+// setPodCreateFailed marks status after the API server refused the pod of the run that status
 // intends: the intent is withdrawn and Ready is False until a later attempt's pod exists.
-func SetPodCreateFailed(status *v1alpha1.OaatGroupStatus, now time.Time, err error) Event {
+func setPodCreateFailed(status *v1alpha1.OaatGroupStatus, now time.Time, err error) Event {
 	text := fmt.Sprintf("Creating pod %s for item %q failed: %v", status.CurrentRun.PodName, status.CurrentRun.Item, err)
 	status.CurrentRun = nil
 	stamp := metav1.NewTime(now.Truncate(time.Second))
@@ -129,13 +129,13 @@ func SetPodCreateFailed(status *v1alpha1.OaatGroupStatus, now time.Time, err err
 	return Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: message.Event(text)}
 }
 
-// SetStatusRejected marks, in the status as last written, that the API server refused the group's
+// setStatusRejected marks, in the status as last written, that the API server refused the group's
 // new status as invalid: Ready is False with reason StatusRejected, and nothing starts until a new
 // status can be written. It returns the event that reports it, nil when the status says so
 // already (then it is unchanged and need not be written again), and how long to wait before the
 // group is looked at again: the wait grows with the time since Ready turned False, a state kept
 // in the cluster, so that a refusal that lasts is retried ever more slowly, up to maxRetry.
-func SetStatusRejected(status *v1alpha1.OaatGroupStatus, now time.Time, err error) (*Event, time.Duration) {
+func setStatusRejected(status *v1alpha1.OaatGroupStatus, now time.Time, err error) (*Event, time.Duration) {
 	prev := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
 	if prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == v1alpha1.ReasonStatusRejected {
 		return nil, retryWait(now.Sub(prev.LastTransitionTime.Time))

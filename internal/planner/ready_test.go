@@ -84,7 +84,7 @@ func TestPodCreateFailedBacksOff(t *testing.T) {
 	g := newGroup("a")
 	p := Decide(input(g, 0))
 	g = applied(g, p)
-	event := SetPodCreateFailed(&g.Status, t0, errors.New("quota exceeded"))
+	event := setPodCreateFailed(&g.Status, t0, errors.New("quota exceeded"))
 	if event.Reason != v1alpha1.ReasonPodCreateFailed || !strings.Contains(event.Message, "quota exceeded") || g.Status.CurrentRun != nil {
 		t.Fatalf("event %+v, currentRun %+v", event, g.Status.CurrentRun)
 	}
@@ -104,7 +104,7 @@ func TestPodCreateFailedBacksOff(t *testing.T) {
 	}
 	// It fails again: the next wait is longer (10s since the first failure, so 10s after +5s).
 	g = applied(g, p)
-	SetPodCreateFailed(&g.Status, t0.Add(5*time.Second), errors.New("quota exceeded"))
+	setPodCreateFailed(&g.Status, t0.Add(5*time.Second), errors.New("quota exceeded"))
 	if p = Decide(input(g, 6*time.Second)); p.Create != nil || p.RequeueAfter != 4*time.Second {
 		t.Fatalf("second wait: create %v, requeueAfter %v; want none, 4s", p.Create != nil, p.RequeueAfter)
 	}

@@ -22,7 +22,7 @@ func (d *decision) stopCurrentRun() {
 		cr.StopReason = d.stopReason(cr)
 	}
 	pod := d.pods.current
-	if cr.StopReason == "" || pod == nil || terminal(pod) || pod.DeletionTimestamp != nil {
+	if cr.StopReason == "" || pod == nil || Terminal(pod) || pod.DeletionTimestamp != nil {
 		return
 	}
 	event := Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,

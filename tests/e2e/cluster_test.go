@@ -3,18 +3,11 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
-
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -55,31 +48,6 @@ func loadPaths() (testPaths, error) {
 		kustomize: os.Getenv("KUSTOMIZE"),
 		manager:   os.Getenv("MANAGER"),
 	}, nil
-}
-
-// applyLocalConfig applies config/local (CRDs, RBAC, the operator's ServiceAccount) as the admin,
-// server-side as `make install` does: the CRDs are too large for client-side apply.
-func applyLocalConfig(ctx context.Context, kubeconfig string) {
-	build := exec.CommandContext(ctx, paths.kustomize, "build", filepath.Join(paths.repoRoot, "config", "local"))
-	var manifests, stderr bytes.Buffer
-	build.Stdout, build.Stderr = &manifests, &stderr
-	Expect(build.Run()).To(Succeed(), "kustomize build config/local: %s", stderr.String())
-
-	apply := exec.CommandContext(ctx, paths.kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", "-")
-	apply.Stdin = &manifests
-	out, err := apply.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "kubectl apply --server-side of config/local:\n%s", out)
-	GinkgoWriter.Printf("Applied config/local:\n%s", out)
-}
-
-// writeOperatorKubeconfig writes a kubeconfig with a token of the operator's ServiceAccount, so
-// that the operator runs with exactly the permissions config/rbac grants it. The token outlives
-// the suite (go test -timeout); the API server may extend it.
-func writeOperatorKubeconfig(ctx context.Context, adminKubeconfig string) string {
-	path := filepath.Join(cluster.StateDir, "operator.kubeconfig")
-	Expect(support.WriteServiceAccountKubeconfig(ctx, clientset, adminKubeconfig, operatorNamespace, operatorServiceAccount,
-		path, 2*time.Hour)).To(Succeed())
-	return path
 }
 
 // operatorUser is the user name the operator's token authenticates as.

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -144,7 +145,7 @@ var (
 	itemStatus = support.ItemStatus
 	itemNames  = support.ItemNames
 	podNames   = support.PodNames
-	isTerminal = support.IsTerminal
+	isTerminal = planner.Terminal
 )
 
 // itemOf returns the status entry of the item, failing g while the group has none yet.

@@ -19,17 +19,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -38,8 +29,8 @@ import (
 
 // Where config/local puts the operator's identity, and the lease it elects a leader with.
 const (
-	operatorNamespace      = "oaat-operator-system"
-	operatorServiceAccount = "oaat-operator-controller-manager"
+	operatorNamespace      = support.OperatorNamespace
+	operatorServiceAccount = support.OperatorServiceAccount
 )
 
 // Labels the suite puts on what it creates.
@@ -60,8 +51,6 @@ var (
 	cluster   *support.Cluster
 	operator  *operatorProcess
 	prom      *prometheusProcess
-	adminCfg  *rest.Config
-	scheme    *runtime.Scheme
 	k8sClient client.Client // not cached: every assertion reads the API server itself
 	clientset kubernetes.Interface
 	// tracker records, from podWatch, the live pods of every group of the cluster and their
@@ -79,9 +68,6 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	SetDefaultEventuallyPollingInterval(poll)
-	SetDefaultConsistentlyPollingInterval(poll)
-
 	var err error
 	paths, err = loadPaths()
 	Expect(err).NotTo(HaveOccurred())
@@ -90,26 +76,17 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// Registered before anything starts, so that whatever did start is stopped even when the
 	// suite fails half-way through its set-up.
 	DeferCleanup(tearDown)
-
 	start := time.Now()
-	kubeconfig, err := cluster.Up(ctx)
-	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
-	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.StateDir)
+	kubeconfig, clients := support.StartSuiteCluster(ctx, cluster, poll, false)
+	k8sClient, clientset = clients.Client, clients.Clientset
 
-	adminCfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	scheme = runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	k8sClient, err = client.New(adminCfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	clientset, err = kubernetes.NewForConfig(adminCfg)
-	Expect(err).NotTo(HaveOccurred())
-
-	removeLeftoverNamespaces(ctx)
-	applyLocalConfig(ctx, kubeconfig)
-	waitForCRDs(ctx)
-	operatorKubeconfig := writeOperatorKubeconfig(ctx, kubeconfig)
+	support.RemoveSuiteNamespaces(ctx, k8sClient, labelSuite)
+	// The token outlives the suite (go test -timeout); the API server may extend it.
+	operatorKubeconfig := filepath.Join(cluster.StateDir, "operator.kubeconfig")
+	Expect(support.LocalOperator{
+		Kustomize: paths.kustomize, Kubectl: paths.kubectl, RepoRoot: paths.repoRoot,
+		AdminKubeconfig: kubeconfig, Log: GinkgoWriter,
+	}.Prepare(ctx, operatorKubeconfig, 2*time.Hour)).To(Succeed())
 
 	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{TestPodLabel: labelTestPod, KeepHistory: true})
 	podWatch, err = support.WatchPods(ctx, clientset, metav1.NamespaceAll, tracker)
@@ -166,11 +143,9 @@ func tearDown(_ SpecContext) {
 	if prometheusPID != 0 {
 		pids["prometheus"] = prometheusPID
 	}
-	for name, pid := range pids {
-		if support.ProcessAlive(pid) {
-			problems = append(problems, "process left running: "+name+" pid "+itoa(pid))
-		}
-	}
+	// cluster.sh takes a process for gone once its command line is empty, a moment before the
+	// kernel finishes its exit: ProcessesLeft gives it that moment.
+	problems = append(problems, support.ProcessesLeft(pids, cluster.StateDir, 10*time.Second)...)
 	GinkgoWriter.Printf("Stopped processes: %v\n", pids)
 	if operator != nil {
 		if lines, err := forbiddenLines(operator.logPath, GinkgoWriter); err != nil {
@@ -185,13 +160,8 @@ func tearDown(_ SpecContext) {
 
 // Every test gets a namespace of its own; the watcher's findings for it are checked after it.
 var _ = BeforeEach(func(ctx SpecContext) {
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "oaat-e2e-",
-		Labels:       map[string]string{labelSuite: "true"},
-	}}
-	Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
+	namespace := support.CreateSuiteNamespace(ctx, k8sClient, "oaat-e2e-", labelSuite)
 	ns = namespace.Name
-	By("using namespace " + ns)
 	DeferCleanup(func(ctx SpecContext) {
 		// The groups go first, so that the operator does not react to the deletion of their
 		// OaatTypes (Ready False, an event) while the namespace is terminating.
@@ -227,44 +197,3 @@ var _ = AfterEach(func(ctx SpecContext) {
 	Expect(promExited).NotTo(HaveOccurred(), "Prometheus exited during the test")
 	Expect(podWatch.Err()).NotTo(HaveOccurred(), "the overlap watcher may have missed pod events")
 })
-
-// removeLeftoverNamespaces deletes the test namespaces of an earlier run that did not finish (the
-// cluster's data outlives a run), so that the operator does not spend this run on their groups.
-func removeLeftoverNamespaces(ctx SpecContext) {
-	list := &corev1.NamespaceList{}
-	Expect(k8sClient.List(ctx, list, client.HasLabels{labelSuite})).To(Succeed())
-	for i := range list.Items {
-		err := k8sClient.Delete(ctx, &list.Items[i])
-		Expect(client.IgnoreNotFound(err)).To(Succeed())
-	}
-	if len(list.Items) > 0 {
-		GinkgoWriter.Printf("Deleting %d test namespaces still terminating or left by an earlier run\n", len(list.Items))
-	}
-	Eventually(func(g Gomega) {
-		left := &corev1.NamespaceList{}
-		g.Expect(k8sClient.List(ctx, left, client.HasLabels{labelSuite})).To(Succeed())
-		g.Expect(left.Items).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "namespaces of an earlier run")
-}
-
-// waitForCRDs waits until the API server serves both CRDs. They are read as unstructured objects,
-// which spares the module a dependency on the apiextensions API types.
-func waitForCRDs(ctx SpecContext) {
-	for _, name := range []string{"oaatgroups.oaat.io", "oaattypes.oaat.io"} {
-		Eventually(func(g Gomega) {
-			crd := &unstructured.Unstructured{}
-			crd.SetGroupVersionKind(schema.GroupVersionKind{
-				Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition",
-			})
-			err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, crd)
-			g.Expect(apierrors.IsNotFound(err)).To(BeFalse(), "CRD %s not applied", name)
-			g.Expect(err).NotTo(HaveOccurred())
-			conditions, _, err := unstructured.NestedSlice(crd.Object, "status", "conditions")
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(conditions).To(ContainElement(And(
-				HaveKeyWithValue("type", "Established"),
-				HaveKeyWithValue("status", "True"),
-			)), "CRD %s is not Established", name)
-		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
-	}
-}

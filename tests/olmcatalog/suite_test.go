@@ -59,8 +59,6 @@ func TestOLMCatalog(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	SetDefaultEventuallyPollingInterval(poll)
-	SetDefaultConsistentlyPollingInterval(poll)
 	// The clients' log (controller-runtime's) goes to the spec's output.
 	logf.SetLogger(GinkgoLogr)
 
@@ -71,15 +69,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	cluster = support.NewCluster(env.repoRoot, "olmcatalog-cluster", GinkgoWriter)
 	DeferCleanup(tearDown)
-
-	start := time.Now()
-	Expect(cluster.Purge(ctx)).To(Succeed(), "removing the state of an earlier run")
-	adminKubeconfig, err = cluster.Up(ctx)
-	Expect(err).NotTo(HaveOccurred(), "starting the local cluster with its real node")
-	AddReportEntry("cluster up", time.Since(start).Round(time.Millisecond).String())
-
-	clients, err := support.NewClients(adminKubeconfig)
-	Expect(err).NotTo(HaveOccurred())
+	var clients support.Clients
+	adminKubeconfig, clients = support.StartSuiteCluster(ctx, cluster, poll, true)
 	adminCfg, k8sClient, clientset, dynClient = clients.Config, clients.Client, clients.Clientset, clients.Dynamic
 	objects = support.Objects{Dynamic: dynClient}
 
@@ -103,18 +94,7 @@ func tearDown() {
 	if err := cluster.Down(); err != nil {
 		problems = append(problems, "stopping the local cluster: "+err.Error())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for name, pid := range pids {
-		for support.ProcessAlive(pid) && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if support.ProcessAlive(pid) {
-			problems = append(problems, "process left running: "+name)
-		}
-	}
-	for _, p := range support.ProcessesUsing(cluster.StateDir) {
-		problems = append(problems, "process left running that uses "+cluster.StateDir+": "+p)
-	}
+	problems = append(problems, support.ProcessesLeft(pids, cluster.StateDir, 10*time.Second)...)
 	// kube-proxy's chains (KUBE-*, with the KUBE-FIREWALL that its --cleanup leaves) must go at down.
 	for _, save := range []string{"iptables-save", "ip6tables-save"} {
 		out, err := exec.Command(save).Output()

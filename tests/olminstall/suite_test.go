@@ -27,6 +27,7 @@ package olminstall
 
 import (
 	"context"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -67,9 +68,6 @@ func TestOLMInstall(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	SetDefaultEventuallyPollingInterval(poll)
-	SetDefaultConsistentlyPollingInterval(poll)
-
 	var err error
 	env, err = loadEnv()
 	Expect(err).NotTo(HaveOccurred())
@@ -78,15 +76,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// Registered before anything starts, so that whatever did start is stopped even when the
 	// suite fails half-way through its set-up.
 	DeferCleanup(tearDown)
-
 	start := time.Now()
-	Expect(cluster.Purge(ctx)).To(Succeed(), "removing the state of an earlier run")
-	adminKubeconfig, err = cluster.Up(ctx)
-	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
-	GinkgoWriter.Printf("Cluster up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.StateDir)
-
-	clients, err := support.NewClients(adminKubeconfig)
-	Expect(err).NotTo(HaveOccurred())
+	var clients support.Clients
+	adminKubeconfig, clients = support.StartSuiteCluster(ctx, cluster, poll, true)
 	adminCfg, k8sClient, clientset, dynClient = clients.Config, clients.Client, clients.Clientset, clients.Dynamic
 	objects = support.Objects{Dynamic: dynClient}
 
@@ -130,23 +122,10 @@ func tearDown() {
 			problems = append(problems, "stopping the local cluster: "+err.Error())
 		}
 		// cluster.sh takes a process for gone once its command line is empty, which happens a
-		// moment before the kernel finishes its exit: give it that moment.
-		deadline := time.Now().Add(10 * time.Second)
-		for name, pid := range clusterPIDs {
-			pids[name] = pid
-			for support.ProcessAlive(pid) && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
-			}
-			if support.ProcessAlive(pid) {
-				problems = append(problems, "process left running: "+name+" pid "+itoa(pid))
-			}
-		}
-	}
-	if cluster != nil {
-		// Whatever the pid files do not know of: anything still using the state directory.
-		for _, p := range support.ProcessesUsing(cluster.StateDir) {
-			problems = append(problems, "process left running that uses "+cluster.StateDir+": "+p)
-		}
+		// moment before the kernel finishes its exit: give it that moment. Whatever the pid files
+		// do not know of: anything still using the state directory.
+		problems = append(problems, support.ProcessesLeft(clusterPIDs, cluster.StateDir, 10*time.Second)...)
+		maps.Copy(pids, clusterPIDs)
 	}
 	GinkgoWriter.Printf("Stopped processes: %v\n", pids)
 	Expect(problems).To(BeEmpty(), "tearing down the suite")

@@ -25,11 +25,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -75,8 +71,6 @@ func TestRealNode(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	SetDefaultEventuallyPollingInterval(poll)
-	SetDefaultConsistentlyPollingInterval(poll)
 	Expect(support.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL",
 		"ETCD", "KWOK", "KUBELET", "CRI_TEARDOWN", "KUSTOMIZE")).To(Succeed(), "run this suite with make test-realnode")
 	Expect(os.Getenv("OAAT_PAUSE_IMAGE")).NotTo(BeEmpty(), "run this suite with make test-realnode")
@@ -89,22 +83,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	cluster = support.NewCluster(repoRoot, "realnode-cluster", GinkgoWriter)
 	DeferCleanup(tearDown)
-	start := time.Now()
-	kubeconfig, err := cluster.Up(ctx)
-	Expect(err).NotTo(HaveOccurred(), "starting the local cluster with its real node")
-	GinkgoWriter.Printf("Cluster with a real node up in %s, state in %s\n", time.Since(start).Round(time.Millisecond), cluster.StateDir)
+	kubeconfig, clients := support.StartSuiteCluster(ctx, cluster, poll, false)
+	k8sClient, clientset = clients.Client, clients.Clientset
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	clientset, err = kubernetes.NewForConfig(cfg)
-	Expect(err).NotTo(HaveOccurred())
-
-	removeLeftoverNamespaces(ctx)
+	support.RemoveSuiteNamespaces(ctx, k8sClient, labelSuite)
 	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
 	podWatch, err = support.WatchPods(ctx, clientset, metav1.NamespaceAll, tracker)
 	Expect(err).NotTo(HaveOccurred())
@@ -187,29 +169,9 @@ func machineLeftovers(stateDir string) []string {
 	return left
 }
 
-// removeLeftoverNamespaces deletes the test namespaces of an earlier run that did not finish.
-func removeLeftoverNamespaces(ctx SpecContext) {
-	list := &corev1.NamespaceList{}
-	Expect(k8sClient.List(ctx, list, client.HasLabels{labelSuite})).To(Succeed())
-	for i := range list.Items {
-		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &list.Items[i]))).To(Succeed())
-	}
-	Eventually(func(g Gomega) {
-		left := &corev1.NamespaceList{}
-		g.Expect(k8sClient.List(ctx, left, client.HasLabels{labelSuite})).To(Succeed())
-		g.Expect(left.Items).To(BeEmpty())
-	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), "namespaces of an earlier run")
-}
-
 // Every test gets a namespace of its own; the watcher's findings for it are checked after it.
 var _ = BeforeEach(func(ctx SpecContext) {
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "oaat-realnode-",
-		Labels:       map[string]string{labelSuite: "true"},
-	}}
-	Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
-	ns = namespace.Name
-	By("using namespace " + ns)
+	ns = support.CreateSuiteNamespace(ctx, k8sClient, "oaat-realnode-", labelSuite).Name
 	DeferCleanup(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() {
 			dumpDiagnostics(ctx, ns)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -18,12 +19,17 @@ import (
 // WriteServiceAccountKubeconfig mints a token of the ServiceAccount namespace/name through the
 // TokenRequest API, valid for ttl, and writes to path a kubeconfig that holds the address and CA
 // of the cluster of adminKubeconfig and that token only, so that a process run with it has
-// exactly the permissions granted to the ServiceAccount. It checks that the kubeconfig
-// authenticates as the ServiceAccount and as nothing more.
+// exactly the permissions granted to the ServiceAccount. The token is in a file of its own,
+// path.token, which client-go reads again every minute: writing the kubeconfig again hands a
+// process that runs with it a fresh token without a restart. Both files are replaced atomically.
+// It checks that the kubeconfig authenticates as the ServiceAccount and as nothing more.
 func WriteServiceAccountKubeconfig(ctx context.Context, admin kubernetes.Interface, adminKubeconfig, namespace, name, path string, ttl time.Duration) error {
 	adminCfg, err := clientcmd.LoadFromFile(adminKubeconfig)
 	if err != nil {
 		return err
+	}
+	if err := clientcmdapi.FlattenConfig(adminCfg); err != nil { // a CA named by its file, inlined
+		return fmt.Errorf("reading the files %s names: %w", adminKubeconfig, err)
 	}
 	current := adminCfg.Contexts[adminCfg.CurrentContext]
 	if current == nil || adminCfg.Clusters[current.Cluster] == nil {
@@ -36,16 +42,25 @@ func WriteServiceAccountKubeconfig(ctx context.Context, admin kubernetes.Interfa
 		return fmt.Errorf("TokenRequest for ServiceAccount %s/%s: %w", namespace, name, err)
 	}
 
+	path, err = filepath.Abs(path) // the kubeconfig names the token file by its absolute path
+	if err != nil {
+		return err
+	}
+	tokenPath := path + ".token"
+	if err := writeFileAtomically(tokenPath, []byte(token.Status.Token+"\n")); err != nil {
+		return err
+	}
 	const contextName = "service-account"
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server.Server, CertificateAuthorityData: server.CertificateAuthorityData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{TokenFile: tokenPath}
 	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: name, Namespace: namespace}
 	cfg.CurrentContext = contextName
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
 		return err
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	if err := writeFileAtomically(path, data); err != nil {
 		return err
 	}
 
@@ -66,6 +81,16 @@ func WriteServiceAccountKubeconfig(ctx context.Context, admin kubernetes.Interfa
 		return fmt.Errorf("the kubeconfig %s authenticates as %s in groups %v, want %s only", path, user.Username, user.Groups, want)
 	}
 	return nil
+}
+
+// writeFileAtomically writes data to path, readable by its owner only, through a temporary file
+// renamed over it, so that a reader sees the old content or the new, never a part.
+func writeFileAtomically(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // ServiceAccountUser is the user name a token of the ServiceAccount authenticates as.

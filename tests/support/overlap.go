@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
 // GroupKey names an OaatGroup across namespaces.
@@ -146,7 +147,7 @@ func (t *OverlapTracker) Observe(ev watch.Event) error {
 		t.live[key] = map[types.UID]string{}
 	}
 	rec := t.record(key, pod)
-	if ev.Type == watch.Deleted || IsTerminal(pod) {
+	if ev.Type == watch.Deleted || planner.Terminal(pod) {
 		delete(t.live[key], pod.UID)
 		if rec != nil && rec.Ended.IsZero() {
 			rec.Ended = t.clock.Now()

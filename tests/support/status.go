@@ -33,8 +33,3 @@ func PodNames(pods []corev1.Pod) []string {
 	}
 	return names
 }
-
-// IsTerminal reports whether the pod has ended: phase Succeeded or Failed.
-func IsTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}

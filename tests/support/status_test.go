@@ -32,7 +32,7 @@ func TestItemStatusAndNames(t *testing.T) {
 	}
 }
 
-func TestPodNamesAndIsTerminal(t *testing.T) {
+func TestPodNames(t *testing.T) {
 	pods := []corev1.Pod{
 		{ObjectMeta: metav1.ObjectMeta{Name: "x"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "y"}},
@@ -42,13 +42,5 @@ func TestPodNamesAndIsTerminal(t *testing.T) {
 	}
 	if got := PodNames(nil); got == nil || len(got) != 0 {
 		t.Errorf("PodNames(nil) = %#v, want an empty list", got)
-	}
-	for phase, want := range map[corev1.PodPhase]bool{
-		corev1.PodPending: false, corev1.PodRunning: false, corev1.PodUnknown: false, "": false,
-		corev1.PodSucceeded: true, corev1.PodFailed: true,
-	} {
-		if got := IsTerminal(&corev1.Pod{Status: corev1.PodStatus{Phase: phase}}); got != want {
-			t.Errorf("IsTerminal(phase %q) = %v, want %v", phase, got, want)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -135,7 +136,7 @@ func (c *chaos) deletePod(ctx context.Context) error {
 	}
 	var live []*corev1.Pod
 	for i := range pods.Items {
-		if !support.IsTerminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
+		if !planner.Terminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
 			live = append(live, &pods.Items[i])
 		}
 	}

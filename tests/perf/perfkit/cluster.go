@@ -1,15 +1,12 @@
 package perfkit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,10 +22,6 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
-
-// OperatorNamespace is where config/local puts the operator's ServiceAccount and where its leader
-// election Lease lives.
-const OperatorNamespace = "oaat-operator-system"
 
 // Env is a local cluster of the program's own, with config/local applied and a kubeconfig that
 // authenticates as the operator's ServiceAccount.
@@ -50,8 +43,8 @@ type Env struct {
 }
 
 // StartCluster purges the cluster in .state/<name> (a measurement starts from an empty cluster),
-// starts it with nodes fake Nodes, applies config/local and mints the operator's kubeconfig with
-// hack/local-operator.sh prepare. The binaries come from the environment, as make passes them.
+// starts it with nodes fake Nodes, applies config/local and mints the operator's kubeconfig
+// (support.LocalOperator). The binaries come from the environment, as make passes them.
 func StartCluster(ctx context.Context, root, name string, nodes int, log io.Writer) (*Env, error) {
 	if err := support.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER",
 		"KUBECTL", "ETCD", "KWOK", "KUSTOMIZE", "MANAGER"); err != nil {
@@ -93,22 +86,18 @@ func StartCluster(ctx context.Context, root, name string, nodes int, log io.Writ
 	return e, nil
 }
 
-// prepareOperator runs hack/local-operator.sh prepare, which applies config/local, waits for the
-// CRDs and writes a kubeconfig with a token of the operator's ServiceAccount; it returns its path.
+// prepareOperator applies config/local, waits for the CRDs and writes a kubeconfig with a token of
+// the operator's ServiceAccount, as hack/local-operator.sh prepare does; it returns its path.
 func (e *Env) prepareOperator(ctx context.Context, kubeconfig string) (string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(e.Root, "hack", "local-operator.sh"), "prepare")
-	cmd.Env = append(os.Environ(), "CLUSTER_KUBECONFIG="+kubeconfig,
-		"OAAT_OPERATOR_DIR="+filepath.Join(e.Cluster.StateDir, "operator"))
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, e.Log
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("hack/local-operator.sh prepare: %w", err)
+	path := filepath.Join(e.Cluster.StateDir, "operator", "kubeconfig")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
 	}
-	fields := strings.Fields(stdout.String())
-	if len(fields) == 0 {
-		return "", fmt.Errorf("hack/local-operator.sh prepare printed no kubeconfig path")
+	local := support.LocalOperator{
+		Kustomize: os.Getenv("KUSTOMIZE"), Kubectl: os.Getenv("KUBECTL"), RepoRoot: e.Root,
+		AdminKubeconfig: kubeconfig, Log: e.Log,
 	}
-	return fields[len(fields)-1], nil
+	return path, local.Prepare(ctx, path, 24*time.Hour)
 }
 
 // Namespace creates a namespace and waits for its default ServiceAccount, without which the

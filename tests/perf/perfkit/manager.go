@@ -25,7 +25,7 @@ type Manager struct {
 	// Binary, Kubeconfig and LogPath are the manager binary, the operator's kubeconfig and the
 	// log its output is appended to.
 	Binary, Kubeconfig, LogPath string
-	// LeaderElect runs the manager with --leader-elect (Lease in OperatorNamespace).
+	// LeaderElect runs the manager with --leader-elect (Lease in support.OperatorNamespace).
 	LeaderElect bool
 	// Log receives what happens to the process.
 	Log io.Writer
@@ -65,7 +65,7 @@ func (m *Manager) Start() error {
 		"--health-probe-bind-address", m.probeAddr,
 	}
 	if m.LeaderElect {
-		args = append(args, "--leader-elect", "--leader-election-namespace", OperatorNamespace)
+		args = append(args, "--leader-elect", "--leader-election-namespace", support.OperatorNamespace)
 	}
 	proc, err := support.StartProcess(support.ProcessSpec{
 		Name: m.Name, Binary: m.Binary, Args: args, LogPath: m.LogPath, Log: m.Log,

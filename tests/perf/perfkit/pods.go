@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -94,7 +95,7 @@ func (r *PodRecorder) Observe(ev watch.Event) error {
 	if ev.Type == watch.Deleted {
 		p.Deleted = true
 	}
-	if p.SeenEnded.IsZero() && (ev.Type == watch.Deleted || support.IsTerminal(pod)) {
+	if p.SeenEnded.IsZero() && (ev.Type == watch.Deleted || planner.Terminal(pod)) {
 		p.SeenEnded = now
 	}
 	return nil

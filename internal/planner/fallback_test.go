@@ -1,0 +1,75 @@
+package planner
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// The withdrawal of a refused run is decided from the plan alone: its status without the intent,
+// stamped with the decision's time (not the time it is applied), Ready False with the refusal, and
+// the plan itself unchanged.
+func TestWithdrawRun(t *testing.T) {
+	p := Decide(input(newGroup("a"), 1500*time.Millisecond))
+	planned := *p.Status.DeepCopy()
+	cr := planned.CurrentRun
+	got := p.WithdrawRun(errors.New("exceeded quota"))
+
+	text := `Creating pod ` + cr.PodName + ` for item "a" failed: exceeded quota`
+	want := *planned.DeepCopy()
+	want.CurrentRun = nil
+	want.Conditions = []metav1.Condition{
+		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: *at(time.Second),
+			Reason: v1alpha1.ReasonPodCreateFailed, Message: text},
+		{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: *at(time.Second),
+			Reason: v1alpha1.ReasonIdle, Message: "No item pod is active"},
+	}
+	if diff := cmp.Diff(want, got.Status); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	wantEvent := &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: text}
+	if diff := cmp.Diff(wantEvent, got.Event); diff != "" {
+		t.Errorf("event (-want +got):\n%s", diff)
+	}
+	if got.RequeueAfter != MinRetry {
+		t.Errorf("requeueAfter %v, want %v", got.RequeueAfter, MinRetry)
+	}
+	if diff := cmp.Diff(planned, p.Status); diff != "" {
+		t.Errorf("the plan's status changed (-before +after):\n%s", diff)
+	}
+}
+
+// A rejected status is reported in the status as last written, stamped with the decision's time;
+// the planned status and the written one are left as they are.
+func TestStatusRejected(t *testing.T) {
+	g := newGroup("a")
+	written := Decide(input(g, 0)).Status
+	before := *written.DeepCopy()
+	p := Decide(input(applied(g, Plan{Status: written}), time.Minute+500*time.Millisecond))
+	planned := *p.Status.DeepCopy()
+
+	got := p.StatusRejected(written, errors.New("status.items: Too many"))
+	ready := findReady(t, got.Status)
+	if ready.Reason != v1alpha1.ReasonStatusRejected || !ready.LastTransitionTime.Equal(at(time.Minute)) {
+		t.Errorf("Ready = %+v, want StatusRejected since the decision's time", ready)
+	}
+	if got.Event == nil || got.Event.Reason != v1alpha1.ReasonStatusRejected || got.RequeueAfter != MinRetry {
+		t.Errorf("event %+v, requeueAfter %v", got.Event, got.RequeueAfter)
+	}
+	got.Status.Conditions = written.Conditions // all but Ready is the written status
+	if diff := cmp.Diff(before, got.Status); diff != "" {
+		t.Errorf("status beyond Ready (-written +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, written); diff != "" {
+		t.Errorf("the written status changed (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(planned, p.Status); diff != "" {
+		t.Errorf("the plan's status changed (-before +after):\n%s", diff)
+	}
+}
