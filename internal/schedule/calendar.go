@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duration"
 )
 
 // Calendar is a group's calendar schedule: a cron expression read in a time zone, whose ticks each
@@ -51,8 +54,8 @@ const tickSearchLimit = 5 * 366 * 24 * time.Hour
 // ParseCalendar makes a calendar from its spec: a cron expression (five fields, or @yearly,
 // @annually, @monthly, @weekly, @daily, @midnight, @hourly), an IANA time zone name ("" = UTC), the
 // longest jitter (zero for none) and the group's identity, which seeds the jitter. Errors quote the
-// bad value: `schedule "61 * * * *": end of range (61) above maximum (59): 61`, `time zone
-// "Mars/Olympus": unknown time zone Mars/Olympus`. An expression that matches no date (0 0 30 2 *)
+// bad value and name the field of the spec: `schedule "61 * * * *": end of range (61) above
+// maximum (59): 61`, `scheduleTimeZone "Mars/Olympus": unknown time zone Mars/Olympus`. An expression that matches no date (0 0 30 2 *)
 // is refused too. "Local" is refused: it would make the schedule depend on the operator's host.
 func ParseCalendar(expr, timeZone string, jitter time.Duration, identity string) (Calendar, error) {
 	if !cronShape.MatchString(expr) {
@@ -63,11 +66,11 @@ func ParseCalendar(expr, timeZone string, jitter time.Duration, identity string)
 		return Calendar{}, fmt.Errorf("schedule %q: %w", expr, err)
 	}
 	if timeZone == "Local" {
-		return Calendar{}, fmt.Errorf("time zone %q is not an IANA time zone name", timeZone)
+		return Calendar{}, fmt.Errorf("scheduleTimeZone %q is not an IANA time zone name", timeZone)
 	}
 	loc, err := time.LoadLocation(timeZone)
 	if err != nil {
-		return Calendar{}, fmt.Errorf("time zone %q: %w", timeZone, err)
+		return Calendar{}, fmt.Errorf("scheduleTimeZone %q: %w", timeZone, err)
 	}
 	if jitter < 0 {
 		return Calendar{}, errors.New("jitter cannot be negative")
@@ -236,4 +239,47 @@ func (c Calendar) NextRoundStart(t, notBefore time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return tick.Add(c.Delay(tick)), true
+}
+
+// GroupCalendar reads a group's spec.schedule, spec.scheduleTimeZone and spec.jitter; the zero
+// Calendar and no error when the group has no schedule. Errors name the field of the spec. The
+// jitter is seeded with the group's namespace, name and uid, so each group's rounds start at their
+// own offsets, the same after a restart, and a group deleted and created again under the same name
+// draws anew.
+func GroupCalendar(g *v1alpha1.OaatGroup) (Calendar, error) {
+	if g.Spec.Schedule == "" {
+		return Calendar{}, nil
+	}
+	var jitter time.Duration
+	if g.Spec.Jitter != "" {
+		var err error
+		if jitter, err = duration.Parse(string(g.Spec.Jitter)); err != nil {
+			return Calendar{}, fmt.Errorf("spec.jitter: %w", err)
+		}
+	}
+	identity := g.Namespace + "/" + g.Name + "/" + string(g.UID)
+	c, err := ParseCalendar(string(g.Spec.Schedule), g.Spec.ScheduleTimeZone, jitter, identity)
+	if err != nil {
+		return Calendar{}, fmt.Errorf("spec.%w", err)
+	}
+	return c, nil
+}
+
+// Overdue is how long past its deadline an item of a scheduled group is at now: the first round
+// that starts after the item's last success (after created when it never succeeded) made it due,
+// and the start of the round after that one is its deadline. Zero before the deadline.
+func (c Calendar) Overdue(lastSuccess, created, now time.Time) time.Duration {
+	since := created
+	if !lastSuccess.IsZero() && lastSuccess.After(since) {
+		since = lastSuccess
+	}
+	due, ok := c.NextRoundStart(since, created)
+	if !ok || due.After(now) {
+		return 0
+	}
+	deadline, ok := c.NextRoundStart(due, created)
+	if !ok {
+		return 0
+	}
+	return max(now.Sub(deadline), 0)
 }

@@ -43,8 +43,8 @@ func TestParseCalendarErrors(t *testing.T) {
 		{name: "a zone inside the expression", expr: "TZ=Europe/Berlin 0 1 * * *", want: `schedule "TZ=Europe/Berlin 0 1 * * *" is not a cron expression of five fields or one of @yearly, @monthly, @weekly, @daily, @hourly`},
 		{name: "unknown month name", expr: "0 1 * foo *", want: `schedule "0 1 * foo *": failed to parse int from foo: strconv.Atoi: parsing "foo": invalid syntax`},
 		{name: "a date that never comes", expr: "0 0 30 2 *", want: `schedule "0 0 30 2 *" matches no date`},
-		{name: "unknown zone", expr: "@daily", timeZone: "Mars/Olympus", want: `time zone "Mars/Olympus": unknown time zone Mars/Olympus`},
-		{name: "the host's zone", expr: "@daily", timeZone: "Local", want: `time zone "Local" is not an IANA time zone name`},
+		{name: "unknown zone", expr: "@daily", timeZone: "Mars/Olympus", want: `scheduleTimeZone "Mars/Olympus": unknown time zone Mars/Olympus`},
+		{name: "the host's zone", expr: "@daily", timeZone: "Local", want: `scheduleTimeZone "Local" is not an IANA time zone name`},
 		{name: "negative jitter", expr: "@daily", jitter: -time.Second, want: "jitter cannot be negative"},
 	}
 	for _, tt := range tests {
