@@ -305,8 +305,8 @@ type OaatGroupStatus struct {
 
 	// roundStartedAt is when the current round started: when the group was last reset, or, with
 	// spec.schedule, the start of the round of the last tick (the tick plus its jitter) if that
-	// came later. In mode EachOnce and with a schedule an item is done when it succeeded after
-	// this instant (in mode EachOnce, any success when absent). A round's start is written once,
+	// came later. In mode EachOnce an item is done when it succeeded after this instant (any
+	// success when absent); with a schedule, at or after it. A round's start is written once,
 	// so a round whose items are not all done by the next tick is seen as an overrun exactly once.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Round started at",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional

@@ -259,3 +259,18 @@ func TestDecideScheduleRemoved(t *testing.T) {
 		t.Fatal("the group with a frequency again did not start its item")
 	}
 }
+
+// Status keeps whole seconds: a run started and ended in the second its round started is that
+// round's success, not a reason to run the item again.
+func TestDecideScheduleSuccessInTheRoundsFirstSecond(t *testing.T) {
+	g := scheduledGroup("a")
+	g.Status.RoundStartedAt, g.Status.NextRoundAt = at(time.Hour), at(25*time.Hour)
+	itemStatus(g, "a").LastSuccess = at(time.Hour)
+	p := Decide(input(g, time.Hour+time.Minute))
+	if p.Create != nil {
+		t.Fatal("ran again the item that succeeded in the round's first second")
+	}
+	if it := planItem(t, p, "a"); it.WaitReason != v1alpha1.WaitNextTick || !it.NextEligibleAt.Equal(at(25*time.Hour)) {
+		t.Fatalf("item a = %+v", it)
+	}
+}
