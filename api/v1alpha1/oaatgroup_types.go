@@ -252,8 +252,8 @@ type ItemStatus struct {
 	NextEligibleAt *metav1.Time `json:"nextEligibleAt,omitempty"`
 
 	// waitReason says why the item does not start before nextEligibleAt: Running,
-	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked, Done or NextTick; absent when
-	// nothing holds it. Once nextEligibleAt has passed the reason no longer applies.
+	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked, Done or NextTick;
+	// absent when nothing holds it. Once nextEligibleAt has passed the reason no longer applies.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	WaitReason string `json:"waitReason,omitempty"`
@@ -266,8 +266,9 @@ type OaatGroupStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions are the group's conditions: Ready (the spec is valid and its OaatType found) and
-	// Running (an item pod is active).
+	// conditions are the group's conditions: Ready (the spec is valid and its OaatType found),
+	// Running (an item pod is active) and, when they apply, Suspended, Parked, Complete,
+	// ItemsValid and RoundOverrun (with spec.schedule).
 	// +listType=map
 	// +listMapKey=type
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
