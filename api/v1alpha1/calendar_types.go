@@ -1,7 +1,7 @@
 package v1alpha1
 
 // CronSchedule is a cron expression in the syntax of a Kubernetes CronJob's schedule: five fields
-// (minute, hour, day of month, month, day of week; numbers, names such as Mon or Jan, *, ranges,
+// (minute, hour, day-of-month, month, day-of-week; numbers, names such as Mon or Jan, *, ranges,
 // lists and steps) or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight and
 // @hourly. Admission checks the shape; the operator reads the values, and a value out of range
 // makes the group not Ready with reason InvalidSpec, naming the field.

@@ -48,11 +48,15 @@ func (d *decision) observeTick() {
 			d.plan.RoundOverrun = true
 		}
 	}
-	if prev := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionRoundOverrun); prev != nil &&
-		prev.Status == metav1.ConditionTrue && st.RoundStartedAt != nil && len(d.pendingInRound()) == 0 {
-		text := fmt.Sprintf("Every item has succeeded in the round of %s", st.RoundStartedAt.UTC().Format(time.RFC3339))
-		d.setCondition(v1alpha1.ConditionRoundOverrun, metav1.ConditionFalse, v1alpha1.ReasonRoundCompleted, text)
-		d.event(corev1.EventTypeNormal, v1alpha1.ReasonRoundCompleted, text)
+	if prev := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionRoundOverrun); prev != nil {
+		if prev.Status == metav1.ConditionTrue && st.RoundStartedAt != nil && len(d.pendingInRound()) == 0 {
+			text := fmt.Sprintf("Every item has succeeded in the round of %s", st.RoundStartedAt.UTC().Format(time.RFC3339))
+			d.setCondition(v1alpha1.ConditionRoundOverrun, metav1.ConditionFalse, v1alpha1.ReasonRoundCompleted, text)
+			d.event(corev1.EventTypeNormal, v1alpha1.ReasonRoundCompleted, text)
+		} else {
+			// Unchanged, but observed in this generation.
+			d.setCondition(prev.Type, prev.Status, prev.Reason, prev.Message)
+		}
 	}
 	if next, ok := cal.NextRoundStart(d.in.Now, created); ok {
 		stamp := metav1.NewTime(next)

@@ -175,6 +175,14 @@ func TestDecideScheduleRoundOverrun(t *testing.T) {
 		t.Fatalf("item c = %+v", it)
 	}
 
+	// A spec edit meanwhile: the condition is observed in the new generation, since unchanged.
+	edited := applied(g, p)
+	edited.Generation = 2
+	if c2 := condition(t, Decide(input(edited, 25*time.Hour+30*time.Second)), v1alpha1.ConditionRoundOverrun); c2.ObservedGeneration != 2 ||
+		!c2.LastTransitionTime.Equal(&c.LastTransitionTime) || c2.Status != metav1.ConditionTrue {
+		t.Fatalf("RoundOverrun after a spec edit = %+v", c2)
+	}
+
 	// The overrun is reported once, and the condition clears when the merged round completes.
 	s.now = s.now.Add(time.Minute)
 	s.until(s.now.Add(12 * time.Hour))

@@ -13,6 +13,7 @@ import (
 func TestWriteScheduledGroup(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	next := metav1.NewTime(time.Date(2026, 11, 22, 0, 3, 7, 0, time.UTC))
+	done := metav1.NewTime(now.Add(-11 * time.Hour))
 	g := &v1alpha1.OaatGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "demo"},
 		Spec: v1alpha1.OaatGroupSpec{
@@ -25,8 +26,8 @@ func TestWriteScheduledGroup(t *testing.T) {
 			},
 			NextRoundAt: &next,
 			Items: []v1alpha1.ItemStatus{
-				{Name: "a", NextEligibleAt: &next, WaitReason: v1alpha1.WaitNextTick},
-				{Name: "b"},
+				{Name: "a", LastSuccess: &done, NextEligibleAt: &next, WaitReason: v1alpha1.WaitNextTick},
+				{Name: "b", LastFailure: &done, FailureCount: 1},
 			},
 		},
 	}
@@ -36,8 +37,8 @@ func TestWriteScheduledGroup(t *testing.T) {
 	}
 	want := `demo/nightly  type=sleeper  schedule="0 1 * * *"  timeZone=Europe/Berlin  jitter=5m  nextRound=in 12h (2026-11-22T00:03:07Z)  failureCoolOff=none  ready=True  roundoverrun (RoundOverrun)  running=none
   ITEM  RUNNING  LAST SUCCESS  LAST FAILURE  FAILURES  LAST RESULT  NEXT
-  a              never         never         0                      in 12h (NextTick)
-  b              never         never         0                      now
+  a              11h ago       never         0                      in 12h (NextTick)
+  b              never         11h ago       1                      now
 `
 	if b.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
