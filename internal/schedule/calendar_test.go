@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -291,4 +292,30 @@ func TestRoundStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A thousand groups scheduled at 01:00 with a jitter of 10 minutes start spread over the 600
+// seconds: no second holds more than a handful of them. Without jitter they all start at 01:00.
+func TestDelaySpreadsAThousandGroups(t *testing.T) {
+	tick := utcWall("2026-11-21 01:00")
+	perSecond := map[time.Duration]int{}
+	for i := range 1000 {
+		identity := "team-" + strconv.Itoa(i%7) + "/backup-" + strconv.Itoa(i) + "/uid-" + strconv.Itoa(i*7919)
+		c, err := ParseCalendar("0 1 * * *", "", 10*time.Minute, identity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perSecond[c.Delay(tick)]++
+		if plain, _ := ParseCalendar("0 1 * * *", "", 0, identity); plain.Delay(tick) != 0 {
+			t.Fatal("a delay without jitter")
+		}
+	}
+	busiest, earliest, latest := 0, 10*time.Minute, time.Duration(0)
+	for d, n := range perSecond {
+		busiest, earliest, latest = max(busiest, n), min(earliest, d), max(latest, d)
+	}
+	if len(perSecond) < 450 || busiest > 8 || earliest > 10*time.Second || latest < 590*time.Second {
+		t.Fatalf("1000 starts over %d distinct seconds from %s to %s, at most %d in one second", len(perSecond), earliest, latest, busiest)
+	}
+	t.Logf("1000 starts over %d distinct seconds from %s to %s, at most %d in one second", len(perSecond), earliest, latest, busiest)
 }
