@@ -9,13 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
-
-// readCalendar reads spec.schedule, spec.scheduleTimeZone and spec.jitter.
-func readCalendar(g *v1alpha1.OaatGroup) (schedule.Calendar, error) {
-	return schedule.GroupCalendar(g)
-}
 
 // observeTick keeps the round of a scheduled group in status: when the round of a tick later
 // than status.roundStartedAt has started, it becomes the current round (once, however many ticks

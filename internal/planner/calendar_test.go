@@ -230,16 +230,18 @@ func TestDecideScheduleInvalid(t *testing.T) {
 		name     string
 		schedule v1alpha1.CronSchedule
 		zone     string
+		jitter   v1alpha1.Duration
 		want     string
 	}{
 		{name: "minute out of range", schedule: "61 * * * *", want: `spec.schedule "61 * * * *": end of range (61) above maximum (59): 61`},
 		{name: "unknown zone", schedule: "@daily", zone: "Mars/Olympus", want: `spec.scheduleTimeZone "Mars/Olympus": unknown time zone Mars/Olympus`},
 		{name: "never", schedule: "0 0 31 4 *", want: `spec.schedule "0 0 31 4 *" matches no date`},
+		{name: "jitter", schedule: "@daily", jitter: "5 parsecs", want: `spec.jitter: invalid duration "5 parsecs": unknown unit "parsecs": use s, m, h, d or w, or a long form such as sec, min, hours, days or weeks`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := scheduledGroup("a")
-			g.Spec.Schedule, g.Spec.ScheduleTimeZone = tt.schedule, tt.zone
+			g.Spec.Schedule, g.Spec.ScheduleTimeZone, g.Spec.Jitter = tt.schedule, tt.zone, tt.jitter
 			p := Decide(input(g, 2*time.Hour))
 			c := condition(t, p, v1alpha1.ConditionReady)
 			if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonInvalidSpec || c.Message != tt.want {

@@ -49,7 +49,7 @@ func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 	var err error
 	if spec.Schedule != "" {
 		// The schedule's rounds say when an item is due again, not a frequency.
-		if p.calendar, err = readCalendar(g); err != nil {
+		if p.calendar, err = schedule.GroupCalendar(g); err != nil {
 			keep(err)
 		}
 	} else {
