@@ -76,6 +76,9 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	for _, run := range plan.Finished {
 		r.Runs.Observe(group.Namespace, group.Name, run.Item, string(run.Result), run.Duration)
 	}
+	if plan.RoundOverrun {
+		r.Runs.RoundOverrun(group.Namespace, group.Name)
+	}
 	r.announce(ctx, group, plan.Events...)
 
 	if plan.Create != nil {

@@ -16,6 +16,10 @@ type Duration string
 
 // OaatGroupSpec lists the items to run one at a time and how often.
 // +kubebuilder:validation:XValidation:rule="(has(self.oaatItems) && size(self.oaatItems) > 0) || (has(self.oaatItemsFrom) && size(self.oaatItemsFrom) > 0)",message="spec.oaatItems or spec.oaatItemsFrom must give the group at least one item"
+// +kubebuilder:validation:XValidation:rule="!has(self.schedule) || !has(self.frequency)",message="spec.schedule and spec.frequency cannot both be set: the items run either on a calendar (schedule) or every frequency; remove one"
+// +kubebuilder:validation:XValidation:rule="!has(self.scheduleTimeZone) || has(self.schedule)",message="spec.scheduleTimeZone needs spec.schedule: it is the time zone the schedule is read in"
+// +kubebuilder:validation:XValidation:rule="!has(self.jitter) || has(self.schedule)",message="spec.jitter needs spec.schedule: it delays the start of each scheduled round"
+// +kubebuilder:validation:XValidation:rule="!has(self.schedule) || !has(self.mode) || self.mode != 'EachOnce'",message="mode EachOnce cannot be used with spec.schedule: a schedule already runs each item once per tick"
 // +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.backoff.policy) || self.backoff.policy != 'Exponential' || has(self.failureCoolOff)",message="backoff.policy Exponential needs failureCoolOff: it is the first cool-off, which doubles with each further failure"
 // The durations are compared in seconds: CEL sums the integer+unit tokens of the Duration syntax,
 // each unit known by its first letter (s, m, h, d, w), as internal/duration does.
@@ -53,11 +57,44 @@ type OaatGroupSpec struct {
 	OaatItemsFrom []ItemsSource `json:"oaatItemsFrom,omitempty"`
 
 	// frequency is how often each item should succeed: an item that succeeded less than
-	// frequency ago is not started. Counted from the end of the successful run.
-	// +kubebuilder:default="1h"
+	// frequency ago is not started. Counted from the end of the successful run. Absent means 1h,
+	// unless schedule is set; frequency and schedule cannot both be set.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Frequency",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
 	Frequency Duration `json:"frequency,omitempty"`
+
+	// schedule runs the items on a calendar instead of every frequency: a cron expression of
+	// five fields (minute hour day-of-month month day-of-week, for example "0 1 * * *" for
+	// 01:00 every night) or @yearly, @monthly, @weekly, @daily or @hourly, read in
+	// scheduleTimeZone. At each tick every item is due once: the group runs its items one at a
+	// time, in the usual order, until each has succeeded once since the tick; a failed item
+	// retries after its failureCoolOff until then. Ticks missed while the operator was away make
+	// one round; a round still going at the next tick merges into the new one (condition and
+	// event RoundOverrun). A tick that a daylight-saving gap skips runs once at the end of the
+	// gap; one that a fall-back repeats runs once, at its first instant. The first round is that
+	// of the first tick after the group's creation. Cannot be set together with frequency or with
+	// mode EachOnce.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Schedule (cron)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	Schedule CronSchedule `json:"schedule,omitempty"`
+
+	// scheduleTimeZone is the IANA time zone (for example Europe/Berlin) that schedule is read
+	// in; absent means UTC. An unknown zone makes the group not Ready with reason InvalidSpec.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+/-]*$`
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Schedule time zone",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	ScheduleTimeZone string `json:"scheduleTimeZone,omitempty"`
+
+	// jitter delays the start of each round of schedule by up to this long after its tick, so
+	// that many groups scheduled at the same time do not all start in the same second. The delay
+	// is drawn from the group (namespace, name, uid) and the tick, not at random: it stays the
+	// same across restarts of the operator. It is kept below the time to the next tick. Needs
+	// schedule.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Jitter",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	Jitter Duration `json:"jitter,omitempty"`
 
 	// failureCoolOff is how long a failed item waits before it may be started again, counted
 	// from the end of the failed run. Absent means no wait.
@@ -215,8 +252,8 @@ type ItemStatus struct {
 	NextEligibleAt *metav1.Time `json:"nextEligibleAt,omitempty"`
 
 	// waitReason says why the item does not start before nextEligibleAt: Running,
-	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked or Done; absent when
-	// nothing holds it. Once nextEligibleAt has passed the reason no longer applies.
+	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked, Done or NextTick;
+	// absent when nothing holds it. Once nextEligibleAt has passed the reason no longer applies.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	WaitReason string `json:"waitReason,omitempty"`
@@ -229,8 +266,9 @@ type OaatGroupStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions are the group's conditions: Ready (the spec is valid and its OaatType found) and
-	// Running (an item pod is active).
+	// conditions are the group's conditions: Ready (the spec is valid and its OaatType found),
+	// Running (an item pod is active) and, when they apply, Suspended, Parked, Complete,
+	// ItemsValid and RoundOverrun (with spec.schedule).
 	// +listType=map
 	// +listMapKey=type
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
@@ -266,11 +304,20 @@ type OaatGroupStatus struct {
 	// +optional
 	ObservedReset string `json:"observedReset,omitempty"`
 
-	// roundStartedAt is when the group was last reset: in mode EachOnce an item is done when it
-	// succeeded after this instant (any success when absent).
+	// roundStartedAt is when the current round started: when the group was last reset, or, with
+	// spec.schedule, the start of the round of the last tick (the tick plus its jitter) if that
+	// came later. In mode EachOnce an item is done when it succeeded after this instant (any
+	// success when absent); with a schedule, at or after it. A round's start is written once,
+	// so a round whose items are not all done by the next tick is seen as an overrun exactly once.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Round started at",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	RoundStartedAt *metav1.Time `json:"roundStartedAt,omitempty"`
+
+	// nextRoundAt is, with spec.schedule, when the next round starts: the next tick plus its
+	// jitter. Absent without a schedule.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next round at",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	NextRoundAt *metav1.Time `json:"nextRoundAt,omitempty"`
 }
 
 // OaatGroup runs a set of items one at a time: at most one item pod of the group is live at any
@@ -285,6 +332,7 @@ type OaatGroupStatus struct {
 // +kubebuilder:printcolumn:name="Items",type=integer,JSONPath=`.status.itemCount`
 // +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.currentRun.item`
 // +kubebuilder:printcolumn:name="Frequency",type=string,JSONPath=`.spec.frequency`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="Oaat Group",resources={{Pod,v1},{OaatType,v1alpha1},{Event,v1}}

@@ -15,6 +15,7 @@ type RunMetrics struct {
 	duration *prometheus.HistogramVec
 	total    *prometheus.CounterVec
 	onDemand *prometheus.CounterVec
+	overruns *prometheus.CounterVec
 
 	// mu guards items: the items that have run series, by group, so that the series of an item
 	// removed from its group can be dropped.
@@ -42,8 +43,18 @@ func NewRunMetrics() *RunMetrics {
 			Name: "oaat_on_demand_runs_total",
 			Help: "On-demand run requests (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.",
 		}, []string{"namespace", "group", "result"}),
+		overruns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oaat_round_overruns_total",
+			Help: "Ticks of a group's spec.schedule that came while items of the previous round had not yet succeeded (the rounds merged).",
+		}, []string{"namespace", "group"}),
 		items: map[groupKey]map[string]struct{}{},
 	}
+}
+
+// RoundOverrun counts a scheduled round that started while items of the previous one had not
+// succeeded.
+func (m *RunMetrics) RoundOverrun(namespace, group string) {
+	m.overruns.WithLabelValues(namespace, group).Inc()
 }
 
 // Request counts an on-demand request that reached its final phase; result is succeeded,
@@ -94,11 +105,12 @@ func (m *RunMetrics) Forget(namespace, group string) {
 	m.duration.DeletePartialMatch(labels)
 	m.total.DeletePartialMatch(labels)
 	m.onDemand.DeletePartialMatch(labels)
+	m.overruns.DeletePartialMatch(labels)
 }
 
 // Register registers the run metrics and the status collector with reg.
 func Register(reg prometheus.Registerer, runs *RunMetrics, status *StatusCollector) error {
-	for _, c := range []prometheus.Collector{runs.duration, runs.total, runs.onDemand, status} {
+	for _, c := range []prometheus.Collector{runs.duration, runs.total, runs.onDemand, runs.overruns, status} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

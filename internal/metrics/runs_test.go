@@ -64,6 +64,8 @@ func TestRunMetricsForget(t *testing.T) {
 	m.Request("ns", "gone", "rejected")
 	m.Request("ns", "kept", "succeeded")
 	m.Request("ns", "kept", "succeeded")
+	m.RoundOverrun("ns", "gone")
+	m.RoundOverrun("ns", "kept")
 	m.Forget("ns", "gone")
 
 	want := `
@@ -84,6 +86,14 @@ oaat_item_runs_total{group="kept",item="a",namespace="ns",result="failed"} 1
 oaat_on_demand_runs_total{group="kept",namespace="ns",result="succeeded"} 2
 `
 	if err := testutil.CollectAndCompare(m.onDemand, strings.NewReader(wantRequests)); err != nil {
+		t.Fatal(err)
+	}
+	wantOverruns := `
+# HELP oaat_round_overruns_total Ticks of a group's spec.schedule that came while items of the previous round had not yet succeeded (the rounds merged).
+# TYPE oaat_round_overruns_total counter
+oaat_round_overruns_total{group="kept",namespace="ns"} 1
+`
+	if err := testutil.CollectAndCompare(m.overruns, strings.NewReader(wantOverruns)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/duration"
+	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
 // listTimeout bounds the cache read of one scrape.
@@ -25,11 +26,11 @@ var (
 	lastFailureDesc = prometheus.NewDesc("oaat_item_last_failure_timestamp_seconds",
 		"When the item's last failed run ended, in seconds since the epoch; absent when it never failed.", itemLabels, nil)
 	overdueDesc = prometheus.NewDesc("oaat_item_overdue_seconds",
-		"How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due or done (mode EachOnce).", itemLabels, nil)
+		"How far the item is past due: the time since its last success (or, never successful, since the group was created) minus the frequency; with spec.schedule, the time since the start of the round after the one that made it due; 0 when not due or done (mode EachOnce).", itemLabels, nil)
 	runningDesc = prometheus.NewDesc("oaat_group_running",
 		"1 while an item pod of the group runs, else 0.", []string{"namespace", "group"}, nil)
 	frequencyDesc = prometheus.NewDesc("oaat_group_frequency_seconds",
-		"How often each item of the group should succeed; absent while the frequency is invalid.", []string{"namespace", "group"}, nil)
+		"How often each item of the group should succeed; absent while the frequency is invalid, and for a group with spec.schedule.", []string{"namespace", "group"}, nil)
 	runSecondsDesc = prometheus.NewDesc("oaat_item_running_seconds",
 		"How long the item's current run has been going; present only while it runs.", itemLabels, nil)
 )
@@ -77,8 +78,9 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 	}
 	ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, running, g.Namespace, g.Name)
 
-	frequency, freqErr := duration.Parse(string(g.Spec.Frequency))
-	if freqErr == nil {
+	overdue, ok := overdueOf(g, now)
+	if ok && g.Spec.Schedule == "" {
+		frequency, _ := duration.Parse(string(frequencyOf(g)))
 		ch <- prometheus.MustNewConstMetric(frequencyDesc, prometheus.GaugeValue, frequency.Seconds(), g.Namespace, g.Name)
 	}
 	for _, it := range g.Status.Items {
@@ -90,9 +92,8 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 		if it.LastFailure != nil {
 			ch <- prometheus.MustNewConstMetric(lastFailureDesc, prometheus.GaugeValue, epochSeconds(it.LastFailure.Time), labels...)
 		}
-		if freqErr == nil {
-			ch <- prometheus.MustNewConstMetric(overdueDesc, prometheus.GaugeValue,
-				Overdue(it, g.CreationTimestamp.Time, frequency, now).Seconds(), labels...)
+		if ok {
+			ch <- prometheus.MustNewConstMetric(overdueDesc, prometheus.GaugeValue, overdue(it).Seconds(), labels...)
 		}
 	}
 }
@@ -109,6 +110,38 @@ func Overdue(it v1alpha1.ItemStatus, created time.Time, frequency time.Duration,
 		since = it.LastSuccess.Time
 	}
 	return max(now.Sub(since)-frequency, 0)
+}
+
+// frequencyOf is the group's frequency, its default when absent.
+func frequencyOf(g *v1alpha1.OaatGroup) v1alpha1.Duration {
+	if g.Spec.Frequency == "" {
+		return v1alpha1.DefaultFrequency
+	}
+	return g.Spec.Frequency
+}
+
+// overdueOf returns how far past due each item of the group is at now, by its schedule or its
+// frequency, and false when the spec that says when items are due cannot be read.
+func overdueOf(g *v1alpha1.OaatGroup, now time.Time) (func(v1alpha1.ItemStatus) time.Duration, bool) {
+	created := g.CreationTimestamp.Time
+	if g.Spec.Schedule != "" {
+		cal, err := schedule.GroupCalendar(g)
+		if err != nil {
+			return nil, false
+		}
+		return func(it v1alpha1.ItemStatus) time.Duration {
+			var last time.Time
+			if it.LastSuccess != nil {
+				last = it.LastSuccess.Time
+			}
+			return cal.Overdue(last, created, now)
+		}, true
+	}
+	frequency, err := duration.Parse(string(frequencyOf(g)))
+	if err != nil {
+		return nil, false
+	}
+	return func(it v1alpha1.ItemStatus) time.Duration { return Overdue(it, created, frequency, now) }, true
 }
 
 func epochSeconds(t time.Time) float64 {

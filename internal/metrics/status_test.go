@@ -45,7 +45,7 @@ func TestCollectGroup(t *testing.T) {
 	}
 	idle := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: "ns"}, Spec: v1alpha1.OaatGroupSpec{Frequency: "bad"}}
 	want := `
-# HELP oaat_group_frequency_seconds How often each item of the group should succeed; absent while the frequency is invalid.
+# HELP oaat_group_frequency_seconds How often each item of the group should succeed; absent while the frequency is invalid, and for a group with spec.schedule.
 # TYPE oaat_group_frequency_seconds gauge
 oaat_group_frequency_seconds{group="backups",namespace="ns"} 3600
 # HELP oaat_group_running 1 while an item pod of the group runs, else 0.
@@ -66,7 +66,7 @@ oaat_item_last_failure_timestamp_seconds{group="backups",item="a",namespace="ns"
 oaat_item_last_success_timestamp_seconds{group="backups",item="a",namespace="ns"} 1.795257e+09
 oaat_item_last_success_timestamp_seconds{group="backups",item="done",namespace="ns"} 1.7952516e+09
 oaat_item_last_success_timestamp_seconds{group="backups",item="fresh",namespace="ns"} 1.79526234e+09
-# HELP oaat_item_overdue_seconds How far the item is past its frequency: the time since its last success (or, never successful, since the group was created) minus the frequency; 0 when not due or done (mode EachOnce).
+# HELP oaat_item_overdue_seconds How far the item is past due: the time since its last success (or, never successful, since the group was created) minus the frequency; with spec.schedule, the time since the start of the round after the one that made it due; 0 when not due or done (mode EachOnce).
 # TYPE oaat_item_overdue_seconds gauge
 oaat_item_overdue_seconds{group="backups",item="a",namespace="ns"} 1800
 oaat_item_overdue_seconds{group="backups",item="done",namespace="ns"} 0
@@ -77,6 +77,52 @@ oaat_item_overdue_seconds{group="backups",item="never",namespace="ns"} 7200
 oaat_item_running_seconds{group="backups",item="a",namespace="ns"} 42
 `
 	if err := testutil.CollectAndCompare(groups{g, idle}, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A scheduled group's item is overdue once the round after the one that made it due has started:
+// daily at 01:00 UTC, at 12:00 an item that last succeeded two days ago at 02:00 was made due at
+// yesterday's 01:00 and is overdue since today's, 11 hours; one that succeeded yesterday at 02:00
+// is due since today's 01:00 and not overdue. A group without frequency has the default 1h.
+func TestCollectScheduledGroup(t *testing.T) {
+	scheduled := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns", CreationTimestamp: *ts(10 * 24 * time.Hour)},
+		Spec:       v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *"},
+		Status: v1alpha1.OaatGroupStatus{Items: []v1alpha1.ItemStatus{
+			{Name: "late", LastSuccess: ts(2*24*time.Hour + 10*time.Hour)},
+			{Name: "due", LastSuccess: ts(24*time.Hour + 10*time.Hour)},
+			{Name: "done", LastSuccess: ts(10 * time.Hour)},
+		}},
+	}
+	fresh := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "ns", CreationTimestamp: *ts(2 * time.Hour)},
+		Spec:       v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *"},
+		Status:     v1alpha1.OaatGroupStatus{Items: []v1alpha1.ItemStatus{{Name: "never"}}},
+	}
+	badZone := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "ns"},
+		Spec:       v1alpha1.OaatGroupSpec{Schedule: "@daily", ScheduleTimeZone: "Mars/Olympus"},
+		Status:     v1alpha1.OaatGroupStatus{Items: []v1alpha1.ItemStatus{{Name: "x"}}},
+	}
+	defaulted := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "hourly", Namespace: "ns", CreationTimestamp: *ts(3 * time.Hour)},
+		Status:     v1alpha1.OaatGroupStatus{Items: []v1alpha1.ItemStatus{{Name: "never"}}},
+	}
+	want := `
+# HELP oaat_group_frequency_seconds How often each item of the group should succeed; absent while the frequency is invalid, and for a group with spec.schedule.
+# TYPE oaat_group_frequency_seconds gauge
+oaat_group_frequency_seconds{group="hourly",namespace="ns"} 3600
+# HELP oaat_item_overdue_seconds How far the item is past due: the time since its last success (or, never successful, since the group was created) minus the frequency; with spec.schedule, the time since the start of the round after the one that made it due; 0 when not due or done (mode EachOnce).
+# TYPE oaat_item_overdue_seconds gauge
+oaat_item_overdue_seconds{group="hourly",item="never",namespace="ns"} 7200
+oaat_item_overdue_seconds{group="new",item="never",namespace="ns"} 0
+oaat_item_overdue_seconds{group="nightly",item="done",namespace="ns"} 0
+oaat_item_overdue_seconds{group="nightly",item="due",namespace="ns"} 0
+oaat_item_overdue_seconds{group="nightly",item="late",namespace="ns"} 39600
+`
+	if err := testutil.CollectAndCompare(groups{scheduled, fresh, badZone, defaulted}, strings.NewReader(want),
+		"oaat_group_frequency_seconds", "oaat_item_overdue_seconds"); err != nil {
 		t.Fatal(err)
 	}
 }

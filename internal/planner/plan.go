@@ -50,6 +50,9 @@ type Plan struct {
 	Delete []Deletion
 	// Finished are the runs whose outcome Status records for the first time.
 	Finished []Outcome
+	// RoundOverrun reports that Status starts a scheduled round while items of the previous one
+	// had not succeeded; the controller counts it once Status is persisted.
+	RoundOverrun bool
 	// RequeueAfter is when the group must be looked at again though nothing changes; zero means
 	// only when something changes.
 	RequeueAfter time.Duration
@@ -121,6 +124,7 @@ func Decide(in Input) Plan {
 	d.setItemsValid()
 	d.reviewRequests()
 	d.observeReset()
+	d.observeTick()
 	// Also with an invalid spec: a run already started keeps the stops that can still be read.
 	d.stopCurrentRun()
 	if d.checkReady() {

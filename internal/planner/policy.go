@@ -20,6 +20,7 @@ type policy struct {
 	eachOnce   bool
 	suspended  string // the reason of the Suspended condition, empty when not suspended
 	history    *v1alpha1.PodHistory
+	calendar   schedule.Calendar // spec.schedule; the zero Calendar without one
 }
 
 // readPolicy reads the group's spec; an error names the first field that cannot be used. Every
@@ -45,13 +46,20 @@ func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 			first = err
 		}
 	}
-	frequency := spec.Frequency
-	if frequency == "" {
-		frequency = "1h"
-	}
 	var err error
-	if p.timing.Frequency, err = parseDuration("spec.frequency", frequency); err != nil {
-		keep(err)
+	if spec.Schedule != "" {
+		// The schedule's rounds say when an item is due again, not a frequency.
+		if p.calendar, err = schedule.GroupCalendar(g); err != nil {
+			keep(err)
+		}
+	} else {
+		frequency := spec.Frequency
+		if frequency == "" {
+			frequency = v1alpha1.DefaultFrequency
+		}
+		if p.timing.Frequency, err = parseDuration("spec.frequency", frequency); err != nil {
+			keep(err)
+		}
 	}
 	if p.timing.FailureCoolOff, err = parseDuration("spec.failureCoolOff", spec.FailureCoolOff); err != nil {
 		keep(err)

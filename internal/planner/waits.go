@@ -21,7 +21,7 @@ func (d *decision) held(it *v1alpha1.ItemStatus) string {
 	case d.parked(it):
 		return v1alpha1.WaitParked
 	case d.done(it):
-		return v1alpha1.WaitDone
+		return d.doneReason()
 	case d.policy.suspended != "":
 		return v1alpha1.WaitSuspended
 	}
@@ -34,8 +34,12 @@ func (d *decision) parked(it *v1alpha1.ItemStatus) bool {
 	return it.ParkedGeneration != 0 && it.ParkedGeneration == d.group.Generation
 }
 
-// done reports whether, in mode EachOnce, the item has succeeded in the current round.
+// done reports whether, in mode EachOnce or with a schedule, the item has succeeded in the
+// current round.
 func (d *decision) done(it *v1alpha1.ItemStatus) bool {
+	if !d.policy.calendar.IsZero() {
+		return d.doneInRound(it)
+	}
 	if !d.policy.eachOnce || it.LastSuccess == nil {
 		return false
 	}
@@ -54,7 +58,7 @@ func (d *decision) setWaits() {
 			it.ParkedGeneration = 0
 		}
 		if reason := d.held(it); reason != "" {
-			it.NextEligibleAt, it.WaitReason = nil, reason
+			it.NextEligibleAt, it.WaitReason = d.heldUntil(reason), reason
 			continue
 		}
 		w := d.policy.timing.WaitOf(scheduleItem(it), d.in.Now)

@@ -20,8 +20,8 @@ import (
 // Write writes the group's heading and item table to w, then the line of its on-demand requests
 // that wait or run (see OnDemand), if any. runs are the group's OaatRuns, in any phase and order.
 func Write(w io.Writer, g *v1alpha1.OaatGroup, runs []v1alpha1.OaatRun, now time.Time) error {
-	if _, err := fmt.Fprintf(w, "%s/%s  type=%s  frequency=%s  failureCoolOff=%s  %s\n",
-		g.Namespace, g.Name, g.Spec.OaatType, g.Spec.Frequency, orNone(string(g.Spec.FailureCoolOff)), Summary(g)); err != nil {
+	if _, err := fmt.Fprintf(w, "%s/%s  type=%s  %s  failureCoolOff=%s  %s\n",
+		g.Namespace, g.Name, g.Spec.OaatType, timing(g, now), orNone(string(g.Spec.FailureCoolOff)), Summary(g)); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -52,7 +52,8 @@ func Summary(g *v1alpha1.OaatGroup) string {
 		}
 	}
 	for _, c := range g.Status.Conditions {
-		if c.Status == metav1.ConditionTrue && (c.Type == v1alpha1.ConditionSuspended || c.Type == v1alpha1.ConditionComplete || c.Type == v1alpha1.ConditionParked) {
+		if c.Status == metav1.ConditionTrue && (c.Type == v1alpha1.ConditionSuspended || c.Type == v1alpha1.ConditionComplete ||
+			c.Type == v1alpha1.ConditionParked || c.Type == v1alpha1.ConditionRoundOverrun) {
 			ready += "  " + strings.ToLower(c.Type) + " (" + c.Reason + ")"
 		}
 	}

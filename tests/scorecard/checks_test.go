@@ -208,10 +208,10 @@ func TestDescriptorProblems(t *testing.T) {
 		edit: func(t *testing.T, b *bundle) {
 			owned := ownedOfKind(t, b, "OaatGroup")
 			owned.SpecDescriptors = append(owned.SpecDescriptors, operatorsv1alpha1.SpecDescriptor{
-				Path: "schedule", DisplayName: "Schedule", Description: "gone", XDescriptors: []string{"urn:alm:descriptor:com.tectonic.ui:text"},
+				Path: "timetable", DisplayName: "Timetable", Description: "gone", XDescriptors: []string{"urn:alm:descriptor:com.tectonic.ui:text"},
 			})
 		},
-		want: `the spec descriptor path "schedule" is not a field of the CRD`,
+		want: `the spec descriptor path "timetable" is not a field of the CRD`,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
