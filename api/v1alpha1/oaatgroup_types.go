@@ -111,6 +111,19 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:podHistory"}
 	// +optional
 	PodHistory *PodHistory `json:"podHistory,omitempty"`
+
+	// locks are the names of OaatLocks, in the group's namespace, that each run of the group
+	// takes (all of them, or it waits): at most a lock's capacity of item pods of all the groups
+	// naming it are live at once. On-demand runs take them too.
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:XValidation:rule="size(self) <= 4",message="spec.locks names at most four OaatLocks"
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +listType=set
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	Locks []string `json:"locks,omitempty"`
 }
 
 // CurrentRun is the run of an item that the operator has started and whose outcome it has not
@@ -271,6 +284,12 @@ type OaatGroupStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Round started at",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	RoundStartedAt *metav1.Time `json:"roundStartedAt,omitempty"`
+
+	// lockWait is present while the group has an item ready to start that waits for locks of
+	// spec.locks; the item's waitReason is LockHeld.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting for locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	LockWait *LockWait `json:"lockWait,omitempty"`
 }
 
 // OaatGroup runs a set of items one at a time: at most one item pod of the group is live at any
