@@ -25,6 +25,8 @@ type Input struct {
 	Now time.Time
 	// Rand breaks the last tie of the item selection.
 	Rand schedule.Rand
+	// Locks are the OaatLocks the group names or holds, and the groups waiting for them.
+	Locks LockInput
 }
 
 // Plan is what the controller applies, in this order: settle FinalRequests, persist Status (then
@@ -53,6 +55,8 @@ type Plan struct {
 	// RequeueAfter is when the group must be looked at again though nothing changes; zero means
 	// only when something changes.
 	RequeueAfter time.Duration
+	// Locks are the slots of OaatLocks to take before Status is written and to give back after.
+	Locks LockPlan
 }
 
 // Deletion is a pod to delete and why.
@@ -128,6 +132,7 @@ func Decide(in Input) Plan {
 		d.setWaits()
 		d.setGateConditions()
 	}
+	d.settleLocks()
 	d.setRunningCondition()
 	return d.plan
 }
