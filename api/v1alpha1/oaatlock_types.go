@@ -61,7 +61,7 @@ type OaatLockStatus struct {
 	Holders []LockHolder `json:"holders,omitempty"`
 
 	// holderCount is the number of holders, for display.
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holders",xDescriptors={"urn:alm:descriptor:text"}
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder count",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	HolderCount int32 `json:"holderCount,omitempty"`
 
