@@ -28,6 +28,7 @@ type LockHolder struct {
 
 	// groupUID is the UID of that OaatGroup, so that a slot of a deleted group is not taken for a
 	// slot of a new group of the same name.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=36
 	// +required
 	GroupUID string `json:"groupUID"`
@@ -90,9 +91,9 @@ type OaatLock struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec is the lock's capacity.
-	// +required
-	Spec OaatLockSpec `json:"spec"`
+	// spec is the lock's capacity; absent means capacity 1.
+	// +optional
+	Spec OaatLockSpec `json:"spec,omitempty"`
 
 	// status lists the lock's holders.
 	// +optional
