@@ -228,7 +228,8 @@ type ItemStatus struct {
 	NextEligibleAt *metav1.Time `json:"nextEligibleAt,omitempty"`
 
 	// waitReason says why the item does not start before nextEligibleAt: Running,
-	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked or Done; absent when
+	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked, Done or LockHeld (a
+	// lock of spec.locks has no slot for the group, see status.lockWait); absent when
 	// nothing holds it. Once nextEligibleAt has passed the reason no longer applies.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
