@@ -122,7 +122,8 @@ func (r *OaatLockReconciler) groupGone(ctx context.Context, namespace string, h 
 	return string(group.UID) != h.GroupUID, nil
 }
 
-// waitingGroups counts the groups naming the lock that wait for it, as the cache shows them.
+// waitingGroups counts the groups naming the lock that wait for locks, as the cache shows them: a
+// waiting group claims a slot of every lock it names, the free ones too.
 func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock *v1alpha1.OaatLock) (int32, error) {
 	groups := &v1alpha1.OaatGroupList{}
 	if err := r.List(ctx, groups, client.InNamespace(lock.Namespace), client.MatchingFields{lockIndex: lock.Name}); err != nil {
@@ -130,7 +131,7 @@ func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock *v1alpha1.O
 	}
 	var n int32
 	for i := range groups.Items {
-		if w := groups.Items[i].Status.LockWait; w != nil && slices.Contains(w.Locks, lock.Name) {
+		if groups.Items[i].Status.LockWait != nil {
 			n++
 		}
 	}

@@ -116,7 +116,6 @@ type OaatGroupSpec struct {
 	// takes (all of them, or it waits): at most a lock's capacity of item pods of all the groups
 	// naming it are live at once. On-demand runs take them too.
 	// +kubebuilder:validation:MaxItems=4
-	// +kubebuilder:validation:XValidation:rule="size(self) <= 4",message="spec.locks names at most four OaatLocks"
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=253
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`

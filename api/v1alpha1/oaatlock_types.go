@@ -66,8 +66,9 @@ type OaatLockStatus struct {
 	// +optional
 	HolderCount int32 `json:"holderCount,omitempty"`
 
-	// waitingGroups is the number of groups naming the lock that wait for a slot of it (their
-	// status.lockWait names it).
+	// waitingGroups is the number of groups naming the lock that wait for locks (their
+	// status.lockWait is set): a waiting group claims a slot of every lock it names, so that a
+	// group needing two locks is not starved by groups needing one.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting groups",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	WaitingGroups int32 `json:"waitingGroups,omitempty"`
