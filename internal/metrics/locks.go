@@ -72,7 +72,8 @@ func (c *LockCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	locks := &v1alpha1.OaatLockList{}
 	if err := c.reader.List(ctx, locks); err != nil {
-		log.FromContext(ctx).Error(err, "Cannot list OaatLocks for the metrics")
+		log.Log.WithName("metrics").Error(err, "Cannot list OaatLocks for the lock metrics")
+		ch <- prometheus.NewInvalidMetric(holdersDesc, err)
 		return
 	}
 	for i := range locks.Items {
