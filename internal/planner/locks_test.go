@@ -295,3 +295,30 @@ func TestClaimOrder(t *testing.T) {
 		t.Fatal("claims are not ordered by time, then name")
 	}
 }
+
+// On-demand runs take the group's locks like scheduled ones: the request waits, saying so, while a
+// lock is full, and its run takes the lock when it starts.
+func TestOnDemandRunTakesTheLocks(t *testing.T) {
+	g := newGroup("a", "b")
+	g.Spec.Locks = []string{"nas"}
+	req := newRequest("now", "backups", "b", 0)
+
+	p := Decide(withRequests(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1, otherHolder("other"))}, nil), req))
+	if p.Create != nil {
+		t.Fatalf("the request's run started while the lock is full: %s", p.Create.Name)
+	}
+	if got := updates(p.OpenRequests); !slices.Equal(got, []string{"now Pending " + v1alpha1.WaitLockHeld}) {
+		t.Fatalf("open requests %v, want the request pending with reason LockHeld", got)
+	}
+	if msg := p.OpenRequests[0].Status.Message; msg != "waits for a slot of OaatLock nas" {
+		t.Fatalf("message %q", msg)
+	}
+
+	p = Decide(withRequests(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1)}, nil), req))
+	if p.Create == nil || p.Status.CurrentRun.OaatRun != "now" || !slices.Equal(acquired(p), []string{"nas"}) {
+		t.Fatalf("create %v, currentRun %+v, acquired %v: want the request's run holding nas", p.Create, p.Status.CurrentRun, acquired(p))
+	}
+	if h := p.Locks.Acquire[0].Holders; h[0].Item != "b" || h[0].Pod != p.Create.Name {
+		t.Fatalf("holders %+v", h)
+	}
+}
