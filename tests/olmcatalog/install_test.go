@@ -238,7 +238,7 @@ func uninstall(ctx context.Context, m installMode) {
 // ClusterRoleBinding that OLM made for the CSV, no pod from the operator's image.
 func expectNothingLeft(ctx context.Context) {
 	GinkgoHelper()
-	_, err := kubectl(ctx, nil, "delete", "crd", "oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io", "--ignore-not-found", "--wait=true")
+	_, err := kubectl(ctx, nil, "delete", "crd", "oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io", "oaatlocks.oaat.io", "--ignore-not-found", "--wait=true")
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(func(g Gomega) {
 		out, err := kubectl(ctx, nil, "get", "crd", "-o", "name")
