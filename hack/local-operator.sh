@@ -29,7 +29,7 @@ CLUSTER_KUBECONFIG=${CLUSTER_KUBECONFIG:-${OAAT_CLUSTER_DIR:-$REPO_ROOT/.state/c
 # config/rbac lets the ServiceAccount manage Leases.
 NAMESPACE=oaat-operator-system
 SERVICE_ACCOUNT=oaat-operator-controller-manager
-CRDS=(crd/oaatgroups.oaat.io crd/oaattypes.oaat.io)
+CRDS=(crd/oaatgroups.oaat.io crd/oaattypes.oaat.io crd/oaatruns.oaat.io crd/oaatlocks.oaat.io)
 TOKEN_DURATION=24h
 
 # Bounds, in seconds (STOP_TIMEOUT is read by hack/lib/processes.sh). The manager's own graceful
