@@ -47,3 +47,13 @@ db: waiting: videos (3m)
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+func TestSummaryWaitingForLocks(t *testing.T) {
+	g := &v1alpha1.OaatGroup{Status: v1alpha1.OaatGroupStatus{
+		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}},
+		LockWait:   &v1alpha1.LockWait{Locks: []string{"db", "nas"}},
+	}}
+	if got, want := Summary(g), `ready=True  waiting for OaatLock db, nas  running=none`; got != want {
+		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
+}
