@@ -219,6 +219,45 @@ var _ = Describe("Shared locks", func() {
 		Expect(db.MaxLive(ns, "db")).To(Equal(1), "pods sharing db:\n%s", db.Describe(ns))
 	})
 
+	It("keeps four groups with three items each within a capacity of 2 through every run and a restart, leaking no slot", func(ctx SpecContext) {
+		groups := []string{"w1", "w2", "w3", "w4"}
+		db := trackLock(ctx, "db", groups...)
+		create(ctx, newOaatType(typeName), newLock("db", 2))
+		for _, name := range groups {
+			create(ctx, lockedGroup(name, []string{"db"}, "a", "b", "c"))
+		}
+		finished := map[string]bool{}
+		for len(finished) < 12 {
+			var live []corev1.Pod
+			Eventually(func(g Gomega) {
+				live = nil
+				for _, name := range groups {
+					pods, err := livePodsOf(ctx, name)
+					g.Expect(err).NotTo(HaveOccurred())
+					live = append(live, pods...)
+				}
+				g.Expect(live).NotTo(BeEmpty(), "no live pod after %d finished runs", len(finished))
+			}).WithContext(ctx).Should(Succeed())
+			Expect(len(live)).To(BeNumerically("<=", 2), "live pods %v", podNames(live))
+			for _, pod := range live {
+				finishPod(ctx, pod.Name, 0, "Completed")
+				finished[pod.Name] = true
+			}
+			if len(finished) >= 6 && len(finished) < 6+len(live) {
+				By("restarting the operator half-way")
+				restartManager()
+			}
+		}
+		By("leaving no slot held and no group waiting once every item has run")
+		Eventually(func(g Gomega) {
+			lock := getLock(ctx, g, "db")
+			g.Expect(lock.Status.Holders).To(BeEmpty())
+			g.Expect(lock.Status.WaitingGroups).To(BeZero())
+		}).WithContext(ctx).Should(Succeed())
+		expectLiveAcross(ctx, 0, time.Second, groups...)
+		Expect(db.MaxLive(ns, "db")).To(Equal(2), "pods of the groups sharing db:\n%s", db.Describe(ns))
+	}, SpecTimeout(2*specTimeout))
+
 	It("holds the lock for the run and releases it once the run's outcome is recorded", func(ctx SpecContext) {
 		create(ctx, newOaatType(typeName), newLock("nas", 1), lockedGroup("solo", []string{"nas"}, "a"))
 		pod := waitForLivePod(ctx, "solo")
