@@ -29,9 +29,9 @@ type Input struct {
 	Locks LockInput
 }
 
-// Plan is what the controller applies, in this order: settle FinalRequests, persist Status (then
-// emit Events and observe Finished), create Create, update OpenRequests, delete each of Delete
-// (then emit its Event). An event is emitted only once the state it reports is persisted. A run's
+// Plan is what the controller applies, in this order: settle FinalRequests, take Locks.Acquire,
+// persist Status (then emit Events and observe Finished), create Create, update OpenRequests,
+// delete each of Delete (then emit its Event), give back Locks.Release. An event is emitted only once the state it reports is persisted. A run's
 // start has no event of its own: status.currentRun, the Running condition and the pod say it, and
 // one event per run (its outcome) keeps a run's API writes to about four.
 type Plan struct {
