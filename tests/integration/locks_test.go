@@ -67,17 +67,23 @@ func trackLock(ctx context.Context, lock string, groups ...string) *support.Over
 	return tracker
 }
 
+// liveOf lists the live pods of the groups, in all.
+func liveOf(ctx context.Context, g Gomega, groups ...string) []corev1.Pod {
+	var live []corev1.Pod
+	for _, group := range groups {
+		pods, err := livePodsOf(ctx, group)
+		g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+		live = append(live, pods...)
+	}
+	return live
+}
+
 // liveAcross waits until the groups have exactly n live pods in all, and returns them.
 func liveAcross(ctx context.Context, n int, groups ...string) []corev1.Pod {
 	GinkgoHelper()
 	var live []corev1.Pod
 	Eventually(func(g Gomega) {
-		live = nil
-		for _, group := range groups {
-			pods, err := livePodsOf(ctx, group)
-			g.Expect(err).NotTo(HaveOccurred())
-			live = append(live, pods...)
-		}
+		live = liveOf(ctx, g, groups...)
 		g.Expect(podNames(live)).To(HaveLen(n))
 	}).WithContext(ctx).Should(Succeed())
 	return live
@@ -87,13 +93,7 @@ func liveAcross(ctx context.Context, n int, groups ...string) []corev1.Pod {
 func expectLiveAcross(ctx context.Context, n int, during time.Duration, groups ...string) {
 	GinkgoHelper()
 	Consistently(func(g Gomega) {
-		var live []corev1.Pod
-		for _, group := range groups {
-			pods, err := livePodsOf(ctx, group)
-			g.Expect(err).NotTo(HaveOccurred())
-			live = append(live, pods...)
-		}
-		g.Expect(podNames(live)).To(HaveLen(n))
+		g.Expect(podNames(liveOf(ctx, g, groups...))).To(HaveLen(n))
 	}).WithContext(ctx).WithTimeout(during).Should(Succeed())
 }
 
@@ -230,12 +230,7 @@ var _ = Describe("Shared locks", func() {
 		for len(finished) < 12 {
 			var live []corev1.Pod
 			Eventually(func(g Gomega) {
-				live = nil
-				for _, name := range groups {
-					pods, err := livePodsOf(ctx, name)
-					g.Expect(err).NotTo(HaveOccurred())
-					live = append(live, pods...)
-				}
+				live = liveOf(ctx, g, groups...)
 				g.Expect(live).NotTo(BeEmpty(), "no live pod after %d finished runs", len(finished))
 			}).WithContext(ctx).Should(Succeed())
 			Expect(len(live)).To(BeNumerically("<=", 2), "live pods %v", podNames(live))
