@@ -111,8 +111,14 @@ func main() {
 		setupLog.Error(err, "Cannot register the metrics")
 		os.Exit(1)
 	}
+	lockMetrics := metrics.NewLockMetrics()
+	if err := metrics.RegisterLocks(ctrlmetrics.Registry, lockMetrics, metrics.NewLockCollector(mgr.GetCache())); err != nil {
+		setupLog.Error(err, "Cannot register the lock metrics")
+		os.Exit(1)
+	}
 	if err := controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
+		LockMetrics: lockMetrics,
 		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
 		// Lease check notices it before the elector's renew deadline.
 		OnLeaseLost: func(err error) {

@@ -58,6 +58,14 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	} else if !settled {
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
+	if len(plan.Locks.Acquire) > 0 {
+		// The slots are taken before the intent of the run is written: a run the status names
+		// always holds its locks.
+		if taken, err := r.acquireLocks(ctx, group, plan.Locks.Acquire, createdName(plan)); !taken {
+			return ctrl.Result{RequeueAfter: conflictRetry}, err
+		}
+	}
+	statusWritten := false
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		written := group.Status
 		group.Status = plan.Status
@@ -65,19 +73,27 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			switch {
 			case apierrors.IsConflict(err):
 				// Someone wrote the group since it was read: the watch event of that write brings
-				// the group back, with a fresh decision.
+				// the group back, with a fresh decision. The intent was not written: the slots
+				// taken for it are given back (or, failing that, by the next pass).
+				if undoErr := r.giveBack(ctx, group, plan.Locks.Acquire, createdName(plan)); undoErr != nil {
+					log.FromContext(ctx).Error(undoErr, "Cannot give back the locks taken for the run; the next pass releases them")
+				}
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			case apierrors.IsInvalid(err):
 				return r.reportRejectedStatus(ctx, group, plan.StatusRejected(written, err), err)
 			}
 			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 		}
+		statusWritten = true
 	}
 	for _, run := range plan.Finished {
 		r.Runs.Observe(group.Namespace, group.Name, run.Item, string(run.Result), run.Duration)
 	}
 	if plan.RoundOverrun {
 		r.Runs.RoundOverrun(group.Namespace, group.Name)
+	}
+	for _, u := range plan.Locks.Acquire {
+		r.LockMetrics.ObserveWait(group.Namespace, u.Lock.Name, plan.Locks.Waited)
 	}
 	r.announce(ctx, group, plan.Events...)
 
@@ -114,6 +130,13 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 		if d.Event != nil {
 			r.announce(ctx, group, *d.Event)
 		}
+	}
+	// The slots of ended runs are given back last: the run's outcome is recorded, and a failure
+	// here must not keep the new run's pod from being created.
+	if released, err := r.releaseLocks(ctx, group, plan.Locks.Release, statusWritten); err != nil {
+		return ctrl.Result{}, err
+	} else if !released {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 	log.FromContext(ctx).V(1).Info("Reconciled", "runCount", group.Status.RunCount,
 		"created", plan.Create != nil, "deleted", len(plan.Delete), "requeueAfter", plan.RequeueAfter)
@@ -235,4 +258,12 @@ func (r *OaatGroupReconciler) announce(ctx context.Context, group *v1alpha1.Oaat
 		r.Recorder.Eventf(group, nil, e.Type, e.Reason, "Reconcile", "%s", message.Event(e.Message))
 		logger.Info(e.Message, "reason", e.Reason)
 	}
+}
+
+// createdName is the name of the pod the plan creates, empty when it creates none.
+func createdName(plan planner.Plan) string {
+	if plan.Create == nil {
+		return ""
+	}
+	return plan.Create.Name
 }

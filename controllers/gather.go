@@ -65,7 +65,13 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		return planner.Input{}, fmt.Errorf("listing the group's OaatRuns: %w", err)
 	}
 
+	locks, err := r.gatherLocks(ctx, group)
+	if err != nil {
+		return planner.Input{}, err
+	}
+
 	return planner.Input{
+		Locks:      locks,
 		Group:      group,
 		Type:       typ,
 		Pods:       pods.Items,

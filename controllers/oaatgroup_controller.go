@@ -44,6 +44,8 @@ type OaatGroupReconciler struct {
 	// Leader checks, right before each pod is created, that this process still holds the
 	// leader-election Lease; nil without leader election.
 	Leader *leader.Guard
+	// LockMetrics observes how long groups waited for their locks; nil observes nothing.
+	LockMetrics *metrics.LockMetrics
 
 	requests requestWriter
 }

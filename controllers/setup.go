@@ -109,7 +109,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		}); err != nil {
 		return fmt.Errorf("indexing OaatRuns by OaatGroup: %w", err)
 	}
-	return nil
+	return setupLockIndexes(ctx, mgr)
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a
@@ -123,6 +123,7 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.OaatType{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(oaatTypeIndex))).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(configMapIndex)), builder.OnlyMetadata).
 		Watches(&v1alpha1.OaatRun{}, handler.EnqueueRequestsFromMapFunc(requestToGroup)).
+		Watches(&v1alpha1.OaatLock{}, handler.EnqueueRequestsFromMapFunc(r.groupsOfLock)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("oaatgroup").
 		Complete(r)
@@ -174,6 +175,8 @@ type Options struct {
 	// Leader is the leader-election Lease and this process's identity in it, nil without leader
 	// election: a pod is created only while this process holds the Lease.
 	Leader *leader.Identity
+	// LockMetrics observes lock waits; nil observes nothing.
+	LockMetrics *metrics.LockMetrics
 	// OnLeaseLost is called once when a check before a run finds that this process no longer
 	// holds the Lease (see leader.Guard.OnLost).
 	OnLeaseLost func(error)
@@ -192,7 +195,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := (&OaatGroupReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-		Leader: guard,
+		Leader: guard, LockMetrics: opts.LockMetrics,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}
@@ -200,6 +203,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, Runs: opts.Runs,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatRun controller: %w", err)
+	}
+	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the OaatLock controller: %w", err)
 	}
 	return nil
 }

@@ -67,6 +67,8 @@ const (
 	ReasonInvalidOaatType = "InvalidOaatType"
 	// ReasonPodCreateFailed: the API server refused the item pod.
 	ReasonPodCreateFailed = "PodCreateFailed"
+	// ReasonLockNotFound: an OaatLock named by spec.locks does not exist.
+	ReasonLockNotFound = "LockNotFound"
 	// ReasonStatusRejected: the API server refused the group's new status as invalid; the status
 	// shown is the last one written, and nothing starts until a new status can be written.
 	ReasonStatusRejected = "StatusRejected"
@@ -164,6 +166,9 @@ const (
 	WaitParked = "Parked"
 	// WaitDone: in mode EachOnce the item has succeeded in this round.
 	WaitDone = "Done"
+	// WaitLockHeld: the item could start but a lock of spec.locks has no free slot for the group
+	// (status.lockWait names it).
+	WaitLockHeld = "LockHeld"
 	// WaitRemoved: the item is no longer one of the group's; its entry goes with its last pod.
 	WaitRemoved = "Removed"
 )

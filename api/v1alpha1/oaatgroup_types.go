@@ -148,6 +148,18 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:podHistory"}
 	// +optional
 	PodHistory *PodHistory `json:"podHistory,omitempty"`
+
+	// locks are the names of OaatLocks, in the group's namespace, that each run of the group
+	// takes (all of them, or it waits): at most a lock's capacity of item pods of all the groups
+	// naming it are live at once. On-demand runs take them too.
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +listType=set
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	Locks []string `json:"locks,omitempty"`
 }
 
 // CurrentRun is the run of an item that the operator has started and whose outcome it has not
@@ -252,8 +264,10 @@ type ItemStatus struct {
 	NextEligibleAt *metav1.Time `json:"nextEligibleAt,omitempty"`
 
 	// waitReason says why the item does not start before nextEligibleAt: Running,
-	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked, Done or NextTick;
-	// absent when nothing holds it. Once nextEligibleAt has passed the reason no longer applies.
+	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked, Done, NextTick (with
+	// spec.schedule, the item waits for the next round) or LockHeld (a lock of spec.locks has no
+	// slot for the group, see status.lockWait); absent when nothing holds it. Once
+	// nextEligibleAt has passed the reason no longer applies.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	WaitReason string `json:"waitReason,omitempty"`
@@ -318,6 +332,11 @@ type OaatGroupStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next round at",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	NextRoundAt *metav1.Time `json:"nextRoundAt,omitempty"`
+	// lockWait is present while the group has an item ready to start that waits for locks of
+	// spec.locks; the item's waitReason is LockHeld.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting for locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	LockWait *LockWait `json:"lockWait,omitempty"`
 }
 
 // OaatGroup runs a set of items one at a time: at most one item pod of the group is live at any

@@ -1,7 +1,7 @@
 // Command kubectl-oaat is a kubectl plugin for oaat-operator: `kubectl oaat status` shows what
 // each OaatGroup's items did and which one runs, `kubectl oaat run` asks for an item to run now
 // (an OaatRun) and can wait for its result, and `kubectl oaat suspend` and `resume` stop and
-// restart a group's new runs.
+// restart a group's new runs, and `kubectl oaat locks` shows the OaatLocks' holders and waiters.
 package main
 
 import (
@@ -35,6 +35,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		newRunCommand(flags, streams),
 		newSuspendCommand(flags, streams, true),
 		newSuspendCommand(flags, streams, false),
+		newLocksCommand(flags, streams),
 	)
 	return root
 }

@@ -29,6 +29,8 @@ type decision struct {
 	items        []string
 	itemSet      map[string]bool
 	itemProblems []string
+	// lockBlocked says that a run could not start for want of a lock's slot.
+	lockBlocked bool
 }
 
 func newDecision(in Input) *decision {

@@ -25,11 +25,13 @@ type Input struct {
 	Now time.Time
 	// Rand breaks the last tie of the item selection.
 	Rand schedule.Rand
+	// Locks are the OaatLocks the group names or holds, and the groups waiting for them.
+	Locks LockInput
 }
 
-// Plan is what the controller applies, in this order: settle FinalRequests, persist Status (then
-// emit Events and observe Finished), create Create, update OpenRequests, delete each of Delete
-// (then emit its Event). An event is emitted only once the state it reports is persisted. A run's
+// Plan is what the controller applies, in this order: settle FinalRequests, take Locks.Acquire,
+// persist Status (then emit Events and observe Finished), create Create, update OpenRequests,
+// delete each of Delete (then emit its Event), give back Locks.Release. An event is emitted only once the state it reports is persisted. A run's
 // start has no event of its own: status.currentRun, the Running condition and the pod say it, and
 // one event per run (its outcome) keeps a run's API writes to about four.
 type Plan struct {
@@ -59,6 +61,8 @@ type Plan struct {
 
 	// now is the time of the decision, which the fallbacks (fallback.go) are stamped with too.
 	now time.Time
+	// Locks are the slots of OaatLocks to take before Status is written and to give back after.
+	Locks LockPlan
 }
 
 // Deletion is a pod to delete and why.
@@ -135,6 +139,7 @@ func Decide(in Input) Plan {
 		d.setWaits()
 		d.setGateConditions()
 	}
+	d.settleLocks()
 	d.setRunningCondition()
 	return d.plan
 }

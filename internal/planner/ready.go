@@ -63,7 +63,7 @@ func (d *decision) problem() (reason, text string) {
 	if _, err := d.buildPod(d.items[0], 1); err != nil {
 		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", typ.Name, err)
 	}
-	return "", ""
+	return d.lockProblem()
 }
 
 // retryDue reports whether a pod creation that the API server refused may be tried again. Ready

@@ -42,6 +42,9 @@ func (d *decision) start(item, request string) {
 		d.retryNotReady()
 		return
 	}
+	if !d.takeLocks(item, pod.Name) {
+		return
+	}
 	annotateRequest(pod, request)
 	st.RunCount = run
 	st.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: pod.Name, StartedAt: d.stamp, OaatRun: request}

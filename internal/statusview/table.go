@@ -40,7 +40,8 @@ func Write(w io.Writer, g *v1alpha1.OaatGroup, runs []v1alpha1.OaatRun, now time
 	return nil
 }
 
-// Summary says in a few words what the group is doing: its readiness and what runs.
+// Summary says in a few words what the group is doing: its readiness, the locks it waits for and
+// what runs.
 func Summary(g *v1alpha1.OaatGroup) string {
 	ready := "ready=unknown"
 	for _, c := range g.Status.Conditions {
@@ -56,6 +57,9 @@ func Summary(g *v1alpha1.OaatGroup) string {
 			c.Type == v1alpha1.ConditionParked || c.Type == v1alpha1.ConditionRoundOverrun) {
 			ready += "  " + strings.ToLower(c.Type) + " (" + c.Reason + ")"
 		}
+	}
+	if w := g.Status.LockWait; w != nil {
+		ready += "  waiting for OaatLock " + Item(strings.Join(w.Locks, ", "))
 	}
 	if cr := g.Status.CurrentRun; cr != nil {
 		return fmt.Sprintf("%s  running=%s", ready, Item(cr.Item))

@@ -148,6 +148,7 @@ var _ = BeforeEach(func(ctx SpecContext) {
 		// No namespace controller runs, so the namespace would stay Terminating: its objects are
 		// deleted instead, so that later managers do not keep reconciling them.
 		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatGroup{}, client.InNamespace(ns))).To(Succeed())
+		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatLock{}, client.InNamespace(ns))).To(Succeed())
 		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns),
 			client.GracePeriodSeconds(0))).To(Succeed())
 	})

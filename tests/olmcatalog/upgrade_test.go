@@ -174,7 +174,7 @@ spec:
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 
 		By("checking the CRDs' stored versions")
-		for _, name := range []string{"oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io"} {
+		for _, name := range []string{"oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io", "oaatlocks.oaat.io"} {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			Expect(k8sClient.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
 			Expect(crd.Status.StoredVersions).To(Equal([]string{"v1alpha1"}), name)

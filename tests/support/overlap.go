@@ -85,6 +85,10 @@ type OverlapTrackerOptions struct {
 	KeepHistory bool
 	// Clock stamps overlaps and the ends of pods; nil means the real clock.
 	Clock clock.PassiveClock
+	// Key, when not nil, names the set a pod counts in instead of its group (for example the
+	// OaatLock its group names, to follow the live pods of all the groups sharing it); pods for
+	// which it returns "" are left out.
+	Key func(*corev1.Pod) string
 }
 
 // OverlapTracker follows, in order, the watch events of pods that carry an OaatGroup's label
@@ -98,6 +102,7 @@ type OverlapTrackerOptions struct {
 type OverlapTracker struct {
 	testPodLabel string
 	clock        clock.PassiveClock
+	key          func(*corev1.Pod) string
 
 	mu       sync.Mutex
 	live     map[GroupKey]map[types.UID]string // live pod UID → pod name
@@ -112,6 +117,7 @@ func NewOverlapTracker(opts OverlapTrackerOptions) *OverlapTracker {
 	t := &OverlapTracker{
 		testPodLabel: opts.TestPodLabel,
 		clock:        opts.Clock,
+		key:          opts.Key,
 		live:         map[GroupKey]map[types.UID]string{},
 		maxLive:      map[GroupKey]int{},
 	}
@@ -141,6 +147,11 @@ func (t *OverlapTracker) Observe(ev watch.Event) error {
 		return nil
 	}
 	key := GroupKey{Namespace: pod.Namespace, Group: pod.Labels[v1alpha1.LabelGroup]}
+	if t.key != nil {
+		if key.Group = t.key(pod); key.Group == "" {
+			return nil
+		}
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.live[key] == nil {

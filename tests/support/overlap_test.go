@@ -289,3 +289,19 @@ func TestOverlapTrackerMaxLive(t *testing.T) {
 		t.Errorf("MaxLive(other, g) = %d, want 2", got)
 	}
 }
+
+func TestOverlapTrackerKey(t *testing.T) {
+	shared := map[string]string{"g1": "nas", "g2": "nas"}
+	tracker := NewOverlapTracker(OverlapTrackerOptions{Key: func(p *corev1.Pod) string {
+		return shared[p.Labels[v1alpha1.LabelGroup]]
+	}})
+	observeAll(t, tracker,
+		added(pod("ns", "g1", "a", corev1.PodRunning)),
+		added(pod("ns", "g3", "c", corev1.PodRunning)), // names no lock: left out
+		added(pod("ns", "g2", "b", corev1.PodRunning)),
+	)
+	if got := tracker.MaxLive("ns", "nas"); got != 2 {
+		t.Errorf("MaxLive(ns, nas) = %d, want 2 (pods of two groups sharing the key)", got)
+	}
+	expectOverlaps(t, tracker.Overlaps(), "ns/nas [a b]")
+}

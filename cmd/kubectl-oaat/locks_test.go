@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+func TestLocksShowsHoldersAndWaiters(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nas"}}
+	if err := k8sClient.Create(t.Context(), lock); err != nil {
+		t.Fatal(err)
+	}
+	lock.Status.Holders = []v1alpha1.LockHolder{{Group: "photos", GroupUID: "uid", Item: "/srv/photos", Pod: "photos-x-1", Since: metav1.Now()}}
+	if err := k8sClient.Status().Update(t.Context(), lock); err != nil {
+		t.Fatal(err)
+	}
+	music := newGroup(t, ns, "music", "a")
+	music.Spec.Locks = []string{"nas"}
+	if err := k8sClient.Update(t.Context(), music); err != nil {
+		t.Fatal(err)
+	}
+	music.Status.LockWait = &v1alpha1.LockWait{Since: metav1.Now(), Locks: []string{"nas"}}
+	if err := k8sClient.Status().Update(t.Context(), music); err != nil {
+		t.Fatal(err)
+	}
+
+	stdout, stderr, err := kubectlOaat(t.Context(), ns, "locks")
+	t.Logf("stdout:\n%s", stdout)
+	if err != nil {
+		t.Fatalf("locks: %v (stderr %q)", err, stderr)
+	}
+	for _, want := range []string{"nas   1         1        1", "nas: held by photos (item /srv/photos, pod photos-x-1, for ", "waiting: music ("} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+	if _, _, err := kubectlOaat(t.Context(), ns, "locks", "missing"); err == nil || !strings.Contains(err.Error(), `OaatLock "missing" not found`) {
+		t.Errorf("locks missing: error %v, want not found", err)
+	}
+}

@@ -1,0 +1,172 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// orphanPodRetry is how soon a lock is looked at again while the pod of a deleted group's slot
+// still runs (its garbage collection is under way).
+const orphanPodRetry = 5 * time.Second
+
+// OaatLockReconciler keeps the status of OaatLocks: it gives back the slots of groups that no
+// longer exist, once their pod has ended, and counts the groups waiting for the lock. Slots of
+// existing groups are the groups' own business: each group's reconcile, one at a time per group,
+// takes and gives back its slots, so that a slot taken just before the group records its run is
+// never mistaken for a stale one.
+type OaatLockReconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	client.Client
+	// APIReader reads from the API server directly, to confirm that a group is gone.
+	APIReader client.Reader
+}
+
+// +kubebuilder:rbac:groups=oaat.io,resources=oaatlocks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=oaat.io,resources=oaatlocks/status,verbs=get;update;patch
+
+// Reconcile brings one OaatLock's status up to date.
+func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	lock := &v1alpha1.OaatLock{}
+	if err := r.Get(ctx, req.NamespacedName, lock); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatLock", klog.KObj(lock)))
+	holders, pending, err := r.liveHolders(ctx, lock)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	waiting, err := r.waitingGroups(ctx, lock)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var result ctrl.Result
+	if pending {
+		result.RequeueAfter = orphanPodRetry
+	}
+	if len(holders) == len(lock.Status.Holders) && lock.Status.WaitingGroups == waiting &&
+		lock.Status.HolderCount == int32(len(holders)) {
+		return result, nil
+	}
+	for _, h := range lock.Status.Holders {
+		if !slices.Contains(holders, h) {
+			log.FromContext(ctx).Info("Released the slot of a group that no longer exists", "oaatGroup", h.Group, "pod", h.Pod)
+		}
+	}
+	lock.Status.Holders = holders
+	lock.Status.HolderCount = int32(len(holders))
+	lock.Status.WaitingGroups = waiting
+	if err := r.Status().Update(ctx, lock); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("writing the status of OaatLock %s: %w", lock.Name, err)
+	}
+	return result, nil
+}
+
+// liveHolders returns the holders that stay: those of groups that exist (with the holder's UID,
+// as the API server says), and those of deleted groups whose pod is still live; pending says that
+// such a pod exists.
+func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock *v1alpha1.OaatLock) (holders []v1alpha1.LockHolder, pending bool, err error) {
+	for _, h := range lock.Status.Holders {
+		gone, err := r.groupGone(ctx, lock.Namespace, h)
+		if err != nil {
+			return nil, false, err
+		}
+		if !gone {
+			holders = append(holders, h)
+			continue
+		}
+		pod := &corev1.Pod{}
+		err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: lock.Namespace, Name: h.Pod}, pod)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, false, fmt.Errorf("reading pod %s of a deleted group's slot: %w", h.Pod, err)
+		case pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
+			holders = append(holders, h)
+			pending = true
+		}
+	}
+	return holders, pending, nil
+}
+
+// groupGone reports whether the holder's group no longer exists: the cache shows no group of that
+// name and UID, and neither does the API server.
+func (r *OaatLockReconciler) groupGone(ctx context.Context, namespace string, h v1alpha1.LockHolder) (bool, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: h.Group}
+	group := &v1alpha1.OaatGroup{}
+	if err := r.Get(ctx, key, group); err == nil && string(group.UID) == h.GroupUID {
+		return false, nil
+	}
+	err := r.APIReader.Get(ctx, key, group)
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading OaatGroup %s, which holds a slot: %w", h.Group, err)
+	}
+	return string(group.UID) != h.GroupUID, nil
+}
+
+// waitingGroups counts the groups naming the lock that wait for locks, as the cache shows them: a
+// waiting group claims a slot of every lock it names, the free ones too.
+func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock *v1alpha1.OaatLock) (int32, error) {
+	groups := &v1alpha1.OaatGroupList{}
+	if err := r.List(ctx, groups, client.InNamespace(lock.Namespace), client.MatchingFields{lockIndex: lock.Name}); err != nil {
+		return 0, fmt.Errorf("listing the groups naming the lock: %w", err)
+	}
+	var n int32
+	for i := range groups.Items {
+		if groups.Items[i].Status.LockWait != nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// SetupWithManager registers the reconciler: it runs on changes of a lock, and of a group, for
+// the locks it names or holds a slot of.
+func (r *OaatLockReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.OaatLock{}).
+		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.locksOfGroup)).
+		Named("oaatlock").
+		Complete(r)
+}
+
+// locksOfGroup maps a group to the locks it names and those it holds a slot of.
+func (r *OaatLockReconciler) locksOfGroup(ctx context.Context, obj client.Object) []reconcile.Request {
+	group := obj.(*v1alpha1.OaatGroup)
+	var requests []reconcile.Request
+	add := func(name string) {
+		req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: group.Namespace, Name: name}}
+		if !slices.Contains(requests, req) {
+			requests = append(requests, req)
+		}
+	}
+	for _, name := range group.Spec.Locks {
+		add(name)
+	}
+	held := &v1alpha1.OaatLockList{}
+	if err := r.List(ctx, held, client.InNamespace(group.Namespace), client.MatchingFields{lockHolderIndex: group.Name}); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the locks a group holds", "oaatGroup", klog.KObj(group))
+	}
+	for i := range held.Items {
+		add(held.Items[i].Name)
+	}
+	return requests
+}

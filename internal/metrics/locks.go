@@ -1,0 +1,96 @@
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// lockWaitBuckets spread from no wait to a day: a lock shared by long backups can keep a group
+// waiting for hours.
+var lockWaitBuckets = []float64{0, 1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400}
+
+var (
+	lockLabels  = []string{"namespace", "lock"}
+	holdersDesc = prometheus.NewDesc("oaat_lock_holders",
+		"Runs holding a slot of the OaatLock.", lockLabels, nil)
+	capacityDesc = prometheus.NewDesc("oaat_lock_capacity",
+		"Slots of the OaatLock (spec.capacity).", lockLabels, nil)
+	waitingDesc = prometheus.NewDesc("oaat_lock_waiting_groups",
+		"Groups waiting for a slot of the OaatLock (status.waitingGroups).", lockLabels, nil)
+)
+
+// LockMetrics observes how long groups waited for the locks they took. A nil *LockMetrics
+// observes nothing.
+type LockMetrics struct {
+	wait *prometheus.HistogramVec
+}
+
+// NewLockMetrics makes the lock metrics; RegisterLocks makes them visible.
+func NewLockMetrics() *LockMetrics {
+	return &LockMetrics{wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "oaat_lock_wait_seconds",
+		Help:    "How long a group waited for its OaatLocks before a run took a slot of this one; 0 when it did not wait.",
+		Buckets: lockWaitBuckets,
+	}, lockLabels)}
+}
+
+// ObserveWait records that a run took a slot of the lock after the group waited d.
+func (m *LockMetrics) ObserveWait(namespace, lock string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.wait.WithLabelValues(namespace, lock).Observe(d.Seconds())
+}
+
+// LockCollector reports the locks' holders, capacity and waiting groups as gauges, read from a
+// cache at scrape time, so that a deleted lock leaves no series behind.
+type LockCollector struct {
+	reader client.Reader
+}
+
+// NewLockCollector makes a collector that lists OaatLocks from reader.
+func NewLockCollector(reader client.Reader) *LockCollector {
+	return &LockCollector{reader: reader}
+}
+
+// Describe sends the descriptions of the gauges.
+func (c *LockCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{holdersDesc, capacityDesc, waitingDesc} {
+		ch <- d
+	}
+}
+
+// Collect sends the gauges of every lock.
+func (c *LockCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	locks := &v1alpha1.OaatLockList{}
+	if err := c.reader.List(ctx, locks); err != nil {
+		log.Log.WithName("metrics").Error(err, "Cannot list OaatLocks for the lock metrics")
+		ch <- prometheus.NewInvalidMetric(holdersDesc, err)
+		return
+	}
+	for i := range locks.Items {
+		l := &locks.Items[i]
+		labels := []string{l.Namespace, l.Name}
+		ch <- prometheus.MustNewConstMetric(holdersDesc, prometheus.GaugeValue, float64(len(l.Status.Holders)), labels...)
+		ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, float64(l.CapacityOrDefault()), labels...)
+		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.Status.WaitingGroups), labels...)
+	}
+}
+
+// RegisterLocks registers the lock metrics and the lock collector with reg.
+func RegisterLocks(reg prometheus.Registerer, locks *LockMetrics, collector *LockCollector) error {
+	for _, c := range []prometheus.Collector{locks.wait, collector} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}

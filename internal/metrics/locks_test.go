@@ -1,0 +1,70 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+func TestLockCollectorAndWait(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	lock := &v1alpha1.OaatLock{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nas"},
+		Spec:       v1alpha1.OaatLockSpec{Capacity: 2},
+		Status: v1alpha1.OaatLockStatus{WaitingGroups: 3, Holders: []v1alpha1.LockHolder{
+			{Group: "photos", GroupUID: "u", Item: "a", Pod: "p"},
+		}},
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(lock).Build()
+	locks := NewLockMetrics()
+	reg := prometheus.NewRegistry()
+	if err := RegisterLocks(reg, locks, NewLockCollector(reader)); err != nil {
+		t.Fatal(err)
+	}
+	locks.ObserveWait("ns", "nas", 90*time.Second)
+	var nilMetrics *LockMetrics
+	nilMetrics.ObserveWait("ns", "nas", time.Second) // observes nothing, does not panic
+
+	want := `
+# HELP oaat_lock_capacity Slots of the OaatLock (spec.capacity).
+# TYPE oaat_lock_capacity gauge
+oaat_lock_capacity{lock="nas",namespace="ns"} 2
+# HELP oaat_lock_holders Runs holding a slot of the OaatLock.
+# TYPE oaat_lock_holders gauge
+oaat_lock_holders{lock="nas",namespace="ns"} 1
+# HELP oaat_lock_waiting_groups Groups waiting for a slot of the OaatLock (status.waitingGroups).
+# TYPE oaat_lock_waiting_groups gauge
+oaat_lock_waiting_groups{lock="nas",namespace="ns"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"oaat_lock_capacity", "oaat_lock_holders", "oaat_lock_waiting_groups"); err != nil {
+		t.Error(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "oaat_lock_wait_seconds" {
+			continue
+		}
+		h := f.GetMetric()[0].GetHistogram()
+		if len(f.GetMetric()) != 1 || h.GetSampleCount() != 1 || h.GetSampleSum() != 90 {
+			t.Errorf("oaat_lock_wait_seconds: %d series, count %d, sum %v; want one wait of 90 s",
+				len(f.GetMetric()), h.GetSampleCount(), h.GetSampleSum())
+		}
+		return
+	}
+	t.Error("no oaat_lock_wait_seconds")
+}

@@ -1,0 +1,211 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// lockRecheck is how soon a group that waits for locks is looked at again should no event of its
+// locks wake it (a waiter that stopped waiting is noticed through the lock's waitingGroups).
+const lockRecheck = time.Minute
+
+// LockInput is what a group's decision knows of the OaatLocks it names or holds a slot of.
+type LockInput struct {
+	// Locks are the OaatLocks of the group's namespace that spec.locks names or whose holders
+	// include the group, by name; a named lock that does not exist is missing.
+	Locks map[string]*v1alpha1.OaatLock
+	// Waiters are the other groups of the namespace that name one of the group's locks and wait
+	// for locks (their status.lockWait is set).
+	Waiters []LockWaiter
+}
+
+// LockWaiter is another group that waits for locks.
+type LockWaiter struct {
+	// Group is its name.
+	Group string
+	// Since is when it began to wait (status.lockWait.since).
+	Since time.Time
+	// Locks are the locks it names (spec.locks): it claims a slot of each.
+	Locks []string
+}
+
+// LockPlan is what the controller writes to locks. Acquire is written before the group's status,
+// in the order given (by lock name), all or none: on any failure the locks already written lose
+// the group's holder again and the status is not written. Release is written after the group's
+// status, once it no longer names the released runs.
+type LockPlan struct {
+	// Acquire are the locks whose holders gain the group's new run (replacing the group's slot
+	// of an ended run, if any).
+	Acquire []LockUpdate
+	// Release are the locks whose holders lose the group's slot: its run has ended, never
+	// started, or belongs to an earlier group of the same name.
+	Release []LockUpdate
+	// Waited is how long the group waited for its locks before this acquisition; zero when it
+	// did not wait.
+	Waited time.Duration
+}
+
+// LockUpdate is a new list of holders of one lock.
+type LockUpdate struct {
+	// Lock is the OaatLock as read; it is written only if unchanged since.
+	Lock *v1alpha1.OaatLock
+	// Holders are its new holders.
+	Holders []v1alpha1.LockHolder
+}
+
+// lockProblem returns why the group cannot start items because of spec.locks, or an empty reason.
+func (d *decision) lockProblem() (reason, text string) {
+	var missing []string
+	for _, name := range d.group.Spec.Locks {
+		if d.in.Locks.Locks[name] == nil {
+			missing = append(missing, fmt.Sprintf("%q", name))
+		}
+	}
+	if len(missing) == 0 {
+		return "", ""
+	}
+	return v1alpha1.ReasonLockNotFound, fmt.Sprintf("OaatLock %s named by spec.locks not found in namespace %s",
+		strings.Join(missing, ", "), d.group.Namespace)
+}
+
+// claim is a group's place in the queue of a lock: the earlier since, then the smaller name.
+type claim struct {
+	since time.Time
+	group string
+}
+
+func (c claim) before(o claim) bool {
+	if !c.since.Equal(o.since) {
+		return c.since.Before(o.since)
+	}
+	return c.group < o.group
+}
+
+// takeLocks plans the acquisition of every lock of spec.locks for the run of item in pod, and
+// reports whether the run may start. A lock has room for the group when its free slots (those
+// not held by other groups) outnumber the waiters with an earlier claim that name it: a slot
+// freed is kept for the group that has waited longest, even while that group still waits for
+// another lock, so that a group needing two locks is not starved by groups needing one. When a
+// lock has no room, nothing is acquired and status.lockWait records the wait.
+func (d *decision) takeLocks(item, pod string) bool {
+	names := slices.Sorted(slices.Values(d.group.Spec.Locks))
+	if len(names) == 0 {
+		return true
+	}
+	st := &d.plan.Status
+	mine := claim{since: d.stamp.Time, group: d.group.Name}
+	if st.LockWait != nil {
+		mine.since = st.LockWait.Since.Time
+	}
+	var blocked []string
+	for _, name := range names {
+		if !d.roomFor(d.in.Locks.Locks[name], mine) {
+			blocked = append(blocked, name)
+		}
+	}
+	if len(blocked) > 0 {
+		d.lockBlocked = true
+		st.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(mine.since), Locks: blocked}
+		d.requeueAt(d.in.Now.Add(lockRecheck))
+		return false
+	}
+	if st.LockWait != nil {
+		d.plan.Locks.Waited = max(d.in.Now.Sub(st.LockWait.Since.Time), 0)
+		st.LockWait = nil
+	}
+	holder := v1alpha1.LockHolder{Group: d.group.Name, GroupUID: string(d.group.UID), Item: item, Pod: pod, Since: d.stamp}
+	for _, name := range names {
+		lock := d.in.Locks.Locks[name]
+		holders := append(d.othersHolding(lock), holder)
+		SortHolders(holders)
+		d.plan.Locks.Acquire = append(d.plan.Locks.Acquire, LockUpdate{Lock: lock, Holders: holders})
+	}
+	return true
+}
+
+// roomFor reports whether the lock has a slot for the claim: more free slots than earlier claims
+// of other waiting groups on it. The group's own slot (of an ended run) counts as free.
+func (d *decision) roomFor(lock *v1alpha1.OaatLock, mine claim) bool {
+	free := lock.CapacityOrDefault() - len(d.othersHolding(lock))
+	for _, w := range d.in.Locks.Waiters {
+		if w.Group != d.group.Name && slices.Contains(w.Locks, lock.Name) && (claim{since: w.Since, group: w.Group}).before(mine) {
+			free--
+		}
+	}
+	return free > 0
+}
+
+// othersHolding are the lock's holders other than the group.
+func (d *decision) othersHolding(lock *v1alpha1.OaatLock) []v1alpha1.LockHolder {
+	var others []v1alpha1.LockHolder
+	for _, h := range lock.Status.Holders {
+		if h.Group != d.group.Name {
+			others = append(others, h)
+		}
+	}
+	return others
+}
+
+// settleLocks ends the lock wait of a group that no longer waits, marks the items that wait only
+// for a lock, and plans the release of the group's slots that its current run does not hold: the
+// run ended, never started (the operator stopped between taking the slot and recording the run),
+// or the slot is an earlier group's of the same name. A slot is released only once no pod of the
+// group but the current run's is live, so that a lock never has more live pods than slots.
+func (d *decision) settleLocks() {
+	st := &d.plan.Status
+	if !d.lockBlocked {
+		st.LockWait = nil
+	}
+	if st.LockWait != nil {
+		for i := range st.Items {
+			if it := &st.Items[i]; it.WaitReason == "" && it.NextEligibleAt == nil {
+				it.WaitReason = v1alpha1.WaitLockHeld
+			}
+		}
+	}
+	if d.pods.anyLive() {
+		return
+	}
+	acquiring := map[string]bool{}
+	for _, u := range d.plan.Locks.Acquire {
+		acquiring[u.Lock.Name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.in.Locks.Locks)) {
+		lock := d.in.Locks.Locks[name]
+		if acquiring[name] {
+			continue
+		}
+		stale := slices.ContainsFunc(lock.Status.Holders, func(h v1alpha1.LockHolder) bool {
+			return h.Group == d.group.Name && !d.holdsFor(h, st.CurrentRun)
+		})
+		if stale {
+			d.plan.Locks.Release = append(d.plan.Locks.Release, LockUpdate{Lock: lock, Holders: d.othersHolding(lock)})
+		}
+	}
+}
+
+// holdsFor reports whether the holder is the slot of the group's current run.
+func (d *decision) holdsFor(h v1alpha1.LockHolder, cr *v1alpha1.CurrentRun) bool {
+	return cr != nil && h.GroupUID == string(d.group.UID) && h.Pod == cr.PodName
+}
+
+// StaleHolder reports whether a lock holder of the group no longer holds for a run of it, as the
+// group's status (read from the API server) says: its group is another (a different UID) or its
+// pod is not the current run's.
+func StaleHolder(h v1alpha1.LockHolder, group *v1alpha1.OaatGroup) bool {
+	cr := group.Status.CurrentRun
+	return h.GroupUID != string(group.UID) || cr == nil || cr.PodName != h.Pod
+}
+
+// SortHolders orders a lock's holders by group name, as the lock's status keeps them.
+func SortHolders(holders []v1alpha1.LockHolder) {
+	slices.SortFunc(holders, func(a, b v1alpha1.LockHolder) int { return cmp.Compare(a.Group, b.Group) })
+}

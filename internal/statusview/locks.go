@@ -1,0 +1,62 @@
+package statusview
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// WriteLocks writes a table of the locks, one row per lock (capacity, holders, waiting groups),
+// then a line per lock that is held or waited for: its holders, and the groups that wait for it,
+// longest first. The waiting groups are those whose status.lockWait is set and that name the lock.
+func WriteLocks(w io.Writer, locks []v1alpha1.OaatLock, groups []v1alpha1.OaatGroup, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOCK\tCAPACITY\tHOLDERS\tWAITING")
+	var details []string
+	for i := range locks {
+		l := &locks[i]
+		waiting := waitersOf(l.Name, groups)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", Item(l.Name), l.CapacityOrDefault(), len(l.Status.Holders), len(waiting))
+		var parts []string
+		for _, h := range l.Status.Holders {
+			parts = append(parts, fmt.Sprintf("held by %s (item %s, pod %s, for %s)", Item(h.Group), Item(h.Item), Item(h.Pod), age(h.Since.Time, now)))
+		}
+		if len(waiting) > 0 {
+			names := make([]string, 0, len(waiting))
+			for _, g := range waiting {
+				names = append(names, fmt.Sprintf("%s (%s)", Item(g.Name), age(g.Status.LockWait.Since.Time, now)))
+			}
+			parts = append(parts, "waiting: "+strings.Join(names, ", "))
+		}
+		if len(parts) > 0 {
+			details = append(details, Item(l.Name)+": "+strings.Join(parts, "; "))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(details) > 0 {
+		_, err := fmt.Fprintf(w, "\n%s\n", strings.Join(details, "\n"))
+		return err
+	}
+	return nil
+}
+
+// waitersOf are the groups that wait for the lock, the longest waiting first.
+func waitersOf(lock string, groups []v1alpha1.OaatGroup) []*v1alpha1.OaatGroup {
+	var waiting []*v1alpha1.OaatGroup
+	for i := range groups {
+		if w := groups[i].Status.LockWait; w != nil && slices.Contains(groups[i].Spec.Locks, lock) {
+			waiting = append(waiting, &groups[i])
+		}
+	}
+	slices.SortStableFunc(waiting, func(a, b *v1alpha1.OaatGroup) int {
+		return a.Status.LockWait.Since.Compare(b.Status.LockWait.Since.Time)
+	})
+	return waiting
+}

@@ -1,0 +1,59 @@
+package statusview
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+func TestWriteLocks(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+	locks := []v1alpha1.OaatLock{
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "nas"},
+			Status: v1alpha1.OaatLockStatus{Holders: []v1alpha1.LockHolder{
+				{Group: "photos", Item: "/srv/photos", Pod: "photos-x-3", Since: ago(5 * time.Minute)},
+			}},
+		},
+		{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: v1alpha1.OaatLockSpec{Capacity: 2}},
+	}
+	waiting := func(name string, since time.Duration, locks ...string) v1alpha1.OaatGroup {
+		g := v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.OaatGroupSpec{Locks: locks}}
+		g.Status.LockWait = &v1alpha1.LockWait{Since: ago(since), Locks: locks}
+		return g
+	}
+	groups := []v1alpha1.OaatGroup{
+		waiting("music", time.Minute, "nas"),
+		waiting("videos", 3*time.Minute, "nas", "db"),
+		{ObjectMeta: metav1.ObjectMeta{Name: "idle"}, Spec: v1alpha1.OaatGroupSpec{Locks: []string{"nas"}}},
+	}
+	var out bytes.Buffer
+	if err := WriteLocks(&out, locks, groups, now); err != nil {
+		t.Fatal(err)
+	}
+	want := `LOCK  CAPACITY  HOLDERS  WAITING
+nas   1         1        2
+db    2         0        1
+
+nas: held by photos (item /srv/photos, pod photos-x-3, for 5m); waiting: videos (3m), music (60s)
+db: waiting: videos (3m)
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+func TestSummaryWaitingForLocks(t *testing.T) {
+	g := &v1alpha1.OaatGroup{Status: v1alpha1.OaatGroupStatus{
+		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}},
+		LockWait:   &v1alpha1.LockWait{Locks: []string{"db", "nas"}},
+	}}
+	if got, want := Summary(g), `ready=True  waiting for OaatLock db, nas  running=none`; got != want {
+		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
+}
