@@ -67,31 +67,11 @@ func installAndRun(ctx SpecContext, m installMode) {
 		deleteNamespaces(ctx, m.Namespaces()...)
 	}, NodeTimeout(4*time.Minute))
 
-	og := objects.Parse(`
-apiVersion: operators.coreos.com/v1
-kind: OperatorGroup
-metadata:
-  name: oaat
-  namespace: %s
-spec: {}
-`, m.InstallNamespace)
-	if len(m.TargetNamespaces) > 0 {
-		Expect(unstructured.SetNestedStringSlice(og.Object, m.TargetNamespaces, "spec", "targetNamespaces")).To(Succeed())
-	}
-	objects.Create(ctx, support.GVROperatorGroup, og)
-	objects.Create(ctx, support.GVRSubscription, objects.Parse(`
-apiVersion: operators.coreos.com/v1alpha1
-kind: Subscription
-metadata:
-  name: %s
-  namespace: %s
-spec:
-  channel: %s
-  name: %s
-  source: %s
-  sourceNamespace: %s
-  installPlanApproval: Automatic
-`, packageName, m.InstallNamespace, channelName, packageName, catalogSourceName, olmNamespace))
+	objects.Create(ctx, support.GVROperatorGroup, support.OperatorGroup("oaat", m.InstallNamespace, m.TargetNamespaces))
+	objects.Create(ctx, support.GVRSubscription, support.Subscription{
+		Name: packageName, Namespace: m.InstallNamespace, Package: packageName, Channel: channelName,
+		CatalogSource: catalogSourceName, CatalogNamespace: olmNamespace,
+	}.Object())
 
 	By("waiting for the InstallPlan to complete and the CSV to succeed")
 	var ipName string

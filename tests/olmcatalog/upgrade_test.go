@@ -56,29 +56,11 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 
 		By("installing the previous release " + previousCSVName + " from its own catalog image")
 		createCatalogSourceOf(ctx, upgradeCatalog, env.previousCatalogImg)
-		objects.Create(ctx, support.GVROperatorGroup, objects.Parse(`
-apiVersion: operators.coreos.com/v1
-kind: OperatorGroup
-metadata:
-  name: oaat
-  namespace: %[1]s
-spec:
-  targetNamespaces: [%[1]s]
-`, upgradeNamespace))
-		objects.Create(ctx, support.GVRSubscription, objects.Parse(`
-apiVersion: operators.coreos.com/v1alpha1
-kind: Subscription
-metadata:
-  name: %s
-  namespace: %s
-spec:
-  channel: %s
-  name: %s
-  source: %s
-  sourceNamespace: %s
-  startingCSV: %s
-  installPlanApproval: Automatic
-`, packageName, upgradeNamespace, channelName, packageName, upgradeCatalog, olmNamespace, previousCSVName))
+		objects.Create(ctx, support.GVROperatorGroup, support.OperatorGroup("oaat", upgradeNamespace, []string{upgradeNamespace}))
+		objects.Create(ctx, support.GVRSubscription, support.Subscription{
+			Name: packageName, Namespace: upgradeNamespace, Package: packageName, Channel: channelName,
+			CatalogSource: upgradeCatalog, CatalogNamespace: olmNamespace, StartingCSV: previousCSVName,
+		}.Object())
 		expectCSVSucceeded(ctx, previousCSVName)
 		expectPodsOnRealNode(ctx, upgradeNamespace, "control-plane=controller-manager", env.previousImg)
 		mark("previous release installed")

@@ -105,30 +105,11 @@ func installAndRun(ctx SpecContext, m installMode) {
 	})
 
 	By("creating the OperatorGroup and the Subscription (channel " + catalog.channel + ", automatic approval)")
-	og := objects.Parse(`
-apiVersion: operators.coreos.com/v1
-kind: OperatorGroup
-metadata:
-  name: %s
-  namespace: %s
-spec: {}
-`, operatorGroupName, m.InstallNamespace)
-	if len(m.TargetNamespaces) > 0 {
-		Expect(unstructured.SetNestedStringSlice(og.Object, m.TargetNamespaces, "spec", "targetNamespaces")).To(Succeed())
-	}
-	sub := objects.Parse(`
-apiVersion: operators.coreos.com/v1alpha1
-kind: Subscription
-metadata:
-  name: %s
-  namespace: %s
-spec:
-  channel: %s
-  name: %s
-  source: %s
-  sourceNamespace: %s
-  installPlanApproval: Automatic
-`, subscriptionName, m.InstallNamespace, catalog.channel, catalog.pkg, catalogSourceName, olmNamespace)
+	og := support.OperatorGroup(operatorGroupName, m.InstallNamespace, m.TargetNamespaces)
+	sub := support.Subscription{
+		Name: subscriptionName, Namespace: m.InstallNamespace, Package: catalog.pkg, Channel: catalog.channel,
+		CatalogSource: catalogSourceName, CatalogNamespace: olmNamespace,
+	}.Object()
 	t0 = time.Now()
 	objects.Create(ctx, support.GVROperatorGroup, og)
 	objects.Create(ctx, support.GVRSubscription, sub)

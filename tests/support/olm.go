@@ -88,3 +88,48 @@ func ParseObject(format string, args ...any) (*unstructured.Unstructured, error)
 	}
 	return u, nil
 }
+
+// OperatorGroup is an OperatorGroup named name in namespace that targets targets (nil: all
+// namespaces).
+func OperatorGroup(name, namespace string, targets []string) *unstructured.Unstructured {
+	spec := map[string]any{}
+	if len(targets) > 0 {
+		t := make([]any, 0, len(targets))
+		for _, n := range targets {
+			t = append(t, n)
+		}
+		spec["targetNamespaces"] = t
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operators.coreos.com/v1",
+		"kind":       "OperatorGroup",
+		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"spec":       spec,
+	}}
+}
+
+// Subscription subscribes, with automatic approval, to a package's channel of a CatalogSource.
+type Subscription struct {
+	Name, Namespace                 string
+	Package, Channel                string
+	CatalogSource, CatalogNamespace string
+	// StartingCSV, when set, is the CSV to install first (an older one, to upgrade from).
+	StartingCSV string
+}
+
+// Object is the Subscription as an unstructured object.
+func (s Subscription) Object() *unstructured.Unstructured {
+	spec := map[string]any{
+		"channel": s.Channel, "name": s.Package, "source": s.CatalogSource, "sourceNamespace": s.CatalogNamespace,
+		"installPlanApproval": "Automatic",
+	}
+	if s.StartingCSV != "" {
+		spec["startingCSV"] = s.StartingCSV
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operators.coreos.com/v1alpha1",
+		"kind":       "Subscription",
+		"metadata":   map[string]any{"name": s.Name, "namespace": s.Namespace},
+		"spec":       spec,
+	}}
+}

@@ -2,7 +2,10 @@ package support
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestInstallModeNamespaces(t *testing.T) {
@@ -75,5 +78,25 @@ func TestInstallModes(t *testing.T) {
 			}
 			seen[ns] = m.Name
 		}
+	}
+}
+
+func TestOperatorGroupAndSubscriptionObjects(t *testing.T) {
+	og := OperatorGroup("oaat", "ns", []string{"a", "b"})
+	targets, found, err := unstructured.NestedStringSlice(og.Object, "spec", "targetNamespaces")
+	if err != nil || !found || strings.Join(targets, ",") != "a,b" {
+		t.Errorf("targetNamespaces %v (found %v, %v)", targets, found, err)
+	}
+	if all := OperatorGroup("oaat", "ns", nil); len(all.Object["spec"].(map[string]any)) != 0 {
+		t.Errorf("an OperatorGroup of all namespaces has spec %v", all.Object["spec"])
+	}
+	sub := Subscription{Name: "s", Namespace: "ns", Package: "p", Channel: "alpha", CatalogSource: "c", CatalogNamespace: "olm", StartingCSV: "p.v0.1.0"}.Object()
+	for field, want := range map[string]string{"channel": "alpha", "name": "p", "source": "c", "sourceNamespace": "olm", "installPlanApproval": "Automatic", "startingCSV": "p.v0.1.0"} {
+		if got, _, _ := unstructured.NestedString(sub.Object, "spec", field); got != want {
+			t.Errorf("spec.%s = %q, want %q", field, got, want)
+		}
+	}
+	if _, found, _ := unstructured.NestedString(Subscription{Name: "s"}.Object().Object, "spec", "startingCSV"); found {
+		t.Error("startingCSV set without StartingCSV")
 	}
 }
