@@ -23,6 +23,7 @@ type LockHolder struct {
 	// slot of a lock, since it runs one item at a time.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder group",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Group string `json:"group"`
 
@@ -30,12 +31,14 @@ type LockHolder struct {
 	// slot of a new group of the same name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=36
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder group UID",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	GroupUID string `json:"groupUID"`
 
 	// item is the item the run runs.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder item",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Item string `json:"item"`
 
@@ -43,10 +46,12 @@ type LockHolder struct {
 	// status.currentRun names this pod.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder pod",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Pod string `json:"pod"`
 
 	// since is when the run took the slot.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holding since",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Since metav1.Time `json:"since"`
 }
@@ -124,6 +129,7 @@ func (l *OaatLock) CapacityOrDefault() int {
 type LockWait struct {
 	// since is when the group began to wait; the group that has waited longest gets a freed slot
 	// first.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting since",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Since metav1.Time `json:"since"`
 
@@ -132,6 +138,7 @@ type LockWait struct {
 	// +kubebuilder:validation:MaxItems=4
 	// +kubebuilder:validation:items:MaxLength=253
 	// +listType=set
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting for locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Locks []string `json:"locks"`
 }

@@ -221,16 +221,24 @@ func runScorecardTest(t *testing.T, bundleDir, bin, name string) {
 	}
 }
 
-// catalogBundle is what the test reads of the catalog's olm.bundle entry.
-type catalogBundle struct {
+// catalogEntry is what the test reads of the catalog's olm.bundle and olm.channel entries.
+type catalogEntry struct {
 	Schema        string `json:"schema"`
 	Name          string `json:"name"`
 	Image         string `json:"image"`
 	RelatedImages []struct {
 		Image string `json:"image"`
 	} `json:"relatedImages"`
+	Entries []struct {
+		Name      string `json:"name"`
+		Replaces  string `json:"replaces"`
+		SkipRange string `json:"skipRange"`
+	} `json:"entries"`
 }
 
+// TestCatalog checks that the catalog holds this release's bundle under BUNDLE_IMG and the
+// release it replaces (the CSV's spec.replaces), and that its channel upgrades from that one as
+// the CSV says (replaces, olm.skipRange).
 func TestCatalog(t *testing.T) {
 	opm := requireTool(t, "OPM")
 	bundleImage := requireEnv(t, "BUNDLE_IMG")
@@ -242,30 +250,55 @@ func TestCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatalf("opm render catalog: %v", err)
 	}
-	var bundles []catalogBundle
+	bundles := map[string]catalogEntry{}
+	var channels []catalogEntry
 	dec := json.NewDecoder(strings.NewReader(out))
 	for dec.More() {
-		var b catalogBundle
-		if err := dec.Decode(&b); err != nil {
+		var e catalogEntry
+		if err := dec.Decode(&e); err != nil {
 			t.Fatalf("Reading the rendered catalog: %v", err)
 		}
-		if b.Schema == "olm.bundle" {
-			bundles = append(bundles, b)
+		switch e.Schema {
+		case "olm.bundle":
+			bundles[e.Name] = e
+		case "olm.channel":
+			channels = append(channels, e)
 		}
 	}
-	csvName := bundleCSV(t)["metadata"].(map[string]any)["name"]
-	if len(bundles) != 1 || bundles[0].Name != csvName {
-		t.Fatalf("The catalog should hold one bundle, %v: %+v", csvName, bundles)
+	csv := bundleCSV(t)
+	csvName, _ := csv["metadata"].(map[string]any)["name"].(string)
+	replaces, _ := csv["spec"].(map[string]any)["replaces"].(string)
+	skipRange, _ := csv["metadata"].(map[string]any)["annotations"].(map[string]any)["olm.skipRange"].(string)
+	if len(bundles) != 2 || bundles[csvName].Name == "" || bundles[replaces].Name == "" {
+		t.Fatalf("The catalog should hold two bundles, %s and the one it replaces, %s: %+v", csvName, replaces, bundles)
 	}
-	if bundles[0].Image != bundleImage {
-		t.Errorf("The catalog's bundle image is %q, want BUNDLE_IMG %q: run `make catalog`", bundles[0].Image, bundleImage)
+	current := bundles[csvName]
+	if current.Image != bundleImage {
+		t.Errorf("The catalog's bundle image is %q, want BUNDLE_IMG %q: run `make catalog`", current.Image, bundleImage)
 	}
 	related := false
-	for _, r := range bundles[0].RelatedImages {
+	for _, r := range current.RelatedImages {
 		related = related || r.Image == bundleImage
 	}
 	if !related {
 		t.Errorf("The bundle image %s is not among the catalog bundle's relatedImages", bundleImage)
+	}
+	if len(channels) == 0 {
+		t.Fatal("The catalog has no channel")
+	}
+	for _, ch := range channels {
+		found := false
+		for _, e := range ch.Entries {
+			if e.Name == csvName {
+				found = true
+				if e.Replaces != replaces || e.SkipRange != skipRange {
+					t.Errorf("Channel %s: %s replaces %q, skipRange %q; the CSV says %q and %q", ch.Name, csvName, e.Replaces, e.SkipRange, replaces, skipRange)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("Channel %s has no entry %s", ch.Name, csvName)
+		}
 	}
 }
 
