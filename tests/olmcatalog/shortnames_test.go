@@ -15,7 +15,7 @@ import (
 )
 
 var _ = Describe("The bundle's CRDs", func() {
-	It("take no short name or plural that a resource of a cluster with OLM already has", func(ctx SpecContext) {
+	It("take no short name or plural that a resource of a cluster with OLM already has", func(_ SpecContext) {
 		files, err := filepath.Glob(filepath.Join(env.repoRoot, "bundle", "manifests", "oaat.io_*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(files).NotTo(BeEmpty())

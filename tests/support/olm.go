@@ -89,8 +89,8 @@ func ParseObject(format string, args ...any) (*unstructured.Unstructured, error)
 	return u, nil
 }
 
-// OperatorGroup is an OperatorGroup named name in namespace that targets targets (nil: all
-// namespaces).
+// OperatorGroup is an OperatorGroup named name in namespace whose target namespaces are targets
+// (nil: all namespaces).
 func OperatorGroup(name, namespace string, targets []string) *unstructured.Unstructured {
 	spec := map[string]any{}
 	if len(targets) > 0 {

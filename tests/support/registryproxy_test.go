@@ -24,7 +24,11 @@ func TestRegistryProxyServesPublicNamesFromTheRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	defer func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	caPEM, err := os.ReadFile(p.CAFile)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +59,8 @@ func TestRegistryProxyServesPublicNamesFromTheRegistry(t *testing.T) {
 		t.Errorf("the registry got %v, want %v", paths, want)
 	}
 
-	if _, err := c.Get("https://example.com/v2/"); err == nil {
+	if resp, err := c.Get("https://example.com/v2/"); err == nil {
+		resp.Body.Close()
 		t.Error("a host the proxy does not serve was proxied")
 	}
 }
