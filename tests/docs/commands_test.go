@@ -141,7 +141,7 @@ func TestKubectlOaatCommands(t *testing.T) {
 				for _, f := range flagRE.FindAllStringSubmatch(rest, -1) {
 					flag := f[1]
 					if !strings.Contains(h, flag+" ") && !strings.Contains(h, flag+", ") && !strings.Contains(h, flag+"=") {
-						t.Errorf("%s: `kubectl oaat %s%s`: %s is not a flag of `kubectl oaat %s`", s.where, sub, rest, flag, sub)
+						t.Errorf("%s: `kubectl oaat %s%s`: %s is not a flag of `kubectl oaat %s`", s.where, sub, strings.TrimRight(rest, " "), flag, sub)
 					}
 				}
 			}
