@@ -319,6 +319,11 @@ test-olm-install: $(CLUSTER_BINARIES) $(OLM) $(CATALOG_OPERATOR) $(OPM) $(KUSTOM
 test-unit: ## Run the unit tests only (internal/, api/), without a control plane.
 	go test ./internal/... ./api/...
 
+# tests/docs is also part of `go test ./...` in the test target.
+.PHONY: test-docs
+test-docs: $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Check the docs (README.md, docs/): their YAML against the API server (envtest, dry-run), the make targets, kubectl oaat commands and links they name.
+	$(ENVTEST_ENV) go test ./tests/docs/ -count=1
+
 # The OLM catalog test (tests/olmcatalog, build tag olmcatalog) installs the operator from its
 # catalog image as a user's cluster does, on a local cluster of its own with a real node
 # (.state/olmcatalog-cluster, purged at each start; root, one real node per machine): kube-proxy
