@@ -1,5 +1,5 @@
 // Package metrics defines oaat-operator's Prometheus metrics. Their names and labels are part of
-// the operator's contract (see the README).
+// the operator's contract (see docs/metrics-and-alerts.md).
 //
 // Run metrics (RunMetrics) are observed by the reconciler once per finished run, after the
 // run's outcome is persisted in the group's status. Metrics derived from status (StatusCollector)
