@@ -12,7 +12,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -40,8 +42,13 @@ var _ = Describe("The Grafana dashboard and the runbooks", func() {
 		failing := newGroup("dash-failing", "dash-bad", "a")
 		failing.Spec.Frequency = "10s" // overdue 10 s after it was created: it fails, then cools off for an hour
 		failing.Spec.FailureCoolOff = "1h"
-		create(ctx, newOaatType("dash-ok", "2s", 0), newOaatType("dash-bad", "2s", 1), newOaatType("dash-slow", "10m", 0),
-			newGroup("dash-succeeding", "dash-ok", "a", "b"), failing, newGroup("dash-running", "dash-slow", "a"))
+		// The succeeding and the running group share a lock, so that the lock panels have data.
+		succeeding, running := newGroup("dash-succeeding", "dash-ok", "a", "b"), newGroup("dash-running", "dash-slow", "a")
+		succeeding.Spec.Locks = []string{"dash-lock"}
+		running.Spec.Locks = []string{"dash-lock"}
+		create(ctx, &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "dash-lock", Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 2}},
+			newOaatType("dash-ok", "2s", 0), newOaatType("dash-bad", "2s", 1), newOaatType("dash-slow", "10m", 0),
+			succeeding, failing, running)
 		Eventually(func(g Gomega) {
 			g.Expect(itemStatus(getGroup(ctx, g, "dash-succeeding"), "b")).To(HaveField("LastSuccess", Not(BeNil())))
 			g.Expect(itemStatus(getGroup(ctx, g, "dash-failing"), "a")).To(HaveField("LastFailure", Not(BeNil())))
