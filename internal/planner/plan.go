@@ -118,7 +118,32 @@ type Outcome struct {
 	Duration time.Duration
 }
 
-// Decide makes the plan for one reconcile of the group.
+// Decide makes the plan for one reconcile of the group. Its steps share one decision; each reads
+// what the steps before it produced, which fixes their order:
+//
+//	step                 reads                                          produces
+//	recordCurrentRun     status.currentRun, the run's pod               the item's outcome and history, Finished, the
+//	                                                                    request the run served settled; currentRun cleared
+//	deleteRoguePods      live pods, currentRun as recorded              Deletions of pods that are not the current run
+//	pruneHistory         finished pods, spec.podHistory                 Deletions of old pods; entries of removed items go
+//	syncItems            the resolved items, status.items (recorded)    status.items in the group's order, history kept
+//	setItemsValid        the item sources' read results                 condition ItemsValid
+//	reviewRequests       open OaatRuns, status.items, recorded outcome  the request queue; rejections and settlements
+//	observeReset         oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
+//	observeTick          spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
+//	stopCurrentRun       a run still live, runTimeout, blackouts        stopReason and the pod's deletion, or a wake-up
+//	checkReady           the policy, the OaatType, create backoff       condition Ready; whether a run may start
+//	startNext            the queue, items and rounds, Input.Locks       the intent (currentRun, runCount), the pod, locks to take
+//	updateOpenRequests   the queue, startNext's choice                  each request's phase and reason
+//	setWaits             items, startNext's choice                      nextEligibleAt and waitReason, a wake-up
+//	setGateConditions    suspend, parked items, the round               conditions Suspended, Parked, Complete
+//	settleLocks          Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
+//	setRunningCondition  currentRun as final                            condition Running
+//
+// The steps that wait for a time ask for a wake-up (requeueAt) and the plan keeps the earliest:
+// observeTick (the next round), stopCurrentRun (a timeout or a blackout), checkReady (a pod
+// create or an invalid spec retried), startNext (a lock to look at again) and setWaits (the
+// first waiting item).
 func Decide(in Input) Plan {
 	d := newDecision(in)
 	d.recordCurrentRun()
