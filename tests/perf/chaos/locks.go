@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,15 +70,7 @@ func newLockWatch(groups int) *lockWatch {
 		}
 	}
 	for _, l := range sharedLocks {
-		members := w.named[l.name]
-		w.trackers[l.name] = support.NewOverlapTracker(support.OverlapTrackerOptions{
-			Key: func(pod *corev1.Pod) string {
-				if slices.Contains(members, pod.Labels[v1alpha1.LabelGroup]) {
-					return l.name
-				}
-				return ""
-			},
-		})
+		w.trackers[l.name] = support.NewLockTracker(l.name, w.named[l.name], "")
 	}
 	return w
 }
