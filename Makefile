@@ -257,7 +257,7 @@ E2E_FOCUS ?=
 .PHONY: test-e2e
 test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager.
 	go vet -tags e2e ./tests/e2e/
-	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager \
+	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager KUBECTL_OAAT=$(LOCALBIN)/kubectl-oaat \
 		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
 		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
 

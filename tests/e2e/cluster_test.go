@@ -13,10 +13,10 @@ import (
 )
 
 // binaryVars name the binaries the suite runs: those cluster.sh starts (the Makefile's
-// CLUSTER_ENV), kustomize and the manager.
+// CLUSTER_ENV), kustomize, the manager and the kubectl-oaat plugin.
 var binaryVars = []string{
 	"KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL", "ETCD", "KWOK",
-	"KUSTOMIZE", "MANAGER",
+	"KUSTOMIZE", "MANAGER", "KUBECTL_OAAT",
 }
 
 // testPaths are the files the suite uses.
@@ -25,6 +25,8 @@ type testPaths struct {
 	kubectl   string
 	kustomize string
 	manager   string
+	// kubectlOaat is the kubectl-oaat plugin.
+	kubectlOaat string
 }
 
 // loadPaths reads the binaries from the environment and fails, saying how to run the suite, when
@@ -32,7 +34,7 @@ type testPaths struct {
 func loadPaths() (testPaths, error) {
 	if err := support.RequireFiles(binaryVars...); err != nil {
 		return testPaths{}, fmt.Errorf("%w. The end-to-end tests need the local cluster's binaries, kustomize and "+
-			"bin/manager: run them with `make test-e2e`, which builds them and sets them", err)
+			"bin/manager and bin/kubectl-oaat: run them with `make test-e2e`, which builds them and sets them", err)
 	}
 	// go test runs in the package's directory, tests/e2e.
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -47,6 +49,8 @@ func loadPaths() (testPaths, error) {
 		kubectl:   os.Getenv("KUBECTL"),
 		kustomize: os.Getenv("KUSTOMIZE"),
 		manager:   os.Getenv("MANAGER"),
+
+		kubectlOaat: os.Getenv("KUBECTL_OAAT"),
 	}, nil
 }
 

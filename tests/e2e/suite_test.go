@@ -52,7 +52,9 @@ var (
 	operator  *operatorProcess
 	prom      *prometheusProcess
 	k8sClient client.Client // not cached: every assertion reads the API server itself
-	clientset kubernetes.Interface
+	// adminKubeconfig is the cluster's admin kubeconfig, for the commands a test runs.
+	adminKubeconfig string
+	clientset       kubernetes.Interface
 	// tracker records, from podWatch, the live pods of every group of the cluster and their
 	// overlaps, and keeps each group's pods.
 	tracker  *support.OverlapTracker
@@ -78,7 +80,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(tearDown)
 	start := time.Now()
 	kubeconfig, clients := support.StartSuiteCluster(ctx, cluster, poll, false)
-	k8sClient, clientset = clients.Client, clients.Clientset
+	k8sClient, clientset, adminKubeconfig = clients.Client, clients.Clientset, kubeconfig
 
 	support.RemoveSuiteNamespaces(ctx, k8sClient, labelSuite)
 	// The token outlives the suite (go test -timeout); the API server may extend it.

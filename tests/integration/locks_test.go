@@ -50,15 +50,7 @@ func holderPods(lock *v1alpha1.OaatLock) []string {
 // the most pods the lock ever had live at once.
 func trackLock(ctx context.Context, lock string, groups ...string) *support.OverlapTracker {
 	GinkgoHelper()
-	tracker := support.NewOverlapTracker(support.OverlapTrackerOptions{
-		TestPodLabel: labelTestPod,
-		Key: func(pod *corev1.Pod) string {
-			if slices.Contains(groups, pod.Labels[v1alpha1.LabelGroup]) {
-				return lock
-			}
-			return ""
-		},
-	})
+	tracker := support.NewLockTracker(lock, groups, labelTestPod)
 	watch, err := support.WatchPods(ctx, clientset, ns, tracker)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {

@@ -8,6 +8,7 @@ package support
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,6 +130,21 @@ func NewOverlapTracker(opts OverlapTrackerOptions) *OverlapTracker {
 		t.byUID = map[types.UID]*PodRecord{}
 	}
 	return t
+}
+
+// NewLockTracker returns a tracker whose one set is the lock: the pods of the groups naming it,
+// which must never be more than its capacity at once. Pods of other groups are left out, and so
+// are those carrying testPodLabel (when not empty).
+func NewLockTracker(lock string, groups []string, testPodLabel string) *OverlapTracker {
+	return NewOverlapTracker(OverlapTrackerOptions{
+		TestPodLabel: testPodLabel,
+		Key: func(pod *corev1.Pod) string {
+			if slices.Contains(groups, pod.Labels[v1alpha1.LabelGroup]) {
+				return lock
+			}
+			return ""
+		},
+	})
 }
 
 // Observe takes the next watch event. It returns an error for an ERROR event: the watch that

@@ -41,7 +41,7 @@ func (c *chaos) reportFaults() {
 func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 	pods := c.observer.pods.Pods(namespace)
 	c.rep.Printf("\n## Invariants (%d item pods seen)", len(pods))
-	overlaps, refuted := splitOverlaps(c.tracker.Overlaps(), pods)
+	overlaps, refuted := splitOverlaps(c.tracker.Overlaps(), pods, 1)
 	for _, o := range overlaps {
 		c.violationf("overlap: %s", o)
 	}
@@ -124,7 +124,7 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 	starved := c.history.starved(perfkit.ByGroup(pods), end, c.cfg.perItem, c.cfg.failover)
 	c.rep.Printf("  time with no replica able to act (no leader, or no API server): %s",
 		c.history.paused(time.Time{}, end).Round(time.Second))
-	c.rep.Printf("  items starved beyond frequency + %s + %s per item of the group, not counting that time: %d",
+	c.rep.Printf("  items starved beyond frequency + %s + %s per item of the group and of the groups sharing a lock with it, not counting that time: %d",
 		c.cfg.failover, c.cfg.perItem, len(starved))
 	for i, s := range starved {
 		if i == 10 {
@@ -133,7 +133,7 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 		}
 		c.rep.Printf("    %s", s)
 	}
-	c.rep.Printf("  verdict: %d invariant violations", len(c.violations))
+	c.checkCapacity(pods)
 }
 
 // outcomePod finds the pod in the message of a RunSucceeded or RunFailed event.

@@ -5,12 +5,16 @@
 // leader at random intervals (the replica is started again, as a Deployment would), deletes random
 // live item pods, restarts kube-apiserver once and edits random groups' specs (adds or removes an
 // item, changes the frequency). Item pods run for kwok's random 2-8 s and succeed or fail at
-// random. Informers record every pod's lifetime and every write of every group's status.
+// random. Half of the groups name shared OaatLocks (one of capacity 1, one of capacity 2, some
+// groups both, in either order). Informers record every pod's lifetime and every write of every
+// group's status.
 //
-// Then it checks: no two live pods of a group at any instant; every run's outcome recorded
-// exactly once (from the status writes, with the outcome events as a cross-check); no item
-// starved beyond its frequency plus a bound; and, over a final window without faults, the
-// leader's oaat_item_runs_total against the pods that actually finished. It exits 1 when an
+// Then it checks: no two live pods of a group at any instant; no more live pods of the groups
+// naming a lock than its capacity at any instant; every run's outcome recorded exactly once (from
+// the status writes, with the outcome events as a cross-check); no item starved beyond its
+// frequency plus a bound; no lock holder left without its run once the groups are drained; and,
+// over a final window without faults, the leader's oaat_item_runs_total against the pods that
+// actually finished. It exits 1 when an
 // invariant that must hold was broken, 2 when it could not run, and stops by itself.
 package main
 
@@ -91,6 +95,7 @@ type chaos struct {
 	pauser   *pauser
 	observer *observer
 	tracker  *support.OverlapTracker
+	locks    *lockWatch
 	history  *specHistory
 	faults   faults
 	slow     slowSpells
@@ -126,7 +131,9 @@ func (c *chaos) run(ctx context.Context) error {
 		return err
 	}
 	c.tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
-	c.observer = &observer{pods: perfkit.NewPodRecorder(c.tracker), ledger: newLedger()}
+	c.locks = newLockWatch(c.cfg.groups)
+	c.history.peers = c.locks.peers()
+	c.observer = &observer{pods: perfkit.NewPodRecorder(c.tracker), locks: c.locks, ledger: newLedger()}
 	obsCtx, stopObserver := context.WithCancel(ctx)
 	defer stopObserver()
 	if err := c.observer.start(obsCtx, c.env.Admin, namespace); err != nil {
@@ -163,19 +170,30 @@ func (c *chaos) run(ctx context.Context) error {
 		return err
 	}
 	c.checkInvariants(ctx, end)
+	if err := c.checkLeaks(ctx); err != nil {
+		return err
+	}
+	c.rep.Printf("  verdict: %d invariant violations", len(c.violations))
 	c.rep.Printf("%s", check)
 	return nil
 }
 
 // createWorkload creates an OaatType whose pods run 2-8 s and succeed or fail at random (kwok's
-// defaults), and the groups, each with a random frequency.
+// defaults), the shared locks, and the groups, each with a random frequency, some naming locks
+// (locksOf).
 func (c *chaos) createWorkload(ctx context.Context) error {
 	objs := []client.Object{perfkit.NewOaatType(namespace, "random", perfkit.PodTemplate("", ""))}
+	for _, l := range sharedLocks {
+		objs = append(objs, newLock(l))
+	}
+	c.rep.Printf("shared locks: %s", c.locks.describe())
 	now := time.Now()
 	for i := range c.cfg.groups {
 		name := groupName(i)
 		freq := frequencies[c.rng.IntN(len(frequencies))]
-		objs = append(objs, perfkit.NewGroup(namespace, name, "random", freq, perfkit.Items(c.cfg.items)))
+		group := perfkit.NewGroup(namespace, name, "random", freq, perfkit.Items(c.cfg.items))
+		group.Spec.Locks = locksOf(i)
+		objs = append(objs, group)
 		d, _ := time.ParseDuration(freq)
 		c.history.setFrequency(name, d, now)
 		for _, item := range perfkit.Items(c.cfg.items) {

@@ -20,10 +20,11 @@ import (
 // observer follows the pods and the groups of the chaos namespace with informers, which, unlike
 // a bare watch, survive the restart of the API server: when their watch cannot resume they list
 // again and report what changed meanwhile (a pod gone meanwhile as deleted). Pod events feed the
-// pod recorder and its overlap tracker; group updates feed the ledger, in the order of the
-// group's writes.
+// pod recorder and its overlap tracker, and the trackers of the shared locks; group updates feed
+// the ledger, in the order of the group's writes.
 type observer struct {
 	pods   *perfkit.PodRecorder
+	locks  *lockWatch
 	ledger *ledger
 }
 
@@ -78,7 +79,9 @@ func (o *observer) pod(t watch.EventType, obj any) {
 		obj = tomb.Obj
 	}
 	if pod, ok := obj.(*corev1.Pod); ok && pod.Labels[v1alpha1.LabelGroup] != "" {
-		_ = o.pods.Observe(watch.Event{Type: t, Object: pod}) // never an ERROR event here
+		ev := watch.Event{Type: t, Object: pod}
+		_ = o.pods.Observe(ev) // never an ERROR event here
+		o.locks.observe(ev)
 	}
 }
 

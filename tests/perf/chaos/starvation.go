@@ -20,6 +20,9 @@ type specHistory struct {
 	freqs map[string][]freqChange      // group → frequency changes, in order
 	// pauses are the intervals during which no replica could act: no leader, or no API server.
 	pauses []span
+	// peers are, for each group naming a shared lock, the groups sharing one of its locks, itself
+	// included: an item of it may wait for their items too.
+	peers map[string][]string
 }
 
 type freqChange struct {
@@ -99,6 +102,20 @@ func (h *specHistory) maxFrequency(group string, from, to time.Time) time.Durati
 	return freq
 }
 
+// boundItems is how many items may run before an item of the group: the most items the group had,
+// plus those of the groups sharing a lock with it.
+func (h *specHistory) boundItems(group string) int {
+	peers := h.peers[group]
+	if len(peers) == 0 {
+		return h.maxItemCount(group)
+	}
+	n := 0
+	for _, p := range peers {
+		n += h.maxItemCount(p)
+	}
+	return n
+}
+
 // maxItemCount is the most items the group had at once (bounded by maxItems), for its bound.
 func (h *specHistory) maxItemCount(group string) int {
 	n := 0
@@ -129,13 +146,13 @@ func (s starvation) String() string {
 // starved returns the items that, within the window ending at end, waited to start for longer
 // than allowed: from the end of their previous run (or from when they were added), frequency
 // after a success (the largest it had meanwhile) and none after a failure, plus the bound:
-// perItem for each item of the group (each may run once before it, at most 8 s with kwok's random
-// run times) and failover, for a new leader to sync and catch up. The time no replica could act
-// (the pauses) does not count as waiting.
+// perItem for each item of the group and of the groups sharing a lock with it (each may run once
+// before it, at most 8 s with kwok's random run times) and failover, for a new leader to sync and
+// catch up. The time no replica could act (the pauses) does not count as waiting.
 func (h *specHistory) starved(byGroup map[string][]perfkit.PodLife, end time.Time, perItem, failover time.Duration) []starvation {
 	var out []starvation
 	for group, items := range h.items {
-		bound := failover + time.Duration(h.maxItemCount(group))*perItem
+		bound := failover + time.Duration(h.boundItems(group))*perItem
 		for item, spans := range items {
 			for _, sp := range spans {
 				to := sp.to
