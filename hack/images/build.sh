@@ -106,6 +106,13 @@ write_rootfs() {
 	chown -R 65532:65532 "$dir/home/nonroot"
 }
 
+# sums FILE...: one line per file, its content hash and its name without the directory, so that
+# the hash of an image's inputs is the same in every checkout and with every tool location.
+sums() {
+	local f
+	for f in "$@"; do printf '%s  %s\n' "$(sha256sum <"$f" | cut -d' ' -f1)" "$(basename "$f")"; done
+}
+
 # hash_files PATHSPEC...: one line per file (content hash and path), directories walked through git
 # (tracked and untracked, not ignored), so the list is the same on every machine.
 hash_files() {
@@ -117,7 +124,7 @@ hash_files() {
 # into the OCI layout DEST.
 
 inputs_pause() {
-	sha256sum "$KUBERNETES_SRC/build/pause/linux/pause.c"
+	sums "$KUBERNETES_SRC/build/pause/linux/pause.c"
 	echo "$PAUSE_IMG $(gcc --version | head -n1)"
 }
 # The sandbox image as Kubernetes builds it (build/pause/Makefile, build/pause/Dockerfile):
@@ -134,7 +141,7 @@ build_pause() {
 }
 
 inputs_busybox() {
-	sha256sum /bin/busybox
+	sums /bin/busybox
 	dpkg-query -W busybox-static
 }
 # Debian's busybox-static, each applet a symbolic link in /bin as in the Docker library image.
@@ -199,7 +206,7 @@ build_bundle() {
 	push_layout "$BUNDLE_IMG" "$1"
 }
 
-inputs_opm() { sha256sum "$OPM" "$GRPC_HEALTH_PROBE" /bin/busybox; }
+inputs_opm() { sums "$OPM" "$GRPC_HEALTH_PROBE" /bin/busybox; }
 # opm as the operator-registry release builds it (release/goreleaser.opm.Dockerfile): /bin/opm,
 # /bin/grpc_health_probe for the catalog pods' probes, /etc/nsswitch.conf, user 1001; and, as
 # its base distroless/static:debug has them, a busybox shell and applets in /busybox on the PATH
@@ -233,10 +240,12 @@ build_catalog() { catalog_image "$1" "$REPO_ROOT" "$CATALOG_IMG"; }
 
 # catalog_image DEST CONTEXT NAME: CONTEXT's catalog.Dockerfile, FROM the opm image.
 catalog_image() {
-	local id name base
+	local name base
 	[[ -f $OUT/opm/index.json ]] || die "the catalog is built FROM the opm image: build opm first"
-	id=$("${BUILDAH[@]}" pull --quiet "oci:$OUT/opm")
-	for name in $OPM_IMAGES; do "${BUILDAH[@]}" tag "$id" "$name"; done
+	# skopeo copies the layout into the storage under its public name: buildah pull would name it
+	# after the layout's path, which a checkout path with capitals makes an invalid reference.
+	skopeo copy --quiet "oci:$OUT/opm" "containers-storage:[vfs@$OUT/storage+$OUT/run]${OPM_IMAGES%% *}"
+	for name in ${OPM_IMAGES#* }; do "${BUILDAH[@]}" tag "${OPM_IMAGES%% *}" "$name"; done
 	for base in $(awk 'toupper($1) == "FROM" { print $2 }' "$2/catalog.Dockerfile"); do
 		[[ " $OPM_IMAGES " == *" $base "* ]] || die "$2/catalog.Dockerfile is FROM $base, not one of the opm image's names ($OPM_IMAGES)"
 	done
@@ -279,7 +288,7 @@ inputs_previous-catalog() {
 }
 build_previous-catalog() { catalog_image "$1" "$(previous_src)" "$PREVIOUS_CATALOG_IMG"; }
 
-inputs_scorecard-test() { sha256sum "$SCORECARD_TEST"; }
+inputs_scorecard-test() { sums "$SCORECARD_TEST"; }
 # operator-sdk's scorecard-test image (images/scorecard-test/Dockerfile of the module): the
 # program in /usr/local/bin, user 1001 with HOME /opt/scorecard-test.
 build_scorecard-test() {
@@ -294,7 +303,7 @@ build_scorecard-test() {
 	push_layout "$SCORECARD_TEST_IMG" "$1"
 }
 
-inputs_olm() { sha256sum "$OLM" "$CATALOG_OPERATOR" "$CPB" "$COPY_CONTENT" /bin/busybox; }
+inputs_olm() { sums "$OLM" "$CATALOG_OPERATOR" "$CPB" "$COPY_CONTENT" /bin/busybox; }
 # OLM's image (operator-lifecycle-manager's Dockerfile): the two operators, and what the bundle
 # unpack Job runs from it (-util-image): /bin/cp, then /bin/cpb. The deploy manifests run
 # /bin/olm and /bin/catalog by path.
@@ -314,7 +323,7 @@ build_olm() {
 	push_layout "$OLM_IMG" "$1"
 }
 
-inputs_coredns() { sha256sum "$COREDNS"; }
+inputs_coredns() { sums "$COREDNS"; }
 # CoreDNS (its Dockerfile: the binary with cap_net_bind_service, user nonroot), the cluster DNS
 # of the local cluster's real node (hack/cluster/services.sh).
 build_coredns() {
@@ -337,7 +346,7 @@ build_coredns() {
 build_image() {
 	local name=$1 hash start
 	hash=$({
-		sha256sum "$SCRIPT_DIR"/build.sh "$SCRIPT_DIR"/*.Containerfile
+		sums "$SCRIPT_DIR"/build.sh "$SCRIPT_DIR"/*.Containerfile
 		buildah --version
 		"inputs_$name"
 	} | sha256sum | cut -d' ' -f1)
