@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -17,13 +16,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -74,16 +70,10 @@ func startPrometheus(ctx context.Context) {
 	// A fresh TSDB each run: series of an earlier run must not answer this run's queries.
 	Expect(os.RemoveAll(filepath.Join(p.dir, "data"))).To(Succeed())
 
-	ensureScraperIdentities(ctx)
-	tokenFile := filepath.Join(p.dir, "token")
-	Expect(os.WriteFile(tokenFile, []byte(mintToken(ctx, monitoringNamespace, prometheusSA)), 0o600)).To(Succeed())
-
+	token := ensureScraperIdentities(ctx)
 	target := strings.TrimSuffix(strings.TrimPrefix(operator.metricsURL(), "https://"), "/metrics")
 	Expect(target).NotTo(BeEmpty(), "the operator has no metrics address")
-	configFile := filepath.Join(p.dir, "prometheus.yml")
-	Expect(os.WriteFile(configFile, []byte(prometheusConfig(target, tokenFile)), 0o644)).To(Succeed())
-
-	Expect(p.start(configFile)).To(Succeed())
+	Expect(p.start(token, support.ScrapeJob{Name: scrapeJob, Targets: []string{target}})).To(Succeed())
 	Eventually(func() error {
 		if err := p.unexpectedExit(); err != nil {
 			return StopTrying("Prometheus exited while starting").Wrap(err)
@@ -92,35 +82,14 @@ func startPrometheus(ctx context.Context) {
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "Prometheus's /-/ready; log %s", p.logPath)
 }
 
-// prometheusConfig scrapes the operator's HTTPS endpoint every second, with the token in
-// tokenFile. The operator's serving certificate is self-signed, hence insecure_skip_verify.
-// Strings are written JSON-quoted, which YAML reads as double-quoted scalars.
-func prometheusConfig(target, tokenFile string) string {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	return `global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-- job_name: ` + q(scrapeJob) + `
-  scheme: https
-  metrics_path: /metrics
-  tls_config:
-    insecure_skip_verify: true
-  authorization:
-    type: Bearer
-    credentials_file: ` + q(tokenFile) + `
-  static_configs:
-  - targets: [` + q(target) + `]
-`
-}
-
-func (p *prometheusProcess) start(configFile string) error {
+// start writes Prometheus's configuration (support.StartScrapingPrometheus: every second, HTTPS,
+// the bearer token) into p.dir and starts it.
+func (p *prometheusProcess) start(token string, job support.ScrapeJob) error {
 	// One log per run, like the operator's.
 	if err := os.Remove(p.logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	proc, baseURL, err := support.StartPrometheus(p.binary, configFile, filepath.Join(p.dir, "data"), p.logPath, GinkgoWriter)
+	proc, baseURL, err := support.StartScrapingPrometheus(p.binary, p.dir, p.logPath, token, job, GinkgoWriter)
 	if err != nil {
 		return err
 	}
@@ -201,61 +170,49 @@ func promQuery(ctx context.Context, g Gomega, query string) []promSample {
 	return samples
 }
 
+// scraper is Prometheus's identity: its ServiceAccount, bound to the metrics-reader ClusterRole of
+// config/rbac.
+var scraper = support.Scraper{
+	Namespace: monitoringNamespace, ServiceAccount: prometheusSA, ClusterRole: metricsReaderRole,
+	Binding: prometheusRoleBinding,
+}
+
 // ensureScraperIdentities creates, unless they exist (the cluster's data outlives a run), the
-// monitoring namespace, Prometheus's ServiceAccount bound to the metrics-reader ClusterRole of
-// config/rbac, and a ServiceAccount without any binding. It then checks with SubjectAccessReviews
+// monitoring namespace, Prometheus's ServiceAccount and binding (scraper) and a ServiceAccount
+// without any binding, and returns a token of the first. It then checks with SubjectAccessReviews
 // that the first may get /metrics and the second may not, so that a 403 or a 200 of the operator
 // proves its own authorization and not a test set-up mistake.
-func ensureScraperIdentities(ctx context.Context) {
+func ensureScraperIdentities(ctx context.Context) string {
 	GinkgoHelper()
-	objs := []client.Object{
+	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: monitoringNamespace}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: prometheusSA, Namespace: monitoringNamespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: unprivilegedSA, Namespace: monitoringNamespace}},
-		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: prometheusRoleBinding},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReaderRole},
-			Subjects: []rbacv1.Subject{{
-				Kind: rbacv1.ServiceAccountKind, Name: prometheusSA, Namespace: monitoringNamespace,
-			}},
-		},
-	}
-	for _, obj := range objs {
-		err := k8sClient.Create(ctx, obj)
-		if apierrors.IsAlreadyExists(err) {
-			continue
+	} {
+		if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred(), "creating %T %s", obj, obj.GetName())
 		}
-		Expect(err).NotTo(HaveOccurred(), "creating %T %s", obj, obj.GetName())
 	}
 	// The ClusterRole comes from config/local: the binding grants nothing without it.
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: metricsReaderRole}, &rbacv1.ClusterRole{})).To(Succeed(),
 		"ClusterRole %s of config/local", metricsReaderRole)
+	token, err := scraper.Token(ctx, clientset)
+	Expect(err).NotTo(HaveOccurred())
 	for sa, allowed := range map[string]bool{prometheusSA: true, unprivilegedSA: false} {
 		Eventually(func(g Gomega) {
-			review, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-				Spec: authorizationv1.SubjectAccessReviewSpec{
-					User: "system:serviceaccount:" + monitoringNamespace + ":" + sa,
-					Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + monitoringNamespace,
-						"system:authenticated"},
-					NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
-				},
-			}, metav1.CreateOptions{})
+			may, reason, err := support.MayGetMetrics(ctx, clientset, monitoringNamespace, sa)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(review.Status.Allowed).To(Equal(allowed), "may %s get /metrics: %s", sa, review.Status.Reason)
+			g.Expect(may).To(Equal(allowed), "may %s get /metrics: %s", sa, reason)
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 	}
+	return token
 }
 
-// mintToken returns a token of the ServiceAccount from the TokenRequest API, valid for longer than
-// the suite may run.
+// mintToken returns a token of the ServiceAccount, valid for longer than the suite may run.
 func mintToken(ctx context.Context, namespace, sa string) string {
 	GinkgoHelper()
-	token, err := clientset.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](2 * 60 * 60)},
-	}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "TokenRequest for ServiceAccount %s/%s", namespace, sa)
-	Expect(token.Status.Token).NotTo(BeEmpty())
-	return token.Status.Token
+	token, err := support.ServiceAccountToken(ctx, clientset, namespace, sa, 2*time.Hour)
+	Expect(err).NotTo(HaveOccurred())
+	return token
 }
 
 // scrapeOperator GETs the operator's metrics as a scraper would, with the bearer token unless it

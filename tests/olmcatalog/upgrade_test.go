@@ -216,7 +216,9 @@ func upgradeGroup(ctx context.Context, g Gomega, name string) *v1alpha1.OaatGrou
 	return group
 }
 
-func upgradeRun(ctx context.Context, g Gomega) *v1alpha1.OaatRun { return upgradeRunNamed(ctx, g, "pending") }
+func upgradeRun(ctx context.Context, g Gomega) *v1alpha1.OaatRun {
+	return upgradeRunNamed(ctx, g, "pending")
+}
 
 func upgradeRunNamed(ctx context.Context, g Gomega, name string) *v1alpha1.OaatRun {
 	run := &v1alpha1.OaatRun{}

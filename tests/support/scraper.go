@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,13 +47,40 @@ func (s Scraper) Token(ctx context.Context, cs kubernetes.Interface) (string, er
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return "", fmt.Errorf("creating ClusterRoleBinding %s: %w", s.Binding, err)
 	}
-	token, err := cs.CoreV1().ServiceAccounts(s.Namespace).CreateToken(ctx, s.ServiceAccount,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}},
+	return ServiceAccountToken(ctx, cs, s.Namespace, s.ServiceAccount, time.Hour)
+}
+
+// ServiceAccountToken returns a token of the ServiceAccount from the TokenRequest API, valid for
+// ttl.
+func ServiceAccountToken(ctx context.Context, cs kubernetes.Interface, namespace, sa string, ttl time.Duration) (string, error) {
+	token, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(ttl.Seconds()))}},
 		metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("requesting a token of ServiceAccount %s/%s: %w", s.Namespace, s.ServiceAccount, err)
+		return "", fmt.Errorf("requesting a token of ServiceAccount %s/%s: %w", namespace, sa, err)
+	}
+	if token.Status.Token == "" {
+		return "", fmt.Errorf("the TokenRequest for ServiceAccount %s/%s returned no token", namespace, sa)
 	}
 	return token.Status.Token, nil
+}
+
+// MayGetMetrics asks the API server, with a SubjectAccessReview, whether the ServiceAccount may
+// get /metrics, and returns the answer and its reason. A test that expects a scrape to be allowed
+// or refused checks this first, so that the operator's answer proves its own authorization and
+// not a mistake in the test's set-up.
+func MayGetMetrics(ctx context.Context, cs kubernetes.Interface, namespace, sa string) (bool, string, error) {
+	review, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:                  "system:serviceaccount:" + namespace + ":" + sa,
+			Groups:                []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, "", fmt.Errorf("SubjectAccessReview of %s/%s on /metrics: %w", namespace, sa, err)
+	}
+	return review.Status.Allowed, review.Status.Reason, nil
 }
 
 // Delete removes the scraper's ClusterRoleBinding (the ServiceAccount goes with its namespace).
@@ -106,6 +135,9 @@ func scrapeConfig(job ScrapeJob, tokenFile string) string {
 	}
 	sort.Strings(keys)
 	var labels strings.Builder
+	if len(keys) > 0 {
+		labels.WriteString("    labels:\n")
+	}
 	for _, k := range keys {
 		fmt.Fprintf(&labels, "      %s: %s\n", k, q(job.Labels[k]))
 	}
@@ -122,6 +154,5 @@ scrape_configs:
     credentials_file: ` + q(tokenFile) + `
   static_configs:
   - targets: [` + strings.Join(targets, ", ") + `]
-    labels:
 ` + labels.String()
 }
