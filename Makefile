@@ -128,9 +128,11 @@ COREDNS := $(LOCALBIN)/coredns-$(COREDNS_VERSION)
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
 # reads a rule, so a variable defined further down would be empty there.
-CLUSTER_BINARIES := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(ETCD) $(KWOK)
+# PROCESSES (hack/processes) starts and stops the cluster's components for hack/lib/processes.sh.
+PROCESSES := $(LOCALBIN)/processes
+CLUSTER_BINARIES := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(ETCD) $(KWOK) $(PROCESSES)
 CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
-	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK) \
+	KUBE_SCHEDULER=$(KUBE_SCHEDULER) KUBECTL=$(KUBECTL_BIN) ETCD=$(ETCD) KWOK=$(KWOK) PROCESSES=$(PROCESSES) \
 	KUBELET=$(KUBELET) CRI_TEARDOWN=$(CRI_TEARDOWN) KUBE_PROXY=$(KUBE_PROXY)
 # The real node's (OAAT_CLUSTER_REAL_NODE=1, hack/cluster/realnode.sh): built, and the Debian
 # packages installed, only by the targets that start one, so that the kwok-only suites do not pay.
@@ -428,11 +430,11 @@ cluster-up: $(CLUSTER_UP_PREREQUISITES) ## Start the local cluster (etcd, API se
 	$(CLUSTER_ENV) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_ENV)) hack/cluster/cluster.sh up
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local cluster; with PURGE=1 also delete its state directory.
+cluster-down: $(PROCESSES) ## Stop the local cluster; with PURGE=1 also delete its state directory.
 	$(CLUSTER_ENV) hack/cluster/cluster.sh down $(if $(PURGE),--purge)
 
 .PHONY: cluster-status
-cluster-status: ## Show the local cluster's processes and kubeconfig; fails unless all run.
+cluster-status: $(PROCESSES) ## Show the local cluster's processes and kubeconfig; fails unless all run.
 	$(CLUSTER_ENV) hack/cluster/cluster.sh status
 
 .PHONY: real-node-smoke
@@ -445,23 +447,27 @@ cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its
 
 ##@ Demo
 
-# The demo runs the manager on this machine as its ServiceAccount (hack/local-operator.sh), not
+# The demo runs the manager on this machine as its ServiceAccount (hack/local-operator), not
 # in a Deployment (make deploy does that), and the samples' item pods on the cluster's real node:
 # the images it needs are pause and busybox. Its binaries are built with go build alone, not through
 # `build`, which also regenerates code and manifests and formats the tree.
 MANAGER_BIN = $(LOCALBIN)/manager
 KUBECTL_OAAT_BIN = $(LOCALBIN)/kubectl-oaat
-DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN)
+LOCAL_OPERATOR_BIN = $(LOCALBIN)/local-operator
+DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANAGER_BIN) KUBECTL_OAAT=$(KUBECTL_OAAT_BIN) \
+	LOCAL_OPERATOR=$(LOCAL_OPERATOR_BIN)
 
 .PHONY: demo
 demo: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
 	$(MAKE) images IMAGES="pause busybox"
 	go build -o $(MANAGER_BIN) ./cmd
 	go build -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
+	go build -o $(LOCAL_OPERATOR_BIN) ./hack/local-operator
 	$(DEMO_ENV) hack/demo.sh up
 
 .PHONY: demo-down
-demo-down: ## Stop the demo's operator, then the local cluster; with PURGE=1 also delete their state.
+demo-down: $(PROCESSES) ## Stop the demo's operator, then the local cluster; with PURGE=1 also delete their state.
+	go build -o $(LOCAL_OPERATOR_BIN) ./hack/local-operator
 	$(DEMO_ENV) hack/demo.sh down $(if $(PURGE),--purge)
 
 ##@ Deployment
@@ -730,6 +736,11 @@ $(KUBE_SCHEDULER): | $(LOCALBIN)
 kubelet: $(KUBELET) ## Build the kubelet (the local cluster's real node) into bin/ if necessary.
 $(KUBELET): | $(LOCALBIN)
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kubelet,$(KUBE_LDFLAGS))
+
+.PHONY: processes
+processes: $(PROCESSES) ## Build hack/processes (the local cluster's and the demo's process supervisor, support.Daemons) into bin/ if its sources changed.
+$(PROCESSES): hack/processes/main.go tests/support/daemon.go tests/support/process.go | $(LOCALBIN)
+	go build -o $@ ./hack/processes
 
 # cluster.sh's `down` removes the real node's pods through the CRI with it (Debian has no crictl).
 .PHONY: cri-teardown

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make demo: the local cluster (hack/cluster/cluster.sh) with its real node, the operator running
-# on this machine as its ServiceAccount (hack/local-operator.sh), the samples of config/samples in
+# on this machine as its ServiceAccount (hack/local-operator), the samples of config/samples in
 # namespace oaat-demo, and `kubectl oaat status -w` on them until Ctrl-C. Each item's pod really
 # runs on the real node: busybox prints its item, sleeps and exits 0 or 1 as the sample's script
 # chooses; `kubectl logs` shows what it printed. Ctrl-C leaves the cluster and the operator running.
@@ -10,7 +10,7 @@
 # Environment:
 #   KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, ETCD, KWOK,
 #   KUBELET, CRI_TEARDOWN, OAAT_PAUSE_IMAGE, IMAGES_DIR                            (cluster.sh)
-#   KUSTOMIZE, MANAGER                                                            (local-operator.sh)
+#   LOCAL_OPERATOR   hack/local-operator, built; with KUSTOMIZE and MANAGER for it
 #   KUBECTL_OAAT   the kubectl-oaat plugin binary
 #   DEMO_SECONDS   when set (CI, scripts): show the status every few seconds for that many
 #                  seconds instead of watching, then check that the group ran items one at a time
@@ -20,7 +20,6 @@ set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 CLUSTER=$SCRIPT_DIR/cluster/cluster.sh
-OPERATOR=$SCRIPT_DIR/local-operator.sh
 
 NAMESPACE=oaat-demo
 # The OaatGroup of config/samples, and the label the operator puts on its pods.
@@ -54,6 +53,11 @@ elapsed_since() {
 
 kubectl_admin() { "$KUBECTL" --kubeconfig="$CLUSTER_KUBECONFIG" "$@"; }
 
+operator() {
+	: "${LOCAL_OPERATOR:?the path of hack/local-operator, built: run this through make (make demo)}"
+	"$LOCAL_OPERATOR" -repo "$REPO_ROOT" "$@"
+}
+
 # ---------------------------------------------------------------------------------------------
 # up
 
@@ -64,7 +68,7 @@ cluster_up() {
 }
 
 operator_start() {
-	OPERATOR_LOG=$("$OPERATOR" start | tail -n 1)
+	OPERATOR_LOG=$(operator start | tail -n 1)
 }
 
 apply_samples() {
@@ -93,11 +97,14 @@ group_pods() {
 # live_pods: the names of the group's pods that have not ended (Pending, Running, Unknown).
 live_pods() { group_pods | awk '$2 != "Succeeded" && $2 != "Failed" { print $1 }'; }
 
-# overlapping_pods: pairs of the group's pods (still present) whose lives overlapped, from
-# creation to the end of their container, or to now if it has not ended. Timestamps are whole
-# seconds, so an overlap within the same second goes unseen, but none is reported falsely.
+# overlapping_pods SINCE: pairs of the group's pods created at or after SINCE (still present) whose
+# lives overlapped, from creation to the end of their container, or to now if it has not ended.
+# Timestamps are whole seconds, so an overlap within the same second goes unseen, but none is
+# reported falsely. Pods of an earlier demo (make demo again without PURGE=1) are left out: the
+# node's restart ended them without a finishedAt.
 overlapping_pods() {
-	group_pods | awk '{ print $3, ((($2 == "Succeeded" || $2 == "Failed") && $4 != "-") ? $4 : "9999"), $1 }' |
+	group_pods | awk -v since="$1" '$3 >= since' |
+		awk '{ print $3, ((($2 == "Succeeded" || $2 == "Failed") && $4 != "-" && $4 != "null") ? $4 : "9999"), $1 }' |
 		sort | awk '
 			NR > 1 && $1 < end { print "  " holder " (until " end ") and " $3 " (from " $1 ")" }
 			NR == 1 || $2 > end { end = $2; holder = $3 }'
@@ -138,11 +145,12 @@ logs_command() {
 		"$KUBECTL" "$CLUSTER_KUBECONFIG" "$NAMESPACE" "$GROUP_LABEL" "$GROUP"
 }
 
-# check_item_logs: the log of an ended item pod, read through the API server from the kubelet,
-# holds the line the sample prints with its item.
+# check_item_logs: the log of the newest ended item pod, read through the API server from the
+# kubelet, holds the line the sample prints with its item. The newest: a pod of an earlier demo
+# (make demo again without PURGE=1) has lost its container, and its log, when the node stopped.
 check_item_logs() {
 	local pod item log
-	pod=$(group_pods | awk '$2 == "Succeeded" || $2 == "Failed" { print $1; exit }')
+	pod=$(group_pods | awk '$2 == "Succeeded" || $2 == "Failed"' | sort -k3,3r | awk '{ print $1; exit }')
 	if [[ -z $pod ]]; then
 		say "FAIL: no item pod of $GROUP has ended yet: no log to read"
 		return 1
@@ -164,7 +172,7 @@ check_demo() {
 	ran_count=$(grep -c . <<<"$ran" || true)
 	live=$(live_pods)
 	live_count=$(grep -c . <<<"$live" || true)
-	overlaps=$(overlapping_pods)
+	overlaps=$(overlapping_pods "$since")
 	if ((ran_count >= MIN_ITEMS_RUN)); then
 		say "ok: $ran_count items ran since $since: $(tr '\n' ' ' <<<"$ran")"
 	else
@@ -179,7 +187,7 @@ check_demo() {
 	fi
 	check_item_logs || failed=1
 	if [[ -z $overlaps ]]; then
-		say "ok: no two pods of $GROUP still present ($(group_pods | wc -l)) overlapped in time"
+		say "ok: no two pods of $GROUP created since $since ($(group_pods | awk -v since="$since" '$3 >= since' | wc -l)) overlapped in time"
 	else
 		say "FAIL: pods of $GROUP overlapped in time:"
 		printf '%s\n' "$overlaps"
@@ -227,7 +235,7 @@ cmd_down() {
 	--purge) purge=(--purge) ;;
 	*) die "usage: $0 down [--purge]" ;;
 	esac
-	step "operator stopped" "$OPERATOR" stop "${purge[@]}"
+	step "operator stopped" operator stop "${purge[@]}"
 	step "cluster down" "$CLUSTER" down "${purge[@]}"
 }
 

@@ -61,8 +61,8 @@ SERVICE_CIDR=10.0.0.0/24
 POD_CIDR=10.244.0.0/16
 
 LOG_PREFIX=cluster
-# log, die, the state dir, the lock, and starting and stopping processes: shared with
-# hack/local-operator.sh.
+# log, die, the state dir, the lock, and starting and stopping processes (through hack/processes,
+# which hack/local-operator's manager runs under too).
 # shellcheck source=SCRIPTDIR/../lib/processes.sh
 source "$REPO_ROOT/hack/lib/processes.sh"
 # shellcheck source=SCRIPTDIR/realnode.sh

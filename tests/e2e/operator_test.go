@@ -97,14 +97,10 @@ func (o *operatorProcess) start() error {
 	proc, err := support.StartProcess(support.ProcessSpec{
 		Name:   "operator",
 		Binary: o.binary,
-		Args: []string{
-			"--kubeconfig", o.kubeconfig,
-			"--leader-elect",
-			"--leader-election-namespace", operatorNamespace,
-			"--metrics-bind-address", o.metricsAddr,
-			"--health-probe-bind-address", probeAddr,
-			"--zap-log-level=debug",
-		},
+		Args: support.ManagerFlags{
+			Kubeconfig: o.kubeconfig, MetricsAddr: o.metricsAddr, ProbeAddr: probeAddr, LeaderElect: true,
+			Extra: []string{"--zap-log-level=debug"},
+		}.Args(),
 		LogPath: o.logPath,
 		Log:     GinkgoWriter,
 	})

@@ -22,7 +22,7 @@ const (
 )
 
 // LocalOperator is what running the manager outside the cluster as its ServiceAccount needs
-// (make demo through hack/local-operator.sh, the end-to-end suite, the perf programs): the
+// (make demo through hack/local-operator, the end-to-end suite, the perf programs): the
 // binaries that apply config/local, and the cluster's admin kubeconfig.
 type LocalOperator struct {
 	// Kustomize and Kubectl are the binaries.
@@ -110,4 +110,37 @@ func (o LocalOperator) kubectl(ctx context.Context, stdin io.Reader, log io.Writ
 		return fmt.Errorf("kubectl %s: %w\n%s", args[0], err, out)
 	}
 	return nil
+}
+
+// ManagerFlags are the manager's command-line flags when it runs outside the cluster as the
+// operator's ServiceAccount: make demo (hack/local-operator), the end-to-end suites and the perf
+// programs build its command line here.
+type ManagerFlags struct {
+	// Kubeconfig holds a token of the operator's ServiceAccount (LocalOperator.Prepare).
+	Kubeconfig string
+	// MetricsAddr is --metrics-bind-address: host:port, or "0" to serve no metrics.
+	MetricsAddr string
+	// MetricsInsecure serves the metrics over plain HTTP without authorization
+	// (--metrics-secure=false), for programs that read them on the loopback address.
+	MetricsInsecure bool
+	// ProbeAddr is --health-probe-bind-address, host:port.
+	ProbeAddr string
+	// LeaderElect runs with leader election, its Lease in OperatorNamespace, where config/rbac
+	// lets the ServiceAccount manage Leases.
+	LeaderElect bool
+	// Extra are further flags, appended as given.
+	Extra []string
+}
+
+// Args returns the flags as the manager's arguments.
+func (f ManagerFlags) Args() []string {
+	args := []string{"--kubeconfig", f.Kubeconfig, "--metrics-bind-address", f.MetricsAddr}
+	if f.MetricsInsecure {
+		args = append(args, "--metrics-secure=false")
+	}
+	args = append(args, "--health-probe-bind-address", f.ProbeAddr)
+	if f.LeaderElect {
+		args = append(args, "--leader-elect", "--leader-election-namespace", OperatorNamespace)
+	}
+	return append(args, f.Extra...)
 }

@@ -55,26 +55,13 @@ type Process struct {
 // StartProcess starts the program of spec, its output appended to spec.LogPath after a line that
 // says when and how it started, and reaps it in the background once it exits.
 func StartProcess(spec ProcessSpec) (*Process, error) {
-	logFile, err := os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd, logStart, err := startLogged(spec, &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL})
 	if err != nil {
 		return nil, err
-	}
-	defer func() { _ = logFile.Close() }() // the process has its own descriptor
-	info, err := logFile.Stat()
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(logFile, "\n==== %s starting %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), spec.Binary, strings.Join(spec.Args, " "))
-	cmd := exec.Command(spec.Binary, spec.Args...)
-	cmd.Env = append(os.Environ(), spec.Env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", spec.Binary, err)
 	}
 	p := &Process{
 		Name: spec.Name, LogPath: spec.LogPath, log: spec.Log,
-		cmd: cmd, done: make(chan struct{}), logStart: info.Size(),
+		cmd: cmd, done: make(chan struct{}), logStart: logStart,
 	}
 	if p.log == nil {
 		p.log = io.Discard
@@ -91,6 +78,30 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	}()
 	fmt.Fprintf(p.log, "Started %s, pid %d, log %s\n", p.Name, cmd.Process.Pid, p.LogPath)
 	return p, nil
+}
+
+// startLogged starts the program of spec with attr, its standard input /dev/null and its output
+// appended to spec.LogPath after a line that says when and how it started; it returns the command
+// and the size of the log before that line.
+func startLogged(spec ProcessSpec, attr *syscall.SysProcAttr) (*exec.Cmd, int64, error) {
+	logFile, err := os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { _ = logFile.Close() }() // the process has its own descriptor
+	info, err := logFile.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	fmt.Fprintf(logFile, "\n==== %s starting %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), spec.Binary, strings.Join(spec.Args, " "))
+	cmd := exec.Command(spec.Binary, spec.Args...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		return nil, 0, fmt.Errorf("starting %s: %w", spec.Binary, err)
+	}
+	return cmd, info.Size(), nil
 }
 
 // PID returns the process's pid.

@@ -87,7 +87,7 @@ func StartCluster(ctx context.Context, root, name string, nodes int, log io.Writ
 }
 
 // prepareOperator applies config/local, waits for the CRDs and writes a kubeconfig with a token of
-// the operator's ServiceAccount, as hack/local-operator.sh prepare does; it returns its path.
+// the operator's ServiceAccount, as hack/local-operator prepare does; it returns its path.
 func (e *Env) prepareOperator(ctx context.Context, kubeconfig string) (string, error) {
 	path := filepath.Join(e.Cluster.StateDir, "operator", "kubeconfig")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

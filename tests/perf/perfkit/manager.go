@@ -59,14 +59,10 @@ func (m *Manager) Start() error {
 	}
 	m.metricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 	m.probeAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
-	args := []string{
-		"--kubeconfig", m.Kubeconfig,
-		"--metrics-bind-address", m.metricsAddr, "--metrics-secure=false",
-		"--health-probe-bind-address", m.probeAddr,
-	}
-	if m.LeaderElect {
-		args = append(args, "--leader-elect", "--leader-election-namespace", support.OperatorNamespace)
-	}
+	args := support.ManagerFlags{
+		Kubeconfig: m.Kubeconfig, MetricsAddr: m.metricsAddr, MetricsInsecure: true, ProbeAddr: m.probeAddr,
+		LeaderElect: m.LeaderElect,
+	}.Args()
 	proc, err := support.StartProcess(support.ProcessSpec{
 		Name: m.Name, Binary: m.Binary, Args: args, LogPath: m.LogPath, Log: m.Log,
 	})
