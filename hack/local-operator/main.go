@@ -124,7 +124,7 @@ func (l local) locked(f func() error) error {
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
+	defer func() { _ = lock.Close() }() // closing releases the lock
 	for deadline := time.Now().Add(lockTimeout); ; time.Sleep(200 * time.Millisecond) {
 		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {

@@ -8,6 +8,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -25,7 +26,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: processes start|pid|stop -state DIR NAME ...")
+		return errors.New("usage: processes start|pid|stop -state DIR NAME [BINARY ARG...]")
 	}
 	fs := flag.NewFlagSet("processes "+args[0], flag.ContinueOnError)
 	state := fs.String("state", "", "the state directory (absolute)")
