@@ -75,7 +75,7 @@ func main() {
 	b := &bench{cfg: cfg, cfg15: cfg15, rep: perfkit.NewReport(os.Stdout)}
 	b.header(knobs)
 	perfkit.Program{
-		Name: "bench", Knobs: knobs, Report: b.rep,
+		Name: "bench", Section: cfg15.section(), Knobs: knobs, Report: b.rep,
 		// A live pod takes a slot of a fake Node (110 each); finished pods do not.
 		Nodes: (max(cfg.groups, cfg.cronJobs, cfg15.tick.groups)+cfg.latencyGroups)/100 + 2,
 		Run: func(ctx context.Context, env *perfkit.Env) ([]string, error) {

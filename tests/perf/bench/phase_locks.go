@@ -25,8 +25,10 @@ type lockRun struct {
 	capacity int
 	runs     int
 	elapsed  time.Duration
-	// perRun are the operator's writes per finished run.
-	perRun opWrites
+	// perRun are the operator's writes per finished run; failedLockWrites its failed writes of
+	// the lock's status per finished run (conflicts between groups taking slots at once).
+	perRun           opWrites
+	failedLockWrites float64
 	// waits are the slots taken and meanWait their mean wait (oaat_lock_wait_seconds);
 	// waitQuantiles the upper bounds of its buckets that hold the 50th, 90th and 99th percentile.
 	waits         float64
@@ -55,7 +57,7 @@ func (b *bench) lockPhase(ctx context.Context) error {
 	base := variants[0].perRun
 	b.rep.Printf("  extra operator writes per finished run against no lock (target: at most 2 with a lock, none without):")
 	for _, v := range variants {
-		b.rep.Printf("    %s: %s", v.name, v.perRun.minus(base).signed())
+		b.rep.Printf("    %s: %s; failed lock status writes (conflicts, not counted) %.2f", v.name, v.perRun.minus(base).signed(), v.failedLockWrites)
 	}
 	return nil
 }
@@ -93,6 +95,9 @@ func (b *bench) measureLockRun(ctx context.Context, ns string, v *lockRun) error
 	pods := b.pods.Pods(ns)
 	v.runs, v.elapsed = endedIn(pods, in), iv.elapsed
 	v.perRun = operatorWrites(iv.api).perRun(v.runs)
+	v.failedLockWrites = perfkit.PerRun(iv.api.Count(func(k perfkit.RequestKey) bool {
+		return k.Resource == "oaatlocks" && k.Write() && k.Failed
+	}), v.runs)
 	for _, e := range measureStarts(perfkit.ByGroup(pods), cfg.frequency, window{}).early {
 		b.findingf("started while not due: %s", e)
 	}

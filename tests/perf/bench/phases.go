@@ -115,7 +115,7 @@ func (b *bench) issue15Summary() {
 		for _, v := range r.locks[1:] {
 			extra := v.perRun.minus(base)
 			row(fmt.Sprintf("<= 2 extra writes per run, capacity %d of %d groups", v.capacity, b.cfg15.locks.groups),
-				verdict(extra.total() <= 2), extra.signed())
+				verdict(extra.total() <= 2), fmt.Sprintf("%s; and %.2f failed lock writes (conflicts)", extra.signed(), v.failedLockWrites))
 		}
 	}
 	for _, t := range r.ticks {
@@ -136,4 +136,19 @@ func (b *bench) issue15Phases(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// section is the section of docs/performance.md that the report goes to: bench for a run of every
+// phase, bench-<phase>-<phase> for a run of some, so that it does not replace a full run's report.
+func (c issue15Config) section() string {
+	var some []string
+	for _, p := range allPhases {
+		if c.phases[p] {
+			some = append(some, p)
+		}
+	}
+	if len(some) == len(allPhases) {
+		return "bench"
+	}
+	return "bench-" + strings.Join(some, "-")
 }
