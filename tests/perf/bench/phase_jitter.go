@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -127,7 +128,7 @@ func (b *bench) plannedRounds(ctx context.Context, ns string, tick, created time
 		b.rep.Printf("  only %d of %d groups had announced their round 2 s before the tick (BENCH_TICK_LEAD %s is too short for this machine): the others are measured from the tick",
 			len(starts), cfg.groups, cfg.lead)
 	} else {
-		b.rep.Printf("  every group had announced its round %s after the creation began", time.Since(created).Round(time.Second))
+		b.rep.Printf("  every group had announced its round %s after the creation began", time.Since(created).Round(100*time.Millisecond))
 	}
 	return starts, nil
 }
@@ -160,11 +161,14 @@ func (b *bench) explainSpread(start, end tickReading, starts tickStarts) {
 	secs := iv.elapsed.Seconds()
 	w := operatorWrites(iv.api)
 	workers := end.op.Sum("controller_runtime_max_concurrent_reconciles", map[string]string{"controller": "oaatgroup"})
-	busy := iv.reconciles * iv.reconcileTime.Seconds() / (workers * secs)
-	b.rep.Printf("  over the %s from 1 s before the tick to the last start: %.0f reconciles (%.2f per started group), mean %s each, mean work queue wait %s, %.0f workers busy %.0f %% of the time",
+	// The groups are idle before the tick: the workers' busy share is that of the time from the
+	// tick to the last start.
+	active := max(starts.fromTick.Max(), time.Millisecond)
+	busy := iv.reconciles * iv.reconcileTime.Seconds() / (workers * active.Seconds())
+	b.rep.Printf("  over the %s from 1 s before the tick to the last start: %.0f reconciles (%.2f per started group), mean %s each, mean work queue wait %s; %.0f workers, busy %.0f %% of the %s from the tick to the last start",
 		iv.elapsed.Round(time.Millisecond), iv.reconciles, iv.reconciles/float64(started), iv.reconcileTime.Round(time.Microsecond),
-		iv.queueWait.Round(time.Millisecond), workers, 100*busy)
-	b.rep.Printf("  operator writes: %.0f (%.2f per started group: %s), %.0f/s; all write requests the API server took: %.0f/s",
+		iv.queueWait.Round(time.Millisecond), workers, 100*busy, active.Round(time.Millisecond))
+	b.rep.Printf("  operator writes: %.0f (%.2f per started group: %s; events are sent later, in the background), %.0f/s; all write requests the API server took: %.0f/s",
 		w.total(), w.total()/float64(started), w.perRun(started), w.total()/secs, iv.api.Count(perfkit.RequestKey.Write)/secs)
 	// The writes a reconcile waits for: status, pod, lock; events are sent by a background
 	// recorder.
@@ -187,8 +191,8 @@ func (b *bench) explainSpread(start, end tickReading, starts tickStarts) {
 	}
 	apfN := apiEnd.Sum("apiserver_flowcontrol_request_wait_duration_seconds_count", nil) - apiStart.Sum("apiserver_flowcontrol_request_wait_duration_seconds_count", nil)
 	apfSum := apiEnd.Sum("apiserver_flowcontrol_request_wait_duration_seconds_sum", nil) - apiStart.Sum("apiserver_flowcontrol_request_wait_duration_seconds_sum", nil)
-	b.rep.Printf("  the API server's time for the writes a reconcile waits for: %v; mean wait in its priority and fairness queues %s (all requests)",
-		latencies, mean(apfSum, apfN).Round(100*time.Microsecond))
+	b.rep.Printf("  the API server's time for the writes a reconcile waits for: %s; mean wait in its priority and fairness queues %s (all requests)",
+		strings.Join(latencies, ", "), mean(apfSum, apfN).Round(100*time.Microsecond))
 	perReconcile := time.Duration(inAPI / iv.reconciles * float64(time.Second))
 	cores := iv.cpu.Seconds() / secs
 	b.rep.Printf("  manager CPU %.2f cores of the machine's %d (shared with the API server, etcd, the scheduler and kwok)", cores, runtime.NumCPU())
@@ -199,7 +203,8 @@ func (b *bench) explainSpread(start, end tickReading, starts tickStarts) {
 			iv.reconciles, iv.reconcileTime.Round(time.Microsecond), workTime.Round(time.Millisecond), workers,
 			perfkit.Ms(starts.spread()), perReconcile.Round(time.Microsecond), 100*perReconcile.Seconds()/iv.reconcileTime.Seconds(), cores)
 	default:
-		b.rep.Printf("  limit: not the reconcile workers (busy %.0f %%): the groups started when their rounds did (see the round starts above); %s of work for each worker",
-			100*busy, workTime.Round(time.Millisecond))
+		b.rep.Printf("  limit: not the reconcile workers (busy %.0f %%, %s of work each): a start came p50 %s after its round start, against a mean work queue wait of %s and a mean reconcile of %s",
+			100*busy, workTime.Round(time.Millisecond), perfkit.Ms(starts.fromRound.Percentile(50)),
+			iv.queueWait.Round(time.Millisecond), iv.reconcileTime.Round(time.Microsecond))
 	}
 }
