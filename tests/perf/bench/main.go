@@ -124,10 +124,8 @@ func (b *bench) phases(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if b.runs(phaseCronJob) {
-		if err := b.cronJobPhase(ctx); err != nil {
-			return fmt.Errorf("cronjob phase: %w", err)
-		}
+	if err := b.runPhase(ctx, phaseCronJob, b.cronJobPhase); err != nil {
+		return err
 	}
 	b.manager = perfkit.NewManager(b.env, "bench-manager", false)
 	if err := os.Remove(b.manager.LogPath); err != nil && !os.IsNotExist(err) {
@@ -144,18 +142,13 @@ func (b *bench) phases(ctx context.Context) error {
 	if err := b.manager.WaitReady(ctx, time.Minute); err != nil {
 		return err
 	}
-	if b.runs(phaseLatency) {
-		if err := b.latencyPhase(ctx); err != nil {
-			return fmt.Errorf("latency phase: %w", err)
+	for _, p := range []struct {
+		name string
+		run  func(context.Context) error
+	}{{phaseLatency, b.latencyPhase}, {phaseScale, b.scalePhase}, {phaseLocks, b.lockPhase}, {phaseJitter, b.jitterPhase}} {
+		if err := b.runPhase(ctx, p.name, p.run); err != nil {
+			return err
 		}
-	}
-	if b.runs(phaseScale) {
-		if err := b.scalePhase(ctx); err != nil {
-			return fmt.Errorf("scale phase: %w", err)
-		}
-	}
-	if err := b.issue15Phases(ctx); err != nil {
-		return err
 	}
 	for _, o := range b.tracker.Overlaps() {
 		b.findings = append(b.findings, o.String())

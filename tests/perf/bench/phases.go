@@ -123,17 +123,13 @@ func (b *bench) issue15Summary() {
 	}
 }
 
-// issue15Phases runs the locks and jitter phases that BENCH_PHASES selects.
-func (b *bench) issue15Phases(ctx context.Context) error {
-	if b.runs(phaseLocks) {
-		if err := b.lockPhase(ctx); err != nil {
-			return fmt.Errorf("locks phase: %w", err)
-		}
+// runPhase runs the phase named name if BENCH_PHASES selected it.
+func (b *bench) runPhase(ctx context.Context, name string, phase func(context.Context) error) error {
+	if !b.runs(name) {
+		return nil
 	}
-	if b.runs(phaseJitter) {
-		if err := b.jitterPhase(ctx); err != nil {
-			return fmt.Errorf("jitter phase: %w", err)
-		}
+	if err := phase(ctx); err != nil {
+		return fmt.Errorf("%s phase: %w", name, err)
 	}
 	return nil
 }
