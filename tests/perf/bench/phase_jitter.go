@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -170,38 +172,60 @@ func (b *bench) explainSpread(start, end tickReading, starts tickStarts) {
 		iv.queueWait.Round(time.Millisecond), workers, 100*busy, active.Round(time.Millisecond))
 	b.rep.Printf("  operator writes: %.0f (%.2f per started group: %s; events are sent later, in the background), %.0f/s; all write requests the API server took: %.0f/s",
 		w.total(), w.total()/float64(started), w.perRun(started), w.total()/secs, iv.api.Count(perfkit.RequestKey.Write)/secs)
-	// The writes a reconcile waits for: status, pod, lock; events are sent by a background
-	// recorder.
-	type kind struct{ verb, resource, subresource string }
+	// The requests a reconcile waits for: reads and writes of the operator's kinds (the pods'
+	// binding and status are the scheduler's and kwok's; events are sent by a background
+	// recorder; watches do not end).
+	operatorKind := func(k perfkit.RequestKey) bool {
+		switch k.Resource {
+		case "oaatgroups", "oaatlocks", "oaattypes", "leases":
+		case "pods":
+			if k.Subresource != "" {
+				return false
+			}
+		default:
+			return false
+		}
+		return !k.Failed && k.Verb != "WATCH"
+	}
 	var inAPI float64
 	var latencies []string
-	for _, k := range []kind{{"PUT", "oaatgroups", "status"}, {"POST", "pods", ""}, {"DELETE", "pods", ""}, {"PUT", "oaatlocks", "status"}} {
-		match := map[string]string{"verb": k.verb, "resource": k.resource, "subresource": k.subresource}
+	var keys []perfkit.RequestKey
+	for k := range iv.api {
+		if operatorKind(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return iv.api[keys[i]] > iv.api[keys[j]] })
+	for _, k := range keys {
+		match := map[string]string{"verb": k.Verb, "group": k.Group, "resource": k.Resource, "subresource": k.Subresource}
 		n := apiEnd.Sum("apiserver_request_duration_seconds_count", match) - apiStart.Sum("apiserver_request_duration_seconds_count", match)
 		sum := apiEnd.Sum("apiserver_request_duration_seconds_sum", match) - apiStart.Sum("apiserver_request_duration_seconds_sum", match)
 		if n == 0 {
 			continue
 		}
 		inAPI += sum
-		name := k.resource
-		if k.subresource != "" {
-			name += "/" + k.subresource
-		}
-		latencies = append(latencies, fmt.Sprintf("%s %s %.0f x mean %s", name, k.verb, n, mean(sum, n).Round(100*time.Microsecond)))
+		latencies = append(latencies, fmt.Sprintf("%s %.0f x mean %s", k, n, mean(sum, n).Round(100*time.Microsecond)))
 	}
 	apfN := apiEnd.Sum("apiserver_flowcontrol_request_wait_duration_seconds_count", nil) - apiStart.Sum("apiserver_flowcontrol_request_wait_duration_seconds_count", nil)
 	apfSum := apiEnd.Sum("apiserver_flowcontrol_request_wait_duration_seconds_sum", nil) - apiStart.Sum("apiserver_flowcontrol_request_wait_duration_seconds_sum", nil)
-	b.rep.Printf("  the API server's time for the writes a reconcile waits for: %s; mean wait in its priority and fairness queues %s (all requests)",
+	b.rep.Printf("  the API server's time for the requests of the operator's kinds (groups, locks, types, pods, leases; no watch): %s; mean wait in its priority and fairness queues %s (all requests)",
 		strings.Join(latencies, ", "), mean(apfSum, apfN).Round(100*time.Microsecond))
 	perReconcile := time.Duration(inAPI / iv.reconciles * float64(time.Second))
-	cores := iv.cpu.Seconds() / secs
-	b.rep.Printf("  manager CPU %.2f cores of the machine's %d (shared with the API server, etcd, the scheduler and kwok)", cores, runtime.NumCPU())
+	cpuPerReconcile := time.Duration(float64(iv.cpu) / iv.reconciles)
+	load, _ := os.ReadFile("/proc/loadavg")
+	loadNow := strings.Fields(string(load) + " ?")[0]
+	b.rep.Printf("  manager CPU %.2f cores (%s per reconcile) of the machine's %d, shared with the API server, etcd, the scheduler, kwok and whatever else runs; load average at the last start %s",
+		iv.cpu.Seconds()/secs, cpuPerReconcile.Round(100*time.Microsecond), runtime.NumCPU(), loadNow)
 	workTime := time.Duration(iv.reconciles * iv.reconcileTime.Seconds() / workers * float64(time.Second))
 	switch {
 	case busy >= 0.8:
-		b.rep.Printf("  limit: the operator's reconcile workers: the burst's %.0f reconciles of %s each are %s of work for each of %.0f workers, against a spread of %s; of a reconcile, %s (%.0f %%) is the API server's time for its writes, the rest the manager's own work (%.2f cores) and its client",
+		share := func(d time.Duration) string {
+			return fmt.Sprintf("%s (%.0f %%)", d.Round(100*time.Microsecond), 100*d.Seconds()/iv.reconcileTime.Seconds())
+		}
+		b.rep.Printf("  limit: the operator's reconcile workers: the burst's %.0f reconciles of %s each are %s of work for each of %.0f workers, against a spread of %s. Of a reconcile, %s is the API server's time for its requests, %s the manager's CPU, and the other %s waiting elsewhere: for a CPU (load average %s on %d cores), on the connection, in the client",
 			iv.reconciles, iv.reconcileTime.Round(time.Microsecond), workTime.Round(time.Millisecond), workers,
-			perfkit.Ms(starts.spread()), perReconcile.Round(time.Microsecond), 100*perReconcile.Seconds()/iv.reconcileTime.Seconds(), cores)
+			perfkit.Ms(starts.spread()), share(perReconcile), share(cpuPerReconcile), share(iv.reconcileTime-perReconcile-cpuPerReconcile),
+			loadNow, runtime.NumCPU())
 	default:
 		b.rep.Printf("  limit: not the reconcile workers (busy %.0f %%, %s of work each): a start came p50 %s after its round start, against a mean work queue wait of %s and a mean reconcile of %s",
 			100*busy, workTime.Round(time.Millisecond), perfkit.Ms(starts.fromRound.Percentile(50)),
