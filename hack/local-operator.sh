@@ -84,10 +84,6 @@ warn_if_stale() {
 	fi
 }
 
-# The Go suites and programs run the manager with support.Manager (tests/support/manager.go), as
-# a child process that dies with them; the demo's manager must outlive make demo (Ctrl-C leaves it
-# running, make demo-down stops it from another shell), so it is a daemon of hack/lib/processes.sh.
-# Both pass the same command line: keep them in step.
 start_manager() {
 	local port extra=()
 	read -ra extra <<<"${OAAT_OPERATOR_ARGS:-}"

@@ -8,11 +8,6 @@
 #   STOP_TIMEOUT  seconds stop_process waits after SIGTERM before it sends SIGKILL
 #   LOG_PREFIX    what log and die put before each message ("cluster", "operator")
 # and creates <state>/pids and <state>/logs. Every function here reads them when it is called.
-#
-# These are daemons: started by one command (make cluster-up, make demo) and stopped by another,
-# found again through their pid files. The Go suites' child processes (tests/support/process.go:
-# reaped by the program that started them, killed with it, their unexpected exits reported) are
-# another job; the Go suites start their clusters through cluster.sh, so both use these.
 
 log() { printf '%s: %s\n' "$LOG_PREFIX" "$*" >&2; }
 die() { log "error: $*"; exit 1; }

@@ -293,7 +293,7 @@ func dumpDiagnostics(ctx context.Context, namespace string) {
 		fmt.Fprintf(w, "--- Last lines of Prometheus's log %s\n%s\n", prom.logPath, support.LogTail(prom.logPath, 10))
 	}
 	fmt.Fprintf(w, "--- Last lines of the operator's log %s\n%s\n===== End of diagnostics\n",
-		operator.LogPath, support.LogTail(operator.LogPath, 80))
+		operator.logPath, support.LogTail(operator.logPath, 80))
 }
 
 // itemsOf returns the items of the records, in order.

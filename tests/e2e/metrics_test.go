@@ -51,7 +51,7 @@ var _ = Describe("Metrics", func() {
 		Expect(body).To(ContainSubstring("controller_runtime_reconcile_total"))
 
 		By("speaking plain HTTP to the HTTPS endpoint")
-		plain := strings.Replace(operatorMetricsURL(), "https://", "http://", 1)
+		plain := strings.Replace(operator.metricsURL(), "https://", "http://", 1)
 		c := http.Client{Timeout: 5 * time.Second}
 		plainResp, err := c.Get(plain)
 		Expect(err).NotTo(HaveOccurred())

@@ -78,7 +78,7 @@ func startPrometheus(ctx context.Context) {
 	tokenFile := filepath.Join(p.dir, "token")
 	Expect(os.WriteFile(tokenFile, []byte(mintToken(ctx, monitoringNamespace, prometheusSA)), 0o600)).To(Succeed())
 
-	target := strings.TrimSuffix(strings.TrimPrefix(operatorMetricsURL(), "https://"), "/metrics")
+	target := strings.TrimSuffix(strings.TrimPrefix(operator.metricsURL(), "https://"), "/metrics")
 	Expect(target).NotTo(BeEmpty(), "the operator has no metrics address")
 	configFile := filepath.Join(p.dir, "prometheus.yml")
 	Expect(os.WriteFile(configFile, []byte(prometheusConfig(target, tokenFile)), 0o644)).To(Succeed())
@@ -181,7 +181,7 @@ func (p *prometheusProcess) waitForTarget(ctx context.Context) {
 	Eventually(func(g Gomega) {
 		expectTargetUp(ctx, g)
 	}).WithContext(ctx).WithTimeout(60*time.Second).WithPolling(500*time.Millisecond).Should(Succeed(),
-		"Prometheus never scraped the operator at %s; log %s", operatorMetricsURL(), p.logPath)
+		"Prometheus never scraped the operator at %s; log %s", operator.metricsURL(), p.logPath)
 }
 
 // expectTargetUp checks that Prometheus's last scrape of the operator succeeded.
@@ -261,7 +261,7 @@ func mintToken(ctx context.Context, namespace, sa string) string {
 // scrapeOperator GETs the operator's metrics as a scraper would, with the bearer token unless it
 // is empty. The certificate is self-signed: it is not verified.
 func scrapeOperator(ctx context.Context, token string) (*http.Response, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, operatorMetricsURL(), http.NoBody)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, operator.metricsURL(), http.NoBody)
 	if err != nil {
 		return nil, "", err
 	}

@@ -49,7 +49,7 @@ const poll = 200 * time.Millisecond
 var (
 	paths     testPaths
 	cluster   *support.Cluster
-	operator  *support.Manager
+	operator  *operatorProcess
 	prom      *prometheusProcess
 	k8sClient client.Client // not cached: every assertion reads the API server itself
 	// adminKubeconfig is the cluster's admin kubeconfig, for the commands a test runs.
@@ -94,13 +94,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	podWatch, err = support.WatchPods(ctx, clientset, metav1.NamespaceAll, tracker)
 	Expect(err).NotTo(HaveOccurred())
 
-	operator = &support.Manager{
-		Name: "operator", Binary: paths.manager, Kubeconfig: operatorKubeconfig,
-		LogPath:        filepath.Join(cluster.StateDir, "logs", "oaat-operator.log"),
-		LeaseNamespace: operatorNamespace, Metrics: support.MetricsHTTPS,
-		Args: []string{"--zap-log-level=debug"}, Log: GinkgoWriter,
+	operator = &operatorProcess{
+		binary:     paths.manager,
+		kubeconfig: operatorKubeconfig,
+		logPath:    filepath.Join(cluster.StateDir, "logs", "oaat-operator.log"),
 	}
-	Expect(os.Remove(operator.LogPath)).To(Or(Succeed(), MatchError(os.ErrNotExist)),
+	Expect(os.Remove(operator.logPath)).To(Or(Succeed(), MatchError(os.ErrNotExist)),
 		"the log of the last run is replaced, so that the final check for forbidden requests reads this run's only")
 	startOperator(ctx)
 	// The lease of the last run was released when it stopped, or expires within 15 s; the tests
@@ -109,7 +108,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	promStart := time.Now()
 	startPrometheus(ctx)
 	GinkgoWriter.Printf("Prometheus ready after %s\n", time.Since(promStart).Round(time.Millisecond))
-	GinkgoWriter.Printf("Suite ready after %s; operator log %s\n", time.Since(start).Round(time.Millisecond), operator.LogPath)
+	GinkgoWriter.Printf("Suite ready after %s; operator log %s\n", time.Since(start).Round(time.Millisecond), operator.logPath)
 }, NodeTimeout(5*time.Minute))
 
 // tearDown stops Prometheus, the operator, the watcher and the cluster, then checks that no
@@ -126,8 +125,8 @@ func tearDown(_ SpecContext) {
 		}
 	}
 	if operator != nil {
-		operatorPID = operator.PID()
-		if err := operator.Stop(); err != nil {
+		operatorPID = operator.pid()
+		if err := operator.stop(); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -151,11 +150,11 @@ func tearDown(_ SpecContext) {
 	problems = append(problems, support.ProcessesLeft(pids, cluster.StateDir, 10*time.Second)...)
 	GinkgoWriter.Printf("Stopped processes: %v\n", pids)
 	if operator != nil {
-		if lines, err := forbiddenLines(operator.LogPath, GinkgoWriter); err != nil {
+		if lines, err := forbiddenLines(operator.logPath, GinkgoWriter); err != nil {
 			problems = append(problems, err.Error())
 		} else if len(lines) > 0 {
 			problems = append(problems, "the operator was refused requests (a missing RBAC permission?), in "+
-				operator.LogPath+":\n"+joinLines(lines))
+				operator.logPath+":\n"+joinLines(lines))
 		}
 	}
 	Expect(problems).To(BeEmpty(), "tearing down the suite")
@@ -190,13 +189,13 @@ var _ = BeforeEach(func(ctx SpecContext) {
 // must Prometheus.
 var _ = AfterEach(func(ctx SpecContext) {
 	overlaps := tracker.OverlapsIn(ns)
-	exited := operator.UnexpectedExit()
+	exited := operator.unexpectedExit()
 	promExited := prom.unexpectedExit()
 	if CurrentSpecReport().Failed() || len(overlaps) > 0 || exited != nil || promExited != nil {
 		dumpDiagnostics(ctx, ns)
 	}
 	Expect(overlaps).To(BeEmpty(), "two or more live pods of the same group coexisted")
-	Expect(exited).NotTo(HaveOccurred(), "the operator exited during the test; log %s", operator.LogPath)
+	Expect(exited).NotTo(HaveOccurred(), "the operator exited during the test; log %s", operator.logPath)
 	Expect(promExited).NotTo(HaveOccurred(), "Prometheus exited during the test")
 	Expect(podWatch.Err()).NotTo(HaveOccurred(), "the overlap watcher may have missed pod events")
 })

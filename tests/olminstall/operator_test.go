@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,27 +60,30 @@ func startManager(ctx context.Context, m installMode, saName, watchNamespace str
 	kubeconfig := filepath.Join(cluster.StateDir, "manager-"+m.Name+".kubeconfig")
 	Expect(support.WriteServiceAccountKubeconfig(ctx, clientset, adminKubeconfig, m.InstallNamespace, saName, kubeconfig, time.Hour)).
 		To(Succeed(), "a kubeconfig of the CSV's ServiceAccount")
+	port, err := support.FreePort()
+	Expect(err).NotTo(HaveOccurred())
+	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
 	logPath := filepath.Join(cluster.StateDir, "logs", "manager-"+m.Name+".log")
-	manager := &support.Manager{
-		Name: "manager-" + m.Name, Binary: env.manager, Kubeconfig: kubeconfig, LogPath: logPath,
-		LeaseNamespace: m.InstallNamespace, Env: []string{"WATCH_NAMESPACE=" + watchNamespace},
-		Args: []string{"--zap-log-level=debug"}, Log: GinkgoWriter,
-	}
-	Expect(manager.Start()).To(Succeed())
-	started.add(manager.Process())
+	p, err := startProcess("manager-"+m.Name, logPath, []string{"WATCH_NAMESPACE=" + watchNamespace}, env.manager,
+		"--kubeconfig", kubeconfig,
+		"--leader-elect", "--leader-election-namespace", m.InstallNamespace,
+		"--metrics-bind-address", "0",
+		"--health-probe-bind-address", probeAddr,
+		"--zap-log-level=debug")
+	Expect(err).NotTo(HaveOccurred())
 	Eventually(func() error {
-		if err := manager.UnexpectedExit(); err != nil {
+		if err := p.UnexpectedExit(30); err != nil {
 			return StopTrying("the manager exited while starting").Wrap(err)
 		}
-		return manager.Ready(ctx)
+		return support.CheckReady(ctx, "http://"+probeAddr+"/readyz", time.Second)
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the manager's /readyz; log %s", logPath)
 	Eventually(func() (string, error) {
-		if err := manager.UnexpectedExit(); err != nil {
+		if err := p.UnexpectedExit(30); err != nil {
 			return "", StopTrying("the manager exited").Wrap(err)
 		}
-		return manager.LogSinceStart()
+		return p.LogSinceStart()
 	}).WithContext(ctx).WithTimeout(60*time.Second).Should(MatchRegexp(leaderMessage), "the manager never became leader; log %s", logPath)
-	return manager.Process()
+	return p
 }
 
 // runItems creates an OaatType whose pods last 2 s and succeed, and an OaatGroup of two items, in

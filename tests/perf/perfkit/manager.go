@@ -4,30 +4,124 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"strconv"
+	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
-// Manager is bin/manager run as the operator's ServiceAccount (support.Manager) by the perf
-// programs, its metrics served over plain HTTP on the loopback address so that they can read them.
+// Manager is bin/manager run as a separate process with the operator's ServiceAccount token, its
+// metrics served over plain HTTP on the loopback address so that the programs can read them. It
+// can be killed and started again; each start is a new process that appends to the same log.
 type Manager struct {
-	*support.Manager
+	// Name names the replica in messages and in its log file.
+	Name string
+	// Binary, Kubeconfig and LogPath are the manager binary, the operator's kubeconfig and the
+	// log its output is appended to.
+	Binary, Kubeconfig, LogPath string
+	// LeaderElect runs the manager with --leader-elect (Lease in support.OperatorNamespace).
+	LeaderElect bool
+	// Log receives what happens to the process.
+	Log io.Writer
+
+	proc        *support.Process
+	metricsAddr string
+	probeAddr   string
+	startedAt   time.Time
 }
 
-// NewManager returns a replica of the operator in env named name, not started; with leaderElect
-// its Lease is in support.OperatorNamespace.
+// NewManager returns a replica of the operator in env named name, not started.
 func NewManager(env *Env, name string, leaderElect bool) *Manager {
-	m := &support.Manager{
+	return &Manager{
 		Name: name, Binary: os.Getenv("MANAGER"), Kubeconfig: env.OperatorKubeconfig,
-		LogPath: env.ManagerLog(name), Metrics: support.MetricsHTTP, Log: env.Log,
+		LogPath: env.ManagerLog(name), LeaderElect: leaderElect, Log: env.Log,
 	}
-	if leaderElect {
-		m.LeaseNamespace = support.OperatorNamespace
+}
+
+// Start starts a new process of the manager; the previous one must have ended.
+func (m *Manager) Start() error {
+	if m.proc != nil && !m.proc.Reaped() {
+		return fmt.Errorf("%s already runs (pid %d)", m.Name, m.proc.PID())
 	}
-	return &Manager{Manager: m}
+	var ports [2]int
+	for i := range ports {
+		port, err := support.FreePort()
+		if err != nil {
+			return err
+		}
+		ports[i] = port
+	}
+	m.metricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
+	m.probeAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
+	args := []string{
+		"--kubeconfig", m.Kubeconfig,
+		"--metrics-bind-address", m.metricsAddr, "--metrics-secure=false",
+		"--health-probe-bind-address", m.probeAddr,
+	}
+	if m.LeaderElect {
+		args = append(args, "--leader-elect", "--leader-election-namespace", support.OperatorNamespace)
+	}
+	proc, err := support.StartProcess(support.ProcessSpec{
+		Name: m.Name, Binary: m.Binary, Args: args, LogPath: m.LogPath, Log: m.Log,
+	})
+	if err != nil {
+		return err
+	}
+	m.proc, m.startedAt = proc, time.Now()
+	return nil
+}
+
+// StartedAt is when the current process was started.
+func (m *Manager) StartedAt() time.Time { return m.startedAt }
+
+// WaitReady waits until the manager's /readyz answers 200, failing early if it exits.
+func (m *Manager) WaitReady(ctx context.Context, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := m.UnexpectedExit(); err != nil {
+			return false, err
+		}
+		return support.CheckReady(ctx, "http://"+m.probeAddr+"/readyz", time.Second) == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s not ready: %w; log %s", m.Name, err, m.LogPath)
+	}
+	return nil
+}
+
+// Running reports whether the current process runs.
+func (m *Manager) Running() bool { return m.proc != nil && !m.proc.Reaped() }
+
+// PID is the current process's pid, 0 before the first start.
+func (m *Manager) PID() int {
+	if m.proc == nil {
+		return 0
+	}
+	return m.proc.PID()
+}
+
+// UnexpectedExit returns why the current process exited, if it did so on its own.
+func (m *Manager) UnexpectedExit() error { return m.proc.UnexpectedExit(20) }
+
+// Kill sends SIGKILL, as a node failure or an OOM kill would, and waits until it is reaped.
+func (m *Manager) Kill() error {
+	if m.proc == nil {
+		return nil
+	}
+	return m.proc.Signal(syscall.SIGKILL, 10*time.Second)
+}
+
+// Stop stops the manager with SIGTERM (it then releases its Lease), SIGKILL after 30 s.
+func (m *Manager) Stop() error {
+	if m.proc == nil {
+		return nil
+	}
+	return m.proc.Stop(30 * time.Second)
 }
 
 // Metrics scrapes the current process's /metrics.
@@ -35,7 +129,7 @@ func (m *Manager) Metrics(ctx context.Context) (Samples, error) {
 	if !m.Running() {
 		return nil, errors.New(m.Name + " does not run")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.MetricsAddr()+"/metrics", http.NoBody)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.metricsAddr+"/metrics", http.NoBody)
 	if err != nil {
 		return nil, err
 	}
