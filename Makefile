@@ -282,6 +282,8 @@ test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-no
 # (.state/perf-bench, .state/perf-chaos, purged at each start), run bin/manager as separate
 # processes and write their numbers to docs/performance.md. Their knobs default to the scale of
 # issue 8; e.g. `make bench BENCH_GROUPS=20` or `make chaos CHAOS_MINUTES=1` for a quick run.
+# BENCH_PHASES (cronjob,latency,scale,locks,jitter by default) runs some phases of the benchmark
+# only, e.g. `make bench BENCH_PHASES=locks,jitter`; such a run writes a section of its own.
 BENCH_GROUPS ?= 1000
 BENCH_ITEMS ?= 10
 CHAOS_MINUTES ?= 10
@@ -289,7 +291,7 @@ CHAOS_GROUPS ?= 40
 PERF_ENV = $(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager
 
 .PHONY: bench
-bench: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Measure reaction, precision, scale (BENCH_GROUPS x BENCH_ITEMS), restart and the CronJob baseline on a local cluster; writes docs/performance.md.
+bench: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Measure reaction, precision, scale (BENCH_GROUPS x BENCH_ITEMS), restart, the CronJob baseline, a shared lock's writes and the starts at one schedule tick (BENCH_PHASES selects) on a local cluster; writes docs/performance.md.
 	$(PERF_ENV) BENCH_GROUPS=$(BENCH_GROUPS) BENCH_ITEMS=$(BENCH_ITEMS) go run ./tests/perf/bench
 
 .PHONY: chaos

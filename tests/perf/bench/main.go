@@ -1,5 +1,6 @@
 // Command bench measures the operator on a local cluster of its own (hack/cluster, kwok nodes)
-// and writes its report to docs/performance.md; make bench runs it. Three phases, one cluster:
+// and writes its report to docs/performance.md; make bench runs it. Five phases, one cluster;
+// BENCH_PHASES (comma-separated names, all by default) runs some of them only:
 //
 //  1. cronjob: the Kubernetes CronJob and Job controllers (the cluster's kube-controller-manager)
 //     run CronJobs equivalent to items (concurrencyPolicy Forbid, kwok pods of the same kind), with
@@ -11,6 +12,10 @@
 //     until every group that had a due item runs again, then the manager's memory once every item
 //     has run (every group and the last pod of each item held). No group may ever have two live
 //     pods and no item may start before it is eligible.
+//  4. locks (phase_locks.go): the same small groups without a lock, naming an OaatLock that has a
+//     slot for each, then one of BENCH_LOCK_CAPACITY: the lock's cost in API writes per run.
+//  5. jitter (phase_jitter.go): BENCH_TICK_GROUPS groups on one daily tick, without and with
+//     spec.jitter: how their first pods spread after the tick, and what limits the spread.
 //
 // It exits non-zero when it cannot run or when a pod was duplicated (two live pods in a group, or
 // a start before eligibility); missed speed targets are reported, not failed.
@@ -66,19 +71,19 @@ func readConfig(k *perfkit.Knobs) config {
 
 func main() {
 	knobs := &perfkit.Knobs{}
-	cfg := readConfig(knobs)
-	b := &bench{cfg: cfg, rep: perfkit.NewReport(os.Stdout)}
+	cfg, cfg15 := readConfig(knobs), readIssue15Config(knobs)
+	b := &bench{cfg: cfg, cfg15: cfg15, rep: perfkit.NewReport(os.Stdout)}
 	b.header(knobs)
 	perfkit.Program{
-		Name: "bench", Knobs: knobs, Report: b.rep,
+		Name: "bench", Section: cfg15.section(), Knobs: knobs, Report: b.rep,
 		// A live pod takes a slot of a fake Node (110 each); finished pods do not.
-		Nodes: (max(cfg.groups, cfg.cronJobs)+cfg.latencyGroups)/100 + 2,
+		Nodes: (max(cfg.groups, cfg.cronJobs, cfg15.tick.groups)+cfg.latencyGroups)/100 + 2,
 		Run: func(ctx context.Context, env *perfkit.Env) ([]string, error) {
 			b.env = env
 			if err := b.phases(ctx); err != nil {
 				return nil, err
 			}
-			b.summary()
+			b.summaries()
 			return b.findings, nil
 		},
 	}.Main()
@@ -94,6 +99,9 @@ type bench struct {
 	manager  *perfkit.Manager
 	findings []string // duplicated pods: the run fails
 	results  results
+
+	cfg15     issue15Config
+	results15 issue15Results
 }
 
 // results are the numbers the ratios and the summary are made of.
@@ -116,8 +124,8 @@ func (b *bench) phases(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := b.cronJobPhase(ctx); err != nil {
-		return fmt.Errorf("cronjob phase: %w", err)
+	if err := b.runPhase(ctx, phaseCronJob, b.cronJobPhase); err != nil {
+		return err
 	}
 	b.manager = perfkit.NewManager(b.env, "bench-manager", false)
 	if err := os.Remove(b.manager.LogPath); err != nil && !os.IsNotExist(err) {
@@ -134,11 +142,13 @@ func (b *bench) phases(ctx context.Context) error {
 	if err := b.manager.WaitReady(ctx, time.Minute); err != nil {
 		return err
 	}
-	if err := b.latencyPhase(ctx); err != nil {
-		return fmt.Errorf("latency phase: %w", err)
-	}
-	if err := b.scalePhase(ctx); err != nil {
-		return fmt.Errorf("scale phase: %w", err)
+	for _, p := range []struct {
+		name string
+		run  func(context.Context) error
+	}{{phaseLatency, b.latencyPhase}, {phaseScale, b.scalePhase}, {phaseLocks, b.lockPhase}, {phaseJitter, b.jitterPhase}} {
+		if err := b.runPhase(ctx, p.name, p.run); err != nil {
+			return err
+		}
 	}
 	for _, o := range b.tracker.Overlaps() {
 		b.findings = append(b.findings, o.String())

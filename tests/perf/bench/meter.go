@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -84,7 +85,7 @@ func benchOwn(k perfkit.RequestKey) bool {
 		return false
 	}
 	switch k.Resource {
-	case "oaatgroups", "oaattypes", "cronjobs", "namespaces":
+	case "oaatgroups", "oaattypes", "oaatlocks", "cronjobs", "namespaces":
 		return k.Subresource == ""
 	}
 	return false
@@ -100,14 +101,11 @@ func workload(k perfkit.RequestKey) bool { return perfkit.WorkloadWrites(k) && !
 // client's count of write requests is printed as a cross-check (an event sent after the end of
 // the interval is not in the API server's count).
 func (b *bench) reportOperatorWrites(iv interval, runs int) (operator, total float64) {
-	status := iv.api.Get("oaatgroups", "status", "PUT") + iv.api.Get("oaatgroups", "status", "PATCH")
-	created, deleted := iv.api.Get("pods", "", "POST"), iv.api.Get("pods", "", "DELETE")
-	events := iv.api.Get("events", "", "POST") + iv.api.Get("events", "", "PATCH") - iv.api.Get("pods", "binding", "POST")
-	operator = perfkit.PerRun(status+created+deleted+events, runs)
+	w := operatorWrites(iv.api).perRun(runs)
+	operator = w.total()
 	total = perfkit.PerRun(iv.api.Count(workload), runs)
 	b.rep.Printf("  operator writes per finished run: %.2f (target <= 4) = status %.2f + pod create %.2f + pod delete %.2f + events %.2f; its client counted %.2f",
-		operator, perfkit.PerRun(status, runs), perfkit.PerRun(created, runs), perfkit.PerRun(deleted, runs),
-		perfkit.PerRun(events, runs), perfkit.PerRun(iv.opWrites, runs))
+		operator, w.groupStatus, w.podCreate, w.podDelete, w.events, perfkit.PerRun(iv.opWrites, runs))
 	b.rep.Printf("  all workload writes per finished run (operator, scheduler, kwok as kubelet): %.2f; by request:\n%s",
 		total, perfkit.Indent("    ", iv.api.WriteTable(workload, runs)))
 	b.reportFailedWrites(iv)
@@ -129,4 +127,55 @@ func (b *bench) describeManager(iv interval) {
 		iv.cpu.Seconds()/iv.elapsed.Seconds(), iv.cpu.Round(10*time.Millisecond), iv.elapsed.Round(time.Second),
 		iv.reconciles, iv.reconcileTime.Round(time.Microsecond), iv.queueWait.Round(time.Microsecond),
 		strings.Join(strings.Fields(string(load))[:3], " "))
+}
+
+// opWrites are the operator's successful writes, by what they write, counted by the API server.
+type opWrites struct {
+	groupStatus, lockStatus, podCreate, podDelete, events float64
+}
+
+// operatorWrites picks the operator's writes out of the API server's requests: its status writes
+// of groups and locks, pod creations and deletions, and its events: all events but the
+// scheduler's, one per pod it binds.
+func operatorWrites(api perfkit.Requests) opWrites {
+	return opWrites{
+		groupStatus: api.Get("oaatgroups", "status", "PUT") + api.Get("oaatgroups", "status", "PATCH"),
+		lockStatus:  api.Get("oaatlocks", "status", "PUT") + api.Get("oaatlocks", "status", "PATCH"),
+		podCreate:   api.Get("pods", "", "POST"),
+		podDelete:   api.Get("pods", "", "DELETE"),
+		events:      api.Get("events", "", "POST") + api.Get("events", "", "PATCH") - api.Get("pods", "binding", "POST"),
+	}
+}
+
+func (w opWrites) total() float64 {
+	return w.groupStatus + w.lockStatus + w.podCreate + w.podDelete + w.events
+}
+
+// perRun divides every count by runs (0 when there were none).
+func (w opWrites) perRun(runs int) opWrites {
+	return opWrites{
+		groupStatus: perfkit.PerRun(w.groupStatus, runs), lockStatus: perfkit.PerRun(w.lockStatus, runs),
+		podCreate: perfkit.PerRun(w.podCreate, runs), podDelete: perfkit.PerRun(w.podDelete, runs),
+		events: perfkit.PerRun(w.events, runs),
+	}
+}
+
+// minus is w less other, part by part.
+func (w opWrites) minus(other opWrites) opWrites {
+	return opWrites{
+		groupStatus: w.groupStatus - other.groupStatus, lockStatus: w.lockStatus - other.lockStatus,
+		podCreate: w.podCreate - other.podCreate, podDelete: w.podDelete - other.podDelete,
+		events: w.events - other.events,
+	}
+}
+
+// String is the total and its parts.
+func (w opWrites) String() string { return w.format("%.2f") }
+
+// signed is the total and its parts with their signs, for a difference.
+func (w opWrites) signed() string { return w.format("%+.2f") }
+
+func (w opWrites) format(number string) string {
+	return fmt.Sprintf(strings.ReplaceAll(number+" = group status #, lock status #, pod create #, pod delete #, events #", "#", number),
+		w.total(), w.groupStatus, w.lockStatus, w.podCreate, w.podDelete, w.events)
 }

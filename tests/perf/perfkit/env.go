@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,28 @@ func (k *Knobs) Duration(name string, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// Names returns the comma-separated names in the environment variable name, each of which must
+// be one of allowed, as a set; unset or empty means all of allowed.
+func (k *Knobs) Names(name string, allowed []string) map[string]bool {
+	set := map[string]bool{}
+	v, ok := k.lookup(name, strings.Join(allowed, ","))
+	if !ok {
+		for _, a := range allowed {
+			set[a] = true
+		}
+		return set
+	}
+	for _, n := range strings.Split(v, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(allowed, n) {
+			k.fail(fmt.Errorf("%s=%q: %q is none of %s", name, v, n, strings.Join(allowed, ", ")))
+			continue
+		}
+		set[n] = true
+	}
+	return set
 }
 
 func (k *Knobs) lookup(name, def string) (string, bool) {

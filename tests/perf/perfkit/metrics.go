@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -131,4 +133,37 @@ func ScrapeAPIServer(ctx context.Context, clientset kubernetes.Interface) (Sampl
 		return nil, fmt.Errorf("reading the API server's /metrics: %w", err)
 	}
 	return ParseMetrics(strings.NewReader(string(raw)))
+}
+
+// BucketQuantile returns the upper bound of the histogram bucket that holds the q-th quantile
+// (0 < q <= 1) of the buckets named name (cumulative, with an "le" label) whose labels match every
+// pair of match, summed over the other labels; 0 when the histogram is empty, +Inf when only the
+// last bucket holds it.
+func (ss Samples) BucketQuantile(name string, match map[string]string, q float64) float64 {
+	counts := map[float64]float64{}
+	for _, s := range ss {
+		if s.Name != name || !matches(s.Labels, match) {
+			continue
+		}
+		le, err := strconv.ParseFloat(s.Labels["le"], 64)
+		if err != nil {
+			continue
+		}
+		counts[le] += s.Value
+	}
+	bounds := make([]float64, 0, len(counts))
+	for le := range counts {
+		bounds = append(bounds, le)
+	}
+	sort.Float64s(bounds)
+	if len(bounds) == 0 || counts[bounds[len(bounds)-1]] == 0 {
+		return 0
+	}
+	want := q * counts[bounds[len(bounds)-1]]
+	for _, le := range bounds {
+		if counts[le] >= want {
+			return le
+		}
+	}
+	return math.Inf(1)
 }

@@ -1,6 +1,7 @@
 package perfkit
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,37 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
+func TestBucketQuantile(t *testing.T) {
+	text := `h_bucket{ns="a",le="0"} 2
+h_bucket{ns="a",le="1"} 6
+h_bucket{ns="a",le="5"} 9
+h_bucket{ns="a",le="+Inf"} 10
+h_bucket{ns="b",le="0"} 100
+h_bucket{ns="b",le="1"} 100
+h_bucket{ns="b",le="5"} 100
+h_bucket{ns="b",le="+Inf"} 100
+`
+	samples, err := ParseMetrics(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := map[string]string{"ns": "a"}
+	for _, c := range []struct {
+		q    float64
+		want float64
+	}{{0.1, 0}, {0.2, 0}, {0.5, 1}, {0.6, 1}, {0.9, 5}, {0.99, math.Inf(1)}} {
+		if got := samples.BucketQuantile("h_bucket", a, c.q); got != c.want {
+			t.Errorf("q %v: %v, want %v", c.q, got, c.want)
+		}
+	}
+	if got := samples.BucketQuantile("h_bucket", nil, 0.5); got != 0 {
+		t.Errorf("both label sets, q 0.5: %v, want 0 (55 of 110 in the first bucket)", got)
+	}
+	if got := samples.BucketQuantile("h_bucket", map[string]string{"ns": "c"}, 0.5); got != 0 {
+		t.Errorf("no bucket: %v, want 0", got)
+	}
+}
+
 func TestKnobs(t *testing.T) {
 	t.Setenv("PERFKIT_N", "12")
 	t.Setenv("PERFKIT_D", "1m30s")
@@ -102,6 +134,29 @@ func TestKnobs(t *testing.T) {
 	k.Duration("PERFKIT_BAD", time.Second)
 	if k.Err() == nil {
 		t.Error("a malformed duration: no error")
+	}
+}
+
+func TestKnobsNames(t *testing.T) {
+	allowed := []string{"a", "b", "c"}
+	t.Setenv("PERFKIT_SOME", "c, a")
+	t.Setenv("PERFKIT_WRONG", "a,x")
+	k := &Knobs{}
+	if got := k.Names("PERFKIT_SOME", allowed); len(got) != 2 || !got["a"] || !got["c"] {
+		t.Errorf("Names(c, a) = %v", got)
+	}
+	if got := k.Names("PERFKIT_UNSET", allowed); len(got) != 3 {
+		t.Errorf("Names(unset) = %v, want all", got)
+	}
+	if k.Err() != nil {
+		t.Fatal(k.Err())
+	}
+	if got := k.String(); got != "PERFKIT_SOME=c, a PERFKIT_UNSET=a,b,c" {
+		t.Errorf("String = %q", got)
+	}
+	k.Names("PERFKIT_WRONG", allowed)
+	if k.Err() == nil || !strings.Contains(k.Err().Error(), `"x" is none of a, b, c`) {
+		t.Errorf("an unknown name: error %v", k.Err())
 	}
 }
 

@@ -16,6 +16,9 @@ type Program struct {
 	// Name is the program's name: its cluster is in .state/perf-<name>, its section of the
 	// document is <name>, <NAME>_DOC overrides the document's path (docs/performance.md).
 	Name string
+	// Section names the program's section of the document instead of Name, for a run that
+	// measures part of what a full run does and must not replace the full run's report.
+	Section string
 	// Knobs are the settings read; malformed ones stop the program before it starts anything.
 	Knobs *Knobs
 	// Nodes is the number of fake Nodes of the cluster.
@@ -64,7 +67,11 @@ func (p Program) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	if err := p.Report.WriteSection(doc, p.Name); err != nil {
+	section := p.Section
+	if section == "" {
+		section = p.Name
+	}
+	if err := p.Report.WriteSection(doc, section); err != nil {
 		return 2, err
 	}
 	fmt.Fprintf(os.Stderr, "%s: report written to %s\n", p.Name, doc)
