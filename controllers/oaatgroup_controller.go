@@ -80,7 +80,11 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 	plan := planner.Decide(in)
-	return r.apply(ctx, in.Group, plan)
+	result, err := r.apply(ctx, in.Group, plan)
+	if result.RequeueAfter > 0 {
+		result.Priority = wakeUpPriority()
+	}
+	return result, err
 }
 
 // hasItemStatus reports whether the group's persisted status has an entry for an item.
