@@ -149,6 +149,14 @@ type OaatGroupSpec struct {
 	// +optional
 	PodHistory *PodHistory `json:"podHistory,omitempty"`
 
+	// runEvents says which finished runs get an event: All (absent: a RunSucceeded, RunFailed
+	// or RunInterrupted event for each run) or Failures (no RunSucceeded event; status and the
+	// metrics still record every success). A group of frequent, mostly successful runs saves one
+	// API write per run with Failures: three instead of four.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Run events",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:All","urn:alm:descriptor:com.tectonic.ui:select:Failures"}
+	// +optional
+	RunEvents RunEvents `json:"runEvents,omitempty"`
+
 	// locks are the names of OaatLocks, in the group's namespace, that each run of the group
 	// takes (all of them, or it waits): at most a lock's capacity of item pods of all the groups
 	// naming it are live at once. On-demand runs take them too.
