@@ -1,5 +1,5 @@
 // Command bench measures the operator on a local cluster of its own (hack/cluster, kwok nodes)
-// and writes its report to docs/performance.md; make bench runs it. Three phases, one cluster:
+// and writes its report to docs/performance.md; make bench runs it. Five phases, one cluster:
 //
 //  1. cronjob: the Kubernetes CronJob and Job controllers (the cluster's kube-controller-manager)
 //     run CronJobs equivalent to items (concurrencyPolicy Forbid, kwok pods of the same kind), with
@@ -10,7 +10,12 @@
 //     finished run, reaction under load, then a SIGKILL and restart of the manager and the time
 //     until every group that had a due item runs again, then the manager's memory once every item
 //     has run (every group and the last pod of each item held). No group may ever have two live
-//     pods and no item may start before it is eligible.
+//     pods and no item may start before it is eligible. The resume is reported by how overdue
+//     the groups were, with the API writes it made and its floor (resume.go).
+//  4. failover: two replicas with leader election; the leader SIGKILLed, then stopped with
+//     SIGTERM; the time to the new leader's first pod (phase_failover.go).
+//  5. scale curve: BENCH_SCALE groups, cumulative, the manager restarted at each step; memory per
+//     group and CPU per run from the slopes (phase_curve.go).
 //
 // It exits non-zero when it cannot run or when a pod was duplicated (two live pods in a group, or
 // a start before eligibility); missed speed targets are reported, not failed.
@@ -21,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +47,11 @@ type config struct {
 
 	cronJobs, cronMinutes int
 	cronRun               time.Duration
+
+	failoverGroups                      int
+	failoverSettle                      time.Duration
+	curve                               []int
+	curveWarmup, curveWindow, curveFreq time.Duration
 }
 
 func readConfig(k *perfkit.Knobs) config {
@@ -61,6 +72,12 @@ func readConfig(k *perfkit.Knobs) config {
 		cronJobs:       k.Int("BENCH_CRONJOBS", 20),
 		cronMinutes:    k.Int("BENCH_CRON_MINUTES", 3),
 		cronRun:        k.Duration("BENCH_CRON_RUN", time.Second),
+		failoverGroups: k.Int("BENCH_FAILOVER_GROUPS", 10),
+		failoverSettle: k.Duration("BENCH_FAILOVER_SETTLE", 20*time.Second),
+		curve:          k.Ints("BENCH_SCALE", []int{250, 500, 1000, 2000}),
+		curveWarmup:    k.Duration("BENCH_SCALE_WARMUP", 30*time.Second),
+		curveWindow:    k.Duration("BENCH_SCALE_WINDOW", time.Minute),
+		curveFreq:      k.Duration("BENCH_SCALE_FREQUENCY", time.Minute),
 	}
 }
 
@@ -72,7 +89,7 @@ func main() {
 	perfkit.Program{
 		Name: "bench", Knobs: knobs, Report: b.rep,
 		// A live pod takes a slot of a fake Node (110 each); finished pods do not.
-		Nodes: (max(cfg.groups, cfg.cronJobs)+cfg.latencyGroups)/100 + 2,
+		Nodes: (max(cfg.groups, cfg.cronJobs)+cfg.latencyGroups+cfg.failoverGroups+slices.Max(append([]int{0}, cfg.curve...)))/100 + 2,
 		Run: func(ctx context.Context, env *perfkit.Env) ([]string, error) {
 			b.env = env
 			if err := b.phases(ctx); err != nil {
@@ -106,6 +123,16 @@ type results struct {
 	peakRSS                            int64
 	resume                             time.Duration
 	resumed                            int // groups measured
+	// scaleWriteRate is the workload's writes per second that the API server sustained in the
+	// scale window; resumeP50, resumeDecile and resumeFloor are the resume's median, the largest
+	// of its most overdue tenth of groups, and its floor (see reportResume).
+	scaleWriteRate                       float64
+	resumeP50, resumeDecile, resumeFloor time.Duration
+	// failoverKill and failoverStop are the failovers after SIGKILL and SIGTERM of the leader
+	// (failoverPhase); curve are the steps of the scale curve (curvePhase).
+	failoverKill, failoverStop time.Duration
+	failoverMeasured           bool
+	curve                      []curvePoint
 }
 
 // phases runs the three phases; the manager is stopped at the end.
@@ -139,6 +166,12 @@ func (b *bench) phases(ctx context.Context) error {
 	}
 	if err := b.scalePhase(ctx); err != nil {
 		return fmt.Errorf("scale phase: %w", err)
+	}
+	if err := b.failoverPhase(ctx); err != nil {
+		return fmt.Errorf("failover phase: %w", err)
+	}
+	if err := b.curvePhase(ctx); err != nil {
+		return fmt.Errorf("scale curve: %w", err)
 	}
 	for _, o := range b.tracker.Overlaps() {
 		b.findings = append(b.findings, o.String())
