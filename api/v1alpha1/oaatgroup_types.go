@@ -144,7 +144,9 @@ type OaatGroupSpec struct {
 	RunTimeout Duration `json:"runTimeout,omitempty"`
 
 	// podHistory says how many finished pods to keep per item, for succeeded and for failed
-	// runs; absent keeps the latest finished pod of each item, whatever its result.
+	// runs; absent keeps the latest finished pod of each item, whatever its result. The pods
+	// beyond it are deleted together, in one request, when the group goes idle or once 8 of
+	// them wait, so a busy group may keep a few more for a while.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:podHistory"}
 	// +optional
 	PodHistory *PodHistory `json:"podHistory,omitempty"`
