@@ -5,7 +5,8 @@
 //     run CronJobs equivalent to items (concurrencyPolicy Forbid, kwok pods of the same kind), with
 //     no operator running: API writes per run and start precision, the baseline of the ratios.
 //  2. latency: a few small groups with short runs on the otherwise idle operator: reaction (a
-//     pod's end to the group's next pod) and precision (an item's eligibility to its pod).
+//     pod's end to the group's next pod) and precision (an item's eligibility to its pod); then
+//     the same groups with spec.runEvents: Failures, for their writes per run (phase_quiet.go).
 //  3. scale: BENCH_GROUPS groups of BENCH_ITEMS items: the manager's memory and CPU, API writes per
 //     finished run, reaction under load, then a SIGKILL and restart of the manager and the time
 //     until every group that had a due item runs again, then the manager's memory once every item
@@ -133,6 +134,9 @@ type results struct {
 	failoverKill, failoverStop time.Duration
 	failoverMeasured           bool
 	curve                      []curvePoint
+	// quietWritesPerRun are the operator's writes per repeating run with spec.runEvents:
+	// Failures (quietPhase).
+	quietWritesPerRun float64
 }
 
 // phases runs the three phases; the manager is stopped at the end.
@@ -163,6 +167,9 @@ func (b *bench) phases(ctx context.Context) error {
 	}
 	if err := b.latencyPhase(ctx); err != nil {
 		return fmt.Errorf("latency phase: %w", err)
+	}
+	if err := b.quietPhase(ctx); err != nil {
+		return fmt.Errorf("phase without success events: %w", err)
 	}
 	if err := b.scalePhase(ctx); err != nil {
 		return fmt.Errorf("scale phase: %w", err)
