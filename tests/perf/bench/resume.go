@@ -200,9 +200,9 @@ func (b *bench) resumeTargets(target func(name string, met bool, measured string
 			x, y = append(x, float64(p.groups)), append(y, float64(p.rss))
 		}
 		_, _, r2 := leastSquares(x, y)
-		target("scale curve: RSS linear in groups (R² >= 0.98)", r2 >= 0.98, fmt.Sprintf("R² %.3f over %s groups", r2, joinInts(groupsOf(r.curve))))
+		target("scale curve: RSS linear (R² >= 0.98)", r2 >= 0.98, fmt.Sprintf("R² %.3f over %s groups", r2, joinInts(groupsOf(r.curve))))
 	} else {
-		target("scale curve: RSS linear in groups (R² >= 0.98)", false, "not measured")
+		target("scale curve: RSS linear (R² >= 0.98)", false, "not measured")
 	}
 }
 
