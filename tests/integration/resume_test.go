@@ -38,7 +38,7 @@ var _ = Describe("Resuming after a restart or a failover", func() {
 		stopManager()
 		now := time.Now()
 		for _, name := range names {
-			endPodAt(ctx, first[name], metav1.NewTime(now.Add(-overdueBy[name]).Truncate(time.Second)))
+			finishPodAt(ctx, first[name], 0, "Completed", metav1.NewTime(now.Add(-overdueBy[name]).Truncate(time.Second)))
 		}
 
 		By("starting a manager with one worker, so that its order is the queue's")
@@ -86,22 +86,6 @@ var _ = Describe("Resuming after a restart or a failover", func() {
 		Expect(lease.Spec.HolderIdentity).To(HaveValue(And(Not(BeEmpty()), Not(Equal(leader)))))
 	}, SpecTimeout(time.Minute))
 })
-
-// endPodAt ends the pod successfully with its containers finished at finishedAt, as a kubelet
-// would have reported while no manager ran.
-func endPodAt(ctx SpecContext, name string, finishedAt metav1.Time) {
-	updatePodStatus(ctx, name, func(pod *corev1.Pod) {
-		pod.Status.Phase = corev1.PodSucceeded
-		pod.Status.InitContainerStatuses = nil
-		for _, c := range pod.Spec.InitContainers {
-			pod.Status.InitContainerStatuses = append(pod.Status.InitContainerStatuses, terminatedStatus(c, 0, "Completed", finishedAt, finishedAt))
-		}
-		pod.Status.ContainerStatuses = nil
-		for _, c := range pod.Spec.Containers {
-			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, terminatedStatus(c, 0, "Completed", finishedAt, finishedAt))
-		}
-	})
-}
 
 // resourceVersion is the object's resourceVersion as a number (etcd's revision of its last write).
 func resourceVersion(obj client.Object) int64 {
