@@ -134,7 +134,7 @@ func (b *bench) reportResume(due map[string]time.Time, started time.Time, first 
 		iv.elapsed.Round(time.Millisecond), resumed, perfkit.PerRun(iv.api.Count(workload), resumed),
 		perfkit.Indent("    ", iv.api.WriteTable(workload, resumed)))
 	b.reportFailedWrites(iv)
-	if r.scaleWriteRate > 0 && r.scaleTotal > 0 {
+	if len(due) > 0 && r.scaleWriteRate > 0 && r.scaleTotal > 0 {
 		need := float64(len(due)) * r.scaleTotal
 		r.resumeFloor = time.Duration(need / r.scaleWriteRate * float64(time.Second))
 		b.rep.Printf("  floor: %d due groups x %.2f workload writes per run (scale window) = %.0f writes, at the %.0f writes/s the API server sustained in the scale window: %s; the resume took %s = %s the floor",
