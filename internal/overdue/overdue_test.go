@@ -30,9 +30,11 @@ func TestDue(t *testing.T) {
 		{999 * time.Millisecond, 1},
 		{time.Second, 2},
 		{2 * time.Second, 6},
-		{30 * time.Second, 2 + 19}, // 4*log2(30) = 19.6
-		{40 * time.Second, 2 + 21}, // 4*log2(40) = 21.3
-		{time.Hour, 2 + 47},        // 4*log2(3600) = 47.2
+		// Four levels per doubling: the base, one, then four times the binary logarithm of
+		// the seconds, rounded down (19.6 for 30 s, 21.3 for 40 s, 47.2 for an hour).
+		{30 * time.Second, 2 + 19},
+		{40 * time.Second, 2 + 21},
+		{time.Hour, 2 + 47},
 		{7 * 24 * time.Hour, 1 + maxLevel},
 		{365 * 24 * time.Hour, 1 + maxLevel},
 	} {
