@@ -287,7 +287,7 @@ CHAOS_GROUPS ?= 40
 PERF_ENV = $(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager
 
 .PHONY: bench
-bench: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Measure reaction, precision, scale (BENCH_GROUPS x BENCH_ITEMS), restart and the CronJob baseline on a local cluster; writes docs/performance.md.
+bench: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Measure reaction, precision, scale (BENCH_GROUPS x BENCH_ITEMS), restart, failover, the scale curve (BENCH_SCALE) and the CronJob baseline on a local cluster; writes docs/performance.md.
 	$(PERF_ENV) BENCH_GROUPS=$(BENCH_GROUPS) BENCH_ITEMS=$(BENCH_ITEMS) go run ./tests/perf/bench
 
 .PHONY: chaos
