@@ -17,6 +17,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/overdue"
+	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
 // queue is the OaatGroup controller's work queue as its event handlers see it.
@@ -95,17 +96,24 @@ func (r *OaatGroupReconciler) priorityOf(ctx context.Context, req reconcile.Requ
 		}
 	}
 	cr := group.Status.CurrentRun
+	pod, isPod := obj.(*corev1.Pod)
+	if isPod && !deleted && !planner.Terminal(pod) && pod.DeletionTimestamp.IsZero() && (cr == nil || pod.Name != cr.PodName) {
+		// A live pod that is not the group's current run (as far as the cache knows): a rogue
+		// pod, which the group deletes at once; or its new run's pod seen before the status that
+		// names it, which costs an early reconcile.
+		return overdue.Due(0)
+	}
 	if cr == nil {
 		return overdue.Priority(group, nil, false, r.Clock.Now())
 	}
-	if pod, isPod := obj.(*corev1.Pod); isPod && pod.Name == cr.PodName {
+	if isPod && pod.Name == cr.PodName {
 		return overdue.Priority(group, pod, deleted, r.Clock.Now())
 	}
-	pod := &corev1.Pod{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: cr.PodName}, pod); err != nil {
-		pod = nil // not in the cache (yet): the pod's own event tells
+	run := &corev1.Pod{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: cr.PodName}, run); err != nil {
+		run = nil // not in the cache (yet): the pod's own event tells
 	}
-	return overdue.Priority(group, pod, false, r.Clock.Now())
+	return overdue.Priority(group, run, false, r.Clock.Now())
 }
 
 // wakeUpPriority is the priority a group's own requeue (a wait that ends, a retry) is queued

@@ -88,7 +88,7 @@ func TestPrioritizedQueuesMostOverdueFirst(t *testing.T) {
 }
 
 // TestPrioritizedEcho: the echo of a run's start (the group's status naming a pod that runs) is
-// idle, and cannot lower a group queued as due.
+// idle, and cannot lower a group queued as due; a rogue pod and an OaatRun make the group due now.
 func TestPrioritizedEcho(t *testing.T) {
 	g := testGroup("g", "a")
 	g.Status.ObservedGeneration = g.Generation
@@ -112,6 +112,14 @@ func TestPrioritizedEcho(t *testing.T) {
 	podEvents.Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
 	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
 		t.Fatalf("the end of the run's pod has priority %d, want %d (due now)", priority, overdue.Due(0))
+	}
+
+	rogue := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g-a-0", Namespace: testNamespace,
+		Labels: map[string]string{v1alpha1.LabelGroup: "g"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
+	podEvents.Create(ctx, event.CreateEvent{Object: rogue}, q)
+	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
+		t.Fatalf("a live pod that is not the current run has priority %d, want %d (due now)", priority, overdue.Due(0))
 	}
 
 	runs := prioritized{r: r.OaatGroupReconciler, toGroups: requestToGroup, floor: overdue.Unknown, dueOnCreate: true}
