@@ -291,7 +291,7 @@ CHAOS_GROUPS ?= 40
 PERF_ENV = $(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager
 
 .PHONY: bench
-bench: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Measure reaction, precision, scale (BENCH_GROUPS x BENCH_ITEMS), restart, the CronJob baseline, a shared lock's writes and the starts at one schedule tick (BENCH_PHASES selects) on a local cluster; writes docs/performance.md.
+bench: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Measure reaction, precision, scale (BENCH_GROUPS x BENCH_ITEMS), restart, failover, the scale curve (BENCH_SCALE), the CronJob baseline, a shared lock's writes and the starts at one schedule tick (BENCH_PHASES selects) on a local cluster; writes docs/performance.md.
 	$(PERF_ENV) BENCH_GROUPS=$(BENCH_GROUPS) BENCH_ITEMS=$(BENCH_ITEMS) go run ./tests/perf/bench
 
 .PHONY: chaos

@@ -123,7 +123,14 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			return ctrl.Result{}, err
 		}
 	}
-	for _, d := range plan.Delete {
+	// Superseded finished pods go in batches, one request each (prune.go).
+	superseded, deletions := splitDeletions(plan.Delete)
+	if pruneNow(len(superseded), plan.Status.CurrentRun == nil) {
+		if err := r.deleteSuperseded(ctx, group, superseded); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	for _, d := range deletions {
 		if err := r.deletePod(ctx, d.Pod); err != nil {
 			return ctrl.Result{}, err
 		}

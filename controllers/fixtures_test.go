@@ -20,6 +20,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
 
 // The fixtures of the reconciler's unit tests: a fake client (with interceptors to inject the API
@@ -71,9 +72,19 @@ func newTestReconciler(c client.Client, apiReader client.Reader) testReconciler 
 }
 
 // reconcile runs one pass over the group.
+// reconcile reconciles the group once. A requeue must come with the priority of a group due now
+// (wakeUpPriority), which is checked here and left out of the result the tests compare.
 func (r testReconciler) reconcile(t *testing.T, group string) (ctrl.Result, error) {
 	t.Helper()
-	return r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: group}})
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: group}})
+	switch {
+	case res.RequeueAfter > 0 && (res.Priority == nil || *res.Priority != overdue.Due(0)):
+		t.Errorf("a requeue after %s has priority %v, want %d (due now)", res.RequeueAfter, res.Priority, overdue.Due(0))
+	case res.RequeueAfter == 0 && res.Priority != nil:
+		t.Errorf("a result without a requeue has priority %d", *res.Priority)
+	}
+	res.Priority = nil
+	return res, err
 }
 
 func testType() *v1alpha1.OaatType {

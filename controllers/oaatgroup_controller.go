@@ -56,7 +56,7 @@ type OaatGroupReconciler struct {
 // clusters enforcing OwnerReferencesPermissionEnforcement allow only with update on finalizers.
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups/finalizers,verbs=update
 // +kubebuilder:rbac:groups=oaat.io,resources=oaattypes,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -80,7 +80,11 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 	plan := planner.Decide(in)
-	return r.apply(ctx, in.Group, plan)
+	result, err := r.apply(ctx, in.Group, plan)
+	if result.RequeueAfter > 0 {
+		result.Priority = wakeUpPriority()
+	}
+	return result, err
 }
 
 // hasItemStatus reports whether the group's persisted status has an entry for an item.

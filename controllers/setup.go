@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,6 +25,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/itemsource"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
 
 // Field indexes: OaatGroups by the OaatType and the ConfigMaps they name, OaatRuns by the
@@ -117,16 +119,36 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 // and of an OaatRun, for the group it names.
 func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.requests = requestWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
+	reprioritize := &reprioritizer{r: r, cache: mgr.GetCache(), queued: make(chan struct{})}
+	if err := mgr.Add(reprioritize); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.OaatGroup{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToGroup)).
-		Watches(&v1alpha1.OaatType{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(oaatTypeIndex))).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(configMapIndex)), builder.OnlyMetadata).
-		Watches(&v1alpha1.OaatRun{}, handler.EnqueueRequestsFromMapFunc(requestToGroup)).
-		Watches(&v1alpha1.OaatLock{}, handler.EnqueueRequestsFromMapFunc(r.groupsOfLock)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		WatchesRawSource(reprioritize.source()).
+		// Every watch queues with a priority (prioritized, package overdue), the group's own too:
+		// For's handler would queue the informer's initial list in list order.
+		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: self, floor: overdue.Idle}).
+		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: overdue.Idle}).
+		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: overdue.Unknown}).
+		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: overdue.Unknown}, builder.OnlyMetadata).
+		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: requestToGroup, floor: overdue.Unknown, dueOnCreate: true}).
+		Watches(&v1alpha1.OaatLock{}, prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1),
+			// The priority queue is controller-runtime's default; said here because the order
+			// of the work depends on it.
+			UsePriorityQueue: ptr.To(true),
+			// A replica that is not the leader keeps its caches synced, so that it acts as soon
+			// as it takes the Lease (a failover does not wait for a cold start).
+			EnableWarmup: ptr.To(true),
+		}).
 		Named("oaatgroup").
 		Complete(r)
+}
+
+// self maps a group to itself.
+func self(_ context.Context, group client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(group)}}
 }
 
 // podToGroup maps a pod to the group named by its label.

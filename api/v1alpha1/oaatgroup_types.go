@@ -144,10 +144,20 @@ type OaatGroupSpec struct {
 	RunTimeout Duration `json:"runTimeout,omitempty"`
 
 	// podHistory says how many finished pods to keep per item, for succeeded and for failed
-	// runs; absent keeps the latest finished pod of each item, whatever its result.
+	// runs; absent keeps the latest finished pod of each item, whatever its result. The pods
+	// beyond it are deleted together, in one request, when the group goes idle or once 8 of
+	// them wait, so a busy group may keep a few more for a while.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:podHistory"}
 	// +optional
 	PodHistory *PodHistory `json:"podHistory,omitempty"`
+
+	// runEvents says which finished runs get an event: All (absent: a RunSucceeded, RunFailed
+	// or RunInterrupted event for each run) or Failures (no RunSucceeded event; status and the
+	// metrics still record every success). A group of frequent, mostly successful runs saves one
+	// API write per run with Failures: three instead of four.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Run events",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:All","urn:alm:descriptor:com.tectonic.ui:select:Failures"}
+	// +optional
+	RunEvents RunEvents `json:"runEvents,omitempty"`
 
 	// locks are the names of OaatLocks, in the group's namespace, that each run of the group
 	// takes (all of them, or it waits): at most a lock's capacity of item pods of all the groups

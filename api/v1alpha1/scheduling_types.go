@@ -120,6 +120,18 @@ const (
 	ModeEachOnce GroupMode = "EachOnce"
 )
 
+// RunEvents says which finished runs of a group get an event.
+// +kubebuilder:validation:Enum=All;Failures
+type RunEvents string
+
+const (
+	// RunEventsAll sends an event for every finished run.
+	RunEventsAll RunEvents = "All"
+	// RunEventsFailures sends no event for a successful run; failed and interrupted runs keep
+	// theirs.
+	RunEventsFailures RunEvents = "Failures"
+)
+
 // PodHistory says how many finished pods to keep per item; older ones are deleted, so that the
 // logs of recent runs stay readable without pods piling up.
 type PodHistory struct {

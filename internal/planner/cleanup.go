@@ -64,7 +64,7 @@ func (d *decision) pruneHistory() {
 			continue
 		}
 		if pod.DeletionTimestamp == nil {
-			d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod})
+			d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Deferrable: d.itemSet[c.item]})
 		}
 	}
 }

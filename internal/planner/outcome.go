@@ -94,6 +94,9 @@ func clampTime(t, earliest, latest metav1.Time) metav1.Time {
 func (d *decision) announceOutcome(cr *v1alpha1.CurrentRun, out ended) {
 	switch out.result {
 	case ResultSucceeded:
+		if d.group.Spec.RunEvents == v1alpha1.RunEventsFailures {
+			return // status and the metrics record it (spec.runEvents)
+		}
 		d.event(corev1.EventTypeNormal, v1alpha1.ReasonRunSucceeded,
 			fmt.Sprintf("Item %q succeeded in pod %s%s", cr.Item, cr.PodName, out.describe()))
 	case ResultFailed:

@@ -72,6 +72,10 @@ type Deletion struct {
 	// Event reports the deletion of a rogue pod (a live pod that is not the group's current run);
 	// nil for a finished pod superseded by a later run of its item.
 	Event *Event
+	// Deferrable says the deletion may wait to go with others: a finished pod beyond
+	// spec.podHistory of an item still in the group (not one of a removed item, whose status
+	// entry goes with its last pod).
+	Deferrable bool
 }
 
 // RequestUpdate is a new status of an OaatRun.

@@ -194,7 +194,12 @@ func markRunning(ctx context.Context, name string) {
 // all at the returned time (whole seconds, as the API stores it). The phase is Succeeded for
 // exit code 0, else Failed.
 func finishPod(ctx context.Context, name string, exitCode int32, reason string) metav1.Time {
-	finishedAt := metav1.NewTime(time.Now().Truncate(time.Second))
+	return finishPodAt(ctx, name, exitCode, reason, metav1.NewTime(time.Now().Truncate(time.Second)))
+}
+
+// finishPodAt is finishPod with the containers finished at finishedAt, as a kubelet would have
+// reported while no manager ran.
+func finishPodAt(ctx context.Context, name string, exitCode int32, reason string, finishedAt metav1.Time) metav1.Time {
 	updatePodStatus(ctx, name, func(pod *corev1.Pod) {
 		if pod.Status.StartTime == nil {
 			pod.Status.StartTime = &finishedAt

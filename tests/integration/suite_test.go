@@ -4,6 +4,7 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -178,6 +179,8 @@ type managerOptions struct {
 	// leaseNamespace, when not empty, runs the manager with leader election, its Lease in that
 	// namespace, wired as cmd/main.go wires it.
 	leaseNamespace string
+	// workers, when not zero, is the manager's MaxConcurrentReconciles (4 otherwise).
+	workers int
 }
 
 // startManagerWith is startManager with options.
@@ -218,7 +221,7 @@ func startManagerWith(o managerOptions) (stop func()) {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(mgr, controllers.Options{
-		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: 4, Leader: identity,
+		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: cmp.Or(o.workers, 4), Leader: identity,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())

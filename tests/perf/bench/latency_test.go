@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +61,9 @@ func TestDueGroups(t *testing.T) {
 	failed.Phase = corev1.PodFailed
 	byGroup["g-2"] = []perfkit.PodLife{failed}
 	due := dueGroups(byGroup, 4, 1, time.Hour, at(5000))
-	want := map[string]bool{"g-2": true, "g-3": true} // g-2 failed, g-3 never ran; g-0 and g-1 succeeded
-	if len(due) != len(want) || !due["g-2"] || !due["g-3"] {
+	// g-2 failed (due since its pod ended), g-3 never ran (due since ever); g-0 and g-1 succeeded.
+	want := map[string]time.Time{"g-2": at(1000), "g-3": {}}
+	if !maps.EqualFunc(due, want, time.Time.Equal) {
 		t.Errorf("dueGroups = %v, want %v", due, want)
 	}
 }

@@ -1,20 +1,26 @@
 // Command bench measures the operator on a local cluster of its own (hack/cluster, kwok nodes)
-// and writes its report to docs/performance.md; make bench runs it. Five phases, one cluster;
+// and writes its report to docs/performance.md; make bench runs it. Seven phases, one cluster;
 // BENCH_PHASES (comma-separated names, all by default) runs some of them only:
 //
 //  1. cronjob: the Kubernetes CronJob and Job controllers (the cluster's kube-controller-manager)
 //     run CronJobs equivalent to items (concurrencyPolicy Forbid, kwok pods of the same kind), with
 //     no operator running: API writes per run and start precision, the baseline of the ratios.
 //  2. latency: a few small groups with short runs on the otherwise idle operator: reaction (a
-//     pod's end to the group's next pod) and precision (an item's eligibility to its pod).
+//     pod's end to the group's next pod) and precision (an item's eligibility to its pod); then
+//     the same groups with spec.runEvents: Failures, for their writes per run (phase_quiet.go).
 //  3. scale: BENCH_GROUPS groups of BENCH_ITEMS items: the manager's memory and CPU, API writes per
 //     finished run, reaction under load, then a SIGKILL and restart of the manager and the time
 //     until every group that had a due item runs again, then the manager's memory once every item
 //     has run (every group and the last pod of each item held). No group may ever have two live
-//     pods and no item may start before it is eligible.
-//  4. locks (phase_locks.go): the same small groups without a lock, naming an OaatLock that has a
+//     pods and no item may start before it is eligible. The resume is reported by how overdue
+//     the groups were, with the API writes it made and its floor (resume.go).
+//  4. failover: two replicas with leader election; the leader SIGKILLed, then stopped with
+//     SIGTERM; the time to the new leader's first pod (phase_failover.go).
+//  5. curve: BENCH_SCALE groups, cumulative, the manager restarted at each step; memory per
+//     group and CPU per run from the slopes (phase_curve.go).
+//  6. locks (phase_locks.go): the same small groups without a lock, naming an OaatLock that has a
 //     slot for each, then one of BENCH_LOCK_CAPACITY: the lock's cost in API writes per run.
-//  5. jitter (phase_jitter.go): BENCH_TICK_GROUPS groups on one daily tick, without and with
+//  7. jitter (phase_jitter.go): BENCH_TICK_GROUPS groups on one daily tick, without and with
 //     spec.jitter: how their first pods spread after the tick, and what limits the spread.
 //
 // It exits non-zero when it cannot run or when a pod was duplicated (two live pods in a group, or
@@ -26,6 +32,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +53,11 @@ type config struct {
 
 	cronJobs, cronMinutes int
 	cronRun               time.Duration
+
+	failoverGroups                      int
+	failoverSettle                      time.Duration
+	curve                               []int
+	curveWarmup, curveWindow, curveFreq time.Duration
 }
 
 func readConfig(k *perfkit.Knobs) config {
@@ -66,6 +78,12 @@ func readConfig(k *perfkit.Knobs) config {
 		cronJobs:       k.Int("BENCH_CRONJOBS", 20),
 		cronMinutes:    k.Int("BENCH_CRON_MINUTES", 3),
 		cronRun:        k.Duration("BENCH_CRON_RUN", time.Second),
+		failoverGroups: k.Int("BENCH_FAILOVER_GROUPS", 10),
+		failoverSettle: k.Duration("BENCH_FAILOVER_SETTLE", 20*time.Second),
+		curve:          k.Ints("BENCH_SCALE", []int{250, 500, 1000, 2000}),
+		curveWarmup:    k.Duration("BENCH_SCALE_WARMUP", 30*time.Second),
+		curveWindow:    k.Duration("BENCH_SCALE_WINDOW", time.Minute),
+		curveFreq:      k.Duration("BENCH_SCALE_FREQUENCY", time.Minute),
 	}
 }
 
@@ -77,7 +95,7 @@ func main() {
 	perfkit.Program{
 		Name: "bench", Section: cfg15.section(), Knobs: knobs, Report: b.rep,
 		// A live pod takes a slot of a fake Node (110 each); finished pods do not.
-		Nodes: (max(cfg.groups, cfg.cronJobs, cfg15.tick.groups)+cfg.latencyGroups)/100 + 2,
+		Nodes: (max(cfg.groups, cfg.cronJobs, cfg15.tick.groups)+cfg.latencyGroups+cfg.failoverGroups+slices.Max(append([]int{0}, cfg.curve...)))/100 + 2,
 		Run: func(ctx context.Context, env *perfkit.Env) ([]string, error) {
 			b.env = env
 			if err := b.phases(ctx); err != nil {
@@ -114,6 +132,19 @@ type results struct {
 	peakRSS                            int64
 	resume                             time.Duration
 	resumed                            int // groups measured
+	// scaleWriteRate is the workload's writes per second that the API server sustained in the
+	// scale window; resumeP50, resumeDecile and resumeFloor are the resume's median, the largest
+	// of its most overdue tenth of groups, and its floor (see reportResume).
+	scaleWriteRate                       float64
+	resumeP50, resumeDecile, resumeFloor time.Duration
+	// failoverKill and failoverStop are the failovers after SIGKILL and SIGTERM of the leader
+	// (failoverPhase); curve are the steps of the scale curve (curvePhase).
+	failoverKill, failoverStop time.Duration
+	failoverMeasured           bool
+	curve                      []curvePoint
+	// quietWritesPerRun are the operator's writes per repeating run with spec.runEvents:
+	// Failures (quietPhase).
+	quietWritesPerRun float64
 }
 
 // phases runs the three phases; the manager is stopped at the end.
@@ -145,7 +176,10 @@ func (b *bench) phases(ctx context.Context) error {
 	for _, p := range []struct {
 		name string
 		run  func(context.Context) error
-	}{{phaseLatency, b.latencyPhase}, {phaseScale, b.scalePhase}, {phaseLocks, b.lockPhase}, {phaseJitter, b.jitterPhase}} {
+	}{
+		{phaseLatency, b.latencyPhases}, {phaseScale, b.scalePhase}, {phaseFailover, b.failoverPhase},
+		{phaseCurve, b.curvePhase}, {phaseLocks, b.lockPhase}, {phaseJitter, b.jitterPhase},
+	} {
 		if err := b.runPhase(ctx, p.name, p.run); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
@@ -47,11 +48,15 @@ func (b *bench) latencyPhase(ctx context.Context) error {
 }
 
 // createGroups creates an OaatType whose pods run for run and succeed, and groups g-0 to
-// g-<groups-1>, each with as many items as the items argument.
-func (b *bench) createGroups(ctx context.Context, ns string, groups, items int, run, frequency time.Duration) error {
+// g-<groups-1>, each with as many items as the items argument, changed by mutate if given.
+func (b *bench) createGroups(ctx context.Context, ns string, groups, items int, run, frequency time.Duration, mutate ...func(*v1alpha1.OaatGroup)) error {
 	objs := []client.Object{perfkit.NewOaatType(ns, "bench", perfkit.PodTemplate(run.String(), "0"))}
 	for i := range groups {
-		objs = append(objs, perfkit.NewGroup(ns, "g-"+strconv.Itoa(i), "bench", frequency.String(), perfkit.Items(items)))
+		g := perfkit.NewGroup(ns, "g-"+strconv.Itoa(i), "bench", frequency.String(), perfkit.Items(items))
+		for _, m := range mutate {
+			m(g)
+		}
+		objs = append(objs, g)
 	}
 	return perfkit.CreateAll(ctx, b.env.Client, objs)
 }

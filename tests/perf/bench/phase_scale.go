@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
@@ -51,6 +48,7 @@ func (b *bench) scalePhase(ctx context.Context) error {
 	b.results.scaleReaction = measureStarts(perfkit.ByGroup(pods), cfg.scaleFrequency, in).reaction
 	b.rep.Printf("  reaction under this load: %s", b.results.scaleReaction.Summary())
 	b.results.scaleWritesPerRun, b.results.scaleTotal = b.reportOperatorWrites(iv, runs)
+	b.results.scaleWriteRate = iv.api.Count(workload) / iv.elapsed.Seconds()
 	if err := b.restart(ctx); err != nil {
 		return err
 	}
@@ -116,6 +114,10 @@ func (b *bench) restart(ctx context.Context) error {
 	}
 	b.rep.Printf("  the last pod ended %s after the kill", time.Since(killed).Round(time.Millisecond))
 	due := dueGroups(perfkit.ByGroup(b.pods.Pods(scaleNamespace)), cfg.groups, cfg.items, cfg.scaleFrequency, time.Now())
+	before, err := b.read(ctx)
+	if err != nil {
+		return err
+	}
 	if err := b.manager.Start(); err != nil {
 		return err
 	}
@@ -128,7 +130,7 @@ func (b *bench) restart(ctx context.Context) error {
 		var l perfkit.Latencies
 		first := map[string]time.Time{}
 		for _, p := range b.pods.Pods(scaleNamespace) {
-			if due[p.Group] && p.SeenCreated.After(started) {
+			if _, ok := due[p.Group]; ok && p.SeenCreated.After(started) {
 				if t, ok := first[p.Group]; !ok || p.SeenCreated.Before(t) {
 					first[p.Group] = p.SeenCreated
 				}
@@ -140,6 +142,10 @@ func (b *bench) restart(ctx context.Context) error {
 		return l, len(due) - len(first)
 	}
 	perfkit.WaitFor(ctx, cfg.resumeTimeout, func() bool { _, left := resumed(); return left == 0 })
+	after, err := b.read(ctx)
+	if err != nil {
+		return err
+	}
 	l, left := resumed()
 	b.results.resume, b.results.resumed = l.Max(), len(due)
 	b.rep.Printf("  /readyz answered %s after the start", ready.Round(time.Millisecond))
@@ -148,31 +154,8 @@ func (b *bench) restart(ctx context.Context) error {
 	if left > 0 {
 		b.results.resume = cfg.resumeTimeout
 	}
+	b.reportResume(due, started, b.firstPods(due, started), between(before, after))
 	return nil
-}
-
-// dueGroups returns the groups that have an item eligible at now, given their pods: an item
-// that never ran, or whose last successful run ended frequency ago or more.
-func dueGroups(byGroup map[string][]perfkit.PodLife, groups, items int, frequency time.Duration, now time.Time) map[string]bool {
-	due := map[string]bool{}
-	for g := range groups {
-		name := "g-" + strconv.Itoa(g)
-		ran := map[string]time.Time{}
-		for _, p := range byGroup[name] {
-			if p.Phase == corev1.PodSucceeded {
-				ran[p.Item] = p.FinishedAt
-			} else if _, ok := ran[p.Item]; !ok {
-				ran[p.Item] = time.Time{} // failed or never ended: eligible at once
-			}
-		}
-		for _, item := range perfkit.Items(items) {
-			if t, ok := ran[item]; !ok || !t.Add(frequency).After(now) {
-				due[name] = true
-				break
-			}
-		}
-	}
-	return due
 }
 
 func countLive(pods []perfkit.PodLife) int {

@@ -11,14 +11,16 @@ import (
 
 // The phases, in the order they run; BENCH_PHASES selects some of them (all by default).
 const (
-	phaseCronJob = "cronjob"
-	phaseLatency = "latency"
-	phaseScale   = "scale"
-	phaseLocks   = "locks"
-	phaseJitter  = "jitter"
+	phaseCronJob  = "cronjob"
+	phaseLatency  = "latency"
+	phaseScale    = "scale"
+	phaseFailover = "failover"
+	phaseCurve    = "curve"
+	phaseLocks    = "locks"
+	phaseJitter   = "jitter"
 )
 
-var allPhases = []string{phaseCronJob, phaseLatency, phaseScale, phaseLocks, phaseJitter}
+var allPhases = []string{phaseCronJob, phaseLatency, phaseScale, phaseFailover, phaseCurve, phaseLocks, phaseJitter}
 
 // issue8Phases are the phases whose numbers the comparison with the CronJob controller and the
 // targets of issue 8 are made of.
@@ -147,4 +149,16 @@ func (c issue15Config) section() string {
 		return "bench"
 	}
 	return "bench-" + strings.Join(some, "-")
+}
+
+// latencyPhases is the latency phase: its small groups, then the same workload with
+// spec.runEvents: Failures (phase_quiet.go).
+func (b *bench) latencyPhases(ctx context.Context) error {
+	if err := b.latencyPhase(ctx); err != nil {
+		return err
+	}
+	if err := b.quietPhase(ctx); err != nil {
+		return fmt.Errorf("without success events: %w", err)
+	}
+	return nil
 }

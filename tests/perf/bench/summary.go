@@ -46,5 +46,6 @@ func (b *bench) summary() {
 		resume = perfkit.Ms(r.resume)
 	}
 	target("resume all groups < 10 s", r.resume < 10*second, resume)
+	b.resumeTargets(target)
 	target("no duplicate pod", len(b.findings) == 0, fmt.Sprintf("%d found", len(b.findings)))
 }

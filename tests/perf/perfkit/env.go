@@ -68,6 +68,32 @@ func (k *Knobs) Names(name string, allowed []string) map[string]bool {
 	return set
 }
 
+// Ints returns the comma-separated integers in the environment variable name, def when it is
+// unset; "0" or "none" gives none.
+func (k *Knobs) Ints(name string, def []int) []int {
+	strs := make([]string, len(def))
+	for i, n := range def {
+		strs[i] = strconv.Itoa(n)
+	}
+	v, ok := k.lookup(name, strings.Join(strs, ","))
+	if !ok {
+		return def
+	}
+	if v == "0" || v == "none" {
+		return nil
+	}
+	var ns []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			k.fail(fmt.Errorf("%s=%q: want positive integers separated by commas", name, v))
+			return def
+		}
+		ns = append(ns, n)
+	}
+	return ns
+}
+
 func (k *Knobs) lookup(name, def string) (string, bool) {
 	v, ok := os.LookupEnv(name)
 	if !ok || v == "" {

@@ -1,0 +1,175 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/overdue"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+// queue is the OaatGroup controller's work queue as its event handlers see it.
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// prioritized is the event handler of every watch of the OaatGroup controller: it maps an event's
+// object to the groups it concerns and queues each with the priority of package overdue, read
+// from the cache, so that the most overdue groups are reconciled first (after a restart, every
+// group of the informers' initial list and every pod of their runs come at once) and the echoes of
+// the operator's own writes, which leave a group with nothing due, wait behind any group that has
+// something due. A queue without priorities (a test's) gets plain adds.
+type prioritized struct {
+	r *OaatGroupReconciler
+	// toGroups maps an object to the groups it concerns.
+	toGroups func(context.Context, client.Object) []reconcile.Request
+	// floor is the lowest priority an event of this watch queues with: overdue.Idle for the
+	// group and its pods, whose due-ness their state tells; overdue.Unknown for the other
+	// objects, whose change may make a group due that its status says is not.
+	floor int
+	// dueOnCreate queues the groups an object's creation concerns as due now (an OaatRun: a run
+	// asked for now).
+	dueOnCreate bool
+}
+
+// Create implements handler.EventHandler.
+func (h prioritized) Create(ctx context.Context, e event.CreateEvent, q queue) {
+	h.enqueue(ctx, e.Object, false, h.dueOnCreate, q)
+}
+
+// Update implements handler.EventHandler.
+func (h prioritized) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	h.enqueue(ctx, e.ObjectNew, false, false, q)
+}
+
+// Delete implements handler.EventHandler.
+func (h prioritized) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
+	h.enqueue(ctx, e.Object, true, false, q)
+}
+
+// Generic implements handler.EventHandler.
+func (h prioritized) Generic(ctx context.Context, e event.GenericEvent, q queue) {
+	h.enqueue(ctx, e.Object, false, false, q)
+}
+
+func (h prioritized) enqueue(ctx context.Context, obj client.Object, deleted, dueNow bool, q queue) {
+	if obj == nil {
+		return
+	}
+	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	for _, req := range h.toGroups(ctx, obj) {
+		if !ok {
+			q.Add(req)
+			continue
+		}
+		priority := overdue.Due(0)
+		if !dueNow {
+			priority = max(h.floor, h.r.priorityOf(ctx, req, obj, deleted))
+		}
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, req)
+	}
+}
+
+// priorityOf is the priority of the group req names, as the cache holds it, obj being the object
+// of the event (the group itself, or one of its pods, whose event state is newer than the cache's
+// when it is the current run's). A group the cache does not hold, or that was deleted, is
+// overdue.Unknown: the reconcile finds out.
+func (r *OaatGroupReconciler) priorityOf(ctx context.Context, req reconcile.Request, obj client.Object, deleted bool) int {
+	group, isGroup := obj.(*v1alpha1.OaatGroup)
+	switch {
+	case isGroup && deleted:
+		return overdue.Unknown
+	case !isGroup:
+		group = &v1alpha1.OaatGroup{}
+		if err := r.Get(ctx, req.NamespacedName, group); err != nil {
+			return overdue.Unknown
+		}
+	}
+	cr := group.Status.CurrentRun
+	pod, isPod := obj.(*corev1.Pod)
+	if isPod && !deleted && !planner.Terminal(pod) && pod.DeletionTimestamp.IsZero() && (cr == nil || pod.Name != cr.PodName) {
+		// A live pod that is not the group's current run (as far as the cache knows): a rogue
+		// pod, which the group deletes at once; or its new run's pod seen before the status that
+		// names it, which costs an early reconcile.
+		return overdue.Due(0)
+	}
+	if cr == nil {
+		return overdue.Priority(group, nil, false, r.Clock.Now())
+	}
+	if isPod && pod.Name == cr.PodName {
+		return overdue.Priority(group, pod, deleted, r.Clock.Now())
+	}
+	run := &corev1.Pod{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: cr.PodName}, run); err != nil {
+		run = nil // not in the cache (yet): the pod's own event tells
+	}
+	return overdue.Priority(group, run, false, r.Clock.Now())
+}
+
+// wakeUpPriority is the priority a group's own requeue (a wait that ends, a retry) is queued
+// with: due now, since it is queued for the time its wait ends. An event that comes for the group
+// before then hands it out at once at this priority too (the queue keeps the highest), which costs
+// a reconcile among the groups due now, never ahead of one more overdue.
+func wakeUpPriority() *int {
+	p := overdue.Due(0)
+	return &p
+}
+
+// Compile-time check that prioritized is an event handler of the controller's requests.
+var _ handler.EventHandler = prioritized{}
+
+// reprioritizer queues every group again, with its priority at that moment, when this process
+// starts leading. A replica that was not the leader kept its caches and its queue warm
+// (EnableWarmup): each group sits in the queue with the priority of its last event, which may be
+// from long ago (a group idle then and overdue now). The queue keeps a key's highest priority, so
+// adding again only raises the groups that became due meanwhile.
+type reprioritizer struct {
+	r      *OaatGroupReconciler
+	cache  cache.Cache
+	queued chan struct{} // closed once queue is set
+	queue  queue
+	once   sync.Once
+}
+
+// source is a source of the controller whose only effect is to hand over the controller's queue;
+// the controller starts it with its other sources (when warming up, before it leads).
+func (p *reprioritizer) source() source.Source {
+	return source.Func(func(_ context.Context, q queue) error {
+		p.once.Do(func() {
+			p.queue = q
+			close(p.queued)
+		})
+		return nil
+	})
+}
+
+// Start queues every group the cache holds again; the manager runs it once this process leads.
+func (p *reprioritizer) Start(ctx context.Context) error {
+	select {
+	case <-p.queued:
+	case <-ctx.Done():
+		return nil
+	}
+	if !p.cache.WaitForCacheSync(ctx) {
+		return nil // stopped before the caches synced
+	}
+	groups := &v1alpha1.OaatGroupList{}
+	if err := p.cache.List(ctx, groups); err != nil {
+		return fmt.Errorf("listing the groups to queue them by priority: %w", err)
+	}
+	h := prioritized{r: p.r, toGroups: self, floor: overdue.Idle}
+	for i := range groups.Items {
+		h.enqueue(ctx, &groups.Items[i], false, false, p.queue)
+	}
+	return nil
+}

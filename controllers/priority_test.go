@@ -1,0 +1,132 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/overdue"
+)
+
+// TestPrioritizedQueuesMostOverdueFirst feeds the handlers the events of a restart (each group and
+// each pod as the informers list them, groups first, in name order) into controller-runtime's
+// priority queue, and reads the order in which the queue hands the groups out.
+func TestPrioritizedQueuesMostOverdueFirst(t *testing.T) {
+	ended := func(g *v1alpha1.OaatGroup, ago time.Duration) *corev1.Pod {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: g.Name + "-a-1", Namespace: testNamespace,
+			Labels: map[string]string{v1alpha1.LabelGroup: g.Name}}}
+		pod.Status.Phase = corev1.PodSucceeded
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(testT0.Add(-ago))},
+		}}}
+		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: pod.Name, StartedAt: metav1.NewTime(testT0.Add(-time.Hour))}
+		return pod
+	}
+	waiting := func(g *v1alpha1.OaatGroup, eligibleIn time.Duration) {
+		next := metav1.NewTime(testT0.Add(eligibleIn))
+		g.Status.Items = []v1alpha1.ItemStatus{{Name: "a", NextEligibleAt: &next, WaitReason: "SucceededRecently"}}
+	}
+	observed := func(g *v1alpha1.OaatGroup) *v1alpha1.OaatGroup { g.Status.ObservedGeneration = g.Generation; return g }
+
+	a, b, c, d, e := observed(testGroup("a", "a")), observed(testGroup("b", "a")), observed(testGroup("c", "a")),
+		observed(testGroup("d", "a")), observed(testGroup("e", "a"))
+	waiting(a, time.Minute)         // not due
+	podB := ended(b, 5*time.Second) // its pod ended 5 s ago
+	waiting(c, -10*time.Minute)     // eligible 10 min ago, never started
+	podD := ended(d, 2*time.Minute) // its pod ended 2 min ago
+	podE := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "e-a-1", Namespace: testNamespace,
+		Labels: map[string]string{v1alpha1.LabelGroup: "e"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	e.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: podE.Name, StartedAt: metav1.NewTime(testT0)}
+	groups := []*v1alpha1.OaatGroup{a, b, c, d, e}
+	pods := []*corev1.Pod{podB, podD, podE}
+
+	var objs []client.Object
+	for _, g := range groups {
+		objs = append(objs, g)
+	}
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, objs...), nil)
+	q := priorityqueue.New[reconcile.Request]("test")
+	defer q.ShutDown()
+	ctx := context.Background()
+	groupEvents := prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: overdue.Idle}
+	podEvents := prioritized{r: r.OaatGroupReconciler, toGroups: podToGroup, floor: overdue.Idle}
+	for _, g := range groups {
+		groupEvents.Create(ctx, event.CreateEvent{Object: g, IsInInitialList: true}, q)
+	}
+	for _, p := range pods {
+		podEvents.Create(ctx, event.CreateEvent{Object: p, IsInInitialList: true}, q)
+	}
+
+	var order []string
+	var priorities []int
+	for range groups {
+		req, priority, _ := q.GetWithPriority()
+		order, priorities = append(order, req.Name), append(priorities, priority)
+		q.Done(req)
+	}
+	want := []string{"c", "d", "b", "a", "e"} // 10 min, 2 min, 5 s overdue; then the idle, in list order
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("handed out %v (priorities %v), want %v", order, priorities, want)
+		}
+	}
+	if priorities[3] != overdue.Idle || priorities[4] != overdue.Idle {
+		t.Fatalf("the groups with nothing due have priorities %v, want %d", priorities[3:], overdue.Idle)
+	}
+}
+
+// TestPrioritizedEcho: the echo of a run's start (the group's status naming a pod that runs) is
+// idle, and cannot lower a group queued as due; a rogue pod and an OaatRun make the group due now.
+func TestPrioritizedEcho(t *testing.T) {
+	g := testGroup("g", "a")
+	g.Status.ObservedGeneration = g.Generation
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g-a-1", Namespace: testNamespace,
+		Labels: map[string]string{v1alpha1.LabelGroup: "g"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: pod.Name, StartedAt: metav1.NewTime(testT0)}
+	r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, g, pod), nil)
+	q := priorityqueue.New[reconcile.Request]("test-echo")
+	defer q.ShutDown()
+	ctx := context.Background()
+	podEvents := prioritized{r: r.OaatGroupReconciler, toGroups: podToGroup, floor: overdue.Idle}
+	podEvents.Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
+	if _, priority, _ := q.GetWithPriority(); priority != overdue.Idle {
+		t.Fatalf("the echo of a running pod has priority %d, want %d", priority, overdue.Idle)
+	}
+	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
+
+	ended := pod.DeepCopy()
+	ended.Status.Phase = corev1.PodFailed
+	podEvents.Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: ended}, q)
+	podEvents.Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
+	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
+		t.Fatalf("the end of the run's pod has priority %d, want %d (due now)", priority, overdue.Due(0))
+	}
+
+	rogue := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g-a-0", Namespace: testNamespace,
+		Labels: map[string]string{v1alpha1.LabelGroup: "g"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
+	podEvents.Create(ctx, event.CreateEvent{Object: rogue}, q)
+	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
+		t.Fatalf("a live pod that is not the current run has priority %d, want %d (due now)", priority, overdue.Due(0))
+	}
+
+	runs := prioritized{r: r.OaatGroupReconciler, toGroups: requestToGroup, floor: overdue.Unknown, dueOnCreate: true}
+	run := &v1alpha1.OaatRun{ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: testNamespace}, Spec: v1alpha1.OaatRunSpec{OaatGroup: "g", Item: "a"}}
+	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
+	runs.Create(ctx, event.CreateEvent{Object: run}, q)
+	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
+		t.Fatalf("an OaatRun's creation has priority %d, want %d (due now)", priority, overdue.Due(0))
+	}
+}
