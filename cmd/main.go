@@ -7,6 +7,7 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	"time"
 	// Blackout windows name IANA time zones: the image may have no zone database of its own.
 	_ "time/tzdata"
 
@@ -15,6 +16,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -97,7 +99,12 @@ func main() {
 		LeaderElectionNamespace:             leaderElectionNamespace,
 		LeaderElectionResourceLockInterface: lock,
 		LeaderElectionReleaseOnCancel:       true,
-		Cache:                               controllers.CacheOptions(watchNamespaces...),
+		// A standby tries for the Lease every RetryPeriod: 1 s rather than controller-runtime's
+		// 2 s, so that a failover after a leader's crash takes the 15 s LeaseDuration plus at
+		// most about 2 s (one retry to see the last renewal, one to take the expired Lease), at
+		// the cost of one Lease write a second while leading.
+		RetryPeriod: ptr.To(time.Second),
+		Cache:       controllers.CacheOptions(watchNamespaces...),
 	})
 	if err != nil {
 		setupLog.Error(err, "Cannot create the manager")

@@ -28,8 +28,8 @@ import (
 var ErrNotLeader = errors.New("this process does not hold the leader-election lease")
 
 // DefaultMargin is how long before the Lease would expire a holder stops acting on it. The
-// elector renews the Lease every 2 s and gives up after 10 s without renewal (controller-runtime's
-// RetryPeriod and RenewDeadline), and another candidate takes over 15 s (LeaseDuration) after it
+// elector renews the Lease every second (RetryPeriod, cmd/main.go) and gives up after 10 s without
+// renewal (controller-runtime's RenewDeadline), and another candidate takes over 15 s (LeaseDuration) after it
 // last saw a renewal: holding a Lease renewed less than 10 s ago leaves 5 s for the action to
 // reach the API server.
 const DefaultMargin = 5 * time.Second
