@@ -111,7 +111,12 @@ func (r *OaatGroupReconciler) priorityOf(ctx context.Context, req reconcile.Requ
 	}
 	run := &corev1.Pod{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: cr.PodName}, run); err != nil {
-		run = nil // not in the cache (yet): the pod's own event tells
+		// Not in the cache: the pod is on its way into it (its own event will follow), or it was
+		// never created (the operator stopped between the run's intent and the create), and no
+		// event of it will ever come. Idle would leave such a group behind every group that
+		// becomes due, for as long as some does (a resume of 1,000 groups kept one waiting 231 s):
+		// due now, behind every group due for longer, and the reconcile finds out.
+		return overdue.Due(0)
 	}
 	return overdue.Priority(group, run, false, r.Clock.Now())
 }

@@ -130,3 +130,20 @@ func TestPrioritizedEcho(t *testing.T) {
 		t.Fatalf("an OaatRun's creation has priority %d, want %d (due now)", priority, overdue.Due(0))
 	}
 }
+
+// TestPrioritizedRunWithoutPod: a group whose current run's pod the cache does not hold (never
+// created: the operator stopped between the intent and the create) is due now, not idle: no event
+// of that pod will come to raise it, and idle would leave it behind every group that becomes due.
+func TestPrioritizedRunWithoutPod(t *testing.T) {
+	g := testGroup("g", "a")
+	g.Status.ObservedGeneration = g.Generation
+	g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: "g-a-1", StartedAt: metav1.NewTime(testT0.Add(-time.Minute))}
+	r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, g), nil)
+	q := priorityqueue.New[reconcile.Request]("test-no-pod")
+	defer q.ShutDown()
+	groupEvents := prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: overdue.Idle}
+	groupEvents.Create(context.Background(), event.CreateEvent{Object: g, IsInInitialList: true}, q)
+	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
+		t.Fatalf("a run whose pod is not in the cache has priority %d, want %d (due now)", priority, overdue.Due(0))
+	}
+}
