@@ -27,7 +27,7 @@ type curvePoint struct {
 // is restarted (so that its memory is what it holds, not a peak of the step before), warms up,
 // then the window is measured. Memory per group and CPU per run are the slopes of a least-squares
 // line through the steps. The scale phase's groups stay, idle, with all their pods: they are part
-// of the intercept.
+// of the intercept. The curve's own groups are deleted at the end.
 func (b *bench) curvePhase(ctx context.Context) error {
 	cfg := b.cfg
 	if len(cfg.curve) == 0 {
@@ -66,7 +66,10 @@ func (b *bench) curvePhase(ctx context.Context) error {
 			p.cpu.Seconds()/p.elapsed.Seconds(), perMs(p.cpu, p.runs), "p50 "+perfkit.Ms(p.reaction.Percentile(50))+", p99 "+perfkit.Ms(p.reaction.Percentile(99)))
 	}
 	b.reportCurve(b.results.curve)
-	return nil
+	// The curve's groups go before the next phases: left running, their runs kept the operator's
+	// workers busy (a work queue wait of 86 s in the locks phase that followed, whose groups then
+	// finished no run in their window).
+	return b.deleteNamespace(ctx, curveNamespace)
 }
 
 // curveStep restarts the manager, lets it warm up and measures one window.

@@ -89,12 +89,12 @@ func (b *bench) deleteNamespace(ctx context.Context, ns string) error {
 	if err := b.env.Client.Delete(ctx, obj); err != nil {
 		return err
 	}
-	gone := perfkit.WaitFor(ctx, 5*time.Minute, func() bool {
+	gone := perfkit.WaitFor(ctx, 10*time.Minute, func() bool {
 		err := b.env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		return apierrors.IsNotFound(err)
 	})
 	if !gone {
-		return fmt.Errorf("namespace %s still exists 5 minutes after its deletion", ns)
+		return fmt.Errorf("namespace %s still exists 10 minutes after its deletion", ns)
 	}
 	return nil
 }
