@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -124,6 +125,9 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(configMapIndex)), builder.OnlyMetadata).
 		Watches(&v1alpha1.OaatRun{}, handler.EnqueueRequestsFromMapFunc(requestToGroup)).
 		Watches(&v1alpha1.OaatLock{}, handler.EnqueueRequestsFromMapFunc(r.groupsOfLock)).
+		Watches(&v1alpha1.ClusterOaatLock{}, handler.EnqueueRequestsFromMapFunc(r.groupsOfLock)).
+		Watches(namespaceMetadata(), handler.EnqueueRequestsFromMapFunc(r.groupsOfNamespace),
+			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("oaatgroup").
 		Complete(r)
@@ -206,6 +210,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatLock controller: %w", err)
+	}
+	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ClusterOaatLock controller: %w", err)
 	}
 	return nil
 }

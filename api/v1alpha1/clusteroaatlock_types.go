@@ -110,6 +110,10 @@ type Lock interface {
 	LockHolders() []LockHolder
 	// SetLockHolders sets status.holders and status.holderCount.
 	SetLockHolders(holders []LockHolder)
+	// LockWaitingGroups is status.waitingGroups.
+	LockWaitingGroups() int32
+	// SetLockWaitingGroups sets status.waitingGroups.
+	SetLockWaitingGroups(n int32)
 	// LockKey names the lock among a group's locks: the name of an OaatLock,
 	// KindClusterOaatLock/name of a ClusterOaatLock.
 	LockKey() string
@@ -140,6 +144,12 @@ func (l *ClusterOaatLock) SetLockHolders(holders []LockHolder) {
 	l.Status.HolderCount = int32(len(holders))
 }
 
+// LockWaitingGroups is status.waitingGroups.
+func (l *ClusterOaatLock) LockWaitingGroups() int32 { return l.Status.WaitingGroups }
+
+// SetLockWaitingGroups sets status.waitingGroups.
+func (l *ClusterOaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups = n }
+
 // LockKey is KindClusterOaatLock/name.
 func (l *ClusterOaatLock) LockKey() string { return ClusterLockKey(l.Name) }
 
@@ -151,6 +161,12 @@ func (l *OaatLock) SetLockHolders(holders []LockHolder) {
 	l.Status.Holders = holders
 	l.Status.HolderCount = int32(len(holders))
 }
+
+// LockWaitingGroups is status.waitingGroups.
+func (l *OaatLock) LockWaitingGroups() int32 { return l.Status.WaitingGroups }
+
+// SetLockWaitingGroups sets status.waitingGroups.
+func (l *OaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups = n }
 
 // LockKey is the lock's name.
 func (l *OaatLock) LockKey() string { return l.Name }
