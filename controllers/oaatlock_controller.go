@@ -43,9 +43,9 @@ type OaatLockReconciler struct {
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatlocks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatlocks/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=oaat.io,resources=clusteroaatlocks,verbs=get;list;watch
-// +kubebuilder:rbac:groups=oaat.io,resources=clusteroaatlocks/status,verbs=update;patch
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// The rights on ClusterOaatLocks and Namespaces are cluster-scoped: they are not markers (which
+// make manager-role, a Role in the bundle's namespaced permissions) but the ClusterRole of
+// config/rbac/cluster_lock_role.yaml, which the bundle lists in its clusterPermissions.
 
 // newLock is an empty lock of the kind the reconciler keeps.
 func (r *OaatLockReconciler) newLock() v1alpha1.Lock {
