@@ -55,12 +55,12 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 			case err == nil:
 				in.Locks[key] = lock
 			case !apierrors.IsNotFound(err):
-				return fmt.Errorf("reading %s: %w", planner.DescribeLocks([]string{key}), err)
+				return fmt.Errorf("reading %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
 			}
 		}
 		groups := &v1alpha1.OaatGroupList{}
 		if err := r.List(ctx, groups, append(opts, client.MatchingFields{index: name})...); err != nil {
-			return fmt.Errorf("listing the groups naming %s: %w", planner.DescribeLocks([]string{key}), err)
+			return fmt.Errorf("listing the groups naming %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
 		}
 		for i := range groups.Items {
 			g := &groups.Items[i]
@@ -124,7 +124,7 @@ func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.
 			log.FromContext(ctx).V(1).Info("A lock changed since it was read; trying again", "lock", lock.LockKey())
 			return false, nil
 		}
-		return false, fmt.Errorf("taking a slot of %s: %w", planner.DescribeLocks([]string{lock.LockKey()}), err)
+		return false, fmt.Errorf("taking a slot of %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
 	}
 	return true, nil
 }
@@ -181,7 +181,7 @@ func (r *OaatGroupReconciler) dropHolder(ctx context.Context, as v1alpha1.Lock, 
 		return writeHolders(ctx, r.Client, lock, slices.DeleteFunc(slices.Clone(lock.LockHolders()), match))
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("releasing a slot of %s: %w", planner.DescribeLocks([]string{as.LockKey()}), err)
+		return fmt.Errorf("releasing a slot of %s: %w", v1alpha1.DescribeLocks([]string{as.LockKey()}), err)
 	}
 	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
 // orphanPodRetry is how soon a lock is looked at again while the pod of a deleted group's slot
@@ -90,7 +89,7 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("writing the status of %s: %w", planner.DescribeLocks([]string{lock.LockKey()}), err)
+		return ctrl.Result{}, fmt.Errorf("writing the status of %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
 	}
 	return result, nil
 }

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -170,6 +172,27 @@ func (l *OaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups = n }
 
 // LockKey is the lock's name.
 func (l *OaatLock) LockKey() string { return l.Name }
+
+// DescribeLocks names lock keys for a message, by kind: "OaatLock db, nas and ClusterOaatLock
+// shared".
+func DescribeLocks(keys []string) string {
+	var namespaced, cluster []string
+	for _, key := range keys {
+		if name, ok := strings.CutPrefix(key, KindClusterOaatLock+"/"); ok {
+			cluster = append(cluster, name)
+			continue
+		}
+		namespaced = append(namespaced, key)
+	}
+	var parts []string
+	if len(namespaced) > 0 {
+		parts = append(parts, "OaatLock "+strings.Join(namespaced, ", "))
+	}
+	if len(cluster) > 0 {
+		parts = append(parts, KindClusterOaatLock+" "+strings.Join(cluster, ", "))
+	}
+	return strings.Join(parts, " and ")
+}
 
 // HolderNamespace is the namespace of the holder's group: its namespace field, or the lock's own
 // namespace for a holder of an OaatLock.

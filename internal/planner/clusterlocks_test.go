@@ -195,7 +195,15 @@ func TestStaleClusterLockSlotReleasedOtherNamespaceKept(t *testing.T) {
 }
 
 func TestDescribeLocks(t *testing.T) {
-	if got := DescribeLocks([]string{"nas", "ClusterOaatLock/db"}); got != "OaatLock nas, ClusterOaatLock db" {
-		t.Fatalf("DescribeLocks = %q", got)
+	tests := map[string][]string{
+		"OaatLock nas":                          {"nas"},
+		"OaatLock db, nas":                      {"db", "nas"},
+		"ClusterOaatLock db":                    {"ClusterOaatLock/db"},
+		"OaatLock nas and ClusterOaatLock a, b": {"ClusterOaatLock/a", "nas", "ClusterOaatLock/b"},
+	}
+	for want, keys := range tests {
+		if got := v1alpha1.DescribeLocks(keys); got != want {
+			t.Errorf("DescribeLocks(%q) = %q, want %q", keys, got, want)
+		}
 	}
 }

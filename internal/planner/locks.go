@@ -269,16 +269,3 @@ func StaleHolder(h v1alpha1.LockHolder, group *v1alpha1.OaatGroup) bool {
 func SortHolders(holders []v1alpha1.LockHolder) {
 	slices.SortFunc(holders, func(a, b v1alpha1.LockHolder) int { return cmp.Compare(a.Group, b.Group) })
 }
-
-// DescribeLocks names lock keys for a message: "OaatLock nas, ClusterOaatLock db".
-func DescribeLocks(keys []string) string {
-	named := make([]string, 0, len(keys))
-	for _, key := range keys {
-		if name, ok := strings.CutPrefix(key, v1alpha1.KindClusterOaatLock+"/"); ok {
-			named = append(named, v1alpha1.KindClusterOaatLock+" "+name)
-			continue
-		}
-		named = append(named, "OaatLock "+key)
-	}
-	return strings.Join(named, ", ")
-}
