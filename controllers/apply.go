@@ -93,7 +93,7 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 		r.Runs.RoundOverrun(group.Namespace, group.Name)
 	}
 	for _, u := range plan.Locks.Acquire {
-		r.LockMetrics.ObserveWait(group.Namespace, u.Lock.Name, plan.Locks.Waited)
+		r.LockMetrics.ObserveWait(u.Lock.GetNamespace(), u.Lock.GetName(), plan.Locks.Waited)
 	}
 	r.announce(ctx, group, plan.Events...)
 

@@ -45,9 +45,11 @@ func newFakeClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object)
 	return fake.NewClientBuilder().
 		WithScheme(testScheme(t)).
 		WithObjects(objs...).
-		WithStatusSubresource(&v1alpha1.OaatGroup{}, &v1alpha1.OaatRun{}, &v1alpha1.OaatLock{}, &corev1.Pod{}).
+		WithStatusSubresource(&v1alpha1.OaatGroup{}, &v1alpha1.OaatRun{}, &v1alpha1.OaatLock{}, &v1alpha1.ClusterOaatLock{}, &corev1.Pod{}).
 		WithIndex(&v1alpha1.OaatGroup{}, lockIndex, namedLocks).
+		WithIndex(&v1alpha1.OaatGroup{}, clusterLockIndex, namedClusterLocks).
 		WithIndex(&v1alpha1.OaatLock{}, lockHolderIndex, holderGroups).
+		WithIndex(&v1alpha1.ClusterOaatLock{}, clusterLockHolderIndex, holderGroups).
 		WithIndex(&v1alpha1.OaatRun{}, oaatGroupIndex, func(obj client.Object) []string {
 			return []string{obj.(*v1alpha1.OaatRun).Spec.OaatGroup}
 		}).

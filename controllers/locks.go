@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,52 +18,92 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
-// Field indexes of the locks: OaatGroups by the OaatLocks they name, OaatLocks by the groups
-// holding a slot of them.
+// Field indexes of the locks: OaatGroups by the OaatLocks and ClusterOaatLocks they name, OaatLocks
+// by the groups holding a slot of them, ClusterOaatLocks by the namespace/name of those groups.
 const (
-	lockIndex       = "spec.locks"
-	lockHolderIndex = "status.holders.group"
+	lockIndex              = "spec.locks"
+	clusterLockIndex       = "spec.clusterLocks"
+	lockHolderIndex        = "status.holders.group"
+	clusterLockHolderIndex = "status.holders.namespacedGroup"
 )
 
-// gatherLocks reads, from the cache, the OaatLocks the group names or holds a slot of, and the
-// other groups that wait for one of the locks it names. A group that names no lock and holds none
-// costs one indexed cache read.
+// gatherLocks reads, from the cache, the OaatLocks and ClusterOaatLocks the group names or holds a
+// slot of, the other groups that wait for one of the locks it names, and, when it names a
+// ClusterOaatLock, its namespace's labels. A group that names no lock and holds none costs two
+// indexed cache reads.
 func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.OaatGroup) (planner.LockInput, error) {
-	in := planner.LockInput{Locks: map[string]*v1alpha1.OaatLock{}}
+	in := planner.LockInput{Locks: map[string]v1alpha1.Lock{}}
 	held := &v1alpha1.OaatLockList{}
 	if err := r.List(ctx, held, client.InNamespace(group.Namespace), client.MatchingFields{lockHolderIndex: group.Name}); err != nil {
 		return in, fmt.Errorf("listing the OaatLocks the group holds: %w", err)
 	}
 	for i := range held.Items {
-		in.Locks[held.Items[i].Name] = &held.Items[i]
+		in.Locks[held.Items[i].LockKey()] = &held.Items[i]
 	}
-	waiting := map[string]bool{}
-	for _, name := range group.Spec.Locks {
-		if in.Locks[name] == nil {
-			lock := &v1alpha1.OaatLock{}
-			err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: name}, lock)
+	heldCluster := &v1alpha1.ClusterOaatLockList{}
+	if err := r.List(ctx, heldCluster, client.MatchingFields{clusterLockHolderIndex: namespacedName(group.Namespace, group.Name)}); err != nil {
+		return in, fmt.Errorf("listing the ClusterOaatLocks the group holds: %w", err)
+	}
+	for i := range heldCluster.Items {
+		in.Locks[heldCluster.Items[i].LockKey()] = &heldCluster.Items[i]
+	}
+	waiting := map[client.ObjectKey]bool{}
+	named := func(key string, lock v1alpha1.Lock, index, name string, opts ...client.ListOption) error {
+		if in.Locks[key] == nil {
+			err := r.Get(ctx, client.ObjectKey{Namespace: lock.GetNamespace(), Name: name}, lock)
 			switch {
 			case err == nil:
-				in.Locks[name] = lock
+				in.Locks[key] = lock
 			case !apierrors.IsNotFound(err):
-				return in, fmt.Errorf("reading OaatLock %s: %w", name, err)
+				return fmt.Errorf("reading %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
 			}
 		}
 		groups := &v1alpha1.OaatGroupList{}
-		if err := r.List(ctx, groups, client.InNamespace(group.Namespace), client.MatchingFields{lockIndex: name}); err != nil {
-			return in, fmt.Errorf("listing the groups naming OaatLock %s: %w", name, err)
+		if err := r.List(ctx, groups, append(opts, client.MatchingFields{index: name})...); err != nil {
+			return fmt.Errorf("listing the groups naming %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
 		}
 		for i := range groups.Items {
 			g := &groups.Items[i]
-			if g.Name == group.Name || g.Status.LockWait == nil || waiting[g.Name] {
+			id := client.ObjectKeyFromObject(g)
+			if id == client.ObjectKeyFromObject(group) || g.Status.LockWait == nil || waiting[id] {
 				continue
 			}
-			waiting[g.Name] = true
-			in.Waiters = append(in.Waiters, planner.LockWaiter{Group: g.Name, Since: g.Status.LockWait.Since.Time, Locks: g.Spec.Locks})
+			waiting[id] = true
+			in.Waiters = append(in.Waiters, planner.LockWaiter{Namespace: g.Namespace, Group: g.Name,
+				Since: g.Status.LockWait.Since.Time, Locks: g.Spec.LockKeys()})
 		}
+		return nil
+	}
+	for _, name := range group.Spec.Locks {
+		lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Namespace: group.Namespace}}
+		if err := named(name, lock, lockIndex, name, client.InNamespace(group.Namespace)); err != nil {
+			return in, err
+		}
+	}
+	for _, name := range group.Spec.ClusterLocks {
+		if err := named(v1alpha1.ClusterLockKey(name), &v1alpha1.ClusterOaatLock{}, clusterLockIndex, name); err != nil {
+			return in, err
+		}
+	}
+	if len(group.Spec.ClusterLocks) > 0 {
+		ns := namespaceMetadata()
+		err := r.Get(ctx, client.ObjectKey{Name: group.Namespace}, ns)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return in, fmt.Errorf("reading the labels of namespace %s: %w", group.Namespace, err)
+		}
+		in.NamespaceLabels = ns.GetLabels()
 	}
 	return in, nil
 }
+
+// namespaceMetadata is the object the manager watches Namespaces as: their metadata only, for
+// the labels that the namespaceSelector of a ClusterOaatLock selects.
+func namespaceMetadata() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
+}
+
+// namespacedName is the value of clusterLockHolderIndex for a group.
+func namespacedName(namespace, name string) string { return namespace + "/" + name }
 
 // acquireLocks writes the group's new run into the holders of each lock, in the plan's order
 // (by name), each write conditional on the lock being unchanged since it was read, so that two
@@ -70,9 +111,8 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 // not, those already taken are given back and nothing else of the plan is applied.
 func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.OaatGroup, updates []planner.LockUpdate, pod string) (bool, error) {
 	for i, u := range updates {
-		lock := u.Lock.DeepCopy()
-		lock.Status.Holders = u.Holders
-		lock.Status.HolderCount = int32(len(u.Holders))
+		lock := u.Lock.DeepCopyObject().(v1alpha1.Lock)
+		lock.SetLockHolders(u.Holders)
 		err := r.Status().Update(ctx, lock)
 		if err == nil {
 			continue
@@ -81,10 +121,10 @@ func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.
 			log.FromContext(ctx).Error(undoErr, "Cannot give back the locks taken so far; the next pass releases them")
 		}
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			log.FromContext(ctx).V(1).Info("A lock changed since it was read; trying again", "oaatLock", lock.Name)
+			log.FromContext(ctx).V(1).Info("A lock changed since it was read; trying again", "lock", lock.LockKey())
 			return false, nil
 		}
-		return false, fmt.Errorf("taking a slot of OaatLock %s: %w", lock.Name, err)
+		return false, fmt.Errorf("taking a slot of %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
 	}
 	return true, nil
 }
@@ -92,8 +132,8 @@ func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.
 // giveBack removes the group's holder for pod from each lock, read again from the API server.
 func (r *OaatGroupReconciler) giveBack(ctx context.Context, group *v1alpha1.OaatGroup, updates []planner.LockUpdate, pod string) error {
 	for _, u := range updates {
-		if err := r.dropHolder(ctx, client.ObjectKeyFromObject(u.Lock), func(h v1alpha1.LockHolder) bool {
-			return h.Group == group.Name && h.Pod == pod
+		if err := r.dropHolder(ctx, u.Lock, func(h v1alpha1.LockHolder) bool {
+			return planner.HolderOf(h, u.Lock, group) && h.Pod == pod
 		}); err != nil {
 			return err
 		}
@@ -119,77 +159,132 @@ func (r *OaatGroupReconciler) releaseLocks(ctx context.Context, group *v1alpha1.
 		}
 	}
 	for _, u := range updates {
-		if err := r.dropHolder(ctx, client.ObjectKeyFromObject(u.Lock), func(h v1alpha1.LockHolder) bool {
-			return h.Group == group.Name && planner.StaleHolder(h, group)
+		if err := r.dropHolder(ctx, u.Lock, func(h v1alpha1.LockHolder) bool {
+			return planner.HolderOf(h, u.Lock, group) && planner.StaleHolder(h, group)
 		}); err != nil {
 			return false, err
 		}
-		log.FromContext(ctx).V(1).Info("Released a lock", "oaatLock", u.Lock.Name)
+		log.FromContext(ctx).V(1).Info("Released a lock", "lock", u.Lock.LockKey())
 	}
 	return true, nil
 }
 
-// dropHolder removes the holders that match from the lock, reading it again from the API server
-// on a conflict; a lock that is gone has no holder to remove.
-func (r *OaatGroupReconciler) dropHolder(ctx context.Context, key client.ObjectKey, match func(v1alpha1.LockHolder) bool) error {
+// dropHolder removes the holders that match from the lock (of either kind), reading it again
+// from the API server on a conflict; a lock that is gone has no holder to remove.
+func (r *OaatGroupReconciler) dropHolder(ctx context.Context, as v1alpha1.Lock, match func(v1alpha1.LockHolder) bool) error {
+	key := client.ObjectKeyFromObject(as)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		lock := &v1alpha1.OaatLock{}
+		lock := as.DeepCopyObject().(v1alpha1.Lock)
 		if err := r.APIReader.Get(ctx, key, lock); err != nil {
 			return err
 		}
-		return writeHolders(ctx, r.Client, lock, slices.DeleteFunc(slices.Clone(lock.Status.Holders), match))
+		return writeHolders(ctx, r.Client, lock, slices.DeleteFunc(slices.Clone(lock.LockHolders()), match))
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("releasing a slot of OaatLock %s: %w", key.Name, err)
+		return fmt.Errorf("releasing a slot of %s: %w", v1alpha1.DescribeLocks([]string{as.LockKey()}), err)
 	}
 	return nil
 }
 
 // writeHolders writes the lock's new holders, if they differ, conditional on the lock being
 // unchanged since it was read.
-func writeHolders(ctx context.Context, c client.Client, lock *v1alpha1.OaatLock, holders []v1alpha1.LockHolder) error {
-	if equality.Semantic.DeepEqual(lock.Status.Holders, holders) || len(lock.Status.Holders) == 0 && len(holders) == 0 {
+func writeHolders(ctx context.Context, c client.Client, lock v1alpha1.Lock, holders []v1alpha1.LockHolder) error {
+	if equality.Semantic.DeepEqual(lock.LockHolders(), holders) || len(lock.LockHolders()) == 0 && len(holders) == 0 {
 		return nil
 	}
-	lock.Status.Holders = holders
-	lock.Status.HolderCount = int32(len(holders))
+	lock.SetLockHolders(holders)
 	return c.Status().Update(ctx, lock)
 }
 
 // setupLockIndexes registers the field indexes of the locks: OaatGroups by the locks they name,
-// OaatLocks by the groups holding a slot.
+// locks by the groups holding a slot.
 func setupLockIndexes(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatGroup{}, lockIndex, namedLocks); err != nil {
+	indexer := mgr.GetFieldIndexer()
+	if err := indexer.IndexField(ctx, &v1alpha1.OaatGroup{}, lockIndex, namedLocks); err != nil {
 		return fmt.Errorf("indexing OaatGroups by OaatLock: %w", err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatLock{}, lockHolderIndex, holderGroups); err != nil {
+	if err := indexer.IndexField(ctx, &v1alpha1.OaatGroup{}, clusterLockIndex, namedClusterLocks); err != nil {
+		return fmt.Errorf("indexing OaatGroups by ClusterOaatLock: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &v1alpha1.OaatLock{}, lockHolderIndex, holderGroups); err != nil {
 		return fmt.Errorf("indexing OaatLocks by holder: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &v1alpha1.ClusterOaatLock{}, clusterLockHolderIndex, holderGroups); err != nil {
+		return fmt.Errorf("indexing ClusterOaatLocks by holder: %w", err)
 	}
 	return nil
 }
 
-// namedLocks are the locks a group names.
+// namedLocks are the OaatLocks a group names.
 func namedLocks(obj client.Object) []string {
 	return obj.(*v1alpha1.OaatGroup).Spec.Locks
 }
 
-// holderGroups are the groups holding a slot of a lock.
+// namedClusterLocks are the ClusterOaatLocks a group names.
+func namedClusterLocks(obj client.Object) []string {
+	return obj.(*v1alpha1.OaatGroup).Spec.ClusterLocks
+}
+
+// holderGroups are the groups holding a slot of a lock: their names for an OaatLock,
+// namespace/name for a ClusterOaatLock.
 func holderGroups(obj client.Object) []string {
+	lock := obj.(v1alpha1.Lock)
 	var groups []string
-	for _, h := range obj.(*v1alpha1.OaatLock).Status.Holders {
+	for _, h := range lock.LockHolders() {
+		if lock.GetNamespace() == "" {
+			groups = append(groups, namespacedName(h.Namespace, h.Group))
+			continue
+		}
 		groups = append(groups, h.Group)
 	}
 	return groups
 }
 
-// groupsOfLock maps a lock to the groups that name it, which may be waiting for a slot it frees,
-// and to the groups holding a slot of it.
+// groupsOfLock maps a lock of either kind to the groups that name it, which may be waiting for a
+// slot it frees, and to the groups holding a slot of it.
 func (r *OaatGroupReconciler) groupsOfLock(ctx context.Context, obj client.Object) []reconcile.Request {
-	requests := r.groupsNaming(lockIndex)(ctx, obj)
-	for _, h := range obj.(*v1alpha1.OaatLock).Status.Holders {
-		req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: h.Group}}
+	lock := obj.(v1alpha1.Lock)
+	var requests []reconcile.Request
+	if lock.GetNamespace() == "" {
+		requests = r.groupsNamingClusterLock(ctx, lock.GetName())
+	} else {
+		requests = r.groupsNaming(lockIndex)(ctx, obj)
+	}
+	for _, h := range lock.LockHolders() {
+		req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: v1alpha1.HolderNamespace(h, lock), Name: h.Group}}
 		if !slices.Contains(requests, req) {
 			requests = append(requests, req)
+		}
+	}
+	return requests
+}
+
+// groupsNamingClusterLock are the groups of every namespace that name the ClusterOaatLock.
+func (r *OaatGroupReconciler) groupsNamingClusterLock(ctx context.Context, name string) []reconcile.Request {
+	groups := &v1alpha1.OaatGroupList{}
+	if err := r.List(ctx, groups, client.MatchingFields{clusterLockIndex: name}); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the groups that name a ClusterOaatLock", "clusterOaatLock", name)
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(groups.Items))
+	for i := range groups.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups.Items[i])})
+	}
+	return requests
+}
+
+// groupsOfNamespace maps a namespace whose labels changed to its groups that name a
+// ClusterOaatLock: the lock's namespaceSelector may select it now, or no longer.
+func (r *OaatGroupReconciler) groupsOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	groups := &v1alpha1.OaatGroupList{}
+	if err := r.List(ctx, groups, client.InNamespace(obj.GetName())); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the groups of a namespace", "namespace", obj.GetName())
+		return nil
+	}
+	var requests []reconcile.Request
+	for i := range groups.Items {
+		if len(groups.Items[i].Spec.ClusterLocks) > 0 {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups.Items[i])})
 		}
 	}
 	return requests

@@ -7,7 +7,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,8 +25,9 @@ import (
 // still runs (its garbage collection is under way).
 const orphanPodRetry = 5 * time.Second
 
-// OaatLockReconciler keeps the status of OaatLocks: it gives back the slots of groups that no
-// longer exist, once their pod has ended, and counts the groups waiting for the lock. Slots of
+// OaatLockReconciler keeps the status of OaatLocks, or of ClusterOaatLocks: it gives back the
+// slots of groups that no longer exist, once their pod has ended, and counts the groups waiting
+// for the lock. Slots of
 // existing groups are the groups' own business: each group's reconcile, one at a time per group,
 // takes and gives back its slots, so that a slot taken just before the group records its run is
 // never mistaken for a stale one.
@@ -32,18 +36,31 @@ type OaatLockReconciler struct {
 	client.Client
 	// APIReader reads from the API server directly, to confirm that a group is gone.
 	APIReader client.Reader
+	// Cluster makes the reconciler keep ClusterOaatLocks rather than OaatLocks.
+	Cluster bool
 }
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatlocks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatlocks/status,verbs=get;update;patch
+// The rights on ClusterOaatLocks and Namespaces are cluster-scoped: they are not markers (which
+// make manager-role, a Role in the bundle's namespaced permissions) but the ClusterRole of
+// config/rbac/cluster_lock_role.yaml, which the bundle lists in its clusterPermissions.
 
-// Reconcile brings one OaatLock's status up to date.
+// newLock is an empty lock of the kind the reconciler keeps.
+func (r *OaatLockReconciler) newLock() v1alpha1.Lock {
+	if r.Cluster {
+		return &v1alpha1.ClusterOaatLock{}
+	}
+	return &v1alpha1.OaatLock{}
+}
+
+// Reconcile brings one lock's status up to date.
 func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	lock := &v1alpha1.OaatLock{}
+	lock := r.newLock()
 	if err := r.Get(ctx, req.NamespacedName, lock); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatLock", klog.KObj(lock)))
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("lock", lock.LockKey(), "namespace", lock.GetNamespace()))
 	holders, pending, err := r.liveHolders(ctx, lock)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -56,23 +73,23 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if pending {
 		result.RequeueAfter = orphanPodRetry
 	}
-	if len(holders) == len(lock.Status.Holders) && lock.Status.WaitingGroups == waiting &&
-		lock.Status.HolderCount == int32(len(holders)) {
+	before := lock.DeepCopyObject().(v1alpha1.Lock)
+	lock.SetLockHolders(holders)
+	lock.SetLockWaitingGroups(waiting)
+	if equality.Semantic.DeepEqual(before, lock) {
 		return result, nil
 	}
-	for _, h := range lock.Status.Holders {
+	for _, h := range before.LockHolders() {
 		if !slices.Contains(holders, h) {
-			log.FromContext(ctx).Info("Released the slot of a group that no longer exists", "oaatGroup", h.Group, "pod", h.Pod)
+			log.FromContext(ctx).Info("Released the slot of a group that no longer exists",
+				"oaatGroup", klog.KRef(v1alpha1.HolderNamespace(h, lock), h.Group), "pod", h.Pod)
 		}
 	}
-	lock.Status.Holders = holders
-	lock.Status.HolderCount = int32(len(holders))
-	lock.Status.WaitingGroups = waiting
 	if err := r.Status().Update(ctx, lock); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("writing the status of OaatLock %s: %w", lock.Name, err)
+		return ctrl.Result{}, fmt.Errorf("writing the status of %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
 	}
 	return result, nil
 }
@@ -80,9 +97,10 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // liveHolders returns the holders that stay: those of groups that exist (with the holder's UID,
 // as the API server says), and those of deleted groups whose pod is still live; pending says that
 // such a pod exists.
-func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock *v1alpha1.OaatLock) (holders []v1alpha1.LockHolder, pending bool, err error) {
-	for _, h := range lock.Status.Holders {
-		gone, err := r.groupGone(ctx, lock.Namespace, h)
+func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock v1alpha1.Lock) (holders []v1alpha1.LockHolder, pending bool, err error) {
+	for _, h := range lock.LockHolders() {
+		namespace := v1alpha1.HolderNamespace(h, lock)
+		gone, err := r.groupGone(ctx, namespace, h)
 		if err != nil {
 			return nil, false, err
 		}
@@ -91,7 +109,7 @@ func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock *v1alpha1.Oaa
 			continue
 		}
 		pod := &corev1.Pod{}
-		err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: lock.Namespace, Name: h.Pod}, pod)
+		err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: h.Pod}, pod)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
@@ -105,7 +123,9 @@ func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock *v1alpha1.Oaa
 }
 
 // groupGone reports whether the holder's group no longer exists: the cache shows no group of that
-// name and UID, and neither does the API server.
+// name and UID, and neither does the API server. A holder of a ClusterOaatLock in a namespace
+// this operator may not read (another installation's, in OwnNamespace mode) is that one's to
+// release: it is never taken for gone.
 func (r *OaatLockReconciler) groupGone(ctx context.Context, namespace string, h v1alpha1.LockHolder) (bool, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: h.Group}
 	group := &v1alpha1.OaatGroup{}
@@ -116,6 +136,8 @@ func (r *OaatLockReconciler) groupGone(ctx context.Context, namespace string, h 
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, nil
+	case apierrors.IsForbidden(err):
+		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("reading OaatGroup %s, which holds a slot: %w", h.Group, err)
 	}
@@ -124,9 +146,13 @@ func (r *OaatLockReconciler) groupGone(ctx context.Context, namespace string, h 
 
 // waitingGroups counts the groups naming the lock that wait for locks, as the cache shows them: a
 // waiting group claims a slot of every lock it names, the free ones too.
-func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock *v1alpha1.OaatLock) (int32, error) {
+func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock v1alpha1.Lock) (int32, error) {
 	groups := &v1alpha1.OaatGroupList{}
-	if err := r.List(ctx, groups, client.InNamespace(lock.Namespace), client.MatchingFields{lockIndex: lock.Name}); err != nil {
+	opts := []client.ListOption{client.InNamespace(lock.GetNamespace()), client.MatchingFields{lockIndex: lock.GetName()}}
+	if r.Cluster {
+		opts = []client.ListOption{client.MatchingFields{clusterLockIndex: lock.GetName()}}
+	}
+	if err := r.List(ctx, groups, opts...); err != nil {
 		return 0, fmt.Errorf("listing the groups naming the lock: %w", err)
 	}
 	var n int32
@@ -141,32 +167,47 @@ func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock *v1alpha1.O
 // SetupWithManager registers the reconciler: it runs on changes of a lock, and of a group, for
 // the locks it names or holds a slot of.
 func (r *OaatLockReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	name := "oaatlock"
+	if r.Cluster {
+		name = "clusteroaatlock"
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.OaatLock{}).
+		For(r.newLock()).
 		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.locksOfGroup)).
-		Named("oaatlock").
+		Named(name).
 		Complete(r)
 }
 
-// locksOfGroup maps a group to the locks it names and those it holds a slot of.
+// locksOfGroup maps a group to the locks of the reconciler's kind that it names and those it
+// holds a slot of.
 func (r *OaatLockReconciler) locksOfGroup(ctx context.Context, obj client.Object) []reconcile.Request {
 	group := obj.(*v1alpha1.OaatGroup)
 	var requests []reconcile.Request
+	namespace, names := group.Namespace, group.Spec.Locks
+	var held client.ObjectList = &v1alpha1.OaatLockList{}
+	opts := []client.ListOption{client.InNamespace(group.Namespace), client.MatchingFields{lockHolderIndex: group.Name}}
+	if r.Cluster {
+		namespace, names = "", group.Spec.ClusterLocks
+		held = &v1alpha1.ClusterOaatLockList{}
+		opts = []client.ListOption{client.MatchingFields{clusterLockHolderIndex: namespacedName(group.Namespace, group.Name)}}
+	}
 	add := func(name string) {
-		req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: group.Namespace, Name: name}}
+		req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}}
 		if !slices.Contains(requests, req) {
 			requests = append(requests, req)
 		}
 	}
-	for _, name := range group.Spec.Locks {
+	for _, name := range names {
 		add(name)
 	}
-	held := &v1alpha1.OaatLockList{}
-	if err := r.List(ctx, held, client.InNamespace(group.Namespace), client.MatchingFields{lockHolderIndex: group.Name}); err != nil {
+	if err := r.List(ctx, held, opts...); err != nil {
 		log.FromContext(ctx).Error(err, "Cannot list the locks a group holds", "oaatGroup", klog.KObj(group))
 	}
-	for i := range held.Items {
-		add(held.Items[i].Name)
+	if err := meta.EachListItem(held, func(o runtime.Object) error {
+		add(o.(client.Object).GetName())
+		return nil
+	}); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot read the locks a group holds", "oaatGroup", klog.KObj(group))
 	}
 	return requests
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -133,6 +134,9 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: overdue.Unknown}, builder.OnlyMetadata).
 		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: requestToGroup, floor: overdue.Unknown, dueOnCreate: true}).
 		Watches(&v1alpha1.OaatLock{}, prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}).
+		Watches(&v1alpha1.ClusterOaatLock{}, prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}).
+		Watches(namespaceMetadata(), prioritized{r: r, toGroups: r.groupsOfNamespace, floor: overdue.Unknown},
+			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1),
 			// The priority queue is controller-runtime's default; said here because the order
@@ -228,6 +232,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatLock controller: %w", err)
+	}
+	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ClusterOaatLock controller: %w", err)
 	}
 	return nil
 }

@@ -69,6 +69,9 @@ const (
 	ReasonPodCreateFailed = "PodCreateFailed"
 	// ReasonLockNotFound: an OaatLock named by spec.locks does not exist.
 	ReasonLockNotFound = "LockNotFound"
+	// ReasonLockNotPermitted: a ClusterOaatLock named by spec.clusterLocks does not select the
+	// group's namespace (its spec.namespaceSelector).
+	ReasonLockNotPermitted = "LockNotPermitted"
 	// ReasonStatusRejected: the API server refused the group's new status as invalid; the status
 	// shown is the last one written, and nothing starts until a new status can be written.
 	ReasonStatusRejected = "StatusRejected"

@@ -21,6 +21,7 @@ type Duration string
 // +kubebuilder:validation:XValidation:rule="!has(self.jitter) || has(self.schedule)",message="spec.jitter needs spec.schedule: it delays the start of each scheduled round"
 // +kubebuilder:validation:XValidation:rule="!has(self.schedule) || !has(self.mode) || self.mode != 'EachOnce'",message="mode EachOnce cannot be used with spec.schedule: a schedule already runs each item once per tick"
 // +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.backoff.policy) || self.backoff.policy != 'Exponential' || has(self.failureCoolOff)",message="backoff.policy Exponential needs failureCoolOff: it is the first cool-off, which doubles with each further failure"
+// +kubebuilder:validation:XValidation:rule="(has(self.locks) ? size(self.locks) : 0) + (has(self.clusterLocks) ? size(self.clusterLocks) : 0) <= 4",message="spec.locks and spec.clusterLocks name at most four locks in all"
 // The durations are compared in seconds: CEL sums the integer+unit tokens of the Duration syntax,
 // each unit known by its first letter (s, m, h, d, w), as internal/duration does.
 // +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.failureCoolOff) || (!has(self.backoff.maxCoolOff) && (!has(self.backoff.policy) || self.backoff.policy != 'Exponential')) || (has(self.backoff.maxCoolOff) ? self.backoff.maxCoolOff : '1d').findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum() >= self.failureCoolOff.findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum()",messageExpression=`'backoff.maxCoolOff "' + (has(self.backoff.maxCoolOff) ? self.backoff.maxCoolOff : '1d') + '" is shorter than failureCoolOff "' + self.failureCoolOff + '": the cap of the cool-off cannot be below its first step'`
@@ -170,6 +171,21 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
 	Locks []string `json:"locks,omitempty"`
+
+	// clusterLocks are the names of ClusterOaatLocks that each run of the group takes, together
+	// with spec.locks (all of them, or it waits); spec.locks and spec.clusterLocks name at most
+	// four locks in all. A ClusterOaatLock whose namespaceSelector does not select the group's
+	// namespace makes the group not Ready (reason LockNotPermitted). A list of its own, rather
+	// than a kind in each entry of spec.locks, keeps the existing string entries of spec.locks
+	// valid.
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +listType=set
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Cluster locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	ClusterLocks []string `json:"clusterLocks,omitempty"`
 }
 
 // CurrentRun is the run of an item that the operator has started and whose outcome it has not

@@ -27,6 +27,14 @@ type LockHolder struct {
 	// +required
 	Group string `json:"group"`
 
+	// namespace is the namespace of the group, in the holders of a ClusterOaatLock; absent in
+	// the holders of an OaatLock, whose groups are of the lock's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder namespace",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
 	// groupUID is the UID of that OaatGroup, so that a slot of a deleted group is not taken for a
 	// slot of a new group of the same name.
 	// +kubebuilder:validation:MinLength=1
@@ -134,9 +142,9 @@ type LockWait struct {
 	Since metav1.Time `json:"since"`
 
 	// locks are the locks the group waits for: full, or promised to a group that has waited
-	// longer.
+	// longer. An OaatLock is named by its name, a ClusterOaatLock as ClusterOaatLock/name.
 	// +kubebuilder:validation:MaxItems=4
-	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:MaxLength=269
 	// +listType=set
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting for locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required

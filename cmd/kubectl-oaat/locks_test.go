@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -42,5 +43,51 @@ func TestLocksShowsHoldersAndWaiters(t *testing.T) {
 	}
 	if _, _, err := kubectlOaat(t.Context(), ns, "locks", "missing"); err == nil || !strings.Contains(err.Error(), `OaatLock "missing" not found`) {
 		t.Errorf("locks missing: error %v, want not found", err)
+	}
+}
+
+func TestLocksShowsClusterOaatLocks(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	lock := &v1alpha1.ClusterOaatLock{ObjectMeta: metav1.ObjectMeta{Name: ns + "-shared"},
+		Spec: v1alpha1.ClusterOaatLockSpec{Capacity: 2, NamespaceSelector: &metav1.LabelSelector{}}}
+	if err := k8sClient.Create(t.Context(), lock); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), lock) })
+	lock.Status.Holders = []v1alpha1.LockHolder{{Namespace: "elsewhere", Group: "photos", GroupUID: "uid", Item: "/srv/photos", Pod: "photos-x-1", Since: metav1.Now()}}
+	lock.Status.HolderCount = 1
+	if err := k8sClient.Status().Update(t.Context(), lock); err != nil {
+		t.Fatal(err)
+	}
+	music := newGroup(t, ns, "music", "a")
+	music.Spec.ClusterLocks = []string{lock.Name}
+	if err := k8sClient.Update(t.Context(), music); err != nil {
+		t.Fatal(err)
+	}
+	music.Status.LockWait = &v1alpha1.LockWait{Since: metav1.Now(), Locks: []string{v1alpha1.ClusterLockKey(lock.Name)}}
+	if err := k8sClient.Status().Update(t.Context(), music); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, args := range [][]string{{"locks"}, {"locks", lock.Name}, {"locks", "ClusterOaatLock/" + lock.Name}} {
+		stdout, stderr, err := kubectlOaat(t.Context(), ns, args...)
+		t.Logf("%v stdout:\n%s", args, stdout)
+		if err != nil {
+			t.Fatalf("%v: %v (stderr %q)", args, err, stderr)
+		}
+		for _, want := range []string{"ClusterOaatLock/" + lock.Name + "  2         1        1",
+			"held by elsewhere/photos (item /srv/photos, pod photos-x-1, for ", "waiting: music ("} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%v: the output lacks %q", args, want)
+			}
+		}
+	}
+	stdout, _, err := kubectlOaat(t.Context(), ns, "status", "music")
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	if want := "waiting for ClusterOaatLock " + lock.Name; !strings.Contains(stdout, want) {
+		t.Errorf("status lacks %q:\n%s", want, stdout)
 	}
 }

@@ -18,11 +18,11 @@ var lockWaitBuckets = []float64{0, 1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200,
 var (
 	lockLabels  = []string{"namespace", "lock"}
 	holdersDesc = prometheus.NewDesc("oaat_lock_holders",
-		"Runs holding a slot of the OaatLock.", lockLabels, nil)
+		"Runs holding a slot of the OaatLock, or of the ClusterOaatLock when namespace is empty.", lockLabels, nil)
 	capacityDesc = prometheus.NewDesc("oaat_lock_capacity",
-		"Slots of the OaatLock (spec.capacity).", lockLabels, nil)
+		"Slots of the OaatLock or ClusterOaatLock (spec.capacity).", lockLabels, nil)
 	waitingDesc = prometheus.NewDesc("oaat_lock_waiting_groups",
-		"Groups waiting for a slot of the OaatLock (status.waitingGroups).", lockLabels, nil)
+		"Groups waiting for a slot of the OaatLock or ClusterOaatLock (status.waitingGroups).", lockLabels, nil)
 )
 
 // LockMetrics observes how long groups waited for the locks they took. A nil *LockMetrics
@@ -35,7 +35,7 @@ type LockMetrics struct {
 func NewLockMetrics() *LockMetrics {
 	return &LockMetrics{wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "oaat_lock_wait_seconds",
-		Help:    "How long a group waited for its OaatLocks before a run took a slot of this one; 0 when it did not wait.",
+		Help:    "How long a group waited for its locks before a run took a slot of this one (namespace empty for a ClusterOaatLock); 0 when it did not wait.",
 		Buckets: lockWaitBuckets,
 	}, lockLabels)}
 }
@@ -66,22 +66,33 @@ func (c *LockCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect sends the gauges of every lock.
+// Collect sends the gauges of every lock: an OaatLock's with its namespace, a ClusterOaatLock's
+// with namespace "" (no OaatLock has it), so that the series of both kinds never mix and no label
+// is added.
 func (c *LockCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
 	defer cancel()
 	locks := &v1alpha1.OaatLockList{}
-	if err := c.reader.List(ctx, locks); err != nil {
-		log.Log.WithName("metrics").Error(err, "Cannot list OaatLocks for the lock metrics")
-		ch <- prometheus.NewInvalidMetric(holdersDesc, err)
-		return
+	clusterLocks := &v1alpha1.ClusterOaatLockList{}
+	for _, list := range []client.ObjectList{locks, clusterLocks} {
+		if err := c.reader.List(ctx, list); err != nil {
+			log.Log.WithName("metrics").Error(err, "Cannot list the locks for the lock metrics")
+			ch <- prometheus.NewInvalidMetric(holdersDesc, err)
+			return
+		}
 	}
+	all := make([]v1alpha1.Lock, 0, len(locks.Items)+len(clusterLocks.Items))
 	for i := range locks.Items {
-		l := &locks.Items[i]
-		labels := []string{l.Namespace, l.Name}
-		ch <- prometheus.MustNewConstMetric(holdersDesc, prometheus.GaugeValue, float64(len(l.Status.Holders)), labels...)
+		all = append(all, &locks.Items[i])
+	}
+	for i := range clusterLocks.Items {
+		all = append(all, &clusterLocks.Items[i])
+	}
+	for _, l := range all {
+		labels := []string{l.GetNamespace(), l.GetName()}
+		ch <- prometheus.MustNewConstMetric(holdersDesc, prometheus.GaugeValue, float64(len(l.LockHolders())), labels...)
 		ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, float64(l.CapacityOrDefault()), labels...)
-		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.Status.WaitingGroups), labels...)
+		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.LockWaitingGroups()), labels...)
 	}
 }
 

@@ -26,7 +26,14 @@ func TestLockCollectorAndWait(t *testing.T) {
 			{Group: "photos", GroupUID: "u", Item: "a", Pod: "p"},
 		}},
 	}
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(lock).Build()
+	clusterLock := &v1alpha1.ClusterOaatLock{
+		ObjectMeta: metav1.ObjectMeta{Name: "nas"},
+		Status: v1alpha1.ClusterOaatLockStatus{Holders: []v1alpha1.LockHolder{
+			{Group: "photos", Namespace: "a", GroupUID: "u", Item: "a", Pod: "p"},
+			{Group: "photos", Namespace: "b", GroupUID: "v", Item: "a", Pod: "p"},
+		}},
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(lock, clusterLock).Build()
 	locks := NewLockMetrics()
 	reg := prometheus.NewRegistry()
 	if err := RegisterLocks(reg, locks, NewLockCollector(reader)); err != nil {
@@ -37,14 +44,17 @@ func TestLockCollectorAndWait(t *testing.T) {
 	nilMetrics.ObserveWait("ns", "nas", time.Second) // observes nothing, does not panic
 
 	want := `
-# HELP oaat_lock_capacity Slots of the OaatLock (spec.capacity).
+# HELP oaat_lock_capacity Slots of the OaatLock or ClusterOaatLock (spec.capacity).
 # TYPE oaat_lock_capacity gauge
+oaat_lock_capacity{lock="nas",namespace=""} 1
 oaat_lock_capacity{lock="nas",namespace="ns"} 2
-# HELP oaat_lock_holders Runs holding a slot of the OaatLock.
+# HELP oaat_lock_holders Runs holding a slot of the OaatLock, or of the ClusterOaatLock when namespace is empty.
 # TYPE oaat_lock_holders gauge
+oaat_lock_holders{lock="nas",namespace=""} 2
 oaat_lock_holders{lock="nas",namespace="ns"} 1
-# HELP oaat_lock_waiting_groups Groups waiting for a slot of the OaatLock (status.waitingGroups).
+# HELP oaat_lock_waiting_groups Groups waiting for a slot of the OaatLock or ClusterOaatLock (status.waitingGroups).
 # TYPE oaat_lock_waiting_groups gauge
+oaat_lock_waiting_groups{lock="nas",namespace=""} 0
 oaat_lock_waiting_groups{lock="nas",namespace="ns"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),

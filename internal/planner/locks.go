@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -17,23 +18,30 @@ import (
 // locks wake it (a waiter that stopped waiting is noticed through the lock's waitingGroups).
 const lockRecheck = time.Minute
 
-// LockInput is what a group's decision knows of the OaatLocks it names or holds a slot of.
+// LockInput is what a group's decision knows of the locks it names or holds a slot of.
 type LockInput struct {
-	// Locks are the OaatLocks of the group's namespace that spec.locks names or whose holders
-	// include the group, by name; a named lock that does not exist is missing.
-	Locks map[string]*v1alpha1.OaatLock
-	// Waiters are the other groups of the namespace that name one of the group's locks and wait
-	// for locks (their status.lockWait is set).
+	// Locks are the OaatLocks of the group's namespace and the ClusterOaatLocks that the group
+	// names (spec.locks, spec.clusterLocks) or whose holders include the group, by their key
+	// (v1alpha1.Lock.LockKey); a named lock that does not exist is missing.
+	Locks map[string]v1alpha1.Lock
+	// NamespaceLabels are the labels of the group's namespace, which the namespaceSelector of
+	// each ClusterOaatLock it names must select.
+	NamespaceLabels map[string]string
+	// Waiters are the other groups that name one of the group's locks and wait for locks (their
+	// status.lockWait is set): of the namespace for an OaatLock, of any for a ClusterOaatLock.
 	Waiters []LockWaiter
 }
 
 // LockWaiter is another group that waits for locks.
 type LockWaiter struct {
+	// Namespace is its namespace.
+	Namespace string
 	// Group is its name.
 	Group string
 	// Since is when it began to wait (status.lockWait.since).
 	Since time.Time
-	// Locks are the locks it names (spec.locks): it claims a slot of each.
+	// Locks are the keys of the locks it names (v1alpha1.OaatGroupSpec.LockKeys): it claims a
+	// slot of each.
 	Locks []string
 }
 
@@ -55,38 +63,78 @@ type LockPlan struct {
 
 // LockUpdate is a new list of holders of one lock.
 type LockUpdate struct {
-	// Lock is the OaatLock as read; it is written only if unchanged since.
-	Lock *v1alpha1.OaatLock
+	// Lock is the OaatLock or ClusterOaatLock as read; it is written only if unchanged since.
+	Lock v1alpha1.Lock
 	// Holders are its new holders.
 	Holders []v1alpha1.LockHolder
 }
 
-// lockProblem returns why the group cannot start items because of spec.locks, or an empty reason.
+// lockProblem returns why the group cannot start items because of spec.locks or
+// spec.clusterLocks, or an empty reason.
 func (d *decision) lockProblem() (reason, text string) {
-	var missing []string
+	var missing, missingCluster []string
 	for _, name := range d.group.Spec.Locks {
 		if d.in.Locks.Locks[name] == nil {
 			missing = append(missing, fmt.Sprintf("%q", name))
 		}
 	}
-	if len(missing) == 0 {
-		return "", ""
+	if len(missing) > 0 {
+		return v1alpha1.ReasonLockNotFound, fmt.Sprintf("OaatLock %s named by spec.locks not found in namespace %s",
+			strings.Join(missing, ", "), d.group.Namespace)
 	}
-	return v1alpha1.ReasonLockNotFound, fmt.Sprintf("OaatLock %s named by spec.locks not found in namespace %s",
-		strings.Join(missing, ", "), d.group.Namespace)
+	var refused []string
+	for _, name := range d.group.Spec.ClusterLocks {
+		lock, _ := d.in.Locks.Locks[v1alpha1.ClusterLockKey(name)].(*v1alpha1.ClusterOaatLock)
+		if lock == nil {
+			missingCluster = append(missingCluster, fmt.Sprintf("%q", name))
+			continue
+		}
+		if err := LockPermits(lock, d.in.Locks.NamespaceLabels); err != nil {
+			refused = append(refused, err.Error())
+		}
+	}
+	if len(missingCluster) > 0 {
+		return v1alpha1.ReasonLockNotFound, fmt.Sprintf("ClusterOaatLock %s named by spec.clusterLocks not found",
+			strings.Join(missingCluster, ", "))
+	}
+	if len(refused) > 0 {
+		return v1alpha1.ReasonLockNotPermitted, fmt.Sprintf("namespace %s may not use %s", d.group.Namespace,
+			strings.Join(refused, "; "))
+	}
+	return "", ""
 }
 
-// claim is a group's place in the queue of a lock: the earlier since, then the smaller name.
+// LockPermits returns nil when the ClusterOaatLock's namespaceSelector selects a namespace of
+// these labels, else why not. An absent selector selects no namespace and an empty one every
+// namespace, as metav1.LabelSelectorAsSelector reads them; an invalid selector selects none.
+func LockPermits(lock *v1alpha1.ClusterOaatLock, namespaceLabels map[string]string) error {
+	sel := lock.Spec.NamespaceSelector
+	if sel == nil {
+		return fmt.Errorf("ClusterOaatLock %s: it has no spec.namespaceSelector, which selects no namespace", lock.Name)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return fmt.Errorf("ClusterOaatLock %s: its spec.namespaceSelector is invalid: %w", lock.Name, err)
+	}
+	if !selector.Matches(labels.Set(namespaceLabels)) {
+		return fmt.Errorf("ClusterOaatLock %s: its spec.namespaceSelector (%s) does not select the namespace's labels", lock.Name, selector)
+	}
+	return nil
+}
+
+// claim is a group's place in the queue of a lock: the earlier since, then the smaller
+// namespace and name.
 type claim struct {
-	since time.Time
-	group string
+	since     time.Time
+	namespace string
+	group     string
 }
 
 func (c claim) before(o claim) bool {
 	if !c.since.Equal(o.since) {
 		return c.since.Before(o.since)
 	}
-	return c.group < o.group
+	return c.namespace+"/"+c.group < o.namespace+"/"+o.group
 }
 
 // takeLocks plans the acquisition of every lock of spec.locks for the run of item in pod, and
@@ -96,12 +144,12 @@ func (c claim) before(o claim) bool {
 // another lock, so that a group needing two locks is not starved by groups needing one. When a
 // lock has no room, nothing is acquired and status.lockWait records the wait.
 func (d *decision) takeLocks(item, pod string) bool {
-	names := slices.Sorted(slices.Values(d.group.Spec.Locks))
+	names := slices.Sorted(slices.Values(d.group.Spec.LockKeys()))
 	if len(names) == 0 {
 		return true
 	}
 	st := &d.plan.Status
-	mine := claim{since: d.stamp.Time, group: d.group.Name}
+	mine := claim{since: d.stamp.Time, namespace: d.group.Namespace, group: d.group.Name}
 	if st.LockWait != nil {
 		mine.since = st.LockWait.Since.Time
 	}
@@ -124,7 +172,11 @@ func (d *decision) takeLocks(item, pod string) bool {
 	holder := v1alpha1.LockHolder{Group: d.group.Name, GroupUID: string(d.group.UID), Item: item, Pod: pod, Since: d.stamp}
 	for _, name := range names {
 		lock := d.in.Locks.Locks[name]
-		holders := append(d.othersHolding(lock), holder)
+		h := holder
+		if lock.GetNamespace() == "" {
+			h.Namespace = d.group.Namespace
+		}
+		holders := append(d.othersHolding(lock), h)
 		SortHolders(holders)
 		d.plan.Locks.Acquire = append(d.plan.Locks.Acquire, LockUpdate{Lock: lock, Holders: holders})
 	}
@@ -133,10 +185,12 @@ func (d *decision) takeLocks(item, pod string) bool {
 
 // roomFor reports whether the lock has a slot for the claim: more free slots than earlier claims
 // of other waiting groups on it. The group's own slot (of an ended run) counts as free.
-func (d *decision) roomFor(lock *v1alpha1.OaatLock, mine claim) bool {
+func (d *decision) roomFor(lock v1alpha1.Lock, mine claim) bool {
 	free := lock.CapacityOrDefault() - len(d.othersHolding(lock))
 	for _, w := range d.in.Locks.Waiters {
-		if w.Group != d.group.Name && slices.Contains(w.Locks, lock.Name) && (claim{since: w.Since, group: w.Group}).before(mine) {
+		theirs := claim{since: w.Since, namespace: w.Namespace, group: w.Group}
+		self := w.Namespace == d.group.Namespace && w.Group == d.group.Name
+		if !self && slices.Contains(w.Locks, lock.LockKey()) && theirs.before(mine) {
 			free--
 		}
 	}
@@ -144,14 +198,20 @@ func (d *decision) roomFor(lock *v1alpha1.OaatLock, mine claim) bool {
 }
 
 // othersHolding are the lock's holders other than the group.
-func (d *decision) othersHolding(lock *v1alpha1.OaatLock) []v1alpha1.LockHolder {
+func (d *decision) othersHolding(lock v1alpha1.Lock) []v1alpha1.LockHolder {
 	var others []v1alpha1.LockHolder
-	for _, h := range lock.Status.Holders {
-		if h.Group != d.group.Name {
+	for _, h := range lock.LockHolders() {
+		if !HolderOf(h, lock, d.group) {
 			others = append(others, h)
 		}
 	}
 	return others
+}
+
+// HolderOf reports whether the holder of the lock is a slot of a group of that namespace and
+// name (of any UID).
+func HolderOf(h v1alpha1.LockHolder, lock v1alpha1.Lock, group *v1alpha1.OaatGroup) bool {
+	return h.Group == group.Name && v1alpha1.HolderNamespace(h, lock) == group.Namespace
 }
 
 // settleLocks ends the lock wait of a group that no longer waits, marks the items that wait only
@@ -176,15 +236,15 @@ func (d *decision) settleLocks() {
 	}
 	acquiring := map[string]bool{}
 	for _, u := range d.plan.Locks.Acquire {
-		acquiring[u.Lock.Name] = true
+		acquiring[u.Lock.LockKey()] = true
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.in.Locks.Locks)) {
 		lock := d.in.Locks.Locks[name]
 		if acquiring[name] {
 			continue
 		}
-		stale := slices.ContainsFunc(lock.Status.Holders, func(h v1alpha1.LockHolder) bool {
-			return h.Group == d.group.Name && !d.holdsFor(h, st.CurrentRun)
+		stale := slices.ContainsFunc(lock.LockHolders(), func(h v1alpha1.LockHolder) bool {
+			return HolderOf(h, lock, d.group) && !d.holdsFor(h, st.CurrentRun)
 		})
 		if stale {
 			d.plan.Locks.Release = append(d.plan.Locks.Release, LockUpdate{Lock: lock, Holders: d.othersHolding(lock)})

@@ -27,10 +27,20 @@ func otherHolder(group string) v1alpha1.LockHolder {
 
 // lockedInput is the input of a group naming the given locks, which exist as given.
 func lockedInput(g *v1alpha1.OaatGroup, now time.Duration, locks []*v1alpha1.OaatLock, waiters []LockWaiter, pods ...corev1.Pod) Input {
-	in := input(g, now, pods...)
-	in.Locks = LockInput{Locks: map[string]*v1alpha1.OaatLock{}, Waiters: waiters}
+	all := make([]v1alpha1.Lock, 0, len(locks))
 	for _, l := range locks {
-		in.Locks.Locks[l.Name] = l
+		all = append(all, l)
+	}
+	return mixedInput(g, now, all, nil, waiters, pods...)
+}
+
+// mixedInput is the input of a group naming the given locks of either kind, in a namespace of
+// the given labels.
+func mixedInput(g *v1alpha1.OaatGroup, now time.Duration, locks []v1alpha1.Lock, nsLabels map[string]string, waiters []LockWaiter, pods ...corev1.Pod) Input {
+	in := input(g, now, pods...)
+	in.Locks = LockInput{Locks: map[string]v1alpha1.Lock{}, NamespaceLabels: nsLabels, Waiters: waiters}
+	for _, l := range locks {
+		in.Locks.Locks[l.LockKey()] = l
 	}
 	return in
 }
@@ -38,7 +48,7 @@ func lockedInput(g *v1alpha1.OaatGroup, now time.Duration, locks []*v1alpha1.Oaa
 func acquired(p Plan) []string {
 	var names []string
 	for _, u := range p.Locks.Acquire {
-		names = append(names, u.Lock.Name)
+		names = append(names, u.Lock.LockKey())
 	}
 	return names
 }
@@ -46,7 +56,7 @@ func acquired(p Plan) []string {
 func released(p Plan) []string {
 	var names []string
 	for _, u := range p.Locks.Release {
-		names = append(names, u.Lock.Name)
+		names = append(names, u.Lock.LockKey())
 	}
 	return names
 }
@@ -116,10 +126,10 @@ func TestTakeLocks(t *testing.T) {
 				mine := slices.IndexFunc(u.Holders, func(h v1alpha1.LockHolder) bool { return h.Group == "backups" })
 				if mine < 0 || u.Holders[mine].Pod != p.Create.Name || u.Holders[mine].GroupUID != "group-uid" ||
 					u.Holders[mine].Item != "a" || !u.Holders[mine].Since.Equal(at(0)) {
-					t.Fatalf("holders of %s: %+v, want the new run's pod %s", u.Lock.Name, u.Holders, p.Create.Name)
+					t.Fatalf("holders of %s: %+v, want the new run's pod %s", u.Lock.LockKey(), u.Holders, p.Create.Name)
 				}
 				if len(u.Holders) > u.Lock.CapacityOrDefault() {
-					t.Fatalf("holders of %s: %d over capacity %d", u.Lock.Name, len(u.Holders), u.Lock.CapacityOrDefault())
+					t.Fatalf("holders of %s: %d over capacity %d", u.Lock.LockKey(), len(u.Holders), u.Lock.CapacityOrDefault())
 				}
 			}
 			if tt.wantWait == nil {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -216,7 +215,7 @@ func (d *decision) pendingReason(req *v1alpha1.OaatRun) (string, string) {
 		return v1alpha1.WaitBlackout, "a blackout window is open until " + end.UTC().Format(time.RFC3339)
 	}
 	if w := d.plan.Status.LockWait; w != nil {
-		return v1alpha1.WaitLockHeld, "waits for a slot of OaatLock " + strings.Join(w.Locks, ", ")
+		return v1alpha1.WaitLockHeld, "waits for a slot of " + v1alpha1.DescribeLocks(w.Locks)
 	}
 	return v1alpha1.ReasonQueued, "waits for the group's running item or older requests"
 }

@@ -14,17 +14,28 @@ import (
 // WriteLocks writes a table of the locks, one row per lock (capacity, holders, waiting groups),
 // then a line per lock that is held or waited for: its holders, and the groups that wait for it,
 // longest first. The waiting groups are those whose status.lockWait is set and that name the lock.
-func WriteLocks(w io.Writer, locks []v1alpha1.OaatLock, groups []v1alpha1.OaatGroup, now time.Time) error {
+// A ClusterOaatLock shows as ClusterOaatLock/name, its holders as namespace/group; its waiting
+// count is that of its status (groups of every namespace) when the groups given, of one
+// namespace, show fewer.
+func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LOCK\tCAPACITY\tHOLDERS\tWAITING")
 	var details []string
-	for i := range locks {
-		l := &locks[i]
-		waiting := waitersOf(l.Name, groups)
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", Item(l.Name), l.CapacityOrDefault(), len(l.Status.Holders), len(waiting))
+	for _, l := range locks {
+		cluster := l.GetNamespace() == ""
+		waiting := waitersOf(l, groups)
+		count := len(waiting)
+		if cluster {
+			count = max(count, int(l.LockWaitingGroups()))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", Item(l.LockKey()), l.CapacityOrDefault(), len(l.LockHolders()), count)
 		var parts []string
-		for _, h := range l.Status.Holders {
-			parts = append(parts, fmt.Sprintf("held by %s (item %s, pod %s, for %s)", Item(h.Group), Item(h.Item), Item(h.Pod), age(h.Since.Time, now)))
+		for _, h := range l.LockHolders() {
+			holder := h.Group
+			if cluster {
+				holder = h.Namespace + "/" + h.Group
+			}
+			parts = append(parts, fmt.Sprintf("held by %s (item %s, pod %s, for %s)", Item(holder), Item(h.Item), Item(h.Pod), age(h.Since.Time, now)))
 		}
 		if len(waiting) > 0 {
 			names := make([]string, 0, len(waiting))
@@ -34,7 +45,7 @@ func WriteLocks(w io.Writer, locks []v1alpha1.OaatLock, groups []v1alpha1.OaatGr
 			parts = append(parts, "waiting: "+strings.Join(names, ", "))
 		}
 		if len(parts) > 0 {
-			details = append(details, Item(l.Name)+": "+strings.Join(parts, "; "))
+			details = append(details, Item(l.LockKey())+": "+strings.Join(parts, "; "))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -48,10 +59,10 @@ func WriteLocks(w io.Writer, locks []v1alpha1.OaatLock, groups []v1alpha1.OaatGr
 }
 
 // waitersOf are the groups that wait for the lock, the longest waiting first.
-func waitersOf(lock string, groups []v1alpha1.OaatGroup) []*v1alpha1.OaatGroup {
+func waitersOf(lock v1alpha1.Lock, groups []v1alpha1.OaatGroup) []*v1alpha1.OaatGroup {
 	var waiting []*v1alpha1.OaatGroup
 	for i := range groups {
-		if w := groups[i].Status.LockWait; w != nil && slices.Contains(groups[i].Spec.Locks, lock) {
+		if w := groups[i].Status.LockWait; w != nil && slices.Contains(groups[i].Spec.LockKeys(), lock.LockKey()) {
 			waiting = append(waiting, &groups[i])
 		}
 	}

@@ -59,7 +59,7 @@ func Summary(g *v1alpha1.OaatGroup) string {
 		}
 	}
 	if w := g.Status.LockWait; w != nil {
-		ready += "  waiting for OaatLock " + Item(strings.Join(w.Locks, ", "))
+		ready += "  waiting for " + Item(v1alpha1.DescribeLocks(w.Locks))
 	}
 	if cr := g.Status.CurrentRun; cr != nil {
 		return fmt.Sprintf("%s  running=%s", ready, Item(cr.Item))

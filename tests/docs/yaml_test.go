@@ -91,7 +91,7 @@ func TestYAMLBlocks(t *testing.T) {
 		}
 	}
 	// The check must have checked something: each kind of the API appears in the docs.
-	for _, kind := range []string{"OaatType", "OaatGroup", "OaatRun", "OaatLock"} {
+	for _, kind := range []string{"OaatType", "OaatGroup", "OaatRun", "OaatLock", "ClusterOaatLock"} {
 		if checked[kind] == 0 {
 			t.Errorf("no %s created with dry-run from the docs (checked: %v)", kind, checked)
 		}

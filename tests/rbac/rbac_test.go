@@ -7,6 +7,7 @@ package rbac
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,8 +24,18 @@ import (
 )
 
 // clusterScoped are the only resources the manager may hold cluster-wide rights on whatever the
-// namespaces it watches: the token and access reviews that authenticate metrics scrapers.
-var clusterScoped = []string{"authentication.k8s.io/tokenreviews", "authorization.k8s.io/subjectaccessreviews"}
+// namespaces it watches, with the only verbs allowed on each: the token and access reviews that
+// authenticate metrics scrapers; and, a policy decision made for issue 15, which asks for a lock
+// shared by groups of several namespaces, the cluster-scoped ClusterOaatLocks (read, and their
+// status written) and the labels of Namespaces that a ClusterOaatLock's namespaceSelector
+// selects (read only: never a write on a Namespace, never a write on a lock's spec).
+var clusterScoped = map[string][]string{
+	"authentication.k8s.io/tokenreviews":        {"create"},
+	"authorization.k8s.io/subjectaccessreviews": {"create"},
+	"oaat.io/clusteroaatlocks":                  {"get", "list", "watch"},
+	"oaat.io/clusteroaatlocks/status":           {"update", "patch"},
+	"/namespaces":                               {"get", "list", "watch"},
+}
 
 // writeVerbs change objects.
 var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection", "*"}
@@ -43,8 +54,14 @@ func problems(where string, rules []rbacv1.PolicyRule, namespacedOK bool) []stri
 				if group == "" {
 					name = "core/" + res
 				}
-				if !namespacedOK && !slices.Contains(clusterScoped, group+"/"+res) {
-					out = append(out, fmt.Sprintf("%s: %s %v cluster-wide (only %v may be)", where, name, r.Verbs, clusterScoped))
+				if allowed, ok := clusterScoped[group+"/"+res]; !namespacedOK && !ok {
+					out = append(out, fmt.Sprintf("%s: %s %v cluster-wide (only %v may be)", where, name, r.Verbs, slices.Sorted(maps.Keys(clusterScoped))))
+				} else if !namespacedOK {
+					for _, v := range r.Verbs {
+						if !slices.Contains(allowed, v) {
+							out = append(out, fmt.Sprintf("%s: %s on %s cluster-wide (only %v may be)", where, v, name, allowed))
+						}
+					}
 				}
 				if group == "*" || res == "*" || slices.Contains(r.Verbs, "*") {
 					out = append(out, fmt.Sprintf("%s: wildcard rule %+v", where, r))
@@ -127,6 +144,23 @@ func TestCSVPermissions(t *testing.T) {
 	for _, need := range [][2]string{{"pods", "create"}, {"pods", "delete"}, {"pods", "deletecollection"}, {"configmaps", "get"}, {"oaatgroups/status", "update"}, {"oaatlocks", "watch"}, {"oaatlocks/status", "update"}, {"leases", "create"}} {
 		if !granted(need[0], need[1]) {
 			t.Errorf("the CSV's permissions lack %s on %s: the manager needs it", need[1], need[0])
+		}
+	}
+	// ClusterOaatLocks and Namespaces are cluster-scoped: only clusterPermissions can grant them,
+	// in OwnNamespace and SingleNamespace installs too.
+	grantedCluster := func(resource, verb string) bool {
+		for _, p := range spec.ClusterPermissions {
+			for _, r := range p.Rules {
+				if slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, need := range [][2]string{{"clusteroaatlocks", "watch"}, {"clusteroaatlocks/status", "update"}, {"namespaces", "watch"}} {
+		if !grantedCluster(need[0], need[1]) {
+			t.Errorf("the CSV's clusterPermissions lack %s on %s: the manager needs it", need[1], need[0])
 		}
 	}
 }

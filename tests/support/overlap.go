@@ -90,6 +90,9 @@ type OverlapTrackerOptions struct {
 	// OaatLock its group names, to follow the live pods of all the groups sharing it); pods for
 	// which it returns "" are left out.
 	Key func(*corev1.Pod) string
+	// AcrossNamespaces counts the pods of every namespace in one set per key (the pods of the
+	// groups of several namespaces sharing a ClusterOaatLock): the set's namespace is "".
+	AcrossNamespaces bool
 }
 
 // OverlapTracker follows, in order, the watch events of pods that carry an OaatGroup's label
@@ -104,6 +107,7 @@ type OverlapTracker struct {
 	testPodLabel string
 	clock        clock.PassiveClock
 	key          func(*corev1.Pod) string
+	acrossNS     bool
 
 	mu       sync.Mutex
 	live     map[GroupKey]map[types.UID]string // live pod UID → pod name
@@ -119,6 +123,7 @@ func NewOverlapTracker(opts OverlapTrackerOptions) *OverlapTracker {
 		testPodLabel: opts.TestPodLabel,
 		clock:        opts.Clock,
 		key:          opts.Key,
+		acrossNS:     opts.AcrossNamespaces,
 		live:         map[GroupKey]map[types.UID]string{},
 		maxLive:      map[GroupKey]int{},
 	}
@@ -147,6 +152,22 @@ func NewLockTracker(lock string, groups []string, testPodLabel string) *OverlapT
 	})
 }
 
+// NewClusterLockTracker returns a tracker whose one set, of namespace "", is the ClusterOaatLock:
+// the pods of the groups naming it, of whatever namespace, which must never be more than its
+// capacity at once. Pods of other groups are left out, and so are those carrying testPodLabel.
+func NewClusterLockTracker(lock string, groups []GroupKey, testPodLabel string) *OverlapTracker {
+	return NewOverlapTracker(OverlapTrackerOptions{
+		TestPodLabel:     testPodLabel,
+		AcrossNamespaces: true,
+		Key: func(pod *corev1.Pod) string {
+			if slices.Contains(groups, GroupKey{Namespace: pod.Namespace, Group: pod.Labels[v1alpha1.LabelGroup]}) {
+				return lock
+			}
+			return ""
+		},
+	})
+}
+
 // Observe takes the next watch event. It returns an error for an ERROR event: the watch that
 // sent it may have missed pod events, so the tracker may have missed an overlap. Events of other
 // objects than pods, and pods that carry the test pod label, are ignored.
@@ -163,6 +184,9 @@ func (t *OverlapTracker) Observe(ev watch.Event) error {
 		return nil
 	}
 	key := GroupKey{Namespace: pod.Namespace, Group: pod.Labels[v1alpha1.LabelGroup]}
+	if t.acrossNS {
+		key.Namespace = ""
+	}
 	if t.key != nil {
 		if key.Group = t.key(pod); key.Group == "" {
 			return nil

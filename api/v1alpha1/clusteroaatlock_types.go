@@ -1,0 +1,208 @@
+package v1alpha1
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// KindClusterOaatLock is the kind of the cluster-scoped lock; a group's status.lockWait names a
+// ClusterOaatLock as KindClusterOaatLock + "/" + name, an OaatLock by its name alone.
+const KindClusterOaatLock = "ClusterOaatLock"
+
+// ClusterOaatLockSpec says how many item pods of the groups naming the lock may be live at once,
+// and the groups of which namespaces may name it.
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="namespaceSelector.matchExpressions: operator must be one of In, NotIn, Exists, DoesNotExist"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="namespaceSelector.matchExpressions: In and NotIn need values, Exists and DoesNotExist take none"
+type ClusterOaatLockSpec struct {
+	// capacity is the most item pods of all the groups naming the lock (spec.clusterLocks), in
+	// every namespace, that may be live at any instant; 1 makes the groups run one at a time among
+	// themselves.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Capacity",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	// +optional
+	Capacity int32 `json:"capacity,omitempty"`
+
+	// namespaceSelector selects, by their labels, the namespaces whose groups may name the lock.
+	// As for any Kubernetes label selector, an empty selector ({}) selects every namespace and an
+	// absent one selects none: a lock that nobody was given leave to use is safe, and a cluster
+	// admin grants it on purpose. A group in a namespace not selected is not Ready (reason
+	// LockNotPermitted) and runs nothing; it recovers as soon as its namespace's labels match.
+	// Whoever may label namespaces decides who may use the lock, so keep that right with the
+	// cluster admins (docs/security.md).
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace selector",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Namespace"}
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+}
+
+// ClusterOaatLockStatus is who holds the lock and how many wait for it.
+// +kubebuilder:validation:XValidation:rule="!has(self.holders) || self.holders.all(h, has(h.__namespace__))",message="holders: every holder of a ClusterOaatLock names its group's namespace"
+type ClusterOaatLockStatus struct {
+	// holders are the runs that hold a slot of the lock, at most spec.capacity of them, each
+	// with its group's namespace; a group holds at most one slot.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holders",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Holders []LockHolder `json:"holders,omitempty"`
+
+	// holderCount is the number of holders, for display.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder count",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	HolderCount int32 `json:"holderCount,omitempty"`
+
+	// waitingGroups is the number of groups, in all namespaces, naming the lock that wait for
+	// locks (their status.lockWait is set).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting groups",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	WaitingGroups int32 `json:"waitingGroups,omitempty"`
+}
+
+// ClusterOaatLock is a semaphore shared by OaatGroups of several namespaces: at most
+// spec.capacity item pods of all the groups that name it in spec.clusterLocks are live at any
+// instant. It works as an OaatLock does (all locks or none, fairness, crash safety); only the
+// groups of the namespaces that spec.namespaceSelector selects may use it.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=coalock,categories=oaat
+// +kubebuilder:printcolumn:name="Capacity",type=integer,JSONPath=`.spec.capacity`
+// +kubebuilder:printcolumn:name="Holders",type=integer,JSONPath=`.status.holderCount`
+// +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.waitingGroups`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +operator-sdk:csv:customresourcedefinitions:displayName="Cluster Oaat Lock",resources={{OaatGroup,v1alpha1}}
+type ClusterOaatLock struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the lock's capacity and the namespaces that may use it; absent means capacity 1
+	// and no namespace.
+	// +optional
+	Spec ClusterOaatLockSpec `json:"spec,omitempty"`
+
+	// status lists the lock's holders.
+	// +optional
+	Status ClusterOaatLockStatus `json:"status,omitempty"`
+}
+
+// ClusterOaatLockList is a list of ClusterOaatLocks.
+// +kubebuilder:object:root=true
+type ClusterOaatLockList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items is the list of ClusterOaatLocks.
+	Items []ClusterOaatLock `json:"items"`
+}
+
+// Lock is what an OaatLock and a ClusterOaatLock share: the operator takes and gives back their
+// slots the same way.
+// +kubebuilder:object:generate=false
+type Lock interface {
+	metav1.Object
+	runtime.Object
+	// CapacityOrDefault is spec.capacity, 1 when unset.
+	CapacityOrDefault() int
+	// LockHolders are status.holders.
+	LockHolders() []LockHolder
+	// SetLockHolders sets status.holders and status.holderCount.
+	SetLockHolders(holders []LockHolder)
+	// LockWaitingGroups is status.waitingGroups.
+	LockWaitingGroups() int32
+	// SetLockWaitingGroups sets status.waitingGroups.
+	SetLockWaitingGroups(n int32)
+	// LockKey names the lock among a group's locks: the name of an OaatLock,
+	// KindClusterOaatLock/name of a ClusterOaatLock.
+	LockKey() string
+}
+
+// ClusterLockKey is the key of the ClusterOaatLock of that name among a group's locks.
+func ClusterLockKey(name string) string { return KindClusterOaatLock + "/" + name }
+
+// LockKeys are the keys of the locks a group names: spec.locks, then spec.clusterLocks.
+func (s *OaatGroupSpec) LockKeys() []string {
+	keys := make([]string, 0, len(s.Locks)+len(s.ClusterLocks))
+	keys = append(keys, s.Locks...)
+	for _, name := range s.ClusterLocks {
+		keys = append(keys, ClusterLockKey(name))
+	}
+	return keys
+}
+
+// CapacityOrDefault is spec.capacity, 1 when unset.
+func (l *ClusterOaatLock) CapacityOrDefault() int { return max(int(l.Spec.Capacity), 1) }
+
+// LockHolders are status.holders.
+func (l *ClusterOaatLock) LockHolders() []LockHolder { return l.Status.Holders }
+
+// SetLockHolders sets status.holders and status.holderCount.
+func (l *ClusterOaatLock) SetLockHolders(holders []LockHolder) {
+	l.Status.Holders = holders
+	l.Status.HolderCount = int32(len(holders))
+}
+
+// LockWaitingGroups is status.waitingGroups.
+func (l *ClusterOaatLock) LockWaitingGroups() int32 { return l.Status.WaitingGroups }
+
+// SetLockWaitingGroups sets status.waitingGroups.
+func (l *ClusterOaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups = n }
+
+// LockKey is KindClusterOaatLock/name.
+func (l *ClusterOaatLock) LockKey() string { return ClusterLockKey(l.Name) }
+
+// LockHolders are status.holders.
+func (l *OaatLock) LockHolders() []LockHolder { return l.Status.Holders }
+
+// SetLockHolders sets status.holders and status.holderCount.
+func (l *OaatLock) SetLockHolders(holders []LockHolder) {
+	l.Status.Holders = holders
+	l.Status.HolderCount = int32(len(holders))
+}
+
+// LockWaitingGroups is status.waitingGroups.
+func (l *OaatLock) LockWaitingGroups() int32 { return l.Status.WaitingGroups }
+
+// SetLockWaitingGroups sets status.waitingGroups.
+func (l *OaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups = n }
+
+// LockKey is the lock's name.
+func (l *OaatLock) LockKey() string { return l.Name }
+
+// DescribeLocks names lock keys for a message, by kind: "OaatLock db, nas and ClusterOaatLock
+// shared".
+func DescribeLocks(keys []string) string {
+	var namespaced, cluster []string
+	for _, key := range keys {
+		if name, ok := strings.CutPrefix(key, KindClusterOaatLock+"/"); ok {
+			cluster = append(cluster, name)
+			continue
+		}
+		namespaced = append(namespaced, key)
+	}
+	var parts []string
+	if len(namespaced) > 0 {
+		parts = append(parts, "OaatLock "+strings.Join(namespaced, ", "))
+	}
+	if len(cluster) > 0 {
+		parts = append(parts, KindClusterOaatLock+" "+strings.Join(cluster, ", "))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// HolderNamespace is the namespace of the holder's group: its namespace field, or the lock's own
+// namespace for a holder of an OaatLock.
+func HolderNamespace(h LockHolder, lock Lock) string {
+	if h.Namespace != "" {
+		return h.Namespace
+	}
+	return lock.GetNamespace()
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterOaatLock{}, &ClusterOaatLockList{})
+}

@@ -1,0 +1,209 @@
+package planner
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// newClusterLock is a ClusterOaatLock selecting the namespaces labelled team=backup.
+func newClusterLock(name string, capacity int32, holders ...v1alpha1.LockHolder) *v1alpha1.ClusterOaatLock {
+	return &v1alpha1.ClusterOaatLock{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ClusterOaatLockSpec{Capacity: capacity,
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "backup"}}},
+		Status: v1alpha1.ClusterOaatLockStatus{Holders: holders},
+	}
+}
+
+// holderIn is a slot of a ClusterOaatLock held by the run of a group of another namespace.
+func holderIn(namespace, group string) v1alpha1.LockHolder {
+	h := otherHolder(group)
+	h.Namespace = namespace
+	return h
+}
+
+var selected = map[string]string{"team": "backup"}
+
+func TestLockPermits(t *testing.T) {
+	tests := []struct {
+		name     string
+		selector *metav1.LabelSelector
+		labels   map[string]string
+		want     string // a part of the refusal, empty when permitted
+	}{
+		{name: "absent selector selects no namespace", labels: selected, want: "selects no namespace"},
+		{name: "empty selector selects every namespace", selector: &metav1.LabelSelector{}},
+		{name: "empty selector selects a namespace without labels", selector: &metav1.LabelSelector{}, labels: map[string]string{}},
+		{name: "matching labels", selector: &metav1.LabelSelector{MatchLabels: selected}, labels: map[string]string{"team": "backup", "x": "y"}},
+		{name: "other labels", selector: &metav1.LabelSelector{MatchLabels: selected}, labels: map[string]string{"team": "web"}, want: "does not select"},
+		{name: "no labels", selector: &metav1.LabelSelector{MatchLabels: selected}, want: "does not select"},
+		{name: "expression NotIn", labels: map[string]string{"team": "web"}, selector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"backup"}}}}},
+		{name: "invalid selector selects none", labels: selected, want: "is invalid", selector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Near"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lock := newClusterLock("db", 1)
+			lock.Spec.NamespaceSelector = tt.selector
+			err := LockPermits(lock, tt.labels)
+			if tt.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("err = %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestClusterLockNotPermittedMakesTheGroupNotReady(t *testing.T) {
+	g := newGroup("a")
+	g.Spec.ClusterLocks = []string{"db"}
+	p := Decide(mixedInput(g, 0, []v1alpha1.Lock{newClusterLock("db", 1)}, map[string]string{"team": "web"}, nil))
+	c := condition(t, p, v1alpha1.ConditionReady)
+	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonLockNotPermitted ||
+		!strings.Contains(c.Message, "ClusterOaatLock db") || !strings.Contains(c.Message, "namespace ns") {
+		t.Fatalf("Ready = %+v", c)
+	}
+	if p.Create != nil || len(p.Locks.Acquire) > 0 {
+		t.Fatalf("create %v, acquired %v in a namespace the lock does not select", p.Create, acquired(p))
+	}
+
+	// The namespace gains the label: the same group is Ready and runs.
+	p = Decide(mixedInput(g, time.Minute, []v1alpha1.Lock{newClusterLock("db", 1)}, selected, nil))
+	if c := condition(t, p, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue || p.Create == nil {
+		t.Fatalf("Ready = %+v, create %v after the namespace was labelled", c, p.Create)
+	}
+}
+
+func TestMissingClusterLockMakesTheGroupNotReady(t *testing.T) {
+	g := newGroup("a")
+	g.Spec.ClusterLocks = []string{"db"}
+	p := Decide(mixedInput(g, 0, nil, selected, nil))
+	c := condition(t, p, v1alpha1.ConditionReady)
+	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonLockNotFound || !strings.Contains(c.Message, `ClusterOaatLock "db"`) {
+		t.Fatalf("Ready = %+v", c)
+	}
+}
+
+func TestMixedLocksAllOrNone(t *testing.T) {
+	// A group of the same name in another namespace is another group: its slot is not ours.
+	sameNameElsewhere := holderIn("other-ns", "backups")
+	tests := []struct {
+		name        string
+		locks       []v1alpha1.Lock
+		waiters     []LockWaiter
+		wantStart   bool
+		wantAcquire []string
+		wantWaitFor []string
+	}{
+		{name: "both free", locks: []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 1)},
+			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db", "nas"}},
+		{name: "cluster lock full: the free OaatLock is not taken either",
+			locks:       []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 1, sameNameElsewhere)},
+			wantWaitFor: []string{"ClusterOaatLock/db"}},
+		{name: "OaatLock full: the free cluster lock is not taken either",
+			locks:       []v1alpha1.Lock{newLock("nas", 1, otherHolder("other")), newClusterLock("db", 2, sameNameElsewhere)},
+			wantWaitFor: []string{"nas"}},
+		{name: "the free cluster slot is kept for an older waiter of another namespace",
+			locks: []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 2, sameNameElsewhere)},
+			waiters: []LockWaiter{{Namespace: "third", Group: "backups", Since: t0.Add(-time.Hour),
+				Locks: []string{"ClusterOaatLock/db"}}},
+			wantWaitFor: []string{"ClusterOaatLock/db"}},
+		{name: "a younger waiter of another namespace does not hold it back",
+			locks: []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 2, sameNameElsewhere)},
+			waiters: []LockWaiter{{Namespace: "third", Group: "backups", Since: t0.Add(time.Hour),
+				Locks: []string{"ClusterOaatLock/db"}}},
+			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db", "nas"}},
+		{name: "an older waiter on an OaatLock of the same name does not claim the cluster lock",
+			locks: []v1alpha1.Lock{newClusterLock("db", 1)},
+			waiters: []LockWaiter{{Namespace: "ns", Group: "older", Since: t0.Add(-time.Hour),
+				Locks: []string{"db"}}},
+			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGroup("a")
+			for _, l := range tt.locks {
+				if l.GetNamespace() == "" {
+					g.Spec.ClusterLocks = append(g.Spec.ClusterLocks, l.GetName())
+				} else {
+					g.Spec.Locks = append(g.Spec.Locks, l.GetName())
+				}
+			}
+			p := Decide(mixedInput(g, 0, tt.locks, selected, tt.waiters))
+			if started := p.Create != nil; started != tt.wantStart {
+				t.Fatalf("started = %v, want %v (lockWait %+v)", started, tt.wantStart, p.Status.LockWait)
+			}
+			if !slices.Equal(acquired(p), tt.wantAcquire) {
+				t.Fatalf("acquired %v, want %v", acquired(p), tt.wantAcquire)
+			}
+			for _, u := range p.Locks.Acquire {
+				if len(u.Holders) > u.Lock.CapacityOrDefault() {
+					t.Fatalf("holders of %s: %d over capacity %d", u.Lock.LockKey(), len(u.Holders), u.Lock.CapacityOrDefault())
+				}
+				mine := slices.IndexFunc(u.Holders, func(h v1alpha1.LockHolder) bool { return HolderOf(h, u.Lock, g) })
+				if mine < 0 || u.Holders[mine].Pod != p.Create.Name {
+					t.Fatalf("holders of %s: %+v, want the new run's pod", u.Lock.LockKey(), u.Holders)
+				}
+				wantNS := ""
+				if u.Lock.GetNamespace() == "" {
+					wantNS = "ns"
+				}
+				if u.Holders[mine].Namespace != wantNS {
+					t.Fatalf("holder of %s has namespace %q, want %q", u.Lock.LockKey(), u.Holders[mine].Namespace, wantNS)
+				}
+				if slices.Contains(u.Holders, sameNameElsewhere) != slices.Contains(u.Lock.LockHolders(), sameNameElsewhere) {
+					t.Fatalf("holders of %s: %+v, the other namespace's group lost or gained its slot", u.Lock.LockKey(), u.Holders)
+				}
+			}
+			var waitFor []string
+			if p.Status.LockWait != nil {
+				waitFor = p.Status.LockWait.Locks
+			}
+			if !slices.Equal(waitFor, tt.wantWaitFor) {
+				t.Fatalf("waits for %v, want %v", waitFor, tt.wantWaitFor)
+			}
+			if len(tt.wantWaitFor) > 0 && planItem(t, p, "a").WaitReason != v1alpha1.WaitLockHeld {
+				t.Fatalf("item a waits for %q, want %s", planItem(t, p, "a").WaitReason, v1alpha1.WaitLockHeld)
+			}
+		})
+	}
+}
+
+func TestStaleClusterLockSlotReleasedOtherNamespaceKept(t *testing.T) {
+	g := newGroup("a")
+	g.Spec.ClusterLocks = []string{"db"}
+	g.Spec.Suspend = true
+	ended := holderIn("ns", "backups")
+	ended.GroupUID = "group-uid"
+	sameNameElsewhere := holderIn("other-ns", "backups")
+	p := Decide(mixedInput(g, 0, []v1alpha1.Lock{newClusterLock("db", 2, ended, sameNameElsewhere)}, selected, nil))
+	if !slices.Equal(released(p), []string{"ClusterOaatLock/db"}) {
+		t.Fatalf("released %v, want the cluster lock", released(p))
+	}
+	if h := p.Locks.Release[0].Holders; !slices.Equal(h, []v1alpha1.LockHolder{sameNameElsewhere}) {
+		t.Fatalf("holders after the release: %+v, want only the other namespace's", h)
+	}
+}
+
+func TestDescribeLocks(t *testing.T) {
+	tests := map[string][]string{
+		"OaatLock nas":                          {"nas"},
+		"OaatLock db, nas":                      {"db", "nas"},
+		"ClusterOaatLock db":                    {"ClusterOaatLock/db"},
+		"OaatLock nas and ClusterOaatLock a, b": {"ClusterOaatLock/a", "nas", "ClusterOaatLock/b"},
+	}
+	for want, keys := range tests {
+		if got := v1alpha1.DescribeLocks(keys); got != want {
+			t.Errorf("DescribeLocks(%q) = %q, want %q", keys, got, want)
+		}
+	}
+}
