@@ -230,10 +230,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatRun controller: %w", err)
 	}
-	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatLock controller: %w", err)
 	}
-	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true}).SetupWithManager(mgr); err != nil {
+	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true, Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterOaatLock controller: %w", err)
 	}
 	return nil

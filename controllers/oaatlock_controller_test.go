@@ -1,0 +1,91 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// TestLockWaitingCountRateLimited: a change of a lock's waiting count alone is written at once the
+// first time, then at most once per waitingRefresh (the reconcile asks to come back when it may
+// write); a change of its holders is written at once, rate limit or not.
+func TestLockWaitingCountRateLimited(t *testing.T) {
+	lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "nas", Namespace: testNamespace}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}}
+	waiter := func(name string) *v1alpha1.OaatGroup {
+		g := testGroup(name, "a")
+		g.Spec.Locks = []string{"nas"}
+		g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(testT0), Locks: []string{"nas"}}
+		return g
+	}
+	writes := 0
+	c := newFakeClient(t, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			writes++
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	}, lock, waiter("g1"))
+	clock := clocktesting.NewFakeClock(testT0)
+	r := &OaatLockReconciler{Client: c, APIReader: c, Clock: clock}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(lock)}
+	reconcile := func(step string) ctrl.Result {
+		t.Helper()
+		res, err := r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		return res
+	}
+	waiting := func() int32 {
+		t.Helper()
+		got := &v1alpha1.OaatLock{}
+		if err := c.Get(context.Background(), req.NamespacedName, got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.WaitingGroups
+	}
+
+	reconcile("first count")
+	if writes != 1 || waiting() != 1 {
+		t.Fatalf("first change: %d writes, waiting %d; want 1 write, waiting 1", writes, waiting())
+	}
+	if err := c.Create(context.Background(), waiter("g2")); err != nil {
+		t.Fatal(err)
+	}
+	clock.Step(3 * time.Second)
+	if res := reconcile("second waiter, 3 s later"); writes != 1 || res.RequeueAfter != waitingRefresh-3*time.Second {
+		t.Fatalf("a count change 3 s after a write: %d writes, requeue after %v; want 1 write, requeue after %v", writes, res.RequeueAfter, waitingRefresh-3*time.Second)
+	}
+	clock.Step(waitingRefresh - 3*time.Second)
+	reconcile("the requeue")
+	if writes != 2 || waiting() != 2 {
+		t.Fatalf("after waitingRefresh: %d writes, waiting %d; want 2 writes, waiting 2", writes, waiting())
+	}
+	reconcile("nothing changed")
+	if writes != 2 {
+		t.Fatalf("no change: %d writes, want 2", writes)
+	}
+
+	// A holder whose group is gone (and its pod too) is released at once, within the rate limit.
+	gone := &v1alpha1.OaatLock{}
+	if err := c.Get(context.Background(), req.NamespacedName, gone); err != nil {
+		t.Fatal(err)
+	}
+	gone.Status.Holders = []v1alpha1.LockHolder{{Group: "deleted", GroupUID: "uid-deleted", Item: "a", Pod: "deleted-a-1", Since: metav1.NewTime(testT0)}}
+	if err := c.Status().Update(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	writes = 0
+	clock.Step(time.Second)
+	reconcile("a stale holder")
+	if writes != 1 {
+		t.Fatalf("a holder change within the rate limit: %d writes, want 1", writes)
+	}
+}
