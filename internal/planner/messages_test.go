@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -89,40 +88,4 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 			t.Fatalf("final requests %v", updates(p.FinalRequests))
 		}
 	})
-}
-
-func TestSetStatusRejected(t *testing.T) {
-	g := newGroup("a")
-	written := Decide(input(g, 0)).Status // Ready True, as last written
-	refusal := errors.New(strings.Repeat("status.conditions[0].message: Too long ", 1000))
-
-	status := *written.DeepCopy()
-	event, wait := setStatusRejected(&status, t0.Add(time.Minute), refusal)
-	ready := findReady(t, status)
-	if event == nil || event.Reason != v1alpha1.ReasonStatusRejected || len(event.Message) > message.MaxEvent {
-		t.Fatalf("event %+v", event)
-	}
-	if ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.ReasonStatusRejected || len(ready.Message) > message.MaxCondition ||
-		!ready.LastTransitionTime.Equal(at(time.Minute)) {
-		t.Fatalf("Ready = %+v", ready)
-	}
-	if wait != MinRetry {
-		t.Fatalf("first wait %v, want %v", wait, MinRetry)
-	}
-
-	// Refused again later: nothing to write or report, and the wait has grown.
-	again := *status.DeepCopy()
-	event, wait = setStatusRejected(&again, t0.Add(11*time.Minute), refusal)
-	if event != nil || findReady(t, again).Message != ready.Message || wait != maxRetry {
-		t.Fatalf("again: event %+v, wait %v", event, wait)
-	}
-	event, wait = setStatusRejected(&again, t0.Add(time.Minute+30*time.Second), refusal)
-	if event != nil || wait != 30*time.Second {
-		t.Fatalf("after 30s: event %+v, wait %v", event, wait)
-	}
-}
-
-func findReady(t *testing.T, status v1alpha1.OaatGroupStatus) metav1.Condition {
-	t.Helper()
-	return condition(t, Plan{Status: status}, v1alpha1.ConditionReady)
 }

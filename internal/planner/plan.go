@@ -140,12 +140,13 @@ type Outcome struct {
 //	settleLocks          Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
 //	setRunningCondition  currentRun as final                            condition Running
 //
-// The steps that wait for a time ask for a wake-up (requeueAt) and the plan keeps the earliest:
-// observeTick (the next round), stopCurrentRun (a timeout or a blackout), checkReady (a pod
-// create or an invalid spec retried), startNext (a lock to look at again) and setWaits (the
-// first waiting item).
+// The steps that wait for a time return it, and Decide alone turns the earliest into the plan's
+// wake-up (RequeueAfter): observeTick (the next round), stopCurrentRun (a timeout or a blackout),
+// checkReady (a pod create or an invalid spec retried), startNext (a lock to look at again, or
+// an OaatType that cannot make the chosen item's pod) and setWaits (the first waiting item).
 func Decide(in Input) Plan {
 	d := newDecision(in)
+	var wake wakeUp
 	d.recordCurrentRun()
 	d.deleteRoguePods()
 	d.pruneHistory()
@@ -153,18 +154,21 @@ func Decide(in Input) Plan {
 	d.setItemsValid()
 	d.reviewRequests()
 	d.observeReset()
-	d.observeTick()
+	wake.at(d.observeTick())
 	// Also with an invalid spec: a run already started keeps the stops that can still be read.
-	d.stopCurrentRun()
-	if d.checkReady() {
-		d.startNext()
+	wake.at(d.stopCurrentRun())
+	ready, retryAt := d.checkReady()
+	wake.at(retryAt)
+	if ready {
+		wake.at(d.startNext())
 	}
 	d.updateOpenRequests()
 	if d.policyErr == nil {
-		d.setWaits()
+		wake.at(d.setWaits())
 		d.setGateConditions()
 	}
 	d.settleLocks()
 	d.setRunningCondition()
+	d.plan.RequeueAfter = wake.after(in.Now)
 	return d.plan
 }
