@@ -107,11 +107,10 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			case refused(err):
 				return r.withdrawRun(ctx, group, plan.WithdrawRun(err), err)
 			}
-			// The pod may exist: the intent stays, and the next pass reads the pod from the API
-			// server; a pod that was never created is then recorded as not found.
+			// The pod may exist: the intent stays (planner.Plan.KeepRun).
 			log.FromContext(ctx).Error(err, "Creating the pod failed without proof that it was not created; keeping the run",
 				"pod", plan.Create.Name)
-			return ctrl.Result{RequeueAfter: planner.MinRetry}, nil
+			return ctrl.Result{RequeueAfter: plan.KeepRun().RequeueAfter}, nil
 		}
 		log.FromContext(ctx).Info("Started item", "item", plan.Status.CurrentRun.Item, "pod", plan.Create.Name,
 			"oaatRun", plan.Status.CurrentRun.OaatRun)

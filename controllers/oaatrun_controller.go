@@ -16,6 +16,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/ondemand"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
@@ -40,41 +41,57 @@ type OaatRunReconciler struct {
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatruns,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatruns/status,verbs=get;update;patch
 
-// Reconcile rejects a request of a missing group and deletes an expired one.
+// Reconcile rejects a request of a missing group and deletes an expired one: it gathers what the
+// decision needs, lets ondemand.Decide decide, and applies the plan.
 func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &v1alpha1.OaatRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatRun", klog.KObj(run)))
-	now := r.Clock.Now() // the time of every decision of this pass
-	if expires, finished := planner.RequestExpiry(run); finished {
-		if wait := expires.Sub(now); wait > 0 {
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
+	in, err := r.gather(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.apply(ctx, run, ondemand.Decide(in))
+}
+
+// gather reads the snapshot of one decision: the time, once per pass, and, for an open request
+// only, whether its group exists. The cache may not have seen a group created just before the
+// request: the API server is asked.
+func (r *OaatRunReconciler) gather(ctx context.Context, run *v1alpha1.OaatRun) (ondemand.Input, error) {
+	in := ondemand.Input{Run: run, Now: r.Clock.Now()}
+	if !ondemand.NeedsGroup(run) {
+		return in, nil
+	}
+	group := &v1alpha1.OaatGroup{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.OaatGroup}, group)
+	switch {
+	case err == nil:
+		in.GroupFound = true
+	case !apierrors.IsNotFound(err):
+		return ondemand.Input{}, fmt.Errorf("reading OaatGroup %s: %w", run.Spec.OaatGroup, err)
+	}
+	return in, nil
+}
+
+// apply deletes the request if it is still the one that was read, or writes its final status.
+func (r *OaatRunReconciler) apply(ctx context.Context, run *v1alpha1.OaatRun, plan ondemand.Plan) (ctrl.Result, error) {
+	switch {
+	case plan.Delete:
 		err := r.Delete(ctx, run, client.Preconditions{UID: &run.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("deleting the expired OaatRun: %w", err)
 		}
 		log.FromContext(ctx).V(1).Info("Deleted the expired OaatRun", "finishedAt", run.Status.FinishedAt)
-		return ctrl.Result{}, nil
+	case plan.Status != nil:
+		err := r.requests.update(ctx, planner.RequestUpdate{Request: run, Status: *plan.Status})
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{}, nil // the change brings the request back
+		}
+		return ctrl.Result{}, err
 	}
-
-	// The cache may not have seen a group created just before the request: ask the API server.
-	group := &v1alpha1.OaatGroup{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.OaatGroup}, group)
-	if !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	status, ok := planner.OrphanRequest(run, now)
-	if !ok {
-		return ctrl.Result{}, nil
-	}
-	err = r.requests.update(ctx, planner.RequestUpdate{Request: run, Status: status})
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{}, nil // the change brings the request back
-	}
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a request, and of a group for

@@ -32,6 +32,14 @@ func (p Plan) WithdrawRun(refused error) Fallback {
 	return Fallback{Status: status, Event: &event, RequeueAfter: MinRetry}
 }
 
+// KeepRun is the fallback when creating the pod of Create failed without proof that it was not
+// created (a timeout, a server error, a lost connection): the intent stays as Status, written
+// already, records it, and the group is looked at again after MinRetry, when the pod is read from
+// the API server; a pod that was never created is then recorded as not found.
+func (p Plan) KeepRun() Fallback {
+	return Fallback{Status: *p.Status.DeepCopy(), RequeueAfter: MinRetry}
+}
+
 // StatusRejected is the fallback when the API server refused Status as invalid (rejected says
 // why): written, the status as last written, says so in Ready, once; see setStatusRejected. It is
 // stamped with the time of the decision.

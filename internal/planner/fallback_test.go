@@ -47,6 +47,22 @@ func TestWithdrawRun(t *testing.T) {
 	}
 }
 
+// After an unclear pod-create error the run is kept: the status is the plan's, written already
+// (no event: nothing to write again), and the pod is looked for after MinRetry.
+func TestKeepRun(t *testing.T) {
+	p := Decide(input(newGroup("a"), 0))
+	got := p.KeepRun()
+	if got.Status.CurrentRun == nil || got.Status.CurrentRun.PodName != p.Create.Name {
+		t.Fatalf("currentRun %+v, want the run of pod %s", got.Status.CurrentRun, p.Create.Name)
+	}
+	if diff := cmp.Diff(p.Status, got.Status); diff != "" {
+		t.Errorf("status (-plan +fallback):\n%s", diff)
+	}
+	if got.Event != nil || got.RequeueAfter != MinRetry {
+		t.Errorf("event %+v, requeueAfter %v; want none, %v", got.Event, got.RequeueAfter, MinRetry)
+	}
+}
+
 // A rejected status is reported in the status as last written, stamped with the decision's time;
 // the planned status and the written one are left as they are.
 func TestStatusRejected(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/duration"
 	"github.com/oaat-io/oaat-operator/internal/message"
+	"github.com/oaat-io/oaat-operator/internal/ondemand"
 )
 
 // request returns the group's OaatRun of that name, nil when there is none.
@@ -131,13 +131,13 @@ func (d *decision) reviewRequests() {
 		case cr != nil && cr.OaatRun == req.Name:
 		case d.settleFromHistory(req):
 		case phase == v1alpha1.OaatRunInProgress:
-			d.finishRequest(req, withPhase(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonPodNotFound,
+			d.finishRequest(req, ondemand.WithPhase(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonPodNotFound,
 				"the group no longer runs this request's item: its status was changed by someone else"))
 		case !d.itemSet[req.Spec.Item]:
-			d.finishRequest(req, withPhase(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonUnknownItem,
+			d.finishRequest(req, ondemand.WithPhase(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonUnknownItem,
 				fmt.Sprintf("%q is not an item of OaatGroup %s", req.Spec.Item, d.group.Name)))
 		case queued[req.Spec.Item] != "":
-			d.finishRequest(req, withPhase(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonDuplicate,
+			d.finishRequest(req, ondemand.WithPhase(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonDuplicate,
 				fmt.Sprintf("OaatRun %s already asks to run item %q and is still pending", queued[req.Spec.Item], req.Spec.Item)))
 		default:
 			queued[req.Spec.Item] = req.Name
@@ -149,12 +149,6 @@ func (d *decision) reviewRequests() {
 // settling reports whether this decision already gives the request its final status.
 func (d *decision) settling(req *v1alpha1.OaatRun) bool {
 	return slices.ContainsFunc(d.plan.FinalRequests, func(u RequestUpdate) bool { return u.Request == req })
-}
-
-// withPhase is the request's status with a final phase, reason and message.
-func withPhase(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason, text string) v1alpha1.OaatRunStatus {
-	status.Phase, status.Reason, status.Message = phase, reason, message.Request(text)
-	return status
 }
 
 // nextRequest returns the oldest queued request that may start now: none while the group is
@@ -219,38 +213,6 @@ func (d *decision) pendingReason(req *v1alpha1.OaatRun) (string, string) {
 		return v1alpha1.WaitLockHeld, "waits for a slot of OaatLock " + strings.Join(w.Locks, ", ")
 	}
 	return v1alpha1.ReasonQueued, "waits for the group's running item or older requests"
-}
-
-// RequestExpiry is when a finished request is to be deleted, and false while it is not finished.
-func RequestExpiry(req *v1alpha1.OaatRun) (time.Time, bool) {
-	if !req.Status.Phase.Finished() || req.Status.FinishedAt == nil {
-		return time.Time{}, false
-	}
-	ttl, err := duration.Parse(string(req.Spec.TTLAfterFinished))
-	if err != nil {
-		ttl = defaultRequestTTL
-	}
-	return req.Status.FinishedAt.Add(ttl), true
-}
-
-// defaultRequestTTL is how long a finished request is kept when its ttlAfterFinished is absent.
-const defaultRequestTTL = time.Hour
-
-// OrphanRequest is the final status of an open request whose group does not exist: Rejected,
-// or Failed when its run had started; ok is false for a request already finished.
-func OrphanRequest(req *v1alpha1.OaatRun, now time.Time) (status v1alpha1.OaatRunStatus, ok bool) {
-	if req.Status.Phase.Finished() {
-		return req.Status, false
-	}
-	status = withPhase(req.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound,
-		fmt.Sprintf("OaatGroup %s does not exist in namespace %s", req.Spec.OaatGroup, req.Namespace))
-	if req.Status.Phase == v1alpha1.OaatRunInProgress {
-		status = withPhase(req.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonGroupDeleted,
-			fmt.Sprintf("OaatGroup %s was deleted while item %q ran", req.Spec.OaatGroup, req.Spec.Item))
-	}
-	finished := metav1.NewTime(now.Truncate(time.Second))
-	status.FinishedAt = &finished
-	return status, true
 }
 
 // annotateRequest marks the pod of an on-demand run with its request.

@@ -176,38 +176,6 @@ func TestDecideRequestsAndHolds(t *testing.T) {
 	}
 }
 
-func TestRequestExpiry(t *testing.T) {
-	req := newRequest("r", "backups", "a", 0)
-	if _, ok := RequestExpiry(&req); ok {
-		t.Fatal("an open request expires")
-	}
-	req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, FinishedAt: at(0)}
-	req.Spec.TTLAfterFinished = "2h"
-	if got, ok := RequestExpiry(&req); !ok || !got.Equal(t0.Add(2*time.Hour)) {
-		t.Fatalf("RequestExpiry() = %v, %v", got, ok)
-	}
-	req.Spec.TTLAfterFinished = ""
-	if got, _ := RequestExpiry(&req); !got.Equal(t0.Add(time.Hour)) {
-		t.Fatalf("without a TTL RequestExpiry() = %v, want an hour after it finished", got)
-	}
-}
-
-func TestOrphanRequest(t *testing.T) {
-	req := newRequest("r", "gone", "a", 0)
-	status, ok := OrphanRequest(&req, t0)
-	if !ok || status.Phase != v1alpha1.OaatRunRejected || status.Reason != v1alpha1.ReasonGroupNotFound || !status.FinishedAt.Equal(at(0)) {
-		t.Fatalf("OrphanRequest() = %+v, %v", status, ok)
-	}
-	req.Status.Phase = v1alpha1.OaatRunInProgress
-	if status, _ := OrphanRequest(&req, t0); status.Phase != v1alpha1.OaatRunFailed || status.Reason != v1alpha1.ReasonGroupDeleted {
-		t.Fatalf("in progress: OrphanRequest() = %+v", status)
-	}
-	req.Status.Phase = v1alpha1.OaatRunSucceeded
-	if _, ok := OrphanRequest(&req, t0); ok {
-		t.Fatal("a finished request is settled again")
-	}
-}
-
 // A request left open after the group recorded its run is settled with the run's real outcome,
 // whichever it was, even once the pod is gone.
 func TestDecideSettlesAnOpenRequestFromHistory(t *testing.T) {
