@@ -9,9 +9,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -92,30 +90,4 @@ func (r *OaatRunReconciler) apply(ctx context.Context, run *v1alpha1.OaatRun, pl
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
-}
-
-// SetupWithManager registers the reconciler: it runs on changes of a request, and of a group for
-// the requests that name it (a deleted group rejects its pending requests).
-func (r *OaatRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.requests = requestWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.OaatRun{}).
-		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToRequests)).
-		Named("oaatrun").
-		Complete(r)
-}
-
-// groupToRequests maps a group to the requests that name it.
-func (r *OaatRunReconciler) groupToRequests(ctx context.Context, group client.Object) []reconcile.Request {
-	list := &v1alpha1.OaatRunList{}
-	if err := r.List(ctx, list, client.InNamespace(group.GetNamespace()),
-		client.MatchingFields{oaatGroupIndex: group.GetName()}); err != nil {
-		log.FromContext(ctx).Error(err, "Cannot list the OaatRuns of a group", "oaatGroup", klog.KObj(group))
-		return nil
-	}
-	requests := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return requests
 }

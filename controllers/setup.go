@@ -161,6 +161,32 @@ func (r *OaatGroupReconciler) groupsNaming(index string) handler.MapFunc {
 	}
 }
 
+// SetupWithManager registers the reconciler: it runs on changes of a request, and of a group for
+// the requests that name it (a deleted group rejects its pending requests).
+func (r *OaatRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.requests = requestWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.OaatRun{}).
+		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToRequests)).
+		Named("oaatrun").
+		Complete(r)
+}
+
+// groupToRequests maps a group to the requests that name it.
+func (r *OaatRunReconciler) groupToRequests(ctx context.Context, group client.Object) []reconcile.Request {
+	list := &v1alpha1.OaatRunList{}
+	if err := r.List(ctx, list, client.InNamespace(group.GetNamespace()),
+		client.MatchingFields{oaatGroupIndex: group.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the OaatRuns of a group", "oaatGroup", klog.KObj(group))
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
+}
+
 // Options configure the reconcilers that Setup registers.
 type Options struct {
 	// Clock is the time source of every decision.
@@ -182,7 +208,7 @@ type Options struct {
 	OnLeaseLost func(error)
 }
 
-// Setup registers the field indexes and both reconcilers with the manager.
+// Setup registers the field indexes and the reconcilers with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := setupIndexes(context.Background(), mgr); err != nil {
 		return err
