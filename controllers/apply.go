@@ -53,7 +53,7 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
 		}
 	}
-	if settled, err := r.settleRequests(ctx, plan.FinalRequests); err != nil {
+	if settled, err := r.settleOnDemandRuns(ctx, plan.FinalOnDemandRuns); err != nil {
 		return ctrl.Result{}, err
 	} else if !settled {
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
@@ -115,10 +115,10 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 		log.FromContext(ctx).Info("Started item", "item", plan.Status.CurrentRun.Item, "pod", plan.Create.Name,
 			"oaatRun", plan.Status.CurrentRun.OaatRun)
 	}
-	for _, u := range plan.OpenRequests {
+	for _, u := range plan.OpenOnDemandRuns {
 		// A request changed meanwhile is left to the pass its change triggers: status alone says
 		// which request runs.
-		if err := r.requests.update(ctx, u); err != nil && !apierrors.IsConflict(err) {
+		if err := r.onDemandRuns.update(ctx, u); err != nil && !apierrors.IsConflict(err) {
 			return ctrl.Result{}, err
 		}
 	}
@@ -142,18 +142,18 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// settleRequests writes the final status of requests, and reports whether the group's status may
+// settleOnDemandRuns writes the final status of requests, and reports whether the group's status may
 // be written: not when the request of the run it ends could not be written (it changed since it
 // was read), or the run's result would be lost; the request's change brings the group back, with
 // a fresh decision. Another request that changed is left to the pass its change triggers.
-func (r *OaatGroupReconciler) settleRequests(ctx context.Context, updates []planner.RequestUpdate) (bool, error) {
+func (r *OaatGroupReconciler) settleOnDemandRuns(ctx context.Context, updates []planner.OnDemandRunUpdate) (bool, error) {
 	for _, u := range updates {
-		err := r.requests.update(ctx, u)
+		err := r.onDemandRuns.update(ctx, u)
 		switch {
 		case err == nil:
 		case u.EndsRun && apierrors.IsConflict(err):
 			log.FromContext(ctx).V(1).Info("The request of the ended run changed since it was read; trying again",
-				"oaatRun", u.Request.Name)
+				"oaatRun", u.OnDemandRun.Name)
 			return false, nil
 		case !apierrors.IsConflict(err):
 			return false, err

@@ -33,7 +33,7 @@ type OaatRunReconciler struct {
 	// Runs counts requests that reach their final phase.
 	Runs *metrics.RunMetrics
 
-	requests requestWriter
+	onDemandRuns onDemandRunWriter
 }
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatruns,verbs=get;list;watch;delete
@@ -83,7 +83,7 @@ func (r *OaatRunReconciler) apply(ctx context.Context, run *v1alpha1.OaatRun, pl
 		}
 		log.FromContext(ctx).V(1).Info("Deleted the expired OaatRun", "finishedAt", run.Status.FinishedAt)
 	case plan.Status != nil:
-		err := r.requests.update(ctx, planner.RequestUpdate{Request: run, Status: *plan.Status})
+		err := r.onDemandRuns.update(ctx, planner.OnDemandRunUpdate{OnDemandRun: run, Status: *plan.Status})
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{}, nil // the change brings the request back
 		}

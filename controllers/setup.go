@@ -116,13 +116,13 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 // group's label (owned or rogue), of an OaatType or a ConfigMap, for every group that names it,
 // and of an OaatRun, for the group it names.
 func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.requests = requestWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
+	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.OaatGroup{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToGroup)).
 		Watches(&v1alpha1.OaatType{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(oaatTypeIndex))).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming(configMapIndex)), builder.OnlyMetadata).
-		Watches(&v1alpha1.OaatRun{}, handler.EnqueueRequestsFromMapFunc(requestToGroup)).
+		Watches(&v1alpha1.OaatRun{}, handler.EnqueueRequestsFromMapFunc(onDemandRunToGroup)).
 		Watches(&v1alpha1.OaatLock{}, handler.EnqueueRequestsFromMapFunc(r.groupsOfLock)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("oaatgroup").
@@ -138,8 +138,8 @@ func podToGroup(_ context.Context, pod client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
 }
 
-// requestToGroup maps an OaatRun to the group it names.
-func requestToGroup(_ context.Context, req client.Object) []reconcile.Request {
+// onDemandRunToGroup maps an OaatRun to the group it names.
+func onDemandRunToGroup(_ context.Context, req client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{
 		Namespace: req.GetNamespace(), Name: req.(*v1alpha1.OaatRun).Spec.OaatGroup,
 	}}}
@@ -164,16 +164,16 @@ func (r *OaatGroupReconciler) groupsNaming(index string) handler.MapFunc {
 // SetupWithManager registers the reconciler: it runs on changes of a request, and of a group for
 // the requests that name it (a deleted group rejects its pending requests).
 func (r *OaatRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.requests = requestWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
+	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.OaatRun{}).
-		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToRequests)).
+		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToOnDemandRuns)).
 		Named("oaatrun").
 		Complete(r)
 }
 
-// groupToRequests maps a group to the requests that name it.
-func (r *OaatRunReconciler) groupToRequests(ctx context.Context, group client.Object) []reconcile.Request {
+// groupToOnDemandRuns maps a group to the requests that name it.
+func (r *OaatRunReconciler) groupToOnDemandRuns(ctx context.Context, group client.Object) []reconcile.Request {
 	list := &v1alpha1.OaatRunList{}
 	if err := r.List(ctx, list, client.InNamespace(group.GetNamespace()),
 		client.MatchingFields{oaatGroupIndex: group.GetName()}); err != nil {

@@ -33,7 +33,7 @@ func TestWatchMappings(t *testing.T) {
 			t.Errorf("pod with %s: %v, want none", name, got)
 		}
 	}
-	if diff := cmp.Diff(key("g"), requestToGroup(context.Background(), testRequest("r", "g", v1alpha1.OaatRunStatus{}))); diff != "" {
+	if diff := cmp.Diff(key("g"), onDemandRunToGroup(context.Background(), testOnDemandRun("r", "g", v1alpha1.OaatRunStatus{}))); diff != "" {
 		t.Errorf("request of g (-want +got):\n%s", diff)
 	}
 

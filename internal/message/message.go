@@ -18,7 +18,7 @@ const (
 	// so that a status with several conditions stays small.
 	MaxCondition = 4096
 	// MaxRequest is the longest message of an OaatRun's status.
-	MaxRequest = 4096
+	MaxOnDemandRun = 4096
 	// MaxEvent is the longest note of an event: events.k8s.io/v1 refuses notes over 1 KiB.
 	MaxEvent = 1024
 	// MaxListed is how many entries List spells out before it counts the rest.
@@ -69,4 +69,4 @@ func Condition(text string) string { return Truncate(text, MaxCondition) }
 func Event(text string) string { return Truncate(text, MaxEvent) }
 
 // Request is text bounded for the message of an OaatRun's status.
-func Request(text string) string { return Truncate(text, MaxRequest) }
+func OnDemandRun(text string) string { return Truncate(text, MaxOnDemandRun) }

@@ -59,7 +59,7 @@ func (m *RunMetrics) RoundOverrun(namespace, group string) {
 
 // Request counts an on-demand request that reached its final phase; result is succeeded,
 // failed or rejected.
-func (m *RunMetrics) Request(namespace, group, result string) {
+func (m *RunMetrics) OnDemandRun(namespace, group, result string) {
 	m.onDemand.WithLabelValues(namespace, group, result).Inc()
 }
 

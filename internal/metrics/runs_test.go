@@ -61,9 +61,9 @@ func TestRunMetricsForget(t *testing.T) {
 	m.Observe("ns", "gone", "a", "succeeded", time.Second)
 	m.Observe("ns", "kept", "a", "failed", time.Second)
 	m.Observe("other", "gone", "a", "succeeded", time.Second)
-	m.Request("ns", "gone", "rejected")
-	m.Request("ns", "kept", "succeeded")
-	m.Request("ns", "kept", "succeeded")
+	m.OnDemandRun("ns", "gone", "rejected")
+	m.OnDemandRun("ns", "kept", "succeeded")
+	m.OnDemandRun("ns", "kept", "succeeded")
 	m.RoundOverrun("ns", "gone")
 	m.RoundOverrun("ns", "kept")
 	m.Forget("ns", "gone")
@@ -106,7 +106,7 @@ func TestRunMetricsRetainItems(t *testing.T) {
 	m.Observe("ns", "backups", "rotated", "failed", time.Second)
 	m.Observe("ns", "backups", "rotated", "succeeded", time.Second)
 	m.Observe("ns", "other", "rotated", "succeeded", time.Second)
-	m.Request("ns", "backups", "succeeded")
+	m.OnDemandRun("ns", "backups", "succeeded")
 
 	m.RetainItems("ns", "backups", func(item string) bool { return item == "kept" })
 	wantSeries := map[string]int{"total": 2, "duration": 2, "on demand": 1}

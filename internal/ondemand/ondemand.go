@@ -96,6 +96,6 @@ func Orphaned(run *v1alpha1.OaatRun, now time.Time) (status v1alpha1.OaatRunStat
 
 // WithPhase is the OaatRun's status with a final phase, reason and message.
 func WithPhase(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason, text string) v1alpha1.OaatRunStatus {
-	status.Phase, status.Reason, status.Message = phase, reason, message.Request(text)
+	status.Phase, status.Reason, status.Message = phase, reason, message.OnDemandRun(text)
 	return status
 }

@@ -36,9 +36,9 @@ func checkBounded(t *testing.T, p Plan) {
 			t.Errorf("event %s: %d bytes", e.Reason, len(e.Message))
 		}
 	}
-	for _, u := range append(append([]RequestUpdate{}, p.FinalRequests...), p.OpenRequests...) {
-		if len(u.Status.Message) > message.MaxRequest {
-			t.Errorf("request %s: %d bytes", u.Request.Name, len(u.Status.Message))
+	for _, u := range append(append([]OnDemandRunUpdate{}, p.FinalOnDemandRuns...), p.OpenOnDemandRuns...) {
+		if len(u.Status.Message) > message.MaxOnDemandRun {
+			t.Errorf("request %s: %d bytes", u.OnDemandRun.Name, len(u.Status.Message))
 		}
 	}
 }
@@ -48,7 +48,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 		g := newGroup()
 		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
 		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000) + "\na\nb"})})
-		p := Decide(withRequests(in, newRequest("waiting", "backups", "b", 0)))
+		p := Decide(withOnDemandRuns(in, newOnDemandRun("waiting", "backups", "b", 0)))
 		checkBounded(t, p)
 		c := condition(t, p, v1alpha1.ConditionItemsValid)
 		if c.Status != metav1.ConditionFalse || !strings.HasSuffix(c.Message, "; and 995 more") {
@@ -68,7 +68,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 		g := newGroup()
 		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
 		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000)})})
-		p := Decide(withRequests(in, newRequest("waiting", "backups", "b", 0)))
+		p := Decide(withOnDemandRuns(in, newOnDemandRun("waiting", "backups", "b", 0)))
 		checkBounded(t, p)
 		if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonInvalidSpec || !strings.Contains(c.Message, "and 995 more") {
 			t.Fatalf("Ready = %.300s", c.Message)
@@ -78,14 +78,14 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 		g := newGroup("a")
 		running(t, g, "a", 1, at(0))
 		g.Status.CurrentRun.OaatRun = "now"
-		req := newRequest("now", "backups", "a", 0)
-		req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName}
+		onDemandRun := newOnDemandRun("now", "backups", "a", 0)
+		onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName}
 		pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, "Error", at(time.Minute))
 		pod.Status.Message = strings.Repeat("evicted ", 10000)
-		p := Decide(withRequests(input(g, time.Minute, pod), req))
+		p := Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun))
 		checkBounded(t, p)
-		if len(p.FinalRequests) != 1 || !strings.HasSuffix(p.FinalRequests[0].Status.Message, "…") {
-			t.Fatalf("final requests %v", updates(p.FinalRequests))
+		if len(p.FinalOnDemandRuns) != 1 || !strings.HasSuffix(p.FinalOnDemandRuns[0].Status.Message, "…") {
+			t.Fatalf("final requests %v", updates(p.FinalOnDemandRuns))
 		}
 	})
 }

@@ -22,8 +22,8 @@ func (d *decision) startNext() (wake time.Time) {
 	if st.CurrentRun != nil || d.pods.anyLive() {
 		return time.Time{}
 	}
-	if req := d.nextRequest(); req != nil {
-		return d.start(req.Spec.Item, req.Name)
+	if onDemandRun := d.nextOnDemandRun(); onDemandRun != nil {
+		return d.start(onDemandRun.Spec.Item, onDemandRun.Name)
 	}
 	var free []schedule.Item
 	for i := range st.Items {
@@ -39,7 +39,7 @@ func (d *decision) startNext() (wake time.Time) {
 
 // start plans the intent and the pod of a run of item, for the named request if not empty, or
 // returns when to look again if the run cannot start.
-func (d *decision) start(item, request string) (retryAt time.Time) {
+func (d *decision) start(item, onDemandRun string) (retryAt time.Time) {
 	st := &d.plan.Status
 	run := max(st.RunCount, d.pods.maxRun()) + 1
 	pod, err := d.buildPod(item, run)
@@ -50,9 +50,9 @@ func (d *decision) start(item, request string) (retryAt time.Time) {
 	if !d.takeLocks(item, pod.Name) {
 		return d.in.Now.Add(lockRecheck)
 	}
-	annotateRequest(pod, request)
+	annotateOnDemandRun(pod, onDemandRun)
 	st.RunCount = run
-	st.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: pod.Name, StartedAt: d.stamp, OaatRun: request}
+	st.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: pod.Name, StartedAt: d.stamp, OaatRun: onDemandRun}
 	started := d.stamp
 	d.item(item).LastStarted = &started
 	d.plan.Create = pod

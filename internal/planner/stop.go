@@ -51,7 +51,7 @@ func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason string, wake time
 		next.at(deadline)
 	}
 	windows := d.policy.timing.Windows
-	if req := d.request(cr.OaatRun); cr.OaatRun != "" && req != nil && req.Spec.IgnoreBlackoutWindows {
+	if onDemandRun := d.onDemandRun(cr.OaatRun); cr.OaatRun != "" && onDemandRun != nil && onDemandRun.Spec.IgnoreBlackoutWindows {
 		windows = nil
 	}
 	for _, w := range windows {

@@ -11,35 +11,35 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// newRequest is an OaatRun of the group for item, whose creation time is t0 plus created.
-func newRequest(name, group, item string, created time.Duration) v1alpha1.OaatRun {
+// newOnDemandRun is an OaatRun of the group for item, whose creation time is t0 plus created.
+func newOnDemandRun(name, group, item string, created time.Duration) v1alpha1.OaatRun {
 	return v1alpha1.OaatRun{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: *at(created)},
 		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: item, TTLAfterFinished: "1h"},
 	}
 }
 
-func withRequests(in Input, reqs ...v1alpha1.OaatRun) Input {
-	in.Requests = reqs
+func withOnDemandRuns(in Input, onDemandRuns ...v1alpha1.OaatRun) Input {
+	in.OnDemandRuns = onDemandRuns
 	return in
 }
 
 // updates describes request updates as "name phase reason".
-func updates(us []RequestUpdate) []string {
+func updates(us []OnDemandRunUpdate) []string {
 	var out []string
 	for _, u := range us {
-		out = append(out, u.Request.Name+" "+string(u.Status.Phase)+" "+u.Status.Reason)
+		out = append(out, u.OnDemandRun.Name+" "+string(u.Status.Phase)+" "+u.Status.Reason)
 	}
 	return out
 }
 
-func TestDecideServesRequestsFirstInOrder(t *testing.T) {
+func TestDecideServesOnDemandRunsFirstInOrder(t *testing.T) {
 	g := newGroup("a", "b", "c")
 	// a never ran, so the schedule would pick it; the requests go first, oldest first.
-	later := newRequest("later", "backups", "b", 2*time.Second)
-	first := newRequest("first", "backups", "c", time.Second)
+	later := newOnDemandRun("later", "backups", "b", 2*time.Second)
+	first := newOnDemandRun("first", "backups", "c", time.Second)
 
-	p := Decide(withRequests(input(g, time.Minute), later, first))
+	p := Decide(withOnDemandRuns(input(g, time.Minute), later, first))
 	if p.Create == nil || p.Status.CurrentRun.Item != "c" || p.Status.CurrentRun.OaatRun != "first" {
 		t.Fatalf("currentRun = %+v, want item c for request first", p.Status.CurrentRun)
 	}
@@ -47,33 +47,33 @@ func TestDecideServesRequestsFirstInOrder(t *testing.T) {
 		t.Fatalf("pod annotations = %v", p.Create.Annotations)
 	}
 	want := []string{"later Pending " + v1alpha1.ReasonQueued, "first InProgress " + v1alpha1.ReasonItemRunning}
-	if got := updates(p.OpenRequests); !slices.Equal(got, want) {
+	if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, want) {
 		t.Fatalf("open requests = %v, want %v", got, want)
 	}
-	if len(p.FinalRequests) != 0 {
-		t.Fatalf("final requests = %v", updates(p.FinalRequests))
+	if len(p.FinalOnDemandRuns) != 0 {
+		t.Fatalf("final requests = %v", updates(p.FinalOnDemandRuns))
 	}
 }
 
-func TestDecideRejectsRequests(t *testing.T) {
+func TestDecideRejectsOnDemandRuns(t *testing.T) {
 	g := newGroup("a")
 	running(t, g, "a", 1, at(0))
 	pod := runPod(t, g, "a", 1, corev1.PodRunning)
-	unknown := newRequest("unknown", "backups", "zzz", 0)
-	pending := newRequest("pending", "backups", "a", time.Second)
+	unknown := newOnDemandRun("unknown", "backups", "zzz", 0)
+	pending := newOnDemandRun("pending", "backups", "a", time.Second)
 	pending.Status.Phase = v1alpha1.OaatRunPending
-	duplicate := newRequest("duplicate", "backups", "a", 2*time.Second)
-	done := newRequest("done", "backups", "a", -time.Hour)
+	duplicate := newOnDemandRun("duplicate", "backups", "a", 2*time.Second)
+	done := newOnDemandRun("done", "backups", "a", -time.Hour)
 	done.Status.Phase = v1alpha1.OaatRunSucceeded
 
-	p := Decide(withRequests(input(g, time.Minute, pod), unknown, pending, duplicate, done))
+	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), unknown, pending, duplicate, done))
 	want := []string{"unknown Rejected " + v1alpha1.ReasonUnknownItem, "duplicate Rejected " + v1alpha1.ReasonDuplicate}
-	if got := updates(p.FinalRequests); !slices.Equal(got, want) {
+	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, want) {
 		t.Fatalf("final requests = %v, want %v", got, want)
 	}
-	for _, u := range p.FinalRequests {
+	for _, u := range p.FinalOnDemandRuns {
 		if u.Status.FinishedAt == nil || !u.Status.FinishedAt.Equal(at(time.Minute)) || u.Status.Message == "" {
-			t.Fatalf("request %s: %+v", u.Request.Name, u.Status)
+			t.Fatalf("request %s: %+v", u.OnDemandRun.Name, u.Status)
 		}
 	}
 	if p.Create != nil {
@@ -81,51 +81,51 @@ func TestDecideRejectsRequests(t *testing.T) {
 	}
 }
 
-func TestDecideSettlesTheRequestOfAFinishedRun(t *testing.T) {
+func TestDecideSettlesTheOnDemandRunOfAFinishedRun(t *testing.T) {
 	g := newGroup("a", "b")
 	running(t, g, "a", 1, at(0))
 	g.Status.CurrentRun.OaatRun = "now"
-	req := newRequest("now", "backups", "a", 0)
-	req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
+	onDemandRun := newOnDemandRun("now", "backups", "a", 0)
+	onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
 	pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 2, "Error", at(30*time.Second))
 
-	p := Decide(withRequests(input(g, time.Minute, pod), req))
-	if got := updates(p.FinalRequests); !slices.Equal(got, []string{"now Failed Error"}) {
+	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun))
+	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) {
 		t.Fatalf("final requests = %v", got)
 	}
-	if s := p.FinalRequests[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || !s.StartedAt.Equal(at(0)) {
+	if s := p.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || !s.StartedAt.Equal(at(0)) {
 		t.Fatalf("final status = %+v", s)
 	}
-	if len(p.OpenRequests) != 0 {
-		t.Fatalf("open requests = %v", updates(p.OpenRequests))
+	if len(p.OpenOnDemandRuns) != 0 {
+		t.Fatalf("open requests = %v", updates(p.OpenOnDemandRuns))
 	}
-	if !p.FinalRequests[0].EndsRun {
+	if !p.FinalOnDemandRuns[0].EndsRun {
 		t.Fatal("the request of the run that the plan ends is not marked EndsRun")
 	}
 	// Decided again while the request is still open (its final status was not written, or the
 	// cache has not caught up), the group, which has recorded its run, settles it from the item's
 	// history with the same outcome; the group's status does not wait for it.
-	again := Decide(withRequests(input(applied(g, p), time.Minute, pod), req))
-	if got := updates(again.FinalRequests); !slices.Equal(got, []string{"now Failed Error"}) || len(again.OpenRequests) != 0 {
-		t.Fatalf("final requests %v, open requests %v", got, updates(again.OpenRequests))
+	again := Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), onDemandRun))
+	if got := updates(again.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) || len(again.OpenOnDemandRuns) != 0 {
+		t.Fatalf("final requests %v, open requests %v", got, updates(again.OpenOnDemandRuns))
 	}
-	if s := again.FinalRequests[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || again.FinalRequests[0].EndsRun {
-		t.Fatalf("settled from history: %+v, endsRun %v", s, again.FinalRequests[0].EndsRun)
+	if s := again.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || again.FinalOnDemandRuns[0].EndsRun {
+		t.Fatalf("settled from history: %+v, endsRun %v", s, again.FinalOnDemandRuns[0].EndsRun)
 	}
 
 	// A request in progress whose run the group neither runs nor recorded has lost it.
-	lost := req.DeepCopy()
+	lost := onDemandRun.DeepCopy()
 	lost.Status.PodName = "backups-a-other-9"
-	p = Decide(withRequests(input(applied(g, p), time.Minute, pod), *lost))
-	if got := updates(p.FinalRequests); !slices.Equal(got, []string{"now Failed " + v1alpha1.ReasonPodNotFound}) {
+	p = Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), *lost))
+	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed " + v1alpha1.ReasonPodNotFound}) {
 		t.Fatalf("final requests = %v", got)
 	}
 }
 
-func TestDecideRequestsAndHolds(t *testing.T) {
+func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 	tests := []struct {
 		name       string
-		setUp      func(g *v1alpha1.OaatGroup, req *v1alpha1.OaatRun)
+		setUp      func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun)
 		wantStart  bool
 		wantReason string
 	}{
@@ -140,18 +140,18 @@ func TestDecideRequestsAndHolds(t *testing.T) {
 		{"blackout", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00"}}
 		}, false, v1alpha1.WaitBlackout},
-		{"blackout ignored", func(g *v1alpha1.OaatGroup, req *v1alpha1.OaatRun) {
+		{"blackout ignored", func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00", StopRunning: true}}
-			req.Spec.IgnoreBlackoutWindows = true
+			onDemandRun.Spec.IgnoreBlackoutWindows = true
 		}, true, ""},
 		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, v1alpha1.ReasonGroupNotReady},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGroup("a", "b")
-			req := newRequest("now", "backups", "a", 0)
-			tt.setUp(g, &req)
-			in := withRequests(input(g, time.Minute), req)
+			onDemandRun := newOnDemandRun("now", "backups", "a", 0)
+			tt.setUp(g, &onDemandRun)
+			in := withOnDemandRuns(input(g, time.Minute), onDemandRun)
 			if g.Spec.OaatType == "missing" {
 				in.Type = nil
 			}
@@ -163,13 +163,13 @@ func TestDecideRequestsAndHolds(t *testing.T) {
 				// A started on-demand run is not stopped by a window it may ignore.
 				pod := *p.Create.DeepCopy()
 				pod.Status.Phase = corev1.PodRunning
-				later := Decide(withRequests(input(applied(g, p), 2*time.Minute, pod), req))
+				later := Decide(withOnDemandRuns(input(applied(g, p), 2*time.Minute, pod), onDemandRun))
 				if len(later.Delete) != 0 || later.Status.CurrentRun.StopReason != "" {
 					t.Fatalf("the on-demand run is stopped: %v", deleted(later))
 				}
 				return
 			}
-			if got := updates(p.OpenRequests); !slices.Equal(got, []string{"now Pending " + tt.wantReason}) {
+			if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, []string{"now Pending " + tt.wantReason}) {
 				t.Fatalf("open requests = %v", got)
 			}
 		})
@@ -178,7 +178,7 @@ func TestDecideRequestsAndHolds(t *testing.T) {
 
 // A request left open after the group recorded its run is settled with the run's real outcome,
 // whichever it was, even once the pod is gone.
-func TestDecideSettlesAnOpenRequestFromHistory(t *testing.T) {
+func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 	tests := map[string]struct {
 		pod        func(g *v1alpha1.OaatGroup) corev1.Pod
 		stop       string
@@ -214,21 +214,21 @@ func TestDecideSettlesAnOpenRequestFromHistory(t *testing.T) {
 			itemStatus(g, "a").FailureCount = 2 // earlier failures
 			running(t, g, "a", 1, at(0))
 			g.Status.CurrentRun.OaatRun, g.Status.CurrentRun.StopReason = "now", tt.stop
-			req := newRequest("now", "backups", "a", 0)
-			req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
+			onDemandRun := newOnDemandRun("now", "backups", "a", 0)
+			onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
 			pod := tt.pod(g)
 
 			// The run is recorded while the request's final status is lost.
-			recorded := applied(g, Decide(withRequests(input(g, time.Minute, pod), req)))
+			recorded := applied(g, Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun)))
 			if recorded.Status.CurrentRun != nil {
 				t.Fatalf("the run was not recorded: %+v", recorded.Status.CurrentRun)
 			}
 			// Later, its pod gone, the request is still open.
-			p := Decide(withRequests(input(recorded, time.Hour), req))
-			if len(p.FinalRequests) != 1 {
-				t.Fatalf("final requests %v", updates(p.FinalRequests))
+			p := Decide(withOnDemandRuns(input(recorded, time.Hour), onDemandRun))
+			if len(p.FinalOnDemandRuns) != 1 {
+				t.Fatalf("final requests %v", updates(p.FinalOnDemandRuns))
 			}
-			s := p.FinalRequests[0].Status
+			s := p.FinalOnDemandRuns[0].Status
 			if s.Phase != tt.wantPhase || s.Reason != tt.wantReason || s.ExitCode == nil || *s.ExitCode != tt.wantCode ||
 				s.PodName != pod.Name || s.FinishedAt == nil || !s.StartedAt.Equal(at(0)) {
 				t.Fatalf("final status = %+v", s)

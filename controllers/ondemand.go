@@ -16,9 +16,9 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
-// requestWriter writes the status of OaatRuns for both reconcilers: a request that reaches its
+// onDemandRunWriter writes the status of OaatRuns for both reconcilers: a request that reaches its
 // final phase is counted and reported in an event on it, once its status is written.
-type requestWriter struct {
+type onDemandRunWriter struct {
 	client   client.Client
 	recorder recorder.EventRecorder
 	runs     *metrics.RunMetrics
@@ -29,25 +29,25 @@ type requestWriter struct {
 // written: the error says so, and the caller decides whether it may go on without it (an open
 // request's status is written again by the pass its change triggers) or not (the final status of
 // the run the group is about to record as ended).
-func (w requestWriter) update(ctx context.Context, u planner.RequestUpdate) error {
-	req := u.Request.DeepCopy()
-	req.Status = u.Status
-	err := w.client.Status().Update(ctx, req)
+func (w onDemandRunWriter) update(ctx context.Context, u planner.OnDemandRunUpdate) error {
+	onDemandRun := u.OnDemandRun.DeepCopy()
+	onDemandRun.Status = u.Status
+	err := w.client.Status().Update(ctx, onDemandRun)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
-		return fmt.Errorf("writing the status of OaatRun %s: %w", req.Name, err)
+		return fmt.Errorf("writing the status of OaatRun %s: %w", onDemandRun.Name, err)
 	}
-	if !req.Status.Phase.Finished() {
+	if !onDemandRun.Status.Phase.Finished() {
 		return nil
 	}
-	w.runs.Request(req.Namespace, req.Spec.OaatGroup, strings.ToLower(string(req.Status.Phase)))
+	w.runs.OnDemandRun(onDemandRun.Namespace, onDemandRun.Spec.OaatGroup, strings.ToLower(string(onDemandRun.Status.Phase)))
 	eventType := corev1.EventTypeWarning
-	if req.Status.Phase == v1alpha1.OaatRunSucceeded {
+	if onDemandRun.Status.Phase == v1alpha1.OaatRunSucceeded {
 		eventType = corev1.EventTypeNormal
 	}
-	w.recorder.Eventf(req, nil, eventType, req.Status.Reason, "Run", "%s",
-		message.Event(fmt.Sprintf("%s: %s", req.Status.Phase, req.Status.Message)))
+	w.recorder.Eventf(onDemandRun, nil, eventType, onDemandRun.Status.Reason, "Run", "%s",
+		message.Event(fmt.Sprintf("%s: %s", onDemandRun.Status.Phase, onDemandRun.Status.Message)))
 	return nil
 }

@@ -19,10 +19,10 @@ import (
 // The final status of a request meets a conflict once (anything touched the OaatRun since it
 // was read): the group must not record the end of the run before the request says how it ended,
 // and the request ends with its run's real result, exit code and pod.
-func TestRequestResultSurvivesAConflict(t *testing.T) {
+func TestOnDemandRunResultSurvivesAConflict(t *testing.T) {
 	group := testGroup("g", "a")
 	group.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3}}
-	req := &v1alpha1.OaatRun{
+	onDemandRun := &v1alpha1.OaatRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: testNamespace, CreationTimestamp: metav1.NewTime(testT0)},
 		Spec:       v1alpha1.OaatRunSpec{OaatGroup: "g", Item: "a"},
 	}
@@ -35,7 +35,7 @@ func TestRequestResultSurvivesAConflict(t *testing.T) {
 			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
-	}, testType(), group, req)
+	}, testType(), group, onDemandRun)
 	r := newTestReconciler(c, c)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -67,7 +67,7 @@ func TestRequestResultSurvivesAConflict(t *testing.T) {
 		}
 	}
 	got := &v1alpha1.OaatRun{}
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(req), got); err != nil {
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(onDemandRun), got); err != nil {
 		t.Fatal(err)
 	}
 	s := got.Status
