@@ -116,8 +116,8 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			"oaatRun", plan.Status.CurrentRun.OaatRun)
 	}
 	for _, u := range plan.OpenOnDemandRuns {
-		// A request changed meanwhile is left to the pass its change triggers: status alone says
-		// which request runs.
+		// An on-demand run changed meanwhile is left to the pass its change triggers: status
+		// alone says which OaatRun the current run serves.
 		if err := r.onDemandRuns.update(ctx, u); err != nil && !apierrors.IsConflict(err) {
 			return ctrl.Result{}, err
 		}
@@ -142,17 +142,18 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// settleOnDemandRuns writes the final status of requests, and reports whether the group's status may
-// be written: not when the request of the run it ends could not be written (it changed since it
-// was read), or the run's result would be lost; the request's change brings the group back, with
-// a fresh decision. Another request that changed is left to the pass its change triggers.
+// settleOnDemandRuns writes the final status of on-demand runs, and reports whether the group's
+// status may be written: not when the OaatRun of the run it ends could not be written (it changed
+// since it was read), or the run's result would be lost; the OaatRun's change brings the group
+// back, with a fresh decision. Another OaatRun that changed is left to the pass its change
+// triggers.
 func (r *OaatGroupReconciler) settleOnDemandRuns(ctx context.Context, updates []planner.OnDemandRunUpdate) (bool, error) {
 	for _, u := range updates {
 		err := r.onDemandRuns.update(ctx, u)
 		switch {
 		case err == nil:
 		case u.EndsRun && apierrors.IsConflict(err):
-			log.FromContext(ctx).V(1).Info("The request of the ended run changed since it was read; trying again",
+			log.FromContext(ctx).V(1).Info("The OaatRun of the ended run changed since it was read; trying again",
 				"oaatRun", u.OnDemandRun.Name)
 			return false, nil
 		case !apierrors.IsConflict(err):

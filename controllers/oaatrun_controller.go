@@ -18,19 +18,20 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
-// OaatRunReconciler does for on-demand requests what their group cannot: it rejects a request
-// whose group does not exist, and deletes finished requests once their time to live is over.
-// Everything else about a request (queueing, running, its outcome) is decided with its group.
+// OaatRunReconciler does for on-demand runs (OaatRuns) what their group cannot: it rejects an
+// on-demand run whose group does not exist, and deletes finished ones once their time to live is
+// over. Everything else about an on-demand run (queueing, running, its outcome) is decided with
+// its group.
 type OaatRunReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	client.Client
 	// APIReader reads from the API server directly, to confirm that a group is really gone.
 	APIReader client.Reader
-	// Recorder emits events about requests.
+	// Recorder emits events about on-demand runs.
 	Recorder recorder.EventRecorder
 	// Clock is the time source of every decision.
 	Clock clock.PassiveClock
-	// Runs counts requests that reach their final phase.
+	// Runs counts on-demand runs that reach their final phase.
 	Runs *metrics.RunMetrics
 
 	onDemandRuns onDemandRunWriter
@@ -39,8 +40,8 @@ type OaatRunReconciler struct {
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatruns,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatruns/status,verbs=get;update;patch
 
-// Reconcile rejects a request of a missing group and deletes an expired one: it gathers what the
-// decision needs, lets ondemand.Decide decide, and applies the plan.
+// Reconcile rejects an on-demand run of a missing group and deletes an expired one: it gathers
+// what the decision needs, lets ondemand.Decide decide, and applies the plan.
 func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &v1alpha1.OaatRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
@@ -54,9 +55,9 @@ func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return r.apply(ctx, run, ondemand.Decide(in))
 }
 
-// gather reads the snapshot of one decision: the time, once per pass, and, for an open request
-// only, whether its group exists. The cache may not have seen a group created just before the
-// request: the API server is asked.
+// gather reads the snapshot of one decision: the time, once per pass, and, for an open on-demand
+// run only, whether its group exists. The cache may not have seen a group created just before the
+// OaatRun: the API server is asked.
 func (r *OaatRunReconciler) gather(ctx context.Context, run *v1alpha1.OaatRun) (ondemand.Input, error) {
 	in := ondemand.Input{Run: run, Now: r.Clock.Now()}
 	if !ondemand.NeedsGroup(run) {
@@ -73,7 +74,7 @@ func (r *OaatRunReconciler) gather(ctx context.Context, run *v1alpha1.OaatRun) (
 	return in, nil
 }
 
-// apply deletes the request if it is still the one that was read, or writes its final status.
+// apply deletes the OaatRun if it is still the one that was read, or writes its final status.
 func (r *OaatRunReconciler) apply(ctx context.Context, run *v1alpha1.OaatRun, plan ondemand.Plan) (ctrl.Result, error) {
 	switch {
 	case plan.Delete:
@@ -85,7 +86,7 @@ func (r *OaatRunReconciler) apply(ctx context.Context, run *v1alpha1.OaatRun, pl
 	case plan.Status != nil:
 		err := r.onDemandRuns.update(ctx, planner.OnDemandRunUpdate{OnDemandRun: run, Status: *plan.Status})
 		if apierrors.IsConflict(err) {
-			return ctrl.Result{}, nil // the change brings the request back
+			return ctrl.Result{}, nil // the change brings the OaatRun back
 		}
 		return ctrl.Result{}, err
 	}

@@ -16,19 +16,19 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
-// onDemandRunWriter writes the status of OaatRuns for both reconcilers: a request that reaches its
-// final phase is counted and reported in an event on it, once its status is written.
+// onDemandRunWriter writes the status of OaatRuns for both reconcilers: an on-demand run that
+// reaches its final phase is counted and reported in an event on it, once its status is written.
 type onDemandRunWriter struct {
 	client   client.Client
 	recorder recorder.EventRecorder
 	runs     *metrics.RunMetrics
 }
 
-// update writes the request's new status if the request is unchanged since it was read. A
-// request deleted meanwhile needs no status. A request changed meanwhile (a conflict) is not
+// update writes the on-demand run's new status if its OaatRun is unchanged since it was read. An
+// OaatRun deleted meanwhile needs no status. An OaatRun changed meanwhile (a conflict) is not
 // written: the error says so, and the caller decides whether it may go on without it (an open
-// request's status is written again by the pass its change triggers) or not (the final status of
-// the run the group is about to record as ended).
+// on-demand run's status is written again by the pass its change triggers) or not (the final
+// status of the run the group is about to record as ended).
 func (w onDemandRunWriter) update(ctx context.Context, u planner.OnDemandRunUpdate) error {
 	onDemandRun := u.OnDemandRun.DeepCopy()
 	onDemandRun.Status = u.Status

@@ -81,7 +81,7 @@ oaat_item_runs_total{group="kept",item="a",namespace="ns",result="failed"} 1
 		t.Fatalf("%d duration series left, want 2", got)
 	}
 	wantRequests := `
-# HELP oaat_on_demand_runs_total On-demand run requests (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.
+# HELP oaat_on_demand_runs_total On-demand runs (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.
 # TYPE oaat_on_demand_runs_total counter
 oaat_on_demand_runs_total{group="kept",namespace="ns",result="succeeded"} 2
 `

@@ -22,7 +22,7 @@ type decision struct {
 	policy    policy
 	policyErr error
 	plan      Plan
-	// queue are the group's valid pending requests, oldest first, once reviewed.
+	// queue are the group's valid pending on-demand runs, oldest first, once reviewed.
 	queue []*v1alpha1.OaatRun
 	// items are the group's items, from its spec and its sources; itemSet holds the same;
 	// itemProblems say what of the sources was skipped.

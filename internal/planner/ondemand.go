@@ -17,7 +17,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/ondemand"
 )
 
-// request returns the group's OaatRun of that name, nil when there is none.
+// onDemandRun returns the group's OaatRun of that name, nil when there is none.
 func (d *decision) onDemandRun(name string) *v1alpha1.OaatRun {
 	for i := range d.in.OnDemandRuns {
 		if d.in.OnDemandRuns[i].Name == name {
@@ -27,8 +27,8 @@ func (d *decision) onDemandRun(name string) *v1alpha1.OaatRun {
 	return nil
 }
 
-// settleOnDemandRun records how the run of a request ended, in the request. The group's status must
-// not record the run's end before this is written (EndsRun).
+// settleOnDemandRun records in an on-demand run how its run ended. The group's status must not
+// record the run's end before this is written (EndsRun).
 func (d *decision) settleOnDemandRun(cr *v1alpha1.CurrentRun, out ended) {
 	onDemandRun := d.onDemandRun(cr.OaatRun)
 	if cr.OaatRun == "" || onDemandRun == nil || onDemandRun.Status.Phase.Finished() {
@@ -39,8 +39,8 @@ func (d *decision) settleOnDemandRun(cr *v1alpha1.CurrentRun, out ended) {
 	})
 }
 
-// settleFromHistory settles an open request whose run the group has recorded already (its pod is
-// the last run of its item), with the outcome the item's status keeps: the request's final status
+// settleFromHistory settles an open on-demand run whose run the group has recorded already (its
+// pod is the last run of its item), with the outcome the item's status keeps: its final status
 // was not written when the group recorded the run (an older version of the operator went on after
 // a conflict), or it was and the cache has not caught up, when writing it again changes nothing.
 func (d *decision) settleFromHistory(onDemandRun *v1alpha1.OaatRun) bool {
@@ -81,7 +81,7 @@ func recordedResult(it *v1alpha1.ItemStatus) Result {
 	return ResultFailed
 }
 
-// settled is the final status of a request whose run of item in pod ended with out.
+// settled is the final status of an on-demand run whose run of item in pod ended with out.
 func (d *decision) settled(onDemandRun *v1alpha1.OaatRun, item, pod string, started metav1.Time, out ended) v1alpha1.OaatRunStatus {
 	status := onDemandRun.Status
 	status.Phase, status.Reason = v1alpha1.OaatRunFailed, out.reason
@@ -98,16 +98,16 @@ func (d *decision) settled(onDemandRun *v1alpha1.OaatRun, item, pod string, star
 	return status
 }
 
-// finishOnDemandRun plans a request's final status, stamped with the decision's time.
+// finishOnDemandRun plans an on-demand run's final status, stamped with the decision's time.
 func (d *decision) finishOnDemandRun(onDemandRun *v1alpha1.OaatRun, status v1alpha1.OaatRunStatus) {
 	finished := d.stamp
 	status.FinishedAt = &finished
 	d.plan.FinalOnDemandRuns = append(d.plan.FinalOnDemandRuns, OnDemandRunUpdate{OnDemandRun: onDemandRun, Status: status})
 }
 
-// reviewOnDemandRuns rejects the open requests that cannot be served (an item the group does not
-// have, a duplicate of an older pending request for the same item) and queues the others,
-// oldest first. A request that says it is in progress while the group runs something else has
+// reviewOnDemandRuns rejects the open on-demand runs that cannot be served (an item the group does
+// not have, a duplicate of an older pending one for the same item) and queues the others, oldest
+// first. An on-demand run that says it is in progress while the group runs something else has
 // either had its run recorded by the group (its pod is the last run of its item): it is settled
 // with that run's outcome; or lost its run (the group's status was overwritten): then it fails
 // rather than waiting forever.
@@ -122,7 +122,7 @@ func (d *decision) reviewOnDemandRuns() {
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})
-	queued := map[string]string{} // item -> the oldest pending request for it
+	queued := map[string]string{} // item -> the oldest pending on-demand run for it
 	cr := d.plan.Status.CurrentRun
 	for _, onDemandRun := range onDemandRuns {
 		phase := onDemandRun.Status.Phase
@@ -132,7 +132,7 @@ func (d *decision) reviewOnDemandRuns() {
 		case d.settleFromHistory(onDemandRun):
 		case phase == v1alpha1.OaatRunInProgress:
 			d.finishOnDemandRun(onDemandRun, ondemand.WithPhase(onDemandRun.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonPodNotFound,
-				"the group no longer runs this request's item: its status was changed by someone else"))
+				"the group no longer runs this on-demand run's item: its status was changed by someone else"))
 		case !d.itemSet[onDemandRun.Spec.Item]:
 			d.finishOnDemandRun(onDemandRun, ondemand.WithPhase(onDemandRun.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonUnknownItem,
 				fmt.Sprintf("%q is not an item of OaatGroup %s", onDemandRun.Spec.Item, d.group.Name)))
@@ -146,13 +146,13 @@ func (d *decision) reviewOnDemandRuns() {
 	}
 }
 
-// settling reports whether this decision already gives the request its final status.
+// settling reports whether this decision already gives the on-demand run its final status.
 func (d *decision) settling(onDemandRun *v1alpha1.OaatRun) bool {
 	return slices.ContainsFunc(d.plan.FinalOnDemandRuns, func(u OnDemandRunUpdate) bool { return u.OnDemandRun == onDemandRun })
 }
 
-// nextOnDemandRun returns the oldest queued request that may start now: none while the group is
-// suspended, and a request that respects blackout windows waits while one is open.
+// nextOnDemandRun returns the oldest queued on-demand run that may start now: none while the group
+// is suspended, and one that respects blackout windows waits while one is open.
 func (d *decision) nextOnDemandRun() *v1alpha1.OaatRun {
 	if d.policy.suspended != "" {
 		return nil
@@ -166,7 +166,7 @@ func (d *decision) nextOnDemandRun() *v1alpha1.OaatRun {
 	return nil
 }
 
-// updateOpenOnDemandRuns says, in each queued request, whether it runs or what it waits for.
+// updateOpenOnDemandRuns says, in each queued on-demand run, whether it runs or what it waits for.
 func (d *decision) updateOpenOnDemandRuns() {
 	cr := d.plan.Status.CurrentRun
 	for i := range d.in.OnDemandRuns {
@@ -194,7 +194,7 @@ func (d *decision) updateOpenOnDemandRuns() {
 	}
 }
 
-// pendingReason says what a queued request waits for, in terms that change only when the
+// pendingReason says what a queued on-demand run waits for, in terms that change only when the
 // group's state does.
 func (d *decision) pendingReason(onDemandRun *v1alpha1.OaatRun) (string, string) {
 	switch {
@@ -212,10 +212,10 @@ func (d *decision) pendingReason(onDemandRun *v1alpha1.OaatRun) (string, string)
 	if w := d.plan.Status.LockWait; w != nil {
 		return v1alpha1.WaitLockHeld, "waits for a slot of OaatLock " + strings.Join(w.Locks, ", ")
 	}
-	return v1alpha1.ReasonQueued, "waits for the group's running item or older requests"
+	return v1alpha1.ReasonQueued, "waits for the group's running item or older on-demand runs"
 }
 
-// annotateOnDemandRun marks the pod of an on-demand run with its request.
+// annotateOnDemandRun marks the pod of an on-demand run with the name of its OaatRun.
 func annotateOnDemandRun(pod *corev1.Pod, onDemandRun string) {
 	if onDemandRun == "" {
 		return

@@ -14,7 +14,7 @@ import (
 )
 
 // startNext chooses the next item when nothing runs and plans its intent and pod: the oldest
-// on-demand request that may start, else the schedule's choice among the items the group does
+// on-demand run that may start, else the schedule's choice among the items the group does
 // not hold (parked, done, suspended). When the chosen run cannot start, it returns when to look
 // again: after lockRecheck when it waits for a lock, or as for a group that is not ready.
 func (d *decision) startNext() (wake time.Time) {
@@ -37,7 +37,7 @@ func (d *decision) startNext() (wake time.Time) {
 	return time.Time{}
 }
 
-// start plans the intent and the pod of a run of item, for the named request if not empty, or
+// start plans the intent and the pod of a run of item, for the named on-demand run if not empty, or
 // returns when to look again if the run cannot start.
 func (d *decision) start(item, onDemandRun string) (retryAt time.Time) {
 	st := &d.plan.Status
