@@ -139,9 +139,9 @@ func podToGroup(_ context.Context, pod client.Object) []reconcile.Request {
 }
 
 // onDemandRunToGroup maps an OaatRun to the group it names.
-func onDemandRunToGroup(_ context.Context, req client.Object) []reconcile.Request {
+func onDemandRunToGroup(_ context.Context, onDemandRun client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{
-		Namespace: req.GetNamespace(), Name: req.(*v1alpha1.OaatRun).Spec.OaatGroup,
+		Namespace: onDemandRun.GetNamespace(), Name: onDemandRun.(*v1alpha1.OaatRun).Spec.OaatGroup,
 	}}}
 }
 
@@ -161,8 +161,8 @@ func (r *OaatGroupReconciler) groupsNaming(index string) handler.MapFunc {
 	}
 }
 
-// SetupWithManager registers the reconciler: it runs on changes of a request, and of a group for
-// the requests that name it (a deleted group rejects its pending requests).
+// SetupWithManager registers the reconciler: it runs on changes of an on-demand run (OaatRun), and
+// of a group for the on-demand runs that name it (a deleted group rejects its pending ones).
 func (r *OaatRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -172,7 +172,7 @@ func (r *OaatRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// groupToOnDemandRuns maps a group to the requests that name it.
+// groupToOnDemandRuns maps a group to the on-demand runs that name it.
 func (r *OaatRunReconciler) groupToOnDemandRuns(ctx context.Context, group client.Object) []reconcile.Request {
 	list := &v1alpha1.OaatRunList{}
 	if err := r.List(ctx, list, client.InNamespace(group.GetNamespace()),
@@ -193,7 +193,7 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Seed makes the random tie-breaks reproducible.
 	Seed uint64
-	// Runs counts runs and requests.
+	// Runs counts runs and on-demand runs.
 	Runs *metrics.RunMetrics
 	// MaxConcurrentReconciles is how many groups are reconciled at once; one group is never
 	// reconciled by two workers at a time.

@@ -123,7 +123,7 @@ type Outcome struct {
 //
 //	step                    reads                                          produces
 //	recordCurrentRun        status.currentRun, the run's pod               the item's outcome and history, Finished, the
-//	                                                                       on-demand run the run served settled; currentRun cleared
+//	                                                                       OaatRun of the run settled; currentRun cleared
 //	deleteRoguePods         live pods, currentRun as recorded              Deletions of pods that are not the current run
 //	pruneHistory            finished pods, spec.podHistory                 Deletions of old pods; entries of removed items go
 //	syncItems               the resolved items, status.items (recorded)    status.items in the group's order, history kept
