@@ -65,11 +65,11 @@ func TestOneClockReadPerPass(t *testing.T) {
 	}
 	finished := stamp(testT0)
 	passes := map[string]func(*testing.T, *countingClock) error{
-		"group start":      groupPass(interceptor.Funcs{}),
-		"group withdraw":   groupPass(refusePods),
-		"group reject":     groupPass(rejectStatus),
-		"request expiring": onDemandRunPass(v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, FinishedAt: &finished}),
-		"request orphan":   onDemandRunPass(v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending}),
+		"group start":            groupPass(interceptor.Funcs{}),
+		"group withdraw":         groupPass(refusePods),
+		"group reject":           groupPass(rejectStatus),
+		"on-demand run expiring": onDemandRunPass(v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, FinishedAt: &finished}),
+		"on-demand run orphan":   onDemandRunPass(v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending}),
 	}
 	for name, pass := range passes {
 		t.Run(name, func(t *testing.T) {

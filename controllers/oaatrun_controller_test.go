@@ -56,7 +56,7 @@ func testOnDemandRun(name, group string, status v1alpha1.OaatRunStatus) *v1alpha
 	}
 }
 
-// getOnDemandRun returns the request, nil when it does not exist.
+// getOnDemandRun returns the on-demand run, nil when it does not exist.
 func getOnDemandRun(t *testing.T, c client.Reader, name string) *v1alpha1.OaatRun {
 	t.Helper()
 	onDemandRun := &v1alpha1.OaatRun{}
@@ -70,8 +70,9 @@ func getOnDemandRun(t *testing.T, c client.Reader, name string) *v1alpha1.OaatRu
 	return onDemandRun
 }
 
-// A finished request is kept for its time to live after it finished (an hour when it has none),
-// then deleted, if it is still the request that was read; a request gone meanwhile is no error.
+// A finished on-demand run is kept for its time to live after it finished (an hour when it has
+// none), then deleted, if it is still the on-demand run that was read; an on-demand run gone
+// meanwhile is no error.
 func TestFinishedOnDemandRunExpires(t *testing.T) {
 	finished := stamp(testT0)
 	done := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, Reason: "Completed", FinishedAt: &finished}
@@ -104,7 +105,7 @@ func TestFinishedOnDemandRunExpires(t *testing.T) {
 			res, err := r.reconcile(t, "r")
 			expectResult(t, res, err, tt.wantResult, tt.wantErr)
 			if kept := getOnDemandRun(t, c, "r") != nil; kept != tt.wantKept {
-				t.Errorf("request kept: %t, want %t", kept, tt.wantKept)
+				t.Errorf("on-demand run kept: %t, want %t", kept, tt.wantKept)
 			}
 			var want []*metav1.Preconditions
 			if tt.wantDelete {
@@ -117,8 +118,8 @@ func TestFinishedOnDemandRunExpires(t *testing.T) {
 	}
 }
 
-// An open request whose group does not exist on the API server ends: Rejected, or Failed when its
-// run had started, stamped with the time of the decision, and reported once.
+// An open on-demand run whose group does not exist on the API server ends: Rejected, or Failed when
+// its run had started, stamped with the time of the decision, and reported once.
 func TestOrphanOnDemandRun(t *testing.T) {
 	now := stamp(testT0.Add(1500 * time.Millisecond))
 	started := stamp(testT0.Add(-time.Minute))
@@ -160,21 +161,22 @@ func TestOrphanOnDemandRun(t *testing.T) {
 			if diff := cmp.Diff(tt.wantEvents, drainEvents(r.recorder)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			// The finished request is left to expire: the next pass neither writes nor reports.
+			// The finished on-demand run is left to expire: the next pass neither writes nor
+			// reports.
 			version := getOnDemandRun(t, c, "r").ResourceVersion
 			expiry := now.Add(time.Hour).Sub(r.clock.Now())
 			if res, err := r.reconcile(t, "r"); err != nil || res != (ctrl.Result{RequeueAfter: expiry}) {
 				t.Fatalf("next pass: result %+v, error %v; want a wait for its expiry", res, err)
 			}
 			if got := getOnDemandRun(t, c, "r"); got.ResourceVersion != version {
-				t.Errorf("next pass wrote the request again: %+v", got.Status)
+				t.Errorf("next pass wrote the on-demand run again: %+v", got.Status)
 			}
 		})
 	}
 }
 
-// The request's group is checked on the API server, not in the cache, and the request is left as
-// it is whenever its end cannot be decided or written now.
+// The on-demand run's group is checked on the API server, not in the cache, and the on-demand run
+// is left as it is whenever its end cannot be decided or written now.
 func TestOrphanOnDemandRunEdge(t *testing.T) {
 	pending := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued, Message: "waits"}
 	unavailable := apierrors.NewServiceUnavailable("etcd is away")
@@ -184,11 +186,11 @@ func TestOrphanOnDemandRunEdge(t *testing.T) {
 		updateErr     error
 		wantErr       error
 	}{
-		"group only on the API server": {groupOnServer: true},
-		"group cannot be read":         {readerErr: unavailable, wantErr: unavailable},
-		"request changed meanwhile":    {updateErr: apierrors.NewConflict(oaatRunsResource, "r", errors.New("modified"))},
-		"request deleted meanwhile":    {updateErr: apierrors.NewNotFound(oaatRunsResource, "r")},
-		"status cannot be written":     {updateErr: unavailable, wantErr: unavailable},
+		"group only on the API server":    {groupOnServer: true},
+		"group cannot be read":            {readerErr: unavailable, wantErr: unavailable},
+		"on-demand run changed meanwhile": {updateErr: apierrors.NewConflict(oaatRunsResource, "r", errors.New("modified"))},
+		"on-demand run deleted meanwhile": {updateErr: apierrors.NewNotFound(oaatRunsResource, "r")},
+		"status cannot be written":        {updateErr: unavailable, wantErr: unavailable},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -228,7 +230,7 @@ func TestOrphanOnDemandRunEdge(t *testing.T) {
 	}
 }
 
-// The requests of a group are those that name it, in its namespace.
+// The on-demand runs of a group are those that name it, in its namespace.
 func TestGroupToOnDemandRuns(t *testing.T) {
 	mine := testOnDemandRun("mine", "g", v1alpha1.OaatRunStatus{})
 	other := testOnDemandRun("other", "h", v1alpha1.OaatRunStatus{})
@@ -239,7 +241,7 @@ func TestGroupToOnDemandRuns(t *testing.T) {
 	got := r.groupToOnDemandRuns(context.Background(), testGroup("g"))
 	want := []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: "mine"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("requests (-want +got):\n%s", diff)
+		t.Errorf("on-demand runs (-want +got):\n%s", diff)
 	}
 	failing := newFakeClient(t, interceptor.Funcs{
 		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
@@ -247,6 +249,6 @@ func TestGroupToOnDemandRuns(t *testing.T) {
 		},
 	})
 	if got := newRunReconciler(failing, failing).groupToOnDemandRuns(context.Background(), testGroup("g")); len(got) != 0 {
-		t.Errorf("requests %v from a list that failed", got)
+		t.Errorf("on-demand runs %v from a list that failed", got)
 	}
 }

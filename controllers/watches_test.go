@@ -16,8 +16,8 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// What the group reconciler's watches enqueue: the group a pod's label or a request names, and
-// the groups of the namespace that name an OaatType.
+// What the group reconciler's watches enqueue: the group a pod's label or an on-demand run names,
+// and the groups of the namespace that name an OaatType.
 func TestWatchMappings(t *testing.T) {
 	key := func(name string) []ctrl.Request {
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: name}}}

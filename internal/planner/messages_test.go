@@ -23,7 +23,7 @@ func overLongLines(n int) string {
 }
 
 // checkBounded fails when a message of the plan is longer than the API server accepts, with a
-// margin: conditions and requests within message.MaxCondition, events within 1 KiB.
+// margin: conditions and on-demand runs within message.MaxCondition, events within 1 KiB.
 func checkBounded(t *testing.T, p Plan) {
 	t.Helper()
 	for _, c := range p.Status.Conditions {
@@ -38,7 +38,7 @@ func checkBounded(t *testing.T, p Plan) {
 	}
 	for _, u := range append(append([]OnDemandRunUpdate{}, p.FinalOnDemandRuns...), p.OpenOnDemandRuns...) {
 		if len(u.Status.Message) > message.MaxOnDemandRun {
-			t.Errorf("request %s: %d bytes", u.OnDemandRun.Name, len(u.Status.Message))
+			t.Errorf("on-demand run %s: %d bytes", u.OnDemandRun.Name, len(u.Status.Message))
 		}
 	}
 }
@@ -85,7 +85,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 		p := Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun))
 		checkBounded(t, p)
 		if len(p.FinalOnDemandRuns) != 1 || !strings.HasSuffix(p.FinalOnDemandRuns[0].Status.Message, "…") {
-			t.Fatalf("final requests %v", updates(p.FinalOnDemandRuns))
+			t.Fatalf("final on-demand runs %v", updates(p.FinalOnDemandRuns))
 		}
 	})
 }

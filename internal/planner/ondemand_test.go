@@ -24,7 +24,7 @@ func withOnDemandRuns(in Input, onDemandRuns ...v1alpha1.OaatRun) Input {
 	return in
 }
 
-// updates describes request updates as "name phase reason".
+// updates describes on-demand run updates as "name phase reason".
 func updates(us []OnDemandRunUpdate) []string {
 	var out []string
 	for _, u := range us {
@@ -35,23 +35,23 @@ func updates(us []OnDemandRunUpdate) []string {
 
 func TestDecideServesOnDemandRunsFirstInOrder(t *testing.T) {
 	g := newGroup("a", "b", "c")
-	// a never ran, so the schedule would pick it; the requests go first, oldest first.
+	// a never ran, so the schedule would pick it; the on-demand runs go first, oldest first.
 	later := newOnDemandRun("later", "backups", "b", 2*time.Second)
 	first := newOnDemandRun("first", "backups", "c", time.Second)
 
 	p := Decide(withOnDemandRuns(input(g, time.Minute), later, first))
 	if p.Create == nil || p.Status.CurrentRun.Item != "c" || p.Status.CurrentRun.OaatRun != "first" {
-		t.Fatalf("currentRun = %+v, want item c for request first", p.Status.CurrentRun)
+		t.Fatalf("currentRun = %+v, want item c for on-demand run first", p.Status.CurrentRun)
 	}
 	if p.Create.Annotations[v1alpha1.AnnotationOaatRun] != "first" {
 		t.Fatalf("pod annotations = %v", p.Create.Annotations)
 	}
 	want := []string{"later Pending " + v1alpha1.ReasonQueued, "first InProgress " + v1alpha1.ReasonItemRunning}
 	if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, want) {
-		t.Fatalf("open requests = %v, want %v", got, want)
+		t.Fatalf("open on-demand runs = %v, want %v", got, want)
 	}
 	if len(p.FinalOnDemandRuns) != 0 {
-		t.Fatalf("final requests = %v", updates(p.FinalOnDemandRuns))
+		t.Fatalf("final on-demand runs = %v", updates(p.FinalOnDemandRuns))
 	}
 }
 
@@ -69,11 +69,11 @@ func TestDecideRejectsOnDemandRuns(t *testing.T) {
 	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), unknown, pending, duplicate, done))
 	want := []string{"unknown Rejected " + v1alpha1.ReasonUnknownItem, "duplicate Rejected " + v1alpha1.ReasonDuplicate}
 	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, want) {
-		t.Fatalf("final requests = %v, want %v", got, want)
+		t.Fatalf("final on-demand runs = %v, want %v", got, want)
 	}
 	for _, u := range p.FinalOnDemandRuns {
 		if u.Status.FinishedAt == nil || !u.Status.FinishedAt.Equal(at(time.Minute)) || u.Status.Message == "" {
-			t.Fatalf("request %s: %+v", u.OnDemandRun.Name, u.Status)
+			t.Fatalf("on-demand run %s: %+v", u.OnDemandRun.Name, u.Status)
 		}
 	}
 	if p.Create != nil {
@@ -91,34 +91,34 @@ func TestDecideSettlesTheOnDemandRunOfAFinishedRun(t *testing.T) {
 
 	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun))
 	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) {
-		t.Fatalf("final requests = %v", got)
+		t.Fatalf("final on-demand runs = %v", got)
 	}
 	if s := p.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || !s.StartedAt.Equal(at(0)) {
 		t.Fatalf("final status = %+v", s)
 	}
 	if len(p.OpenOnDemandRuns) != 0 {
-		t.Fatalf("open requests = %v", updates(p.OpenOnDemandRuns))
+		t.Fatalf("open on-demand runs = %v", updates(p.OpenOnDemandRuns))
 	}
 	if !p.FinalOnDemandRuns[0].EndsRun {
-		t.Fatal("the request of the run that the plan ends is not marked EndsRun")
+		t.Fatal("the on-demand run of the run that the plan ends is not marked EndsRun")
 	}
-	// Decided again while the request is still open (its final status was not written, or the
+	// Decided again while the on-demand run is still open (its final status was not written, or the
 	// cache has not caught up), the group, which has recorded its run, settles it from the item's
 	// history with the same outcome; the group's status does not wait for it.
 	again := Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), onDemandRun))
 	if got := updates(again.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) || len(again.OpenOnDemandRuns) != 0 {
-		t.Fatalf("final requests %v, open requests %v", got, updates(again.OpenOnDemandRuns))
+		t.Fatalf("final on-demand runs %v, open on-demand runs %v", got, updates(again.OpenOnDemandRuns))
 	}
 	if s := again.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || again.FinalOnDemandRuns[0].EndsRun {
 		t.Fatalf("settled from history: %+v, endsRun %v", s, again.FinalOnDemandRuns[0].EndsRun)
 	}
 
-	// A request in progress whose run the group neither runs nor recorded has lost it.
+	// An on-demand run in progress whose run the group neither runs nor recorded has lost it.
 	lost := onDemandRun.DeepCopy()
 	lost.Status.PodName = "backups-a-other-9"
 	p = Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), *lost))
 	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed " + v1alpha1.ReasonPodNotFound}) {
-		t.Fatalf("final requests = %v", got)
+		t.Fatalf("final on-demand runs = %v", got)
 	}
 }
 
@@ -157,7 +157,7 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 			}
 			p := Decide(in)
 			if started := p.Create != nil && p.Status.CurrentRun.OaatRun == "now"; started != tt.wantStart {
-				t.Fatalf("started the request: %v, want %v (currentRun %+v)", started, tt.wantStart, p.Status.CurrentRun)
+				t.Fatalf("started the on-demand run: %v, want %v (currentRun %+v)", started, tt.wantStart, p.Status.CurrentRun)
 			}
 			if tt.wantStart {
 				// A started on-demand run is not stopped by a window it may ignore.
@@ -170,14 +170,14 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 				return
 			}
 			if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, []string{"now Pending " + tt.wantReason}) {
-				t.Fatalf("open requests = %v", got)
+				t.Fatalf("open on-demand runs = %v", got)
 			}
 		})
 	}
 }
 
-// A request left open after the group recorded its run is settled with the run's real outcome,
-// whichever it was, even once the pod is gone.
+// An on-demand run left open after the group recorded its run is settled with the run's real
+// outcome, whichever it was, even once the pod is gone.
 func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 	tests := map[string]struct {
 		pod        func(g *v1alpha1.OaatGroup) corev1.Pod
@@ -218,15 +218,15 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 			onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
 			pod := tt.pod(g)
 
-			// The run is recorded while the request's final status is lost.
+			// The run is recorded while the on-demand run's final status is lost.
 			recorded := applied(g, Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun)))
 			if recorded.Status.CurrentRun != nil {
 				t.Fatalf("the run was not recorded: %+v", recorded.Status.CurrentRun)
 			}
-			// Later, its pod gone, the request is still open.
+			// Later, its pod gone, the on-demand run is still open.
 			p := Decide(withOnDemandRuns(input(recorded, time.Hour), onDemandRun))
 			if len(p.FinalOnDemandRuns) != 1 {
-				t.Fatalf("final requests %v", updates(p.FinalOnDemandRuns))
+				t.Fatalf("final on-demand runs %v", updates(p.FinalOnDemandRuns))
 			}
 			s := p.FinalOnDemandRuns[0].Status
 			if s.Phase != tt.wantPhase || s.Reason != tt.wantReason || s.ExitCode == nil || *s.ExitCode != tt.wantCode ||

@@ -34,7 +34,7 @@ func getOnDemandRun(ctx SpecContext, g Gomega, name string) *v1alpha1.OaatRun {
 }
 
 var _ = Describe("On-demand runs", func() {
-	It("runs a requested item next, counts requests by result and deletes them after their TTL", func(ctx SpecContext) {
+	It("runs the item of an on-demand run next, counts on-demand runs by result and deletes them after their TTL", func(ctx SpecContext) {
 		prom.waitForTarget(ctx)
 		create(ctx, newOaatType("three-seconds", "3s", 0), newGroup("ondemand", "three-seconds", "a", "b"))
 		scheduled := waitForRunningPod(ctx, "ondemand")
@@ -71,11 +71,11 @@ var _ = Describe("On-demand runs", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(getOnDemandRun(ctx, g, "now")).To(BeNil())
 			g.Expect(getOnDemandRun(ctx, g, "typo")).To(BeNil())
-		}).WithContext(ctx).WithTimeout(20*time.Second).Should(Succeed(), "finished requests are deleted 5s after they finished")
+		}).WithContext(ctx).WithTimeout(20*time.Second).Should(Succeed(), "finished on-demand runs are deleted 5s after they finished")
 		Expect(time.Since(finished)).To(BeNumerically(">=", 4*time.Second))
 	}, SpecTimeout(2*time.Minute))
 
-	It("keeps a request waiting in a blackout window unless it ignores blackout windows", func(ctx SpecContext) {
+	It("keeps an on-demand run waiting in a blackout window unless it ignores blackout windows", func(ctx SpecContext) {
 		window, _ := openWindow()
 		window.StopRunning = true
 		group := newGroup("closed", "three-seconds", "a", "b")

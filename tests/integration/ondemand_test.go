@@ -32,7 +32,7 @@ func expectOnDemandRun(ctx SpecContext, name string, phase v1alpha1.OaatRunPhase
 }
 
 var _ = Describe("On-demand runs", func() {
-	It("serves requests before the schedule, oldest first, one at a time, and rejects bad ones", func(ctx SpecContext) {
+	It("serves on-demand runs before the schedule, oldest first, one at a time, and rejects bad ones", func(ctx SpecContext) {
 		create(ctx, newOaatType(typeName), newGroup("backups", "a", "b", "c"))
 		scheduled := waitForLivePod(ctx, "backups")
 		markRunning(ctx, scheduled.Name)
@@ -51,7 +51,7 @@ var _ = Describe("On-demand runs", func() {
 			pods, err := livePodsOf(ctx, "backups")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(podNames(pods)).To(ConsistOf(scheduled.Name))
-		}).WithContext(ctx).WithTimeout(time.Second).Should(Succeed(), "a request started a pod while another runs")
+		}).WithContext(ctx).WithTimeout(time.Second).Should(Succeed(), "an on-demand run started a pod while another runs")
 
 		By("running first's item once the scheduled run ends")
 		finishPod(ctx, scheduled.Name, 0, "Completed")
@@ -68,7 +68,7 @@ var _ = Describe("On-demand runs", func() {
 		Expect(onDemandRun.Status.StartedAt).NotTo(BeNil())
 		Expect(itemStatus(getGroup(ctx, Default, "backups"), "c").LastSuccess).NotTo(BeNil(), "an on-demand run is a run of the item")
 
-		By("running second's item next, and recording its failure in the request")
+		By("running second's item next, and recording its failure in the on-demand run")
 		second := waitForLivePod(ctx, "backups", scheduled.Name, first.Name)
 		Expect(second.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationOaatRun, "second"))
 		finishPod(ctx, second.Name, 3, "Error")
@@ -77,7 +77,7 @@ var _ = Describe("On-demand runs", func() {
 		Expect(onDemandRun.Status.Message).To(ContainSubstring(second.Name))
 	}, SpecTimeout(time.Minute))
 
-	It("rejects a request for a missing or deleted group and deletes finished requests after their TTL", func(ctx SpecContext) {
+	It("rejects an on-demand run for a missing or deleted group and deletes finished on-demand runs after their TTL", func(ctx SpecContext) {
 		orphan := newOnDemandRun("orphan", "nope", "a")
 		orphan.Spec.TTLAfterFinished = "3s"
 		create(ctx, orphan)
@@ -86,10 +86,10 @@ var _ = Describe("On-demand runs", func() {
 		Eventually(func() bool {
 			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(orphan), &v1alpha1.OaatRun{})
 			return client.IgnoreNotFound(err) == nil && err != nil
-		}).WithContext(ctx).WithTimeout(10*time.Second).Should(BeTrue(), "the rejected request is deleted after 3s")
+		}).WithContext(ctx).WithTimeout(10*time.Second).Should(BeTrue(), "the rejected on-demand run is deleted after 3s")
 		Expect(time.Since(onDemandRun.Status.FinishedAt.Time)).To(BeNumerically(">=", 2*time.Second))
 
-		By("deleting a suspended group with a pending request")
+		By("deleting a suspended group with a pending on-demand run")
 		group := newGroup("paused", "a")
 		group.Spec.Suspend = true
 		create(ctx, newOaatType(typeName), group, newOnDemandRun("waiting", "paused", "a"))
@@ -98,7 +98,7 @@ var _ = Describe("On-demand runs", func() {
 		expectOnDemandRun(ctx, "waiting", v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound)
 	}, SpecTimeout(time.Minute))
 
-	It("refuses to change what a request asks for", func(ctx SpecContext) {
+	It("refuses to change what an on-demand run asks for", func(ctx SpecContext) {
 		create(ctx, newOnDemandRun("fixed", "nope", "a"))
 		onDemandRun := expectOnDemandRun(ctx, "fixed", v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound)
 		onDemandRun.Spec.Item = "b"
