@@ -53,7 +53,7 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
 		}
 	}
-	if settled, err := r.settleRequests(ctx, plan.FinalRequests); err != nil {
+	if settled, err := r.settleOnDemandRuns(ctx, plan.FinalOnDemandRuns); err != nil {
 		return ctrl.Result{}, err
 	} else if !settled {
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
@@ -107,19 +107,18 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			case refused(err):
 				return r.withdrawRun(ctx, group, plan.WithdrawRun(err), err)
 			}
-			// The pod may exist: the intent stays, and the next pass reads the pod from the API
-			// server; a pod that was never created is then recorded as not found.
+			// The pod may exist: the intent stays (planner.Plan.KeepRun).
 			log.FromContext(ctx).Error(err, "Creating the pod failed without proof that it was not created; keeping the run",
 				"pod", plan.Create.Name)
-			return ctrl.Result{RequeueAfter: planner.MinRetry}, nil
+			return ctrl.Result{RequeueAfter: plan.KeepRun().RequeueAfter}, nil
 		}
 		log.FromContext(ctx).Info("Started item", "item", plan.Status.CurrentRun.Item, "pod", plan.Create.Name,
 			"oaatRun", plan.Status.CurrentRun.OaatRun)
 	}
-	for _, u := range plan.OpenRequests {
-		// A request changed meanwhile is left to the pass its change triggers: status alone says
-		// which request runs.
-		if err := r.requests.update(ctx, u); err != nil && !apierrors.IsConflict(err) {
+	for _, u := range plan.OpenOnDemandRuns {
+		// An on-demand run changed meanwhile is left to the pass its change triggers: status
+		// alone says which OaatRun the current run serves.
+		if err := r.onDemandRuns.update(ctx, u); err != nil && !apierrors.IsConflict(err) {
 			return ctrl.Result{}, err
 		}
 	}
@@ -150,18 +149,19 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// settleRequests writes the final status of requests, and reports whether the group's status may
-// be written: not when the request of the run it ends could not be written (it changed since it
-// was read), or the run's result would be lost; the request's change brings the group back, with
-// a fresh decision. Another request that changed is left to the pass its change triggers.
-func (r *OaatGroupReconciler) settleRequests(ctx context.Context, updates []planner.RequestUpdate) (bool, error) {
+// settleOnDemandRuns writes the final status of on-demand runs, and reports whether the group's
+// status may be written: not when the OaatRun of the run it ends could not be written (it changed
+// since it was read), or the run's result would be lost; the OaatRun's change brings the group
+// back, with a fresh decision. Another OaatRun that changed is left to the pass its change
+// triggers.
+func (r *OaatGroupReconciler) settleOnDemandRuns(ctx context.Context, updates []planner.OnDemandRunUpdate) (bool, error) {
 	for _, u := range updates {
-		err := r.requests.update(ctx, u)
+		err := r.onDemandRuns.update(ctx, u)
 		switch {
 		case err == nil:
 		case u.EndsRun && apierrors.IsConflict(err):
-			log.FromContext(ctx).V(1).Info("The request of the ended run changed since it was read; trying again",
-				"oaatRun", u.Request.Name)
+			log.FromContext(ctx).V(1).Info("The OaatRun of the ended run changed since it was read; trying again",
+				"oaatRun", u.OnDemandRun.Name)
 			return false, nil
 		case !apierrors.IsConflict(err):
 			return false, err

@@ -53,10 +53,10 @@ func TestOneClockReadPerPass(t *testing.T) {
 			return err
 		}
 	}
-	requestPass := func(status v1alpha1.OaatRunStatus) func(*testing.T, *countingClock) error {
+	onDemandRunPass := func(status v1alpha1.OaatRunStatus) func(*testing.T, *countingClock) error {
 		return func(t *testing.T, clk *countingClock) error {
 			t.Helper()
-			c := newFakeClient(t, interceptor.Funcs{}, testRequest("r", "g", status))
+			c := newFakeClient(t, interceptor.Funcs{}, testOnDemandRun("r", "g", status))
 			r := newRunReconciler(c, c)
 			clk.PassiveClock, r.Clock = r.clock, clk
 			_, err := r.reconcile(t, "r")
@@ -65,11 +65,11 @@ func TestOneClockReadPerPass(t *testing.T) {
 	}
 	finished := stamp(testT0)
 	passes := map[string]func(*testing.T, *countingClock) error{
-		"group start":      groupPass(interceptor.Funcs{}),
-		"group withdraw":   groupPass(refusePods),
-		"group reject":     groupPass(rejectStatus),
-		"request expiring": requestPass(v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, FinishedAt: &finished}),
-		"request orphan":   requestPass(v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending}),
+		"group start":            groupPass(interceptor.Funcs{}),
+		"group withdraw":         groupPass(refusePods),
+		"group reject":           groupPass(rejectStatus),
+		"on-demand run expiring": onDemandRunPass(v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, FinishedAt: &finished}),
+		"on-demand run orphan":   onDemandRunPass(v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending}),
 	}
 	for name, pass := range passes {
 		t.Run(name, func(t *testing.T) {

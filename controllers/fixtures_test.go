@@ -69,7 +69,7 @@ func newTestReconciler(c client.Client, apiReader client.Reader) testReconciler 
 	recorder := events.NewFakeRecorder(100)
 	runs := metrics.NewRunMetrics()
 	r := &OaatGroupReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Seed: 1, Runs: runs}
-	r.requests = requestWriter{client: c, recorder: recorder, runs: runs}
+	r.onDemandRuns = onDemandRunWriter{client: c, recorder: recorder, runs: runs}
 	return testReconciler{OaatGroupReconciler: r, clock: clock, recorder: recorder}
 }
 

@@ -59,8 +59,8 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		return planner.Input{}, err
 	}
 
-	requests := &v1alpha1.OaatRunList{}
-	if err := r.List(ctx, requests, client.InNamespace(group.Namespace),
+	onDemandRuns := &v1alpha1.OaatRunList{}
+	if err := r.List(ctx, onDemandRuns, client.InNamespace(group.Namespace),
 		client.MatchingFields{oaatGroupIndex: group.Name}); err != nil {
 		return planner.Input{}, fmt.Errorf("listing the group's OaatRuns: %w", err)
 	}
@@ -71,14 +71,14 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 	}
 
 	return planner.Input{
-		Locks:      locks,
-		Group:      group,
-		Type:       typ,
-		Pods:       pods.Items,
-		Requests:   requests.Items,
-		ConfigMaps: configMaps,
-		Now:        r.Clock.Now(),
-		Rand:       r.random(group),
+		Locks:        locks,
+		Group:        group,
+		Type:         typ,
+		Pods:         pods.Items,
+		OnDemandRuns: onDemandRuns.Items,
+		ConfigMaps:   configMaps,
+		Now:          r.Clock.Now(),
+		Rand:         r.random(group),
 	}, nil
 }
 

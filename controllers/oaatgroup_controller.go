@@ -47,7 +47,7 @@ type OaatGroupReconciler struct {
 	// LockMetrics observes how long groups waited for their locks; nil observes nothing.
 	LockMetrics *metrics.LockMetrics
 
-	requests requestWriter
+	onDemandRuns onDemandRunWriter
 }
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups,verbs=get;list;watch

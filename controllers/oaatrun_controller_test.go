@@ -39,7 +39,7 @@ func newRunReconciler(c client.Client, apiReader client.Reader) runReconciler {
 	recorder := events.NewFakeRecorder(100)
 	runs := metrics.NewRunMetrics()
 	r := &OaatRunReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Runs: runs}
-	r.requests = requestWriter{client: c, recorder: recorder, runs: runs}
+	r.onDemandRuns = onDemandRunWriter{client: c, recorder: recorder, runs: runs}
 	return runReconciler{OaatRunReconciler: r, clock: clock, recorder: recorder}
 }
 
@@ -48,7 +48,7 @@ func (r runReconciler) reconcile(t *testing.T, name string) (ctrl.Result, error)
 	return r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: name}})
 }
 
-func testRequest(name, group string, status v1alpha1.OaatRunStatus) *v1alpha1.OaatRun {
+func testOnDemandRun(name, group string, status v1alpha1.OaatRunStatus) *v1alpha1.OaatRun {
 	return &v1alpha1.OaatRun{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(testT0)},
 		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: "a"},
@@ -56,23 +56,24 @@ func testRequest(name, group string, status v1alpha1.OaatRunStatus) *v1alpha1.Oa
 	}
 }
 
-// getRequest returns the request, nil when it does not exist.
-func getRequest(t *testing.T, c client.Reader, name string) *v1alpha1.OaatRun {
+// getOnDemandRun returns the on-demand run, nil when it does not exist.
+func getOnDemandRun(t *testing.T, c client.Reader, name string) *v1alpha1.OaatRun {
 	t.Helper()
-	req := &v1alpha1.OaatRun{}
-	err := c.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name}, req)
+	onDemandRun := &v1alpha1.OaatRun{}
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name}, onDemandRun)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		t.Fatalf("reading OaatRun %s: %v", name, err)
 	}
-	return req
+	return onDemandRun
 }
 
-// A finished request is kept for its time to live after it finished (an hour when it has none),
-// then deleted, if it is still the request that was read; a request gone meanwhile is no error.
-func TestFinishedRequestExpires(t *testing.T) {
+// A finished on-demand run is kept for its time to live after it finished (an hour when it has
+// none), then deleted, if it is still the on-demand run that was read; an on-demand run gone
+// meanwhile is no error.
+func TestFinishedOnDemandRunExpires(t *testing.T) {
 	finished := stamp(testT0)
 	done := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, Reason: "Completed", FinishedAt: &finished}
 	tests := map[string]struct {
@@ -94,21 +95,21 @@ func TestFinishedRequestExpires(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			req := testRequest("r", "g", done)
-			req.Spec.TTLAfterFinished = tt.ttl
+			onDemandRun := testOnDemandRun("r", "g", done)
+			onDemandRun.Spec.TTLAfterFinished = tt.ttl
 			var preconditions []*metav1.Preconditions
-			c := newFakeClient(t, recordDeletes(&preconditions, tt.deleteErr), req)
+			c := newFakeClient(t, recordDeletes(&preconditions, tt.deleteErr), onDemandRun)
 			r := newRunReconciler(c, c)
 			r.clock.SetTime(testT0.Add(tt.after))
 
 			res, err := r.reconcile(t, "r")
 			expectResult(t, res, err, tt.wantResult, tt.wantErr)
-			if kept := getRequest(t, c, "r") != nil; kept != tt.wantKept {
-				t.Errorf("request kept: %t, want %t", kept, tt.wantKept)
+			if kept := getOnDemandRun(t, c, "r") != nil; kept != tt.wantKept {
+				t.Errorf("on-demand run kept: %t, want %t", kept, tt.wantKept)
 			}
 			var want []*metav1.Preconditions
 			if tt.wantDelete {
-				want = []*metav1.Preconditions{{UID: ptr.To(req.UID)}}
+				want = []*metav1.Preconditions{{UID: ptr.To(onDemandRun.UID)}}
 			}
 			if diff := cmp.Diff(want, preconditions); diff != "" {
 				t.Errorf("deletes (-want +got):\n%s", diff)
@@ -117,9 +118,9 @@ func TestFinishedRequestExpires(t *testing.T) {
 	}
 }
 
-// An open request whose group does not exist on the API server ends: Rejected, or Failed when its
-// run had started, stamped with the time of the decision, and reported once.
-func TestOrphanRequest(t *testing.T) {
+// An open on-demand run whose group does not exist on the API server ends: Rejected, or Failed when
+// its run had started, stamped with the time of the decision, and reported once.
+func TestOrphanOnDemandRun(t *testing.T) {
 	now := stamp(testT0.Add(1500 * time.Millisecond))
 	started := stamp(testT0.Add(-time.Minute))
 	tests := map[string]struct {
@@ -148,34 +149,35 @@ func TestOrphanRequest(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := newFakeClient(t, interceptor.Funcs{}, testRequest("r", "g", tt.status))
+			c := newFakeClient(t, interceptor.Funcs{}, testOnDemandRun("r", "g", tt.status))
 			r := newRunReconciler(c, c)
 			res, err := r.reconcile(t, "r")
 			if err != nil || res != (ctrl.Result{}) {
 				t.Fatalf("result %+v, error %v", res, err)
 			}
-			if diff := cmp.Diff(tt.wantStatus, getRequest(t, c, "r").Status); diff != "" {
+			if diff := cmp.Diff(tt.wantStatus, getOnDemandRun(t, c, "r").Status); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantEvents, drainEvents(r.recorder)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			// The finished request is left to expire: the next pass neither writes nor reports.
-			version := getRequest(t, c, "r").ResourceVersion
+			// The finished on-demand run is left to expire: the next pass neither writes nor
+			// reports.
+			version := getOnDemandRun(t, c, "r").ResourceVersion
 			expiry := now.Add(time.Hour).Sub(r.clock.Now())
 			if res, err := r.reconcile(t, "r"); err != nil || res != (ctrl.Result{RequeueAfter: expiry}) {
 				t.Fatalf("next pass: result %+v, error %v; want a wait for its expiry", res, err)
 			}
-			if got := getRequest(t, c, "r"); got.ResourceVersion != version {
-				t.Errorf("next pass wrote the request again: %+v", got.Status)
+			if got := getOnDemandRun(t, c, "r"); got.ResourceVersion != version {
+				t.Errorf("next pass wrote the on-demand run again: %+v", got.Status)
 			}
 		})
 	}
 }
 
-// The request's group is checked on the API server, not in the cache, and the request is left as
-// it is whenever its end cannot be decided or written now.
-func TestOrphanRequestEdge(t *testing.T) {
+// The on-demand run's group is checked on the API server, not in the cache, and the on-demand run
+// is left as it is whenever its end cannot be decided or written now.
+func TestOrphanOnDemandRunEdge(t *testing.T) {
 	pending := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued, Message: "waits"}
 	unavailable := apierrors.NewServiceUnavailable("etcd is away")
 	tests := map[string]struct {
@@ -184,16 +186,16 @@ func TestOrphanRequestEdge(t *testing.T) {
 		updateErr     error
 		wantErr       error
 	}{
-		"group only on the API server": {groupOnServer: true},
-		"group cannot be read":         {readerErr: unavailable, wantErr: unavailable},
-		"request changed meanwhile":    {updateErr: apierrors.NewConflict(oaatRunsResource, "r", errors.New("modified"))},
-		"request deleted meanwhile":    {updateErr: apierrors.NewNotFound(oaatRunsResource, "r")},
-		"status cannot be written":     {updateErr: unavailable, wantErr: unavailable},
+		"group only on the API server":    {groupOnServer: true},
+		"group cannot be read":            {readerErr: unavailable, wantErr: unavailable},
+		"on-demand run changed meanwhile": {updateErr: apierrors.NewConflict(oaatRunsResource, "r", errors.New("modified"))},
+		"on-demand run deleted meanwhile": {updateErr: apierrors.NewNotFound(oaatRunsResource, "r")},
+		"status cannot be written":        {updateErr: unavailable, wantErr: unavailable},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			req := testRequest("r", "g", pending)
-			objs := []client.Object{req}
+			onDemandRun := testOnDemandRun("r", "g", pending)
+			objs := []client.Object{onDemandRun}
 			if tt.groupOnServer {
 				objs = append(objs, testGroup("g", "a"))
 			}
@@ -211,14 +213,14 @@ func TestOrphanRequestEdge(t *testing.T) {
 					return c.SubResource(sub).Update(ctx, obj, opts...)
 				},
 			}, objs...)
-			cache := newFakeClient(t, interceptor.Funcs{}, req) // never shows the group
+			cache := newFakeClient(t, interceptor.Funcs{}, onDemandRun) // never shows the group
 			r := newRunReconciler(cachedView(cache, server), server)
 
 			res, err := r.reconcile(t, "r")
 			if !errors.Is(err, tt.wantErr) || res != (ctrl.Result{}) {
 				t.Fatalf("result %+v, error %v; want error %v", res, err, tt.wantErr)
 			}
-			if diff := cmp.Diff(pending, getRequest(t, server, "r").Status); diff != "" {
+			if diff := cmp.Diff(pending, getOnDemandRun(t, server, "r").Status); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
 			if reported := drainEvents(r.recorder); len(reported) != 0 {
@@ -228,25 +230,25 @@ func TestOrphanRequestEdge(t *testing.T) {
 	}
 }
 
-// The requests of a group are those that name it, in its namespace.
-func TestGroupToRequests(t *testing.T) {
-	mine := testRequest("mine", "g", v1alpha1.OaatRunStatus{})
-	other := testRequest("other", "h", v1alpha1.OaatRunStatus{})
-	elsewhere := testRequest("elsewhere", "g", v1alpha1.OaatRunStatus{})
+// The on-demand runs of a group are those that name it, in its namespace.
+func TestGroupToOnDemandRuns(t *testing.T) {
+	mine := testOnDemandRun("mine", "g", v1alpha1.OaatRunStatus{})
+	other := testOnDemandRun("other", "h", v1alpha1.OaatRunStatus{})
+	elsewhere := testOnDemandRun("elsewhere", "g", v1alpha1.OaatRunStatus{})
 	elsewhere.Namespace = "other-ns"
 	c := newFakeClient(t, interceptor.Funcs{}, mine, other, elsewhere)
 	r := newRunReconciler(c, c)
-	got := r.groupToRequests(context.Background(), testGroup("g"))
+	got := r.groupToOnDemandRuns(context.Background(), testGroup("g"))
 	want := []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: "mine"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("requests (-want +got):\n%s", diff)
+		t.Errorf("on-demand runs (-want +got):\n%s", diff)
 	}
 	failing := newFakeClient(t, interceptor.Funcs{
 		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 			return fmt.Errorf("cache not synced")
 		},
 	})
-	if got := newRunReconciler(failing, failing).groupToRequests(context.Background(), testGroup("g")); len(got) != 0 {
-		t.Errorf("requests %v from a list that failed", got)
+	if got := newRunReconciler(failing, failing).groupToOnDemandRuns(context.Background(), testGroup("g")); len(got) != 0 {
+		t.Errorf("on-demand runs %v from a list that failed", got)
 	}
 }

@@ -122,7 +122,7 @@ func TestPrioritizedEcho(t *testing.T) {
 		t.Fatalf("a live pod that is not the current run has priority %d, want %d (due now)", priority, overdue.Due(0))
 	}
 
-	runs := prioritized{r: r.OaatGroupReconciler, toGroups: requestToGroup, floor: overdue.Unknown, dueOnCreate: true}
+	runs := prioritized{r: r.OaatGroupReconciler, toGroups: onDemandRunToGroup, floor: overdue.Unknown, dueOnCreate: true}
 	run := &v1alpha1.OaatRun{ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: testNamespace}, Spec: v1alpha1.OaatRunSpec{OaatGroup: "g", Item: "a"}}
 	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
 	runs.Create(ctx, event.CreateEvent{Object: run}, q)

@@ -119,7 +119,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 // group's label (owned or rogue), of an OaatType or a ConfigMap, for every group that names it,
 // and of an OaatRun, for the group it names.
 func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.requests = requestWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
+	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
 	reprioritize := &reprioritizer{r: r, cache: mgr.GetCache(), queued: make(chan struct{})}
 	if err := mgr.Add(reprioritize); err != nil {
 		return err
@@ -132,7 +132,7 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: overdue.Idle}).
 		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: overdue.Unknown}).
 		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: overdue.Unknown}, builder.OnlyMetadata).
-		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: requestToGroup, floor: overdue.Unknown, dueOnCreate: true}).
+		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: onDemandRunToGroup, floor: overdue.Unknown, dueOnCreate: true}).
 		Watches(&v1alpha1.OaatLock{}, prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}).
 		Watches(&v1alpha1.ClusterOaatLock{}, prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}).
 		Watches(namespaceMetadata(), prioritized{r: r, toGroups: r.groupsOfNamespace, floor: overdue.Unknown},
@@ -164,10 +164,10 @@ func podToGroup(_ context.Context, pod client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
 }
 
-// requestToGroup maps an OaatRun to the group it names.
-func requestToGroup(_ context.Context, req client.Object) []reconcile.Request {
+// onDemandRunToGroup maps an OaatRun to the group it names.
+func onDemandRunToGroup(_ context.Context, onDemandRun client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{
-		Namespace: req.GetNamespace(), Name: req.(*v1alpha1.OaatRun).Spec.OaatGroup,
+		Namespace: onDemandRun.GetNamespace(), Name: onDemandRun.(*v1alpha1.OaatRun).Spec.OaatGroup,
 	}}}
 }
 
@@ -187,13 +187,39 @@ func (r *OaatGroupReconciler) groupsNaming(index string) handler.MapFunc {
 	}
 }
 
+// SetupWithManager registers the reconciler: it runs on changes of an on-demand run (OaatRun), and
+// of a group for the on-demand runs that name it (a deleted group rejects its pending ones).
+func (r *OaatRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.OaatRun{}).
+		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToOnDemandRuns)).
+		Named("oaatrun").
+		Complete(r)
+}
+
+// groupToOnDemandRuns maps a group to the on-demand runs that name it.
+func (r *OaatRunReconciler) groupToOnDemandRuns(ctx context.Context, group client.Object) []reconcile.Request {
+	list := &v1alpha1.OaatRunList{}
+	if err := r.List(ctx, list, client.InNamespace(group.GetNamespace()),
+		client.MatchingFields{oaatGroupIndex: group.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the OaatRuns of a group", "oaatGroup", klog.KObj(group))
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
+}
+
 // Options configure the reconcilers that Setup registers.
 type Options struct {
 	// Clock is the time source of every decision.
 	Clock clock.PassiveClock
 	// Seed makes the random tie-breaks reproducible.
 	Seed uint64
-	// Runs counts runs and requests.
+	// Runs counts runs and on-demand runs.
 	Runs *metrics.RunMetrics
 	// MaxConcurrentReconciles is how many groups are reconciled at once; one group is never
 	// reconciled by two workers at a time.
@@ -208,7 +234,7 @@ type Options struct {
 	OnLeaseLost func(error)
 }
 
-// Setup registers the field indexes and both reconcilers with the manager.
+// Setup registers the field indexes and the reconcilers with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := setupIndexes(context.Background(), mgr); err != nil {
 		return err

@@ -16,8 +16,8 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// What the group reconciler's watches enqueue: the group a pod's label or a request names, and
-// the groups of the namespace that name an OaatType.
+// What the group reconciler's watches enqueue: the group a pod's label or an on-demand run names,
+// and the groups of the namespace that name an OaatType.
 func TestWatchMappings(t *testing.T) {
 	key := func(name string) []ctrl.Request {
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: name}}}
@@ -33,7 +33,7 @@ func TestWatchMappings(t *testing.T) {
 			t.Errorf("pod with %s: %v, want none", name, got)
 		}
 	}
-	if diff := cmp.Diff(key("g"), requestToGroup(context.Background(), testRequest("r", "g", v1alpha1.OaatRunStatus{}))); diff != "" {
+	if diff := cmp.Diff(key("g"), onDemandRunToGroup(context.Background(), testOnDemandRun("r", "g", v1alpha1.OaatRunStatus{}))); diff != "" {
 		t.Errorf("request of g (-want +got):\n%s", diff)
 	}
 

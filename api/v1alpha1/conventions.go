@@ -1,5 +1,24 @@
 package v1alpha1
 
+// This file holds the names of the API that are not fields of a kind, yet are part of its
+// contract with users, their tools and alerts: the labels and annotations on item pods (and on
+// ConfigMaps that are item sources), the leader election Lease's name, the condition types of an
+// OaatGroup, the reasons of its conditions, of its events, of an item's lastReason and of an
+// OaatRun's status, and the wait reasons of an item. Their values are wire format: they may be
+// added to, never renamed.
+//
+// The words these names and the godoc use, one thing each (docs/concepts.md, "Glossary"):
+//   - item: a string of a group that one pod works on (OAAT_ITEM).
+//   - run: one execution of one item: one pod, numbered by status.runCount (LabelRun);
+//     status.currentRun is the run in progress.
+//   - on-demand run: an OaatRun, a user's order for one run of an item now, outside the schedule,
+//     whose status then follows that run; the run names it (CurrentRun.OaatRun,
+//     AnnotationOaatRun).
+//   - round: the span in which every item is to succeed once (mode EachOnce, or a schedule);
+//     a reset (AnnotationReset) or a schedule's tick starts one.
+//   - lock: an OaatLock, a semaphore of capacity slots shared by the groups that name it; a run
+//     holds a slot of each of its group's locks while its pod lives.
+
 // Labels and annotations that the operator puts on item pods.
 const (
 	// LabelManagedBy is the standard label that marks the operator's pods.
@@ -114,17 +133,17 @@ const (
 
 // Reasons of OaatRun.status.reason beyond the run's own (Completed, Error, DeadlineExceeded...).
 const (
-	// ReasonGroupNotFound: the OaatGroup the request names does not exist.
+	// ReasonGroupNotFound: the OaatGroup the on-demand run names does not exist.
 	ReasonGroupNotFound = "GroupNotFound"
 	// ReasonUnknownItem: the item is not one of the group's items.
 	ReasonUnknownItem = "UnknownItem"
-	// ReasonDuplicate: an older request for the same item of the group is still pending.
+	// ReasonDuplicate: an older on-demand run for the same item of the group is still pending.
 	ReasonDuplicate = "Duplicate"
-	// ReasonGroupDeleted: the group was deleted while its item ran for the request.
+	// ReasonGroupDeleted: the group was deleted while its item ran for the on-demand run.
 	ReasonGroupDeleted = "GroupDeleted"
-	// ReasonQueued: the request waits for the group's running item or an older request.
+	// ReasonQueued: the on-demand run waits for the group's running item or an older one.
 	ReasonQueued = "Queued"
-	// ReasonGroupNotReady: the request waits for the group to become Ready.
+	// ReasonGroupNotReady: the on-demand run waits for the group to become Ready.
 	ReasonGroupNotReady = "GroupNotReady"
 )
 

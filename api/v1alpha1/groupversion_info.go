@@ -1,5 +1,7 @@
 // Package v1alpha1 contains the API of oaat-operator: OaatType says what running an item means,
-// OaatGroup lists the items to run one at a time.
+// OaatGroup lists the items to run one at a time, OaatRun is an on-demand run of one item, and
+// OaatLock is a lock shared by groups. conventions.go holds the labels, annotations, conditions
+// and reasons, and the glossary of the words the API uses.
 // +kubebuilder:object:generate=true
 // +groupName=oaat.io
 package v1alpha1

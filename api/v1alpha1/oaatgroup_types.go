@@ -215,7 +215,7 @@ type CurrentRun struct {
 	StopReason string `json:"stopReason,omitempty"`
 
 	// oaatRun is the name of the OaatRun this run serves; absent for a scheduled run.
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="On-demand request",xDescriptors={"urn:alm:descriptor:text"}
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="On-demand run",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	OaatRun string `json:"oaatRun,omitempty"`
 }

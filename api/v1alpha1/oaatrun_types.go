@@ -4,21 +4,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// OaatRunPhase is where an on-demand run request stands.
+// OaatRunPhase is where an on-demand run stands.
 // +kubebuilder:validation:Enum=Pending;InProgress;Succeeded;Failed;Rejected
 type OaatRunPhase string
 
 const (
 	// OaatRunPending means accepted, waiting for the group to be free (and its turn among the group's
-	// requests, oldest first).
+	// on-demand runs, oldest first).
 	OaatRunPending OaatRunPhase = "Pending"
-	// OaatRunInProgress means the item's pod has been started for this request.
+	// OaatRunInProgress means the item's pod has been started for this on-demand run.
 	OaatRunInProgress OaatRunPhase = "InProgress"
 	// OaatRunSucceeded means the item's run succeeded.
 	OaatRunSucceeded OaatRunPhase = "Succeeded"
 	// OaatRunFailed means the item's run failed, or was stopped.
 	OaatRunFailed OaatRunPhase = "Failed"
-	// OaatRunRejected means the request cannot be served; status.reason says why.
+	// OaatRunRejected means the on-demand run cannot be served; status.reason says why.
 	OaatRunRejected OaatRunPhase = "Rejected"
 )
 
@@ -60,16 +60,16 @@ type OaatRunSpec struct {
 	TTLAfterFinished Duration `json:"ttlAfterFinished,omitempty"`
 }
 
-// OaatRunStatus is where the request stands.
+// OaatRunStatus is where the on-demand run stands; once it has started, it follows its run.
 type OaatRunStatus struct {
 	// phase is Pending, InProgress, Succeeded, Failed or Rejected; absent until the operator has
-	// seen the request.
+	// seen the OaatRun.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Phase",xDescriptors={"urn:alm:descriptor:io.kubernetes.phase"}
 	// +optional
 	Phase OaatRunPhase `json:"phase,omitempty"`
 
 	// reason is a one-word cause of the phase: for Rejected GroupNotFound, UnknownItem or
-	// Duplicate; for Pending what the request waits for; for Succeeded and Failed the run's
+	// Duplicate; for Pending what the on-demand run waits for; for Succeeded and Failed the run's
 	// reason (Completed, Error, DeadlineExceeded...).
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Reason",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
@@ -80,7 +80,7 @@ type OaatRunStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
-	// podName is the pod that runs the item for this request.
+	// podName is the pod that runs the item for this on-demand run.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pod",xDescriptors={"urn:alm:descriptor:io.kubernetes:Pod"}
 	// +optional
 	PodName string `json:"podName,omitempty"`
@@ -90,23 +90,24 @@ type OaatRunStatus struct {
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
 
-	// startedAt is when the item's pod was started for this request.
+	// startedAt is when the item's pod was started for this on-demand run.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Started at",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 
-	// finishedAt is when the request reached its final phase; the OaatRun is deleted
+	// finishedAt is when the on-demand run reached its final phase; the OaatRun is deleted
 	// ttlAfterFinished later.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Finished at",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }
 
-// OaatRun asks to run one item of an OaatGroup now, outside its schedule: "back up this item now".
-// Requests of a group are served oldest first, before the group's scheduled selection, and never
-// break its one-at-a-time rule. An OaatRun moves from Pending to InProgress to Succeeded or
-// Failed, or is Rejected (unknown group or item, or a duplicate of a pending request), and is
-// deleted ttlAfterFinished after it finished.
+// OaatRun is an on-demand run: a user's order for one run of an item of an OaatGroup now, outside
+// its schedule ("back up this item now"), whose status then follows that run. The on-demand runs
+// of a group are served oldest first, before the group's scheduled selection, and never break its
+// one-at-a-time rule. An OaatRun moves from Pending to InProgress to Succeeded or Failed, or is
+// Rejected (unknown group or item, or a duplicate of a pending one), and is deleted
+// ttlAfterFinished after it finished.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=orun,categories=oaat
@@ -127,7 +128,7 @@ type OaatRun struct {
 	// +required
 	Spec OaatRunSpec `json:"spec"`
 
-	// status is where the request stands.
+	// status is where the on-demand run stands.
 	// +optional
 	Status OaatRunStatus `json:"status,omitempty"`
 }

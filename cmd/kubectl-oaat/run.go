@@ -27,14 +27,14 @@ type runOptions struct {
 	timeout               time.Duration
 }
 
-// newRunCommand returns `run GROUP ITEM`, which creates an OaatRun: a request to run the item now.
+// newRunCommand returns `run GROUP ITEM`, which creates an OaatRun: an on-demand run of the item now.
 func newRunCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &runOptions{flags: flags, streams: streams}
 	cmd := &cobra.Command{
 		Use:   "run GROUP ITEM",
 		Short: "Run an item of an OaatGroup now, outside its schedule (creates an OaatRun); --wait for its result",
 		Long: "Run an item of an OaatGroup now, outside its schedule: creates an OaatRun, which the operator serves " +
-			"oldest first, when the group has no item running. With --wait, show each change of the request's " +
+			"oldest first, when the group has no item running. With --wait, show each change of the OaatRun's " +
 			"phase and exit with success only if the run succeeded.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,7 +69,7 @@ func (o *runOptions) run(ctx context.Context, group, item string) error {
 	if !hasItem(g, item) {
 		// Not refused: the operator decides, and a ConfigMap may have given the item since.
 		fmt.Fprintf(o.streams.ErrOut, "Warning: OaatGroup %q has no item %q (in spec.oaatItems, or in status.items as the operator last read its ConfigMaps): "+
-			"unless it was just added, the operator rejects the request (%s)\n", group, item, v1alpha1.ReasonUnknownItem)
+			"unless it was just added, the operator rejects the OaatRun (%s)\n", group, item, v1alpha1.ReasonUnknownItem)
 	}
 	run := &v1alpha1.OaatRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: group + "-"},

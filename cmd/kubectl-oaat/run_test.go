@@ -86,7 +86,7 @@ func TestRunWarnsAboutAnUnknownItem(t *testing.T) {
 			want := ""
 			if tt.wantWarning {
 				want = `Warning: OaatGroup "backups" has no item "from-a-configmap" (in spec.oaatItems, or in status.items as the operator last read its ConfigMaps): ` +
-					"unless it was just added, the operator rejects the request (UnknownItem)\n"
+					"unless it was just added, the operator rejects the OaatRun (UnknownItem)\n"
 			}
 			if stderr != want {
 				t.Errorf("stderr = %q, want %q", stderr, want)

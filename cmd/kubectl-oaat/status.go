@@ -24,7 +24,7 @@ import (
 )
 
 // refreshEvery re-renders a watched table though no group changed, so that its ages, and its
-// on-demand requests (which are not watched), stay true.
+// on-demand runs (which are not watched), stay true.
 const refreshEvery = 2 * time.Second
 
 // statusOptions are the flags of `kubectl oaat status`.
@@ -153,7 +153,7 @@ func (o *statusOptions) followWatch(ctx context.Context, c client.Client, namesp
 	}
 }
 
-// show writes the table of each group that opts select, with the group's on-demand requests.
+// show writes the table of each group that opts select, with the group's on-demand runs.
 func (o *statusOptions) show(ctx context.Context, c client.Client, namespace string, opts []client.ListOption, redraw bool) error {
 	groups := &v1alpha1.OaatGroupList{}
 	if err := c.List(ctx, groups, opts...); err != nil {
@@ -170,7 +170,7 @@ func (o *statusOptions) show(ctx context.Context, c client.Client, namespace str
 	return o.render(byName, runs, redraw)
 }
 
-// render writes the table of each group, by name, with the group's on-demand requests; a redraw
+// render writes the table of each group, by name, with the group's on-demand runs; a redraw
 // clears a terminal first and starts with the time.
 func (o *statusOptions) render(groups map[string]v1alpha1.OaatGroup, runs map[string][]v1alpha1.OaatRun, redraw bool) error {
 	out := o.streams.Out

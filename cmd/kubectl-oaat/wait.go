@@ -54,7 +54,7 @@ func waitForRun(ctx context.Context, c client.WithWatch, key client.ObjectKey, t
 	case err == nil:
 		return outcome(ref, last)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("timed out after %v waiting for %s to finish (%s); the request remains", timeout, ref, phaseOf(last))
+		return fmt.Errorf("timed out after %v waiting for %s to finish (%s); the OaatRun remains", timeout, ref, phaseOf(last))
 	}
 	return fmt.Errorf("waiting for %s: %w", ref, err)
 }

@@ -106,7 +106,7 @@ func TestRunWaitTimesOut(t *testing.T) {
 	setRunStatus(t, run, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonGroupNotReady})
 	r := receive(t, done)
 
-	want := "timed out after 1s waiting for oaatrun.oaat.io/" + run.Name + " to finish (phase Pending); the request remains"
+	want := "timed out after 1s waiting for oaatrun.oaat.io/" + run.Name + " to finish (phase Pending); the OaatRun remains"
 	if r.err == nil || r.err.Error() != want {
 		t.Fatalf("run --wait: error %v, want %q", r.err, want)
 	}

@@ -17,8 +17,8 @@ const (
 	// MaxCondition is the longest message of a condition, well under the CRD's 32768 characters,
 	// so that a status with several conditions stays small.
 	MaxCondition = 4096
-	// MaxRequest is the longest message of an OaatRun's status.
-	MaxRequest = 4096
+	// MaxOnDemandRun is the longest message of an OaatRun's status.
+	MaxOnDemandRun = 4096
 	// MaxEvent is the longest note of an event: events.k8s.io/v1 refuses notes over 1 KiB.
 	MaxEvent = 1024
 	// MaxListed is how many entries List spells out before it counts the rest.
@@ -68,5 +68,5 @@ func Condition(text string) string { return Truncate(text, MaxCondition) }
 // Event is text bounded for an event's note.
 func Event(text string) string { return Truncate(text, MaxEvent) }
 
-// Request is text bounded for the message of an OaatRun's status.
-func Request(text string) string { return Truncate(text, MaxRequest) }
+// OnDemandRun is text bounded for the message of an OaatRun's status.
+func OnDemandRun(text string) string { return Truncate(text, MaxOnDemandRun) }

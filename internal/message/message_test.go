@@ -55,7 +55,7 @@ func TestTruncate(t *testing.T) {
 		t.Fatalf("Truncate below the ellipsis' length = %q", got)
 	}
 	long := strings.Repeat("y", 40000)
-	if len(Condition(long)) != MaxCondition || len(Event(long)) != MaxEvent || len(Request(long)) != MaxRequest {
+	if len(Condition(long)) != MaxCondition || len(Event(long)) != MaxEvent || len(OnDemandRun(long)) != MaxOnDemandRun {
 		t.Fatal("a bound is not applied")
 	}
 }

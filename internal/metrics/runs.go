@@ -10,7 +10,7 @@ import (
 // runBuckets spread from a second to eight hours: item runs range from quick checks to backups.
 var runBuckets = []float64{1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800}
 
-// RunMetrics counts finished runs and on-demand requests and observes run durations.
+// RunMetrics counts finished runs and on-demand runs and observes run durations.
 type RunMetrics struct {
 	duration *prometheus.HistogramVec
 	total    *prometheus.CounterVec
@@ -41,7 +41,7 @@ func NewRunMetrics() *RunMetrics {
 		}, labels),
 		onDemand: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oaat_on_demand_runs_total",
-			Help: "On-demand run requests (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.",
+			Help: "On-demand runs (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.",
 		}, []string{"namespace", "group", "result"}),
 		overruns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oaat_round_overruns_total",
@@ -57,9 +57,9 @@ func (m *RunMetrics) RoundOverrun(namespace, group string) {
 	m.overruns.WithLabelValues(namespace, group).Inc()
 }
 
-// Request counts an on-demand request that reached its final phase; result is succeeded,
+// OnDemandRun counts an on-demand run (an OaatRun) that reached its final phase; result is succeeded,
 // failed or rejected.
-func (m *RunMetrics) Request(namespace, group, result string) {
+func (m *RunMetrics) OnDemandRun(namespace, group, result string) {
 	m.onDemand.WithLabelValues(namespace, group, result).Inc()
 }
 

@@ -61,9 +61,9 @@ func TestRunMetricsForget(t *testing.T) {
 	m.Observe("ns", "gone", "a", "succeeded", time.Second)
 	m.Observe("ns", "kept", "a", "failed", time.Second)
 	m.Observe("other", "gone", "a", "succeeded", time.Second)
-	m.Request("ns", "gone", "rejected")
-	m.Request("ns", "kept", "succeeded")
-	m.Request("ns", "kept", "succeeded")
+	m.OnDemandRun("ns", "gone", "rejected")
+	m.OnDemandRun("ns", "kept", "succeeded")
+	m.OnDemandRun("ns", "kept", "succeeded")
 	m.RoundOverrun("ns", "gone")
 	m.RoundOverrun("ns", "kept")
 	m.Forget("ns", "gone")
@@ -81,7 +81,7 @@ oaat_item_runs_total{group="kept",item="a",namespace="ns",result="failed"} 1
 		t.Fatalf("%d duration series left, want 2", got)
 	}
 	wantRequests := `
-# HELP oaat_on_demand_runs_total On-demand run requests (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.
+# HELP oaat_on_demand_runs_total On-demand runs (OaatRuns) that reached a final phase, by result: succeeded, failed or rejected.
 # TYPE oaat_on_demand_runs_total counter
 oaat_on_demand_runs_total{group="kept",namespace="ns",result="succeeded"} 2
 `
@@ -106,7 +106,7 @@ func TestRunMetricsRetainItems(t *testing.T) {
 	m.Observe("ns", "backups", "rotated", "failed", time.Second)
 	m.Observe("ns", "backups", "rotated", "succeeded", time.Second)
 	m.Observe("ns", "other", "rotated", "succeeded", time.Second)
-	m.Request("ns", "backups", "succeeded")
+	m.OnDemandRun("ns", "backups", "succeeded")
 
 	m.RetainItems("ns", "backups", func(item string) bool { return item == "kept" })
 	wantSeries := map[string]int{"total": 2, "duration": 2, "on demand": 1}

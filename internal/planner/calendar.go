@@ -14,15 +14,16 @@ import (
 // observeTick keeps the round of a scheduled group in status: when the round of a tick later
 // than status.roundStartedAt has started, it becomes the current round (once, however many ticks
 // passed meanwhile), and if items of the previous round had not succeeded by then, the rounds
-// merge and RoundOverrun reports it. It also writes when the next round starts and asks to be
-// woken then. Without a schedule it removes what only a schedule sets.
-func (d *decision) observeTick() {
+// merge and RoundOverrun reports it. It also writes when the next round starts, and returns
+// that instant to be woken at (zero without one). Without a schedule it removes what only a
+// schedule sets.
+func (d *decision) observeTick() (wake time.Time) {
 	st := &d.plan.Status
 	cal := d.policy.calendar
 	if cal.IsZero() {
 		st.NextRoundAt = nil
 		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionRoundOverrun)
-		return
+		return time.Time{}
 	}
 	created := d.group.CreationTimestamp.Time
 	if start, ok := cal.RoundStart(d.in.Now, created); ok && (st.RoundStartedAt == nil || start.After(st.RoundStartedAt.Time)) {
@@ -55,10 +56,10 @@ func (d *decision) observeTick() {
 	if next, ok := cal.NextRoundStart(d.in.Now, created); ok {
 		stamp := metav1.NewTime(next)
 		st.NextRoundAt = &stamp
-		d.requeueAt(next)
-	} else {
-		st.NextRoundAt = nil
+		return next
 	}
+	st.NextRoundAt = nil
+	return time.Time{}
 }
 
 // pendingInRound are the group's items that have not succeeded since status.roundStartedAt,

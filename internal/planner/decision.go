@@ -22,7 +22,7 @@ type decision struct {
 	policy    policy
 	policyErr error
 	plan      Plan
-	// queue are the group's valid pending requests, oldest first, once reviewed.
+	// queue are the group's valid pending on-demand runs, oldest first, once reviewed.
 	queue []*v1alpha1.OaatRun
 	// items are the group's items, from its spec and its sources; itemSet holds the same;
 	// itemProblems say what of the sources was skipped.
@@ -57,15 +57,27 @@ func (d *decision) event(eventType, reason, text string) {
 	d.plan.Events = append(d.plan.Events, Event{Type: eventType, Reason: reason, Message: message.Event(text)})
 }
 
-// requeueAt asks to look at the group again at the instant at, keeping the earliest request.
-func (d *decision) requeueAt(at time.Time) {
-	after := at.Sub(d.in.Now)
-	if after <= 0 {
-		after = time.Second
+// wakeUp is the earliest of the instants at which the steps ask to look at the group again,
+// though nothing changes.
+type wakeUp struct {
+	// earliest is that instant, zero while no step asks.
+	earliest time.Time
+}
+
+// at keeps t if it is earlier than the instant kept; a zero t asks nothing.
+func (w *wakeUp) at(t time.Time) {
+	if !t.IsZero() && (w.earliest.IsZero() || t.Before(w.earliest)) {
+		w.earliest = t
 	}
-	if d.plan.RequeueAfter == 0 || after < d.plan.RequeueAfter {
-		d.plan.RequeueAfter = after
+}
+
+// after is how long from now to the wake-up: zero for none, at least a second for an instant
+// that has passed already.
+func (w wakeUp) after(now time.Time) time.Duration {
+	if w.earliest.IsZero() {
+		return 0
 	}
+	return max(w.earliest.Sub(now), time.Second)
 }
 
 // item returns the status entry of the item, adding it when missing.

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // The withdrawal of a refused run is decided from the plan alone: its status without the intent,
@@ -45,6 +47,22 @@ func TestWithdrawRun(t *testing.T) {
 	}
 }
 
+// After an unclear pod-create error the run is kept: the status is the plan's, written already
+// (no event: nothing to write again), and the pod is looked for after MinRetry.
+func TestKeepRun(t *testing.T) {
+	p := Decide(input(newGroup("a"), 0))
+	got := p.KeepRun()
+	if got.Status.CurrentRun == nil || got.Status.CurrentRun.PodName != p.Create.Name {
+		t.Fatalf("currentRun %+v, want the run of pod %s", got.Status.CurrentRun, p.Create.Name)
+	}
+	if diff := cmp.Diff(p.Status, got.Status); diff != "" {
+		t.Errorf("status (-plan +fallback):\n%s", diff)
+	}
+	if got.Event != nil || got.RequeueAfter != MinRetry {
+		t.Errorf("event %+v, requeueAfter %v; want none, %v", got.Event, got.RequeueAfter, MinRetry)
+	}
+}
+
 // A rejected status is reported in the status as last written, stamped with the decision's time;
 // the planned status and the written one are left as they are.
 func TestStatusRejected(t *testing.T) {
@@ -72,4 +90,40 @@ func TestStatusRejected(t *testing.T) {
 	if diff := cmp.Diff(planned, p.Status); diff != "" {
 		t.Errorf("the plan's status changed (-before +after):\n%s", diff)
 	}
+}
+
+func TestSetStatusRejected(t *testing.T) {
+	g := newGroup("a")
+	written := Decide(input(g, 0)).Status // Ready True, as last written
+	refusal := errors.New(strings.Repeat("status.conditions[0].message: Too long ", 1000))
+
+	status := *written.DeepCopy()
+	event, wait := setStatusRejected(&status, t0.Add(time.Minute), refusal)
+	ready := findReady(t, status)
+	if event == nil || event.Reason != v1alpha1.ReasonStatusRejected || len(event.Message) > message.MaxEvent {
+		t.Fatalf("event %+v", event)
+	}
+	if ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.ReasonStatusRejected || len(ready.Message) > message.MaxCondition ||
+		!ready.LastTransitionTime.Equal(at(time.Minute)) {
+		t.Fatalf("Ready = %+v", ready)
+	}
+	if wait != MinRetry {
+		t.Fatalf("first wait %v, want %v", wait, MinRetry)
+	}
+
+	// Refused again later: nothing to write or report, and the wait has grown.
+	again := *status.DeepCopy()
+	event, wait = setStatusRejected(&again, t0.Add(11*time.Minute), refusal)
+	if event != nil || findReady(t, again).Message != ready.Message || wait != maxRetry {
+		t.Fatalf("again: event %+v, wait %v", event, wait)
+	}
+	event, wait = setStatusRejected(&again, t0.Add(time.Minute+30*time.Second), refusal)
+	if event != nil || wait != 30*time.Second {
+		t.Fatalf("after 30s: event %+v, wait %v", event, wait)
+	}
+}
+
+func findReady(t *testing.T, status v1alpha1.OaatGroupStatus) metav1.Condition {
+	t.Helper()
+	return condition(t, Plan{Status: status}, v1alpha1.ConditionReady)
 }

@@ -162,7 +162,6 @@ func (d *decision) takeLocks(item, pod string) bool {
 	if len(blocked) > 0 {
 		d.lockBlocked = true
 		st.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(mine.since), Locks: blocked}
-		d.requeueAt(d.in.Now.Add(lockRecheck))
 		return false
 	}
 	if st.LockWait != nil {

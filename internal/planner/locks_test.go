@@ -311,20 +311,20 @@ func TestClaimOrder(t *testing.T) {
 func TestOnDemandRunTakesTheLocks(t *testing.T) {
 	g := newGroup("a", "b")
 	g.Spec.Locks = []string{"nas"}
-	req := newRequest("now", "backups", "b", 0)
+	onDemandRun := newOnDemandRun("now", "backups", "b", 0)
 
-	p := Decide(withRequests(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1, otherHolder("other"))}, nil), req))
+	p := Decide(withOnDemandRuns(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1, otherHolder("other"))}, nil), onDemandRun))
 	if p.Create != nil {
 		t.Fatalf("the request's run started while the lock is full: %s", p.Create.Name)
 	}
-	if got := updates(p.OpenRequests); !slices.Equal(got, []string{"now Pending " + v1alpha1.WaitLockHeld}) {
+	if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, []string{"now Pending " + v1alpha1.WaitLockHeld}) {
 		t.Fatalf("open requests %v, want the request pending with reason LockHeld", got)
 	}
-	if msg := p.OpenRequests[0].Status.Message; msg != "waits for a slot of OaatLock nas" {
+	if msg := p.OpenOnDemandRuns[0].Status.Message; msg != "waits for a slot of OaatLock nas" {
 		t.Fatalf("message %q", msg)
 	}
 
-	p = Decide(withRequests(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1)}, nil), req))
+	p = Decide(withOnDemandRuns(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1)}, nil), onDemandRun))
 	if p.Create == nil || p.Status.CurrentRun.OaatRun != "now" || !slices.Equal(acquired(p), []string{"nas"}) {
 		t.Fatalf("create %v, currentRun %+v, acquired %v: want the request's run holding nas", p.Create, p.Status.CurrentRun, acquired(p))
 	}

@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -24,7 +23,7 @@ func overLongLines(n int) string {
 }
 
 // checkBounded fails when a message of the plan is longer than the API server accepts, with a
-// margin: conditions and requests within message.MaxCondition, events within 1 KiB.
+// margin: conditions and on-demand runs within message.MaxCondition, events within 1 KiB.
 func checkBounded(t *testing.T, p Plan) {
 	t.Helper()
 	for _, c := range p.Status.Conditions {
@@ -37,9 +36,9 @@ func checkBounded(t *testing.T, p Plan) {
 			t.Errorf("event %s: %d bytes", e.Reason, len(e.Message))
 		}
 	}
-	for _, u := range append(append([]RequestUpdate{}, p.FinalRequests...), p.OpenRequests...) {
-		if len(u.Status.Message) > message.MaxRequest {
-			t.Errorf("request %s: %d bytes", u.Request.Name, len(u.Status.Message))
+	for _, u := range append(append([]OnDemandRunUpdate{}, p.FinalOnDemandRuns...), p.OpenOnDemandRuns...) {
+		if len(u.Status.Message) > message.MaxOnDemandRun {
+			t.Errorf("on-demand run %s: %d bytes", u.OnDemandRun.Name, len(u.Status.Message))
 		}
 	}
 }
@@ -49,7 +48,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 		g := newGroup()
 		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
 		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000) + "\na\nb"})})
-		p := Decide(withRequests(in, newRequest("waiting", "backups", "b", 0)))
+		p := Decide(withOnDemandRuns(in, newOnDemandRun("waiting", "backups", "b", 0)))
 		checkBounded(t, p)
 		c := condition(t, p, v1alpha1.ConditionItemsValid)
 		if c.Status != metav1.ConditionFalse || !strings.HasSuffix(c.Message, "; and 995 more") {
@@ -69,7 +68,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 		g := newGroup()
 		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
 		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000)})})
-		p := Decide(withRequests(in, newRequest("waiting", "backups", "b", 0)))
+		p := Decide(withOnDemandRuns(in, newOnDemandRun("waiting", "backups", "b", 0)))
 		checkBounded(t, p)
 		if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonInvalidSpec || !strings.Contains(c.Message, "and 995 more") {
 			t.Fatalf("Ready = %.300s", c.Message)
@@ -79,50 +78,14 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 		g := newGroup("a")
 		running(t, g, "a", 1, at(0))
 		g.Status.CurrentRun.OaatRun = "now"
-		req := newRequest("now", "backups", "a", 0)
-		req.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName}
+		onDemandRun := newOnDemandRun("now", "backups", "a", 0)
+		onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName}
 		pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, "Error", at(time.Minute))
 		pod.Status.Message = strings.Repeat("evicted ", 10000)
-		p := Decide(withRequests(input(g, time.Minute, pod), req))
+		p := Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun))
 		checkBounded(t, p)
-		if len(p.FinalRequests) != 1 || !strings.HasSuffix(p.FinalRequests[0].Status.Message, "…") {
-			t.Fatalf("final requests %v", updates(p.FinalRequests))
+		if len(p.FinalOnDemandRuns) != 1 || !strings.HasSuffix(p.FinalOnDemandRuns[0].Status.Message, "…") {
+			t.Fatalf("final on-demand runs %v", updates(p.FinalOnDemandRuns))
 		}
 	})
-}
-
-func TestSetStatusRejected(t *testing.T) {
-	g := newGroup("a")
-	written := Decide(input(g, 0)).Status // Ready True, as last written
-	refusal := errors.New(strings.Repeat("status.conditions[0].message: Too long ", 1000))
-
-	status := *written.DeepCopy()
-	event, wait := setStatusRejected(&status, t0.Add(time.Minute), refusal)
-	ready := findReady(t, status)
-	if event == nil || event.Reason != v1alpha1.ReasonStatusRejected || len(event.Message) > message.MaxEvent {
-		t.Fatalf("event %+v", event)
-	}
-	if ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.ReasonStatusRejected || len(ready.Message) > message.MaxCondition ||
-		!ready.LastTransitionTime.Equal(at(time.Minute)) {
-		t.Fatalf("Ready = %+v", ready)
-	}
-	if wait != MinRetry {
-		t.Fatalf("first wait %v, want %v", wait, MinRetry)
-	}
-
-	// Refused again later: nothing to write or report, and the wait has grown.
-	again := *status.DeepCopy()
-	event, wait = setStatusRejected(&again, t0.Add(11*time.Minute), refusal)
-	if event != nil || findReady(t, again).Message != ready.Message || wait != maxRetry {
-		t.Fatalf("again: event %+v, wait %v", event, wait)
-	}
-	event, wait = setStatusRejected(&again, t0.Add(time.Minute+30*time.Second), refusal)
-	if event != nil || wait != 30*time.Second {
-		t.Fatalf("after 30s: event %+v, wait %v", event, wait)
-	}
-}
-
-func findReady(t *testing.T, status v1alpha1.OaatGroupStatus) metav1.Condition {
-	t.Helper()
-	return condition(t, Plan{Status: status}, v1alpha1.ConditionReady)
 }

@@ -70,7 +70,7 @@ func (d *decision) recordCurrentRun() {
 		it.RecentRunSeconds = it.RecentRunSeconds[max(len(it.RecentRunSeconds)-maxRecentRuns, 0):]
 	}
 	d.plan.Finished = append(d.plan.Finished, Outcome{Item: cr.Item, Result: out.result, Duration: run})
-	d.settleRequest(cr, out)
+	d.settleOnDemandRun(cr, out)
 	d.announceOutcome(cr, out)
 	if out.doNotRetry != nil {
 		it.ParkedGeneration = d.group.Generation

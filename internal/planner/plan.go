@@ -17,8 +17,8 @@ type Input struct {
 	Type *v1alpha1.OaatType
 	// Pods are the pods that carry the group's label, live and finished.
 	Pods []corev1.Pod
-	// Requests are the OaatRuns that name the group, in any phase.
-	Requests []v1alpha1.OaatRun
+	// OnDemandRuns are the on-demand runs (OaatRuns) that name the group, in any phase.
+	OnDemandRuns []v1alpha1.OaatRun
 	// ConfigMaps are the ConfigMaps named by spec.oaatItemsFrom that exist, by name.
 	ConfigMaps map[string]*corev1.ConfigMap
 	// Now is the time of the decision.
@@ -29,25 +29,25 @@ type Input struct {
 	Locks LockInput
 }
 
-// Plan is what the controller applies, in this order: settle FinalRequests, take Locks.Acquire,
-// persist Status (then emit Events and observe Finished), create Create, update OpenRequests,
+// Plan is what the controller applies, in this order: settle FinalOnDemandRuns, take Locks.Acquire,
+// persist Status (then emit Events and observe Finished), create Create, update OpenOnDemandRuns,
 // delete each of Delete (then emit its Event), give back Locks.Release. An event is emitted only once the state it reports is persisted. A run's
 // start has no event of its own: status.currentRun, the Running condition and the pod say it, and
 // one event per run (its outcome) keeps a run's API writes to about four.
 type Plan struct {
-	// FinalRequests are OaatRuns that reach a final phase. They are written before Status, so
-	// that once Status no longer names a request's run, the request says how it ended; the
-	// controller writes Status only once the update marked EndsRun is written.
-	FinalRequests []RequestUpdate
+	// FinalOnDemandRuns are OaatRuns that reach a final phase. They are written before Status, so
+	// that once Status no longer names the run of an on-demand run, its OaatRun says how it ended;
+	// the controller writes Status only once the update marked EndsRun is written.
+	FinalOnDemandRuns []OnDemandRunUpdate
 	// Status is the group's new status.
 	Status v1alpha1.OaatGroupStatus
 	// Events are the events that report Status.
 	Events []Event
 	// Create is the item pod to create, whose intent Status records.
 	Create *corev1.Pod
-	// OpenRequests are OaatRuns whose Pending or InProgress status changes; they are written
-	// after Create, and Status alone says which request runs, should they be lost.
-	OpenRequests []RequestUpdate
+	// OpenOnDemandRuns are OaatRuns whose Pending or InProgress status changes; they are written
+	// after Create, and Status alone says which OaatRun the current run serves, should they be lost.
+	OpenOnDemandRuns []OnDemandRunUpdate
 	// Delete are pods to delete: rogue pods and superseded finished pods.
 	Delete []Deletion
 	// Finished are the runs whose outcome Status records for the first time.
@@ -78,13 +78,13 @@ type Deletion struct {
 	Deferrable bool
 }
 
-// RequestUpdate is a new status of an OaatRun.
-type RequestUpdate struct {
-	// Request is the OaatRun as read; it is updated only if unchanged since.
-	Request *v1alpha1.OaatRun
+// OnDemandRunUpdate is a new status of an on-demand run (an OaatRun).
+type OnDemandRunUpdate struct {
+	// OnDemandRun is the OaatRun as read; it is updated only if unchanged since.
+	OnDemandRun *v1alpha1.OaatRun
 	// Status is its new status.
 	Status v1alpha1.OaatRunStatus
-	// EndsRun marks the final status of the request whose run Status records as ended: Status
+	// EndsRun marks the final status of the on-demand run whose run Status records as ended: Status
 	// must not be written unless this update is, or the run's result would be lost (once Status
 	// no longer names the run, only the item's history says how it ended).
 	EndsRun bool
@@ -125,50 +125,54 @@ type Outcome struct {
 // Decide makes the plan for one reconcile of the group. Its steps share one decision; each reads
 // what the steps before it produced, which fixes their order:
 //
-//	step                 reads                                          produces
-//	recordCurrentRun     status.currentRun, the run's pod               the item's outcome and history, Finished, the
-//	                                                                    request the run served settled; currentRun cleared
-//	deleteRoguePods      live pods, currentRun as recorded              Deletions of pods that are not the current run
-//	pruneHistory         finished pods, spec.podHistory                 Deletions of old pods; entries of removed items go
-//	syncItems            the resolved items, status.items (recorded)    status.items in the group's order, history kept
-//	setItemsValid        the item sources' read results                 condition ItemsValid
-//	reviewRequests       open OaatRuns, status.items, recorded outcome  the request queue; rejections and settlements
-//	observeReset         oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
-//	observeTick          spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
-//	stopCurrentRun       a run still live, runTimeout, blackouts        stopReason and the pod's deletion, or a wake-up
-//	checkReady           the policy, the OaatType, create backoff       condition Ready; whether a run may start
-//	startNext            the queue, items and rounds, Input.Locks       the intent (currentRun, runCount), the pod, locks to take
-//	updateOpenRequests   the queue, startNext's choice                  each request's phase and reason
-//	setWaits             items, startNext's choice                      nextEligibleAt and waitReason, a wake-up
-//	setGateConditions    suspend, parked items, the round               conditions Suspended, Parked, Complete
-//	settleLocks          Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
-//	setRunningCondition  currentRun as final                            condition Running
+//	step                    reads                                          produces
+//	recordCurrentRun        status.currentRun, the run's pod               the item's outcome and history, Finished, the
+//	                                                                       OaatRun of the run settled; currentRun cleared
+//	deleteRoguePods         live pods, currentRun as recorded              Deletions of pods that are not the current run
+//	pruneHistory            finished pods, spec.podHistory                 Deletions of old pods; entries of removed items go
+//	syncItems               the resolved items, status.items (recorded)    status.items in the group's order, history kept
+//	setItemsValid           the item sources' read results                 condition ItemsValid
+//	reviewOnDemandRuns      open OaatRuns, status.items, recorded outcome  the queue of on-demand runs; rejections, settlements
+//	observeReset            oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
+//	observeTick             spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
+//	stopCurrentRun          a run still live, runTimeout, blackouts        stopReason and the pod's deletion, or a wake-up
+//	checkReady              the policy, the OaatType, create backoff       condition Ready; whether a run may start
+//	startNext               the queue, items and rounds, Input.Locks       the intent (currentRun, runCount), the pod, locks to take
+//	updateOpenOnDemandRuns  the queue, startNext's choice                  each on-demand run's phase and reason
+//	setWaits                items, startNext's choice                      nextEligibleAt and waitReason, a wake-up
+//	setGateConditions       suspend, parked items, the round               conditions Suspended, Parked, Complete
+//	settleLocks             Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
+//	setRunningCondition     currentRun as final                            condition Running
 //
-// The steps that wait for a time ask for a wake-up (requeueAt) and the plan keeps the earliest:
-// observeTick (the next round), stopCurrentRun (a timeout or a blackout), checkReady (a pod
-// create or an invalid spec retried), startNext (a lock to look at again) and setWaits (the
-// first waiting item).
+// The steps that wait for a time return it, and Decide alone turns the earliest into the plan's
+// wake-up (RequeueAfter): observeTick (the next round), stopCurrentRun (a timeout or a blackout),
+// checkReady (a pod create or an invalid spec retried), startNext (a lock to look at again, or
+// an OaatType that cannot make the chosen item's pod) and setWaits (the first waiting item).
 func Decide(in Input) Plan {
 	d := newDecision(in)
+	var wake wakeUp
 	d.recordCurrentRun()
 	d.deleteRoguePods()
 	d.pruneHistory()
 	d.syncItems()
 	d.setItemsValid()
-	d.reviewRequests()
+	d.reviewOnDemandRuns()
 	d.observeReset()
-	d.observeTick()
+	wake.at(d.observeTick())
 	// Also with an invalid spec: a run already started keeps the stops that can still be read.
-	d.stopCurrentRun()
-	if d.checkReady() {
-		d.startNext()
+	wake.at(d.stopCurrentRun())
+	ready, retryAt := d.checkReady()
+	wake.at(retryAt)
+	if ready {
+		wake.at(d.startNext())
 	}
-	d.updateOpenRequests()
+	d.updateOpenOnDemandRuns()
 	if d.policyErr == nil {
-		d.setWaits()
+		wake.at(d.setWaits())
 		d.setGateConditions()
 	}
 	d.settleLocks()
 	d.setRunningCondition()
+	d.plan.RequeueAfter = wake.after(in.Now)
 	return d.plan
 }

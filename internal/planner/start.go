@@ -2,24 +2,28 @@ package planner
 
 import (
 	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
 // startNext chooses the next item when nothing runs and plans its intent and pod: the oldest
-// on-demand request that may start, else the schedule's choice among the items the group does
-// not hold (parked, done, suspended).
-func (d *decision) startNext() {
+// on-demand run that may start, else the schedule's choice among the items the group does
+// not hold (parked, done, suspended). When the chosen run cannot start, it returns when to look
+// again: after lockRecheck when it waits for a lock, or as for a group that is not ready.
+func (d *decision) startNext() (wake time.Time) {
 	st := &d.plan.Status
 	if st.CurrentRun != nil || d.pods.anyLive() {
-		return
+		return time.Time{}
 	}
-	if req := d.nextRequest(); req != nil {
-		d.start(req.Spec.Item, req.Name)
-		return
+	if onDemandRun := d.nextOnDemandRun(); onDemandRun != nil {
+		return d.start(onDemandRun.Spec.Item, onDemandRun.Name)
 	}
 	var free []schedule.Item
 	for i := range st.Items {
@@ -28,27 +32,34 @@ func (d *decision) startNext() {
 		}
 	}
 	if next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand); ok {
-		d.start(next.Name, "")
+		return d.start(next.Name, "")
 	}
+	return time.Time{}
 }
 
-// start plans the intent and the pod of a run of item, for the named request if not empty.
-func (d *decision) start(item, request string) {
+// start plans the intent and the pod of a run of item, for the named on-demand run if not empty, or
+// returns when to look again if the run cannot start.
+func (d *decision) start(item, onDemandRun string) (retryAt time.Time) {
 	st := &d.plan.Status
 	run := max(st.RunCount, d.pods.maxRun()) + 1
 	pod, err := d.buildPod(item, run)
 	if err != nil {
 		d.setReady(metav1.ConditionFalse, v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", d.in.Type.Name, err))
-		d.retryNotReady()
-		return
+		return d.notReadyRetryAt()
 	}
 	if !d.takeLocks(item, pod.Name) {
-		return
+		return d.in.Now.Add(lockRecheck)
 	}
-	annotateRequest(pod, request)
+	annotateOnDemandRun(pod, onDemandRun)
 	st.RunCount = run
-	st.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: pod.Name, StartedAt: d.stamp, OaatRun: request}
+	st.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: pod.Name, StartedAt: d.stamp, OaatRun: onDemandRun}
 	started := d.stamp
 	d.item(item).LastStarted = &started
 	d.plan.Create = pod
+	return time.Time{}
+}
+
+// buildPod is the pod of the run numbered run of item.
+func (d *decision) buildPod(item string, run int64) (*corev1.Pod, error) {
+	return podbuild.Build(podbuild.Input{Group: d.group, Template: d.in.Type.Spec.Template, Item: item, Run: run})
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -10,20 +11,21 @@ import (
 )
 
 // stopCurrentRun stops the current run once it has run longer than spec.runTimeout (Pending
-// time included) or a blackout window with stopRunning is open, and otherwise asks to be woken
-// when either happens. The reason is written into status before the pod is deleted, so that the
-// run is recorded with it once the pod is gone, whichever pass sees that.
-func (d *decision) stopCurrentRun() {
+// time included) or a blackout window with stopRunning is open, and otherwise returns when
+// either happens, to be woken then (zero when neither will). The reason is written into status
+// before the pod is deleted, so that the run is recorded with it once the pod is gone, whichever
+// pass sees that.
+func (d *decision) stopCurrentRun() (wake time.Time) {
 	cr := d.plan.Status.CurrentRun
 	if cr == nil {
-		return
+		return time.Time{}
 	}
 	if cr.StopReason == "" {
-		cr.StopReason = d.stopReason(cr)
+		cr.StopReason, wake = d.stopReason(cr)
 	}
 	pod := d.pods.current
 	if cr.StopReason == "" || pod == nil || Terminal(pod) || pod.DeletionTimestamp != nil {
-		return
+		return wake
 	}
 	event := Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
 		Message: fmt.Sprintf("Stopping item %q in pod %s: a blackout window with stopRunning opened", cr.Item, cr.PodName)}
@@ -34,28 +36,31 @@ func (d *decision) stopCurrentRun() {
 	}
 	event.Message = message.Event(event.Message)
 	d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &event})
+	return wake
 }
 
-// stopReason returns why the current run must stop now, or requests a wake-up for when it will.
-func (d *decision) stopReason(cr *v1alpha1.CurrentRun) string {
+// stopReason returns why the current run must stop now, or else the earliest instant at which it
+// will have to (zero when it will not).
+func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason string, wake time.Time) {
+	var next wakeUp
 	if timeout := d.policy.runTimeout; timeout > 0 {
 		deadline := cr.StartedAt.Add(timeout)
 		if !d.in.Now.Before(deadline) {
-			return v1alpha1.ReasonDeadlineExceeded
+			return v1alpha1.ReasonDeadlineExceeded, time.Time{}
 		}
-		d.requeueAt(deadline)
+		next.at(deadline)
 	}
 	windows := d.policy.timing.Windows
-	if req := d.request(cr.OaatRun); cr.OaatRun != "" && req != nil && req.Spec.IgnoreBlackoutWindows {
+	if onDemandRun := d.onDemandRun(cr.OaatRun); cr.OaatRun != "" && onDemandRun != nil && onDemandRun.Spec.IgnoreBlackoutWindows {
 		windows = nil
 	}
 	for _, w := range windows {
 		if _, open := w.Covering(d.in.Now); open && w.StopRunning {
-			return v1alpha1.ReasonInterrupted
+			return v1alpha1.ReasonInterrupted, next.earliest
 		}
 	}
 	if opens, ok := windows.NextStopAfter(d.in.Now); ok {
-		d.requeueAt(opens)
+		next.at(opens)
 	}
-	return ""
+	return "", next.earliest
 }

@@ -48,9 +48,10 @@ func (d *decision) done(it *v1alpha1.ItemStatus) bool {
 }
 
 // setWaits writes for each item when it may start and why not before, the same reasons the
-// selection uses, and asks to be woken when the first waiting item may start while the group is
-// idle. A parked item of an earlier generation is released.
-func (d *decision) setWaits() {
+// selection uses, and returns when the first waiting item may start, to be woken then, while the
+// group is idle (zero otherwise). A parked item of an earlier generation is released.
+func (d *decision) setWaits() (wake time.Time) {
+	var first wakeUp
 	st := &d.plan.Status
 	for i := range st.Items {
 		it := &st.Items[i]
@@ -63,10 +64,11 @@ func (d *decision) setWaits() {
 		}
 		w := d.policy.timing.WaitOf(scheduleItem(it), d.in.Now)
 		it.NextEligibleAt, it.WaitReason = optionalTime(w.Until), w.Reason
-		if !w.Until.IsZero() && st.CurrentRun == nil {
-			d.requeueAt(w.Until)
+		if st.CurrentRun == nil {
+			first.at(w.Until)
 		}
 	}
+	return first.earliest
 }
 
 // scheduleItem is the part of an item's status that the schedule reads.
@@ -82,6 +84,14 @@ func scheduleItem(it *v1alpha1.ItemStatus) schedule.Item {
 		FailureCount: it.FailureCount,
 		ExpectedRun:  time.Duration(expected) * time.Second,
 	}
+}
+
+// timeOf is the instant status stores, zero when absent.
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
 }
 
 // optionalTime is t as status stores it: absent when zero, in whole seconds so that what is

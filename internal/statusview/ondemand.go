@@ -8,10 +8,10 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// OnDemand says which of a group's on-demand requests wait and which runs, oldest first, in the
+// OnDemand says which of a group's on-demand runs wait and which runs, oldest first, in the
 // order the operator serves them: "2 pending (/srv/photos, item3), in progress: item1 (run-abc12)",
-// the OaatRun's name after the item in progress. A request without a phase yet counts as pending:
-// the operator has not seen it. Finished requests are left out; with none left, OnDemand is "".
+// the OaatRun's name after the item in progress. An OaatRun without a phase yet counts as pending:
+// the operator has not seen it. Finished ones are left out; with none left, OnDemand is "".
 func OnDemand(runs []v1alpha1.OaatRun) string {
 	active := slices.Clone(runs)
 	active = slices.DeleteFunc(active, func(r v1alpha1.OaatRun) bool { return r.Status.Phase.Finished() })

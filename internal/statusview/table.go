@@ -1,5 +1,5 @@
 // Package statusview renders the status of OaatGroups and OaatRuns for people: one table per
-// group, one row per item, with the group's on-demand requests under it, and one line per state of
+// group, one row per item, with the group's on-demand runs under it, and one line per state of
 // an OaatRun. It is pure; the time is passed in so that ages are reproducible.
 package statusview
 
@@ -17,7 +17,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// Write writes the group's heading and item table to w, then the line of its on-demand requests
+// Write writes the group's heading and item table to w, then the line of its on-demand runs
 // that wait or run (see OnDemand), if any. runs are the group's OaatRuns, in any phase and order.
 func Write(w io.Writer, g *v1alpha1.OaatGroup, runs []v1alpha1.OaatRun, now time.Time) error {
 	if _, err := fmt.Fprintf(w, "%s/%s  type=%s  %s  failureCoolOff=%s  %s\n",

@@ -16,13 +16,13 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// The final status of a request meets a conflict once (anything touched the OaatRun since it
-// was read): the group must not record the end of the run before the request says how it ended,
-// and the request ends with its run's real result, exit code and pod.
-func TestRequestResultSurvivesAConflict(t *testing.T) {
+// The final status of an on-demand run meets a conflict once (anything touched the OaatRun since it
+// was read): the group must not record the end of the run before the on-demand run says how it
+// ended, and the on-demand run ends with its run's real result, exit code and pod.
+func TestOnDemandRunResultSurvivesAConflict(t *testing.T) {
 	group := testGroup("g", "a")
 	group.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3}}
-	req := &v1alpha1.OaatRun{
+	onDemandRun := &v1alpha1.OaatRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: testNamespace, CreationTimestamp: metav1.NewTime(testT0)},
 		Spec:       v1alpha1.OaatRunSpec{OaatGroup: "g", Item: "a"},
 	}
@@ -35,7 +35,7 @@ func TestRequestResultSurvivesAConflict(t *testing.T) {
 			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
-	}, testType(), group, req)
+	}, testType(), group, onDemandRun)
 	r := newTestReconciler(c, c)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -43,7 +43,7 @@ func TestRequestResultSurvivesAConflict(t *testing.T) {
 	}
 	pods := listPods(t, c)
 	if len(pods) != 1 || pods[0].Annotations[v1alpha1.AnnotationOaatRun] != "now" {
-		t.Fatalf("pods %v: want one pod for the request", podNames(pods))
+		t.Fatalf("pods %v: want one pod for the on-demand run", podNames(pods))
 	}
 	podName := pods[0].Name
 	r.clock.Step(time.Minute)
@@ -57,8 +57,8 @@ func TestRequestResultSurvivesAConflict(t *testing.T) {
 		t.Fatalf("the conflict was not injected (%d)", injected.Load())
 	}
 	if cr := getGroup(t, c, "g").Status.CurrentRun; cr == nil || cr.PodName != podName {
-		t.Errorf("after the conflict on the request's final status, the group's currentRun is %+v: "+
-			"the group recorded the run's end while its request's result was unwritten", cr)
+		t.Errorf("after the conflict on the on-demand run's final status, the group's currentRun is %+v: "+
+			"the group recorded the run's end while its on-demand run's result was unwritten", cr)
 	}
 	for range 3 {
 		r.clock.Step(5 * time.Second)
@@ -67,12 +67,12 @@ func TestRequestResultSurvivesAConflict(t *testing.T) {
 		}
 	}
 	got := &v1alpha1.OaatRun{}
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(req), got); err != nil {
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(onDemandRun), got); err != nil {
 		t.Fatal(err)
 	}
 	s := got.Status
 	if s.Phase != v1alpha1.OaatRunSucceeded || s.ExitCode == nil || *s.ExitCode != 3 || s.PodName != podName {
-		t.Fatalf("request status = phase %s, reason %s, exit code %v, pod %q (%s); want Succeeded, exit code 3, pod %s",
+		t.Fatalf("on-demand run status = phase %s, reason %s, exit code %v, pod %q (%s); want Succeeded, exit code 3, pod %s",
 			s.Phase, s.Reason, s.ExitCode, s.PodName, s.Message, podName)
 	}
 	it := getGroup(t, c, "g").Status.Items[0]

@@ -1,0 +1,99 @@
+package ondemand
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) *metav1.Time {
+	t := metav1.NewTime(t0.Add(d))
+	return &t
+}
+
+// newRun is an open OaatRun of the group for item, kept an hour once finished.
+func newRun(group, item string) v1alpha1.OaatRun {
+	return v1alpha1.OaatRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", CreationTimestamp: *at(0)},
+		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: item, TTLAfterFinished: "1h"},
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	run := newRun("backups", "a")
+	if _, ok := Expiry(&run); ok {
+		t.Fatal("an open OaatRun expires")
+	}
+	run.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, FinishedAt: at(0)}
+	run.Spec.TTLAfterFinished = "2h"
+	if got, ok := Expiry(&run); !ok || !got.Equal(t0.Add(2*time.Hour)) {
+		t.Fatalf("Expiry() = %v, %v", got, ok)
+	}
+	run.Spec.TTLAfterFinished = ""
+	if got, _ := Expiry(&run); !got.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("without a TTL Expiry() = %v, want an hour after it finished", got)
+	}
+	run.Spec.TTLAfterFinished = "soon"
+	if got, _ := Expiry(&run); !got.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("with an invalid TTL Expiry() = %v, want an hour after it finished", got)
+	}
+	run.Status.FinishedAt = nil
+	if _, ok := Expiry(&run); ok {
+		t.Fatal("an OaatRun with a final phase but no finishedAt expires")
+	}
+}
+
+func TestOrphaned(t *testing.T) {
+	run := newRun("gone", "a")
+	status, ok := Orphaned(&run, t0.Add(1500*time.Millisecond))
+	if !ok || status.Phase != v1alpha1.OaatRunRejected || status.Reason != v1alpha1.ReasonGroupNotFound ||
+		status.Message != "OaatGroup gone does not exist in namespace ns" || !status.FinishedAt.Equal(at(time.Second)) {
+		t.Fatalf("Orphaned() = %+v, %v; want Rejected GroupNotFound, finished at the whole second", status, ok)
+	}
+	run.Status.Phase = v1alpha1.OaatRunInProgress
+	if status, _ := Orphaned(&run, t0); status.Phase != v1alpha1.OaatRunFailed || status.Reason != v1alpha1.ReasonGroupDeleted {
+		t.Fatalf("in progress: Orphaned() = %+v", status)
+	}
+	run.Status.Phase = v1alpha1.OaatRunSucceeded
+	if _, ok := Orphaned(&run, t0); ok {
+		t.Fatal("a finished OaatRun is settled again")
+	}
+}
+
+func TestDecide(t *testing.T) {
+	finished := newRun("backups", "a")
+	finished.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, FinishedAt: at(0)}
+	open := newRun("backups", "a")
+	tests := []struct {
+		name       string
+		in         Input
+		needsGroup bool
+		want       Plan
+	}{
+		{name: "finished, kept until its TTL is over", in: Input{Run: &finished, Now: t0.Add(20 * time.Minute)},
+			want: Plan{RequeueAfter: 40 * time.Minute}},
+		{name: "finished, TTL over", in: Input{Run: &finished, Now: t0.Add(time.Hour)},
+			want: Plan{Delete: true}},
+		{name: "open, group found", in: Input{Run: &open, GroupFound: true, Now: t0}, needsGroup: true,
+			want: Plan{}},
+		{name: "open, group not found", in: Input{Run: &open, Now: t0}, needsGroup: true,
+			want: Plan{Status: &v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: v1alpha1.ReasonGroupNotFound,
+				Message: "OaatGroup backups does not exist in namespace ns", FinishedAt: at(0)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NeedsGroup(tt.in.Run); got != tt.needsGroup {
+				t.Fatalf("NeedsGroup() = %v, want %v", got, tt.needsGroup)
+			}
+			if diff := cmp.Diff(tt.want, Decide(tt.in)); diff != "" {
+				t.Fatalf("Decide() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,238 @@
+package planner
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// newOnDemandRun is an OaatRun of the group for item, whose creation time is t0 plus created.
+func newOnDemandRun(name, group, item string, created time.Duration) v1alpha1.OaatRun {
+	return v1alpha1.OaatRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: *at(created)},
+		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: item, TTLAfterFinished: "1h"},
+	}
+}
+
+func withOnDemandRuns(in Input, onDemandRuns ...v1alpha1.OaatRun) Input {
+	in.OnDemandRuns = onDemandRuns
+	return in
+}
+
+// updates describes on-demand run updates as "name phase reason".
+func updates(us []OnDemandRunUpdate) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.OnDemandRun.Name+" "+string(u.Status.Phase)+" "+u.Status.Reason)
+	}
+	return out
+}
+
+func TestDecideServesOnDemandRunsFirstInOrder(t *testing.T) {
+	g := newGroup("a", "b", "c")
+	// a never ran, so the schedule would pick it; the on-demand runs go first, oldest first.
+	later := newOnDemandRun("later", "backups", "b", 2*time.Second)
+	first := newOnDemandRun("first", "backups", "c", time.Second)
+
+	p := Decide(withOnDemandRuns(input(g, time.Minute), later, first))
+	if p.Create == nil || p.Status.CurrentRun.Item != "c" || p.Status.CurrentRun.OaatRun != "first" {
+		t.Fatalf("currentRun = %+v, want item c for on-demand run first", p.Status.CurrentRun)
+	}
+	if p.Create.Annotations[v1alpha1.AnnotationOaatRun] != "first" {
+		t.Fatalf("pod annotations = %v", p.Create.Annotations)
+	}
+	want := []string{"later Pending " + v1alpha1.ReasonQueued, "first InProgress " + v1alpha1.ReasonItemRunning}
+	if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, want) {
+		t.Fatalf("open on-demand runs = %v, want %v", got, want)
+	}
+	if len(p.FinalOnDemandRuns) != 0 {
+		t.Fatalf("final on-demand runs = %v", updates(p.FinalOnDemandRuns))
+	}
+}
+
+func TestDecideRejectsOnDemandRuns(t *testing.T) {
+	g := newGroup("a")
+	running(t, g, "a", 1, at(0))
+	pod := runPod(t, g, "a", 1, corev1.PodRunning)
+	unknown := newOnDemandRun("unknown", "backups", "zzz", 0)
+	pending := newOnDemandRun("pending", "backups", "a", time.Second)
+	pending.Status.Phase = v1alpha1.OaatRunPending
+	duplicate := newOnDemandRun("duplicate", "backups", "a", 2*time.Second)
+	done := newOnDemandRun("done", "backups", "a", -time.Hour)
+	done.Status.Phase = v1alpha1.OaatRunSucceeded
+
+	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), unknown, pending, duplicate, done))
+	want := []string{"unknown Rejected " + v1alpha1.ReasonUnknownItem, "duplicate Rejected " + v1alpha1.ReasonDuplicate}
+	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, want) {
+		t.Fatalf("final on-demand runs = %v, want %v", got, want)
+	}
+	for _, u := range p.FinalOnDemandRuns {
+		if u.Status.FinishedAt == nil || !u.Status.FinishedAt.Equal(at(time.Minute)) || u.Status.Message == "" {
+			t.Fatalf("on-demand run %s: %+v", u.OnDemandRun.Name, u.Status)
+		}
+	}
+	if p.Create != nil {
+		t.Fatal("started a run while one runs")
+	}
+}
+
+func TestDecideSettlesTheOnDemandRunOfAFinishedRun(t *testing.T) {
+	g := newGroup("a", "b")
+	running(t, g, "a", 1, at(0))
+	g.Status.CurrentRun.OaatRun = "now"
+	onDemandRun := newOnDemandRun("now", "backups", "a", 0)
+	onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
+	pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 2, "Error", at(30*time.Second))
+
+	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun))
+	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) {
+		t.Fatalf("final on-demand runs = %v", got)
+	}
+	if s := p.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || !s.StartedAt.Equal(at(0)) {
+		t.Fatalf("final status = %+v", s)
+	}
+	if len(p.OpenOnDemandRuns) != 0 {
+		t.Fatalf("open on-demand runs = %v", updates(p.OpenOnDemandRuns))
+	}
+	if !p.FinalOnDemandRuns[0].EndsRun {
+		t.Fatal("the on-demand run of the run that the plan ends is not marked EndsRun")
+	}
+	// Decided again while the on-demand run is still open (its final status was not written, or the
+	// cache has not caught up), the group, which has recorded its run, settles it from the item's
+	// history with the same outcome; the group's status does not wait for it.
+	again := Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), onDemandRun))
+	if got := updates(again.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) || len(again.OpenOnDemandRuns) != 0 {
+		t.Fatalf("final on-demand runs %v, open on-demand runs %v", got, updates(again.OpenOnDemandRuns))
+	}
+	if s := again.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || again.FinalOnDemandRuns[0].EndsRun {
+		t.Fatalf("settled from history: %+v, endsRun %v", s, again.FinalOnDemandRuns[0].EndsRun)
+	}
+
+	// An on-demand run in progress whose run the group neither runs nor recorded has lost it.
+	lost := onDemandRun.DeepCopy()
+	lost.Status.PodName = "backups-a-other-9"
+	p = Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), *lost))
+	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed " + v1alpha1.ReasonPodNotFound}) {
+		t.Fatalf("final on-demand runs = %v", got)
+	}
+}
+
+func TestDecideOnDemandRunsAndHolds(t *testing.T) {
+	tests := []struct {
+		name       string
+		setUp      func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun)
+		wantStart  bool
+		wantReason string
+	}{
+		{"a parked item runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
+			it := itemStatus(g, "a")
+			it.LastFailure, it.FailureCount, it.ParkedGeneration = at(0), 1, g.Generation
+		}, true, ""},
+		{"an item within its frequency runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
+			itemStatus(g, "a").LastSuccess = at(0)
+		}, true, ""},
+		{"suspended", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.Suspend = true }, false, v1alpha1.WaitSuspended},
+		{"blackout", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
+			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00"}}
+		}, false, v1alpha1.WaitBlackout},
+		{"blackout ignored", func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun) {
+			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00", StopRunning: true}}
+			onDemandRun.Spec.IgnoreBlackoutWindows = true
+		}, true, ""},
+		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, v1alpha1.ReasonGroupNotReady},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGroup("a", "b")
+			onDemandRun := newOnDemandRun("now", "backups", "a", 0)
+			tt.setUp(g, &onDemandRun)
+			in := withOnDemandRuns(input(g, time.Minute), onDemandRun)
+			if g.Spec.OaatType == "missing" {
+				in.Type = nil
+			}
+			p := Decide(in)
+			if started := p.Create != nil && p.Status.CurrentRun.OaatRun == "now"; started != tt.wantStart {
+				t.Fatalf("started the on-demand run: %v, want %v (currentRun %+v)", started, tt.wantStart, p.Status.CurrentRun)
+			}
+			if tt.wantStart {
+				// A started on-demand run is not stopped by a window it may ignore.
+				pod := *p.Create.DeepCopy()
+				pod.Status.Phase = corev1.PodRunning
+				later := Decide(withOnDemandRuns(input(applied(g, p), 2*time.Minute, pod), onDemandRun))
+				if len(later.Delete) != 0 || later.Status.CurrentRun.StopReason != "" {
+					t.Fatalf("the on-demand run is stopped: %v", deleted(later))
+				}
+				return
+			}
+			if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, []string{"now Pending " + tt.wantReason}) {
+				t.Fatalf("open on-demand runs = %v", got)
+			}
+		})
+	}
+}
+
+// An on-demand run left open after the group recorded its run is settled with the run's real
+// outcome, whichever it was, even once the pod is gone.
+func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
+	tests := map[string]struct {
+		pod        func(g *v1alpha1.OaatGroup) corev1.Pod
+		stop       string
+		wantPhase  v1alpha1.OaatRunPhase
+		wantReason string
+		wantCode   int32
+	}{
+		"success exit code": {
+			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
+				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 3, "Error", at(30*time.Second))
+			},
+			wantPhase: v1alpha1.OaatRunSucceeded, wantReason: "Error", wantCode: 3,
+		},
+		"failure": {
+			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
+				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, "Error", at(30*time.Second))
+			},
+			wantPhase: v1alpha1.OaatRunFailed, wantReason: "Error", wantCode: 1,
+		},
+		"interrupted": {
+			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
+				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 137, "Error", at(30*time.Second))
+			},
+			stop:      v1alpha1.ReasonInterrupted,
+			wantPhase: v1alpha1.OaatRunFailed, wantReason: v1alpha1.ReasonInterrupted, wantCode: 137,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			g := newGroup("a", "b")
+			g.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3}}
+			g.Spec.Suspend = true               // nothing else starts
+			itemStatus(g, "a").FailureCount = 2 // earlier failures
+			running(t, g, "a", 1, at(0))
+			g.Status.CurrentRun.OaatRun, g.Status.CurrentRun.StopReason = "now", tt.stop
+			onDemandRun := newOnDemandRun("now", "backups", "a", 0)
+			onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
+			pod := tt.pod(g)
+
+			// The run is recorded while the on-demand run's final status is lost.
+			recorded := applied(g, Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun)))
+			if recorded.Status.CurrentRun != nil {
+				t.Fatalf("the run was not recorded: %+v", recorded.Status.CurrentRun)
+			}
+			// Later, its pod gone, the on-demand run is still open.
+			p := Decide(withOnDemandRuns(input(recorded, time.Hour), onDemandRun))
+			if len(p.FinalOnDemandRuns) != 1 {
+				t.Fatalf("final on-demand runs %v", updates(p.FinalOnDemandRuns))
+			}
+			s := p.FinalOnDemandRuns[0].Status
+			if s.Phase != tt.wantPhase || s.Reason != tt.wantReason || s.ExitCode == nil || *s.ExitCode != tt.wantCode ||
+				s.PodName != pod.Name || s.FinishedAt == nil || !s.StartedAt.Equal(at(0)) {
+				t.Fatalf("final status = %+v", s)
+			}
+		})
+	}
+}

@@ -1,0 +1,52 @@
+package planner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+func TestPodCreateFailedBacksOff(t *testing.T) {
+	g := newGroup("a")
+	p := Decide(input(g, 0))
+	g = applied(g, p)
+	event := setPodCreateFailed(&g.Status, t0, errors.New("quota exceeded"))
+	if event.Reason != v1alpha1.ReasonPodCreateFailed || !strings.Contains(event.Message, "quota exceeded") || g.Status.CurrentRun != nil {
+		t.Fatalf("event %+v, currentRun %+v", event, g.Status.CurrentRun)
+	}
+
+	// Within the wait: nothing starts.
+	p = Decide(input(g, 2*time.Second))
+	if p.Create != nil || p.RequeueAfter != 3*time.Second {
+		t.Fatalf("at +2s: create %v, requeueAfter %v; want none, 3s", p.Create != nil, p.RequeueAfter)
+	}
+	// At the retry time a new attempt starts; Ready stays False until its pod is seen.
+	p = Decide(input(g, 5*time.Second))
+	if p.Create == nil {
+		t.Fatal("no retry at +5s")
+	}
+	if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonPodCreateFailed {
+		t.Fatalf("Ready during the retry = %+v", c)
+	}
+	// It fails again: the next wait is longer (10s since the first failure, so 10s after +5s).
+	g = applied(g, p)
+	setPodCreateFailed(&g.Status, t0.Add(5*time.Second), errors.New("quota exceeded"))
+	if p = Decide(input(g, 6*time.Second)); p.Create != nil || p.RequeueAfter != 4*time.Second {
+		t.Fatalf("second wait: create %v, requeueAfter %v; want none, 4s", p.Create != nil, p.RequeueAfter)
+	}
+	// The third attempt's pod exists: Ready again.
+	p = Decide(input(g, 10*time.Second))
+	g = applied(g, p)
+	pod := *p.Create
+	pod.Status.Phase = corev1.PodPending
+	p = Decide(input(g, 11*time.Second, pod))
+	if c := condition(t, p, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready once a pod exists = %+v", c)
+	}
+}
