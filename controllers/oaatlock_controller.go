@@ -31,7 +31,9 @@ const orphanPodRetry = 5 * time.Second
 // waiting groups alone. That count changes with every group that starts or stops waiting: written
 // at each change, it cost more writes than the slots themselves (make bench, 10 groups on a lock
 // of capacity 2: 4.06 lock status writes per run, of which 2 took and gave back the slots). The
-// count is for people and dashboards; a few seconds late is fine. Holder changes are written at once.
+// count is for people and dashboards; a few seconds late is fine. Holder changes are written at
+// once, and so is a count that becomes or stops being zero (someone begins to wait, nobody waits
+// any more): only the churn between nonzero counts waits.
 const waitingRefresh = 10 * time.Second
 
 // OaatLockReconciler keeps the status of OaatLocks, or of ClusterOaatLocks: it gives back the
@@ -98,7 +100,7 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if equality.Semantic.DeepEqual(before, lock) {
 		return result, nil
 	}
-	if sameHolders(before.LockHolders(), holders) {
+	if sameHolders(before.LockHolders(), holders) && before.LockWaitingGroups() > 0 && waiting > 0 {
 		if wait := r.waitingWriteIn(req.NamespacedName); wait > 0 {
 			if result.RequeueAfter == 0 || wait < result.RequeueAfter {
 				result.RequeueAfter = wait

@@ -14,9 +14,9 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// TestLockWaitingCountRateLimited: a change of a lock's waiting count alone is written at once the
-// first time, then at most once per waitingRefresh (the reconcile asks to come back when it may
-// write); a change of its holders is written at once, rate limit or not.
+// TestLockWaitingCountRateLimited: a change of a lock's waiting count between nonzero values is
+// written at most once per waitingRefresh (the reconcile asks to come back when it may write); a
+// change to or from zero, and a change of its holders, are written at once.
 func TestLockWaitingCountRateLimited(t *testing.T) {
 	lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "nas", Namespace: testNamespace}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}}
 	waiter := func(name string) *v1alpha1.OaatGroup {
@@ -71,6 +71,24 @@ func TestLockWaitingCountRateLimited(t *testing.T) {
 	reconcile("nothing changed")
 	if writes != 2 {
 		t.Fatalf("no change: %d writes, want 2", writes)
+	}
+
+	// Nobody waits any more: written at once, within the rate limit.
+	for _, name := range []string{"g1", "g2"} {
+		g := &v1alpha1.OaatGroup{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name}, g); err != nil {
+			t.Fatal(err)
+		}
+		g.Status.LockWait = nil
+		if err := c.Status().Update(context.Background(), g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes = 0
+	clock.Step(time.Second)
+	reconcile("no waiter")
+	if writes != 1 || waiting() != 0 {
+		t.Fatalf("the count dropping to zero: %d writes, waiting %d; want 1 write, waiting 0", writes, waiting())
 	}
 
 	// A holder whose group is gone (and its pod too) is released at once, within the rate limit.
