@@ -11,12 +11,14 @@ import (
 const descriptorsCompleteTest = "oaat-descriptors-complete"
 
 // describedAsAWhole lists, per kind, the fields whose value is a Kubernetes type that the API
-// embeds whole (a PodTemplateSpec, metav1.Conditions): their own fields are Kubernetes', and one
+// embeds whole (a PodTemplateSpec, metav1.Conditions, a LabelSelector): their own fields are Kubernetes', and one
 // descriptor describes the field. Every other field of spec and status, at any depth, is the
 // project's own and needs a descriptor.
 var describedAsAWhole = map[string][]string{
 	"OaatType":  {"spec.template"},
 	"OaatGroup": {"status.conditions"},
+	// A label selector, which the console edits as one (its selector x-descriptor).
+	"ClusterOaatLock": {"spec.namespaceSelector"},
 }
 
 // The x-descriptors the console understands, by the kind of descriptor (openshift/console,
