@@ -228,7 +228,7 @@ const appLabel = "app.kubernetes.io/name=oaat-operator"
 // ClusterRoleBinding of the bundle or made by OLM for the CSV, no pod from the operator's image.
 func expectNothingLeft(ctx context.Context) {
 	GinkgoHelper()
-	_, err := kubectl(ctx, nil, "delete", "crd", "oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io", "oaatlocks.oaat.io", "--ignore-not-found", "--wait=true")
+	_, err := kubectl(ctx, nil, append(append([]string{"delete", "crd"}, support.OwnedCRDs...), "--ignore-not-found", "--wait=true")...)
 	Expect(err).NotTo(HaveOccurred())
 	_, err = kubectl(ctx, nil, "delete", "clusterrole", "-l", appLabel)
 	Expect(err).NotTo(HaveOccurred())

@@ -155,7 +155,7 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 
 		By("checking the CRDs' stored versions")
-		for _, name := range []string{"oaatgroups.oaat.io", "oaattypes.oaat.io", "oaatruns.oaat.io", "oaatlocks.oaat.io"} {
+		for _, name := range support.OwnedCRDs {
 			crd, err := dynClient.Resource(support.GVRCustomResourceDefinition).Get(ctx, name, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			stored, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")

@@ -38,7 +38,7 @@ const (
 )
 
 // The CRDs the bundle owns (checked against the CSV's spec.customresourcedefinitions.owned).
-var ownedCRDs = []string{"oaatgroups.oaat.io", "oaatlocks.oaat.io", "oaatruns.oaat.io", "oaattypes.oaat.io"}
+var ownedCRDs = support.OwnedCRDs
 
 // installMode is one way to install the operator (support.InstallMode).
 type installMode = support.InstallMode

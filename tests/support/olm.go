@@ -21,6 +21,12 @@ var (
 	GVRCustomResourceDefinition = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
+// OwnedCRDs are the names of the CRDs the operator's bundle owns, one per file in
+// config/crd/bases (a unit test keeps the two equal), sorted.
+var OwnedCRDs = []string{
+	"clusteroaatlocks.oaat.io", "oaatgroups.oaat.io", "oaatlocks.oaat.io", "oaatruns.oaat.io", "oaattypes.oaat.io",
+}
+
 // MonitoringCRDFiles are the files, in the Prometheus Operator's example/prometheus-operator-crd,
 // of the two monitoring.coreos.com CRDs the bundle needs: it ships a ServiceMonitor and a
 // PrometheusRule, and OLM installs it only where their CRDs exist.

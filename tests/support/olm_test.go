@@ -1,6 +1,7 @@
 package support
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +99,29 @@ func TestOperatorGroupAndSubscriptionObjects(t *testing.T) {
 	}
 	if _, found, _ := unstructured.NestedString(Subscription{Name: "s"}.Object().Object, "spec", "startingCSV"); found {
 		t.Error("startingCSV set without StartingCSV")
+	}
+}
+
+// TestOwnedCRDs keeps the suites' list of the bundle's CRDs equal to the CRDs controller-gen
+// writes: a kind added to the API without it made the OLM install suite fail only on a cluster.
+func TestOwnedCRDs(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "config", "crd", "bases", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range files {
+		group, plural, ok := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".yaml"), "_")
+		if !ok {
+			t.Fatalf("%s: not named <group>_<plural>.yaml", f)
+		}
+		want = append(want, plural+"."+group)
+	}
+	if len(want) == 0 {
+		t.Fatal("no CRD in config/crd/bases")
+	}
+	slices.Sort(want)
+	if !slices.Equal(OwnedCRDs, want) {
+		t.Errorf("OwnedCRDs = %v, config/crd/bases has %v", OwnedCRDs, want)
 	}
 }
