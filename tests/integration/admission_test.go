@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -14,16 +15,17 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
-	expectRejected := func(ctx SpecContext, obj client.Object, message string) {
-		GinkgoHelper()
-		err := k8sClient.Create(ctx, obj)
-		Expect(err).To(HaveOccurred(), "the API server accepted an invalid %T", obj)
-		GinkgoWriter.Printf("Rejected: %v\n", err)
-		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "not an Invalid error: %v", err)
-		Expect(err.Error()).To(ContainSubstring(message))
-	}
+// expectRejected creates obj and expects the API server to refuse it as Invalid, with message.
+func expectRejected(ctx context.Context, obj client.Object, message string) {
+	GinkgoHelper()
+	err := k8sClient.Create(ctx, obj)
+	Expect(err).To(HaveOccurred(), "the API server accepted an invalid %T", obj)
+	GinkgoWriter.Printf("Rejected: %v\n", err)
+	Expect(apierrors.IsInvalid(err)).To(BeTrue(), "not an Invalid error: %v", err)
+	Expect(err.Error()).To(ContainSubstring(message))
+}
 
+var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 	DescribeTable("rejects an invalid OaatGroup with a clear message",
 		func(ctx SpecContext, mutate func(*v1alpha1.OaatGroup), message string) {
 			group := newGroup("invalid", "a")

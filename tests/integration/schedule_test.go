@@ -3,8 +3,6 @@ package integration
 import (
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,9 +102,7 @@ var _ = Describe("Admission of a calendar schedule", func() {
 			group := newGroup("invalid", "a")
 			group.Spec.Frequency = ""
 			mutate(&group.Spec)
-			err := k8sClient.Create(ctx, group)
-			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "not an Invalid error: %v", err)
-			Expect(err.Error()).To(ContainSubstring(message))
+			expectRejected(ctx, group, message)
 		},
 		Entry("schedule with frequency", SpecTimeout(specTimeout),
 			func(s *v1alpha1.OaatGroupSpec) { s.Schedule, s.Frequency = "@daily", "1h" },
