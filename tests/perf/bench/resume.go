@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -105,6 +106,32 @@ func (o resumeOrder) decileMax() (worst time.Duration, ok bool) {
 	return worst, true
 }
 
+// slowestOfDecile names the n groups of the most overdue tenth that resumed last (or not at
+// all), slowest first, with how overdue each was: an outlier there breaks the order a user feels
+// most, and the group's name is where its manager log and status tell why.
+func (o resumeOrder) slowestOfDecile(n int) string {
+	decile := slices.Clone(o[:min(max(1, (len(o)+9)/10), len(o))])
+	took := func(g groupResume) time.Duration { // never (-1) after any time
+		if g.resume < 0 {
+			return math.MaxInt64
+		}
+		return g.resume
+	}
+	slices.SortStableFunc(decile, func(a, b groupResume) int { return cmp.Compare(took(b), took(a)) })
+	s := ""
+	for _, g := range decile[:min(n, len(decile))] {
+		if s != "" {
+			s += ", "
+		}
+		resumed := "never"
+		if g.resume >= 0 {
+			resumed = fmt.Sprintf("%.1fs", g.resume.Seconds())
+		}
+		s += fmt.Sprintf("%s %s (overdue %.1fs)", g.group, resumed, g.overdue.Seconds())
+	}
+	return s
+}
+
 // reportResume prints the resume by how overdue the groups were, the API writes made during it
 // per resumed group, and its floor: the writes it needs (one run's workload writes per due group,
 // as measured in the scale window) at the write rate the API server sustained in that window.
@@ -128,6 +155,7 @@ func (b *bench) reportResume(due map[string]time.Time, started time.Time, first 
 			o[0].overdue.Round(time.Millisecond), o[len(o)/2].overdue.Round(time.Millisecond), o[len(o)-1].overdue.Round(time.Millisecond),
 			max(1, (len(o)+9)/10), o[max(1, (len(o)+9)/10)-1].overdue.Round(time.Millisecond), perfkit.Ms(r.resumeDecile))
 		b.rep.Printf("  order: resume time by tenth of groups, most overdue first: %s", tenths(o))
+		b.rep.Printf("  the most overdue tenth's slowest: %s", o.slowestOfDecile(3))
 	}
 	resumed := len(first)
 	b.rep.Printf("  API writes from the start until the last group resumed (%s), per resumed group (%d): %.2f; by request:\n%s",

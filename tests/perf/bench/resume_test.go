@@ -28,6 +28,18 @@ func TestOrderResume(t *testing.T) {
 	if got := tenths(o); got != "1.9s, 1.7s, 1.5s, 1.3s, 1.1s, 0.9s, 0.7s, not all, 0.3s, 0.1s" {
 		t.Fatalf("tenths = %q", got)
 	}
+	if got := o.slowestOfDecile(3); got != "g-t 1.9s (overdue 19.0s), g-s 1.8s (overdue 18.0s)" {
+		t.Fatalf("slowestOfDecile = %q", got)
+	}
+	// An outlier in the most overdue tenth, and one that never resumed, come first.
+	first["g-s"] = started.Add(30 * time.Second)
+	delete(first, "g-t")
+	if got := orderResume(due, first, started).slowestOfDecile(1); got != "g-t never (overdue 19.0s)" {
+		t.Fatalf("slowestOfDecile(1) = %q", got)
+	}
+	if got := orderResume(due, first, started).slowestOfDecile(5); got != "g-t never (overdue 19.0s), g-s 30.0s (overdue 18.0s)" {
+		t.Fatalf("slowestOfDecile(5) = %q", got)
+	}
 }
 
 func TestLeastSquares(t *testing.T) {
