@@ -114,9 +114,12 @@ func (r *OaatGroupReconciler) priorityOf(ctx context.Context, req reconcile.Requ
 		// Not in the cache: the pod is on its way into it (its own event will follow), or it was
 		// never created (the operator stopped between the run's intent and the create), and no
 		// event of it will ever come. Idle would leave such a group behind every group that
-		// becomes due, for as long as some does (a resume of 1,000 groups kept one waiting 231 s):
-		// due now, behind every group due for longer, and the reconcile finds out.
-		return overdue.Due(0)
+		// becomes due, for as long as some does (a resume of 1,000 groups kept one waiting 231 s);
+		// so would "due now" behind every group due for longer (the same resume, once that was
+		// fixed, still started such a group last, 39 s after the restart). Its run was due when
+		// its intent was written: due since then, and the reconcile finds out. A pod on its way
+		// into the cache was just asked for, so it is due now either way.
+		return overdue.Due(r.Clock.Now().Sub(cr.StartedAt.Time))
 	}
 	return overdue.Priority(group, run, false, r.Clock.Now())
 }

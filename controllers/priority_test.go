@@ -132,18 +132,32 @@ func TestPrioritizedEcho(t *testing.T) {
 }
 
 // TestPrioritizedRunWithoutPod: a group whose current run's pod the cache does not hold (never
-// created: the operator stopped between the intent and the create) is due now, not idle: no event
-// of that pod will come to raise it, and idle would leave it behind every group that becomes due.
+// created: the operator stopped between the intent and the create) is due since its run's intent,
+// not idle, nor due now: no event of that pod will come to raise it, and either would leave it
+// behind every group due for longer. A run whose intent was just written is due now.
 func TestPrioritizedRunWithoutPod(t *testing.T) {
-	g := testGroup("g", "a")
-	g.Status.ObservedGeneration = g.Generation
-	g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: "g-a-1", StartedAt: metav1.NewTime(testT0.Add(-time.Minute))}
-	r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, g), nil)
-	q := priorityqueue.New[reconcile.Request]("test-no-pod")
-	defer q.ShutDown()
-	groupEvents := prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: overdue.Idle}
-	groupEvents.Create(context.Background(), event.CreateEvent{Object: g, IsInInitialList: true}, q)
-	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
-		t.Fatalf("a run whose pod is not in the cache has priority %d, want %d (due now)", priority, overdue.Due(0))
+	for _, tc := range []struct {
+		name    string
+		intent  time.Time
+		overdue time.Duration
+	}{
+		{"intent a minute old", testT0.Add(-time.Minute), time.Minute},
+		{"intent just written", testT0, 0},
+	} {
+		g := testGroup("g", "a")
+		g.Status.ObservedGeneration = g.Generation
+		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: "g-a-1", StartedAt: metav1.NewTime(tc.intent)}
+		r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, g), nil)
+		q := priorityqueue.New[reconcile.Request]("test-no-pod")
+		groupEvents := prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: overdue.Idle}
+		groupEvents.Create(context.Background(), event.CreateEvent{Object: g, IsInInitialList: true}, q)
+		if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(tc.overdue) {
+			t.Errorf("%s: a run whose pod is not in the cache has priority %d, want %d (due for %s)",
+				tc.name, priority, overdue.Due(tc.overdue), tc.overdue)
+		}
+		q.ShutDown()
+	}
+	if overdue.Due(time.Minute) <= overdue.Due(0) {
+		t.Fatalf("due for a minute (%d) does not go before due now (%d)", overdue.Due(time.Minute), overdue.Due(0))
 	}
 }
