@@ -93,11 +93,15 @@ func orderResume(due, first map[string]time.Time, started time.Time) resumeOrder
 	return o
 }
 
-// decileMax is the largest resume time of the most overdue tenth of the groups (at least one);
-// ok is false when one of them did not resume.
+// decile is the most overdue tenth of the groups (at least one, when there are any).
+func (o resumeOrder) decile() resumeOrder {
+	return o[:min(max(1, (len(o)+9)/10), len(o))]
+}
+
+// decileMax is the largest resume time of the most overdue tenth of the groups; ok is false when
+// one of them did not resume.
 func (o resumeOrder) decileMax() (worst time.Duration, ok bool) {
-	n := max(1, (len(o)+9)/10)
-	for _, g := range o[:min(n, len(o))] {
+	for _, g := range o.decile() {
 		if g.resume < 0 {
 			return 0, false
 		}
@@ -110,7 +114,7 @@ func (o resumeOrder) decileMax() (worst time.Duration, ok bool) {
 // all), slowest first, with how overdue each was: an outlier there breaks the order a user feels
 // most, and the group's name is where its manager log and status tell why.
 func (o resumeOrder) slowestOfDecile(n int) string {
-	decile := slices.Clone(o[:min(max(1, (len(o)+9)/10), len(o))])
+	decile := slices.Clone(o.decile())
 	took := func(g groupResume) time.Duration { // never (-1) after any time
 		if g.resume < 0 {
 			return math.MaxInt64
@@ -150,10 +154,10 @@ func (b *bench) reportResume(due map[string]time.Time, started time.Time, first 
 	if !ok {
 		r.resumeDecile = b.cfg.resumeTimeout
 	}
-	if len(o) > 0 {
+	if d := o.decile(); len(d) > 0 {
 		b.rep.Printf("  overdue at the start: most %s, median %s, least %s; the most overdue tenth (%d groups, overdue >= %s) all resumed within %s",
 			o[0].overdue.Round(time.Millisecond), o[len(o)/2].overdue.Round(time.Millisecond), o[len(o)-1].overdue.Round(time.Millisecond),
-			max(1, (len(o)+9)/10), o[max(1, (len(o)+9)/10)-1].overdue.Round(time.Millisecond), perfkit.Ms(r.resumeDecile))
+			len(d), d[len(d)-1].overdue.Round(time.Millisecond), perfkit.Ms(r.resumeDecile))
 		b.rep.Printf("  order: resume time by tenth of groups, most overdue first: %s", tenths(o))
 		b.rep.Printf("  the most overdue tenth's slowest: %s", o.slowestOfDecile(3))
 	}
