@@ -40,29 +40,43 @@ type prioritized struct {
 	// dueOnCreate queues the groups an object's creation concerns as due now (an OaatRun: a run
 	// asked for now).
 	dueOnCreate bool
+	// synced says the cache had synced before the handler was called (the reprioritizer's): a
+	// current run whose pod it lacks was never created.
+	synced bool
+}
+
+// seen is what an event tells beyond its object.
+type seen struct {
+	// deleted: the object is gone (a delete event).
+	deleted bool
+	// dueNow queues the groups as due now, whatever their state.
+	dueNow bool
+	// initial: an event of the informers' initial list, while the cache may still lack the
+	// group's other objects.
+	initial bool
 }
 
 // Create implements handler.EventHandler.
 func (h prioritized) Create(ctx context.Context, e event.CreateEvent, q queue) {
-	h.enqueue(ctx, e.Object, false, h.dueOnCreate, q)
+	h.enqueue(ctx, e.Object, seen{dueNow: h.dueOnCreate, initial: e.IsInInitialList}, q)
 }
 
 // Update implements handler.EventHandler.
 func (h prioritized) Update(ctx context.Context, e event.UpdateEvent, q queue) {
-	h.enqueue(ctx, e.ObjectNew, false, false, q)
+	h.enqueue(ctx, e.ObjectNew, seen{}, q)
 }
 
 // Delete implements handler.EventHandler.
 func (h prioritized) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
-	h.enqueue(ctx, e.Object, true, false, q)
+	h.enqueue(ctx, e.Object, seen{deleted: true}, q)
 }
 
 // Generic implements handler.EventHandler.
 func (h prioritized) Generic(ctx context.Context, e event.GenericEvent, q queue) {
-	h.enqueue(ctx, e.Object, false, false, q)
+	h.enqueue(ctx, e.Object, seen{}, q)
 }
 
-func (h prioritized) enqueue(ctx context.Context, obj client.Object, deleted, dueNow bool, q queue) {
+func (h prioritized) enqueue(ctx context.Context, obj client.Object, ev seen, q queue) {
 	if obj == nil {
 		return
 	}
@@ -73,8 +87,8 @@ func (h prioritized) enqueue(ctx context.Context, obj client.Object, deleted, du
 			continue
 		}
 		priority := overdue.Due(0)
-		if !dueNow {
-			priority = max(h.floor, h.r.priorityOf(ctx, req, obj, deleted))
+		if !ev.dueNow {
+			priority = max(h.floor, h.priorityOf(ctx, req, obj, ev))
 		}
 		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, req)
 	}
@@ -84,7 +98,8 @@ func (h prioritized) enqueue(ctx context.Context, obj client.Object, deleted, du
 // of the event (the group itself, or one of its pods, whose event state is newer than the cache's
 // when it is the current run's). A group the cache does not hold, or that was deleted, is
 // overdue.Unknown: the reconcile finds out.
-func (r *OaatGroupReconciler) priorityOf(ctx context.Context, req reconcile.Request, obj client.Object, deleted bool) int {
+func (h prioritized) priorityOf(ctx context.Context, req reconcile.Request, obj client.Object, ev seen) int {
+	r, deleted := h.r, ev.deleted
 	group, isGroup := obj.(*v1alpha1.OaatGroup)
 	switch {
 	case isGroup && deleted:
@@ -111,17 +126,29 @@ func (r *OaatGroupReconciler) priorityOf(ctx context.Context, req reconcile.Requ
 	}
 	run := &corev1.Pod{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: cr.PodName}, run); err != nil {
-		// Not in the cache: the pod is on its way into it (its own event will follow), or it was
-		// never created (the operator stopped between the run's intent and the create), and no
-		// event of it will ever come. Idle would leave such a group behind every group that
-		// becomes due, for as long as some does (a resume of 1,000 groups kept one waiting 231 s);
-		// so would "due now" behind every group due for longer (the same resume, once that was
-		// fixed, still started such a group last, 39 s after the restart). Its run was due when
-		// its intent was written: due since then, and the reconcile finds out. A pod on its way
-		// into the cache was just asked for, so it is due now either way.
-		return overdue.Due(r.Clock.Now().Sub(cr.StartedAt.Time))
+		return h.withoutPod(group, ev)
 	}
 	return overdue.Priority(group, run, false, r.Clock.Now())
+}
+
+// withoutPod is the priority of group, whose current run's pod the cache does not hold, for an
+// event that is not the pod's own. With the cache synced (the reprioritizer, when this process
+// starts leading) the pod was never created: the operator stopped between the run's intent and the
+// create, no event of the pod will ever come, and the run has been due since the group's previous
+// run ended (overdue.NeverCreated). In the initial list the pod may simply not be listed yet: its
+// own event will tell, and the reprioritizer, once the cache synced; Unknown until then. Otherwise
+// the pod is on its way into the cache, just asked for: due since its intent, that is about now
+// (ranking it by the previous run would put the echo of every start ahead of groups still waiting).
+func (h prioritized) withoutPod(group *v1alpha1.OaatGroup, ev seen) int {
+	now := h.r.Clock.Now()
+	switch {
+	case h.synced:
+		return overdue.NeverCreated(group, now)
+	case ev.initial:
+		return overdue.Unknown
+	default:
+		return overdue.Due(now.Sub(group.Status.CurrentRun.StartedAt.Time))
+	}
 }
 
 // wakeUpPriority is the priority a group's own requeue (a wait that ends, a retry) is queued
@@ -175,9 +202,9 @@ func (p *reprioritizer) Start(ctx context.Context) error {
 	if err := p.cache.List(ctx, groups); err != nil {
 		return fmt.Errorf("listing the groups to queue them by priority: %w", err)
 	}
-	h := prioritized{r: p.r, toGroups: self, floor: overdue.Idle}
+	h := prioritized{r: p.r, toGroups: self, floor: overdue.Idle, synced: true}
 	for i := range groups.Items {
-		h.enqueue(ctx, &groups.Items[i], false, false, p.queue)
+		h.enqueue(ctx, &groups.Items[i], seen{}, p.queue)
 	}
 	return nil
 }

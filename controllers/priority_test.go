@@ -131,33 +131,44 @@ func TestPrioritizedEcho(t *testing.T) {
 	}
 }
 
-// TestPrioritizedRunWithoutPod: a group whose current run's pod the cache does not hold (never
-// created: the operator stopped between the intent and the create) is due since its run's intent,
-// not idle, nor due now: no event of that pod will come to raise it, and either would leave it
-// behind every group due for longer. A run whose intent was just written is due now.
+// TestPrioritizedRunWithoutPod: a group whose current run's pod the cache does not hold. Once the
+// cache synced (the reprioritizer) the pod was never created (the operator stopped between the
+// intent and the create), no event of it will come, and the group is due since its previous run
+// ended, not since the intent: counting from the intent ranked it behind groups due for less. In
+// the informers' initial list the pod may not be listed yet: Unknown, until its own event or the
+// reprioritizer. Any other event sees a pod on its way into the cache: due since its intent.
 func TestPrioritizedRunWithoutPod(t *testing.T) {
+	intent, previousEnd := testT0.Add(-time.Minute), metav1.NewTime(testT0.Add(-2*time.Minute))
 	for _, tc := range []struct {
-		name    string
-		intent  time.Time
-		overdue time.Duration
+		name   string
+		synced bool
+		event  func(prioritized, *v1alpha1.OaatGroup, queue)
+		want   int
 	}{
-		{"intent a minute old", testT0.Add(-time.Minute), time.Minute},
-		{"intent just written", testT0, 0},
+		{"the synced cache lacks it: never created", true, func(h prioritized, g *v1alpha1.OaatGroup, q queue) {
+			h.Generic(context.Background(), event.GenericEvent{Object: g}, q)
+		}, overdue.Due(2 * time.Minute)},
+		{"the initial list, its pod perhaps not listed yet", false, func(h prioritized, g *v1alpha1.OaatGroup, q queue) {
+			h.Create(context.Background(), event.CreateEvent{Object: g, IsInInitialList: true}, q)
+		}, overdue.Unknown},
+		{"an update: its pod on its way into the cache", false, func(h prioritized, g *v1alpha1.OaatGroup, q queue) {
+			h.Update(context.Background(), event.UpdateEvent{ObjectOld: g, ObjectNew: g}, q)
+		}, overdue.Due(time.Minute)},
 	} {
-		g := testGroup("g", "a")
+		g := testGroup("g", "a", "b")
 		g.Status.ObservedGeneration = g.Generation
-		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: "g-a-1", StartedAt: metav1.NewTime(tc.intent)}
+		g.Status.Items = []v1alpha1.ItemStatus{{Name: "a", LastSuccess: &previousEnd}, {Name: "b"}}
+		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "b", PodName: "g-b-2", StartedAt: metav1.NewTime(intent)}
 		r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, g), nil)
 		q := priorityqueue.New[reconcile.Request]("test-no-pod")
-		groupEvents := prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: overdue.Idle}
-		groupEvents.Create(context.Background(), event.CreateEvent{Object: g, IsInInitialList: true}, q)
-		if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(tc.overdue) {
-			t.Errorf("%s: a run whose pod is not in the cache has priority %d, want %d (due for %s)",
-				tc.name, priority, overdue.Due(tc.overdue), tc.overdue)
+		tc.event(prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: overdue.Idle, synced: tc.synced}, g, q)
+		if _, priority, _ := q.GetWithPriority(); priority != tc.want {
+			t.Errorf("%s: priority %d, want %d", tc.name, priority, tc.want)
 		}
 		q.ShutDown()
 	}
-	if overdue.Due(time.Minute) <= overdue.Due(0) {
-		t.Fatalf("due for a minute (%d) does not go before due now (%d)", overdue.Due(time.Minute), overdue.Due(0))
+	if overdue.Due(2*time.Minute) <= overdue.Due(time.Minute) || overdue.Due(time.Minute) <= overdue.Unknown {
+		t.Fatalf("the levels do not rank due for 2 min (%d) before 1 min (%d) before unknown (%d)",
+			overdue.Due(2*time.Minute), overdue.Due(time.Minute), overdue.Unknown)
 	}
 }

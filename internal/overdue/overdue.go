@@ -121,6 +121,29 @@ func DueSince(group *v1alpha1.OaatGroup, run *corev1.Pod, runGone bool, now time
 	return earliest, due
 }
 
+// NeverCreated is the priority of a group whose current run's pod was never created: the operator
+// stopped between the run's intent and the pod's create, and the synced cache lacks the pod. The
+// run was due when the group's previous run ended (the latest end of any item's run), or at the
+// run's intent if none ended before it; counting from the intent alone ranked such a group, due
+// since its previous pod ended, behind groups due for less (a resume of 1,000 groups started one
+// 25 s after the restart, among the most overdue tenth by its pods). A group that idled between
+// its previous run and this run's intent is ranked as due since that run's end: an estimate that
+// moves the few groups caught by a stop forward, never a run.
+func NeverCreated(group *v1alpha1.OaatGroup, now time.Time) int {
+	cr := group.Status.CurrentRun
+	if cr == nil || !group.DeletionTimestamp.IsZero() {
+		return Priority(group, nil, false, now)
+	}
+	since := group.CreationTimestamp.Time
+	for i := range group.Status.Items {
+		since = latest(since, group.Status.Items[i].LastSuccess, group.Status.Items[i].LastFailure)
+	}
+	if cr.StartedAt.Time.Before(since) {
+		since = cr.StartedAt.Time
+	}
+	return Due(now.Sub(since))
+}
+
 // runDueSince is DueSince for a group with a current run: due once its pod ended or went, or its
 // run outlived spec.runTimeout, or a stop of it was decided.
 func runDueSince(group *v1alpha1.OaatGroup, cr *v1alpha1.CurrentRun, run *corev1.Pod, runGone bool, now time.Time) (time.Time, bool) {

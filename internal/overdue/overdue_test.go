@@ -174,3 +174,33 @@ func TestDueNeverBehindNotDue(t *testing.T) {
 		}
 	}
 }
+
+// TestNeverCreated: a run whose pod was never created is due since the group's previous run ended,
+// not since its own intent; the intent bounds it.
+func TestNeverCreated(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		group *v1alpha1.OaatGroup
+		want  int
+	}{
+		{"due since the previous run's end (b, 20 min ago), not the intent (1 min ago)", group(withRun), Due(20 * time.Minute)},
+		{"a run that ended after the intent does not count", group(func(g *v1alpha1.OaatGroup) {
+			withRun(g)
+			g.Status.Items[1].LastFailure = at(-30 * time.Second)
+		}), Due(time.Minute)},
+		{"the group's first run: due since its creation", group(func(g *v1alpha1.OaatGroup) {
+			withRun(g)
+			g.Status.Items[0].LastSuccess, g.Status.Items[1].LastSuccess = nil, nil
+		}), Due(24 * time.Hour)},
+		{"without a current run, as Priority", group(nil), Idle},
+		{"a group being deleted", group(func(g *v1alpha1.OaatGroup) {
+			withRun(g)
+			g.DeletionTimestamp = at(-time.Hour)
+			g.Finalizers = []string{"x"}
+		}), Idle},
+	} {
+		if got := NeverCreated(tc.group, now); got != tc.want {
+			t.Errorf("%s: NeverCreated = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
