@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
@@ -83,7 +84,26 @@ func (b *bench) fill(ctx context.Context) error {
 		return err
 	}
 	b.results.peakRSS = max(b.results.peakRSS, usage.PeakRSS)
-	return b.reportMemory(ctx, usage, "holding every group and the last pod of each item")
+	if err := b.reportMemory(ctx, usage, "holding every group and the last pod of each item"); err != nil {
+		return err
+	}
+	return b.reportHeap(ctx)
+}
+
+// reportHeap prints where the manager's heap in use is, by function: the attribution of the
+// memory it holds in the steady state. The profile stays in the cluster's state directory.
+func (b *bench) reportHeap(ctx context.Context) error {
+	path := filepath.Join(b.env.Cluster.StateDir, "manager-heap.pb.gz")
+	if err := b.manager.HeapProfile(ctx, path); err != nil {
+		return err
+	}
+	top, err := perfkit.HeapTop(ctx, path, 15)
+	if err != nil {
+		return err
+	}
+	b.rep.Printf("  the manager's heap in use by function (go tool pprof -top -sample_index=inuse_space %s):\n%s",
+		filepath.Base(path), perfkit.Indent("    ", top))
+	return nil
 }
 
 // reportMemory prints the manager's memory.
@@ -148,7 +168,8 @@ func (b *bench) restart(ctx context.Context) error {
 	}
 	l, left := resumed()
 	b.results.resume, b.results.resumed = l.Max(), len(due)
-	b.rep.Printf("  /readyz answered %s after the start", ready.Round(time.Millisecond))
+	b.rep.Printf("  /readyz (the caches of the groups and their pods synced) answered %s after the start; the first pod was created %s after it",
+		ready.Round(time.Millisecond), perfkit.Ms(l.Min()))
 	b.rep.Printf("  groups with an eligible item at the start: %d; resumed: %d, not within %s: %d", len(due), len(l), cfg.resumeTimeout, left)
 	b.rep.Printf("  time from the start to each group's next pod (target: all within 10 s): %s", l.Summary())
 	if left > 0 {

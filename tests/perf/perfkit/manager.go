@@ -33,6 +33,7 @@ type Manager struct {
 	proc        *support.Process
 	metricsAddr string
 	probeAddr   string
+	pprofAddr   string
 	startedAt   time.Time
 }
 
@@ -49,7 +50,7 @@ func (m *Manager) Start() error {
 	if m.proc != nil && !m.proc.Reaped() {
 		return fmt.Errorf("%s already runs (pid %d)", m.Name, m.proc.PID())
 	}
-	var ports [2]int
+	var ports [3]int
 	for i := range ports {
 		port, err := support.FreePort()
 		if err != nil {
@@ -59,9 +60,10 @@ func (m *Manager) Start() error {
 	}
 	m.metricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 	m.probeAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
+	m.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
 	args := support.ManagerFlags{
 		Kubeconfig: m.Kubeconfig, MetricsAddr: m.metricsAddr, MetricsInsecure: true, ProbeAddr: m.probeAddr,
-		LeaderElect: m.LeaderElect,
+		LeaderElect: m.LeaderElect, Extra: []string{"--pprof-bind-address", m.pprofAddr},
 	}.Args()
 	proc, err := support.StartProcess(support.ProcessSpec{
 		Name: m.Name, Binary: m.Binary, Args: args, LogPath: m.LogPath, Log: m.Log,
@@ -122,23 +124,51 @@ func (m *Manager) Stop() error {
 
 // Metrics scrapes the current process's /metrics.
 func (m *Manager) Metrics(ctx context.Context) (Samples, error) {
-	if !m.Running() {
-		return nil, errors.New(m.Name + " does not run")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.metricsAddr+"/metrics", http.NoBody)
+	body, err := m.get(ctx, "http://"+m.metricsAddr+"/metrics")
 	if err != nil {
 		return nil, err
 	}
-	c := http.Client{Timeout: 5 * time.Second}
+	defer body.Close()
+	return ParseMetrics(body)
+}
+
+// HeapProfile writes the current process's heap profile, taken after a collection, to path.
+func (m *Manager) HeapProfile(ctx context.Context, path string) error {
+	body, err := m.get(ctx, "http://"+m.pprofAddr+"/debug/pprof/heap?gc=1")
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, body); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// get asks the current process for url and returns the body of its 200 answer.
+func (m *Manager) get(ctx context.Context, url string) (io.ReadCloser, error) {
+	if !m.Running() {
+		return nil, errors.New(m.Name + " does not run")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return nil, err
+	}
+	c := http.Client{Timeout: 30 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s /metrics: %s", m.Name, resp.Status)
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("%s %s: %s", m.Name, url, resp.Status)
 	}
-	return ParseMetrics(resp.Body)
+	return resp.Body, nil
 }
 
 // Usage reads the current process's resource usage.

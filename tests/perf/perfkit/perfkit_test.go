@@ -81,6 +81,9 @@ func TestPercentile(t *testing.T) {
 			t.Errorf("p%v = %v, want %v", p, got, want)
 		}
 	}
+	if l.Min() != time.Millisecond || l.Max() != 100*time.Millisecond {
+		t.Errorf("min %v, max %v, want 1ms and 100ms", l.Min(), l.Max())
+	}
 	if l[0] != 100*time.Millisecond {
 		t.Error("Percentile sorted the samples in place")
 	}

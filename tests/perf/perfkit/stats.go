@@ -10,7 +10,7 @@ import (
 // Latencies are durations measured once each.
 type Latencies []time.Duration
 
-// Percentile returns the p-th percentile (0 < p <= 100) by the nearest-rank method; 0 when
+// Percentile returns the p-th percentile (0 < p <= 100; 0 the smallest) by the nearest-rank method; 0 when
 // there is no sample.
 func (l Latencies) Percentile(p float64) time.Duration {
 	if len(l) == 0 {
@@ -21,6 +21,9 @@ func (l Latencies) Percentile(p float64) time.Duration {
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	return s[min(max(rank, 1), len(s))-1]
 }
+
+// Min returns the smallest sample, 0 when there is none.
+func (l Latencies) Min() time.Duration { return l.Percentile(0) }
 
 // Max returns the largest sample, 0 when there is none.
 func (l Latencies) Max() time.Duration { return l.Percentile(100) }
