@@ -175,6 +175,8 @@ func (b *bench) restart(ctx context.Context) error {
 	if left > 0 {
 		b.results.resume = cfg.resumeTimeout
 	}
+	// The new process's counters and CPU count from its start.
+	b.describeManager(between(reading{at: started, api: before.api, op: perfkit.Samples{}}, after))
 	b.reportResume(due, started, b.firstPods(due, started), between(before, after))
 	return nil
 }
