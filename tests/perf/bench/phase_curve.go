@@ -17,7 +17,7 @@ const curveNamespace = "bench-curve"
 // curvePoint is what one step of the scale curve measured.
 type curvePoint struct {
 	groups, runs, podsHeld int
-	rss, heap              int64
+	rss, heap, live        int64
 	cpu, elapsed           time.Duration
 	reaction               perfkit.Latencies
 }
@@ -44,7 +44,7 @@ func (b *bench) curvePhase(ctx context.Context) error {
 		return err
 	}
 	created := 0
-	b.rep.Printf("  %7s %9s %9s %12s %8s %10s %11s %s", "groups", "RSS", "Go heap", "pods held", "runs/s", "CPU", "CPU/run", "reaction")
+	b.rep.Printf("  %7s %9s %9s %9s %12s %8s %10s %11s %s", "groups", "RSS", "Go heap", "live heap", "pods held", "runs/s", "CPU", "CPU/run", "reaction")
 	for _, n := range cfg.curve {
 		if n > created {
 			var objs []client.Object
@@ -61,7 +61,7 @@ func (b *bench) curvePhase(ctx context.Context) error {
 			return err
 		}
 		b.results.curve = append(b.results.curve, p)
-		b.rep.Printf("  %7d %9s %9s %5d (%4.1f/g) %8.1f %9.2fc %9.1fms %s", p.groups, perfkit.MiB(p.rss), perfkit.MiB(p.heap),
+		b.rep.Printf("  %7d %9s %9s %9s %5d (%4.1f/g) %8.1f %9.2fc %9.1fms %s", p.groups, perfkit.MiB(p.rss), perfkit.MiB(p.heap), perfkit.MiB(p.live),
 			p.podsHeld, float64(p.podsHeld)/float64(p.groups), float64(p.runs)/p.elapsed.Seconds(),
 			p.cpu.Seconds()/p.elapsed.Seconds(), perMs(p.cpu, p.runs), "p50 "+perfkit.Ms(p.reaction.Percentile(50))+", p99 "+perfkit.Ms(p.reaction.Percentile(99)))
 	}
@@ -99,6 +99,10 @@ func (b *bench) curveStep(ctx context.Context, groups int) (curvePoint, error) {
 	if err != nil {
 		return curvePoint{}, err
 	}
+	live, err := b.manager.LiveHeap(ctx)
+	if err != nil {
+		return curvePoint{}, err
+	}
 	pods := b.pods.Pods(curveNamespace)
 	held := 0
 	for _, p := range pods {
@@ -108,7 +112,7 @@ func (b *bench) curveStep(ctx context.Context, groups int) (curvePoint, error) {
 	}
 	return curvePoint{
 		groups: groups, runs: endedIn(pods, in), podsHeld: held,
-		rss: usage.RSS, heap: int64(samples.Sum("go_memstats_heap_inuse_bytes", nil)),
+		rss: usage.RSS, heap: int64(samples.Sum("go_memstats_heap_inuse_bytes", nil)), live: live,
 		cpu: iv.cpu, elapsed: iv.elapsed,
 		reaction: measureStarts(perfkit.ByGroup(pods), cfg.curveFreq, in).reaction,
 	}, nil
@@ -122,11 +126,12 @@ func (b *bench) reportCurve(points []curvePoint) {
 		b.rep.Printf("  one step only: no slope")
 		return
 	}
-	var groups, rss, heap, runs, cpu []float64
+	var groups, rss, heap, live, runs, cpu []float64
 	for _, p := range points {
 		groups = append(groups, float64(p.groups))
 		rss = append(rss, float64(p.rss))
 		heap = append(heap, float64(p.heap))
+		live = append(live, float64(p.live))
 		runs = append(runs, float64(p.runs))
 		cpu = append(cpu, p.cpu.Seconds())
 	}
@@ -143,6 +148,7 @@ func (b *bench) reportCurve(points []curvePoint) {
 	}
 	line("RSS", groups, rss, 1<<10, "KiB", "group")
 	line("Go heap in use", groups, heap, 1<<10, "KiB", "group")
+	line("live heap (after a collection)", groups, live, 1<<10, "KiB", "group")
 	line("manager CPU", runs, cpu, 1e-3, "ms", "finished run")
 }
 

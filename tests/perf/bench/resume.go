@@ -226,15 +226,24 @@ func (b *bench) resumeTargets(target func(name string, met bool, measured string
 		notMeasured(r.failoverMeasured, perfkit.Ms(r.failoverKill)))
 	target("failover after SIGTERM < 3 s", r.failoverMeasured && r.failoverStop < 3*second,
 		notMeasured(r.failoverMeasured, perfkit.Ms(r.failoverStop)))
-	if len(r.curve) >= 2 {
+	for _, m := range []struct {
+		name string
+		of   func(curvePoint) int64
+	}{
+		{"RSS", func(p curvePoint) int64 { return p.rss }},
+		{"live heap", func(p curvePoint) int64 { return p.live }},
+	} {
+		name := "scale curve: " + m.name + " linear (R² >= 0.98)"
+		if len(r.curve) < 2 {
+			target(name, false, "not measured")
+			continue
+		}
 		var x, y []float64
 		for _, p := range r.curve {
-			x, y = append(x, float64(p.groups)), append(y, float64(p.rss))
+			x, y = append(x, float64(p.groups)), append(y, float64(m.of(p)))
 		}
 		_, _, r2 := leastSquares(x, y)
-		target("scale curve: RSS linear (R² >= 0.98)", r2 >= 0.98, fmt.Sprintf("R² %.3f over %s groups", r2, joinInts(groupsOf(r.curve))))
-	} else {
-		target("scale curve: RSS linear (R² >= 0.98)", false, "not measured")
+		target(name, r2 >= 0.98, fmt.Sprintf("R² %.3f over %s groups", r2, joinInts(groupsOf(r.curve))))
 	}
 }
 

@@ -150,6 +150,19 @@ func (m *Manager) HeapProfile(ctx context.Context, path string) error {
 	return f.Close()
 }
 
+// LiveHeap forces a collection in the current process and returns the bytes its heap holds then
+// (runtime.MemStats.HeapAlloc, which /debug/pprof/heap?gc=1&debug=1 prints after the collection):
+// what it keeps, whatever the collector's pacing (RSS and heap in use also hold the garbage of
+// the last cycle).
+func (m *Manager) LiveHeap(ctx context.Context) (int64, error) {
+	body, err := m.get(ctx, "http://"+m.pprofAddr+"/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer body.Close()
+	return heapAlloc(body)
+}
+
 // get asks the current process for url and returns the body of its 200 answer.
 func (m *Manager) get(ctx context.Context, url string) (io.ReadCloser, error) {
 	if !m.Running() {

@@ -1,8 +1,11 @@
 package perfkit
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -37,4 +40,19 @@ func heapTopLines(out string) []string {
 		}
 	}
 	return kept
+}
+
+// heapAlloc reads the value of "# HeapAlloc = N" in a heap profile's text form (debug=1).
+func heapAlloc(r io.Reader) (int64, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# HeapAlloc = "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, errors.New("no HeapAlloc line in the heap profile")
 }

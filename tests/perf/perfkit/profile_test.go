@@ -2,8 +2,10 @@ package perfkit
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -69,5 +71,28 @@ Showing top 2 nodes out of 150
       20MB 15.87% 47.62%       20MB 15.87%  reflect.New`
 	if got := strings.Join(heapTopLines(out), "\n"); got != want {
 		t.Fatalf("heapTopLines =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestHeapAlloc reads HeapAlloc from this process's own heap profile in its text form, which
+// must agree with runtime.ReadMemStats taken just before (the heap barely moves in between).
+func TestHeapAlloc(t *testing.T) {
+	retained = holdHeap(16)
+	var text strings.Builder
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if err := pprof.Lookup("heap").WriteTo(&text, 1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := heapAlloc(strings.NewReader(text.String()))
+	retained = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got < 16<<20 || math.Abs(float64(got)-float64(ms.HeapAlloc)) > 8<<20 {
+		t.Fatalf("HeapAlloc %d, runtime.ReadMemStats %d, holding 16 MiB", got, ms.HeapAlloc)
+	}
+	if _, err := heapAlloc(strings.NewReader("heap profile: 0: 0 [0: 0] @ heap/1048576\n")); err == nil {
+		t.Fatal("a profile without HeapAlloc read without an error")
 	}
 }
