@@ -71,13 +71,19 @@ func (w *wakeUp) at(t time.Time) {
 	}
 }
 
-// after is how long from now to the wake-up: zero for none, at least a second for an instant
-// that has passed already.
+// after is how long from now to the wake-up: zero for none, a second for an instant that has
+// passed already, else exactly until it. (A floor of a second on every wake-up, as 68e9ccc had,
+// started an item that a reconcile saw 300 ms before its eligibility 700 ms late: make bench's
+// start precision went from p99 307 ms to 1,026 ms.)
 func (w wakeUp) after(now time.Time) time.Duration {
-	if w.earliest.IsZero() {
+	switch after := w.earliest.Sub(now); {
+	case w.earliest.IsZero():
 		return 0
+	case after <= 0:
+		return time.Second
+	default:
+		return after
 	}
-	return max(w.earliest.Sub(now), time.Second)
 }
 
 // item returns the status entry of the item, adding it when missing.
