@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,7 +19,7 @@ var _ = Describe("The manager's readiness check", func() {
 		c, err := cache.New(cfg, opts)
 		Expect(err).NotTo(HaveOccurred())
 		check := controllers.CachesSynced(c)
-		probe := func() error { return check(httptest.NewRequest("GET", "/readyz", nil)) }
+		probe := func() error { return check(httptest.NewRequest(http.MethodGet, "/readyz", http.NoBody)) }
 
 		Expect(probe()).To(MatchError(ContainSubstring("has not synced yet")), "before the cache started")
 
