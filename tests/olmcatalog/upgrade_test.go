@@ -5,7 +5,6 @@ package olmcatalog
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -150,18 +149,7 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 		Expect(blackout.Status.Items[0].WaitReason).To(Equal(v1alpha1.WaitBlackout), "the blackout group's item")
 
 		By("checking that nothing changes for a quiet minute with nothing due")
-		// The real node's kubelet still updates a pod's status seconds after the phase that
-		// records its run (its sandbox torn down: a CI run saw a finished pod's resourceVersion
-		// move 5 s after the status said all done; the operator never patches a pod). So the
-		// objects settle first, two looks 5 s apart agreeing; an operator that never stops
-		// writing fails here as it would below.
 		quiet := resourceVersions(ctx)
-		Eventually(func() bool {
-			now := resourceVersions(ctx)
-			settled := maps.Equal(now, quiet)
-			quiet = now
-			return settled
-		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5*time.Second).Should(BeTrue(), "the objects never settled")
 		Consistently(func(g Gomega) {
 			g.Expect(resourceVersions(ctx)).To(Equal(quiet))
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed())
@@ -350,7 +338,15 @@ func resourceVersions(ctx context.Context) map[string]string {
 			if kind == "Pod" && o.GetLabels()["control-plane"] != "" {
 				continue // the manager's own pod: the kubelet updates it
 			}
-			out[fmt.Sprintf("%s %s/%s", kind, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetUID())] = o.GetResourceVersion()
+			version := o.GetResourceVersion()
+			if kind == "Pod" {
+				// The operator only creates and deletes item pods (a new key, a missing one, or a
+				// deletion under way); the real node's kubelet still updates a finished pod's
+				// status long after the phase that recorded its run (a clean-clone run saw one
+				// move 10 s into the quiet minute, the groups unchanged).
+				version = fmt.Sprintf("generation %d, deleting %t", o.GetGeneration(), o.GetDeletionTimestamp() != nil)
+			}
+			out[fmt.Sprintf("%s %s/%s", kind, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetUID())] = version
 		}
 	}
 	return out
