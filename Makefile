@@ -68,13 +68,20 @@ SCORECARD_IMG ?= $(IMAGE_TAG_BASE)-scorecard:v$(VERSION)
 # tools. (i.e. podman)
 CONTAINER_TOOL ?= docker
 
-# Tools: each is built from a pinned Go module under hack/tools/ into bin/, with its version in the
-# file name; a file that exists is not built again. The versions are read from those go.mod files
-# (and nowhere else). Defined here, before the rules that name the files as prerequisites.
+# Tools: each is built from a pinned Go module under hack/tools/ into a per-user cache outside the
+# clone (TOOLS_CACHE), as envtest's setup-envtest keeps its binaries: a directory per tools module,
+# named after a hash of its go.mod and go.sum, and the version in the file name. A file that exists
+# is not built again, so a second clone, a CI run or `rm -rf bin` builds no tool again. The versions
+# are read from those go.mod files (and nowhere else). Defined here, before the rules that name the
+# files as prerequisites. What the clone itself builds (the manager, the images) goes into bin/.
 
 ## Location to install dependencies to
 LOCALBIN ?= $(CURDIR)/bin
 TOOLS_DIR := $(CURDIR)/hack/tools
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/oaat-operator/tools
+# TOOLBIN_<module>: the cache directory of hack/tools/<module>'s binaries.
+TOOL_MODULES := controlplane coredns devtools etcd golangci-lint grpc-health-probe kwok olm operator-sdk opm
+$(foreach m,$(TOOL_MODULES),$(eval TOOLBIN_$(m) := $(TOOLS_CACHE)/$(m)-$(shell cat $(TOOLS_DIR)/$(m)/go.mod $(TOOLS_DIR)/$(m)/go.sum | sha256sum | cut -c1-12)))
 
 # gomod-version prints the version at which hack/tools/$(1)/go.mod requires module $(2).
 gomod-version = $(shell awk '$$1 == "require" && $$2 == "$(2)" { print $$3; exit } $$1 == "$(2)" && $$2 ~ /^v/ { print $$2; exit }' $(TOOLS_DIR)/$(1)/go.mod)
@@ -99,31 +106,31 @@ $(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUST
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
-CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
-KUSTOMIZE := $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
-KUBE_APISERVER := $(LOCALBIN)/kube-apiserver-$(KUBE_VERSION)
-KUBE_CONTROLLER_MANAGER := $(LOCALBIN)/kube-controller-manager-$(KUBE_VERSION)
-KUBE_SCHEDULER := $(LOCALBIN)/kube-scheduler-$(KUBE_VERSION)
-KUBECTL_BIN := $(LOCALBIN)/kubectl-$(KUBE_VERSION)
-KUBELET := $(LOCALBIN)/kubelet-$(KUBE_VERSION)
+CONTROLLER_GEN := $(TOOLBIN_devtools)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+KUSTOMIZE := $(TOOLBIN_devtools)/kustomize-$(KUSTOMIZE_VERSION)
+KUBE_APISERVER := $(TOOLBIN_controlplane)/kube-apiserver-$(KUBE_VERSION)
+KUBE_CONTROLLER_MANAGER := $(TOOLBIN_controlplane)/kube-controller-manager-$(KUBE_VERSION)
+KUBE_SCHEDULER := $(TOOLBIN_controlplane)/kube-scheduler-$(KUBE_VERSION)
+KUBECTL_BIN := $(TOOLBIN_controlplane)/kubectl-$(KUBE_VERSION)
+KUBELET := $(TOOLBIN_controlplane)/kubelet-$(KUBE_VERSION)
 CRI_TEARDOWN := $(LOCALBIN)/cri-teardown-$(KUBE_VERSION)
-ETCD := $(LOCALBIN)/etcd-$(ETCD_VERSION)
-KWOK := $(LOCALBIN)/kwok-$(KWOK_VERSION)
-OPERATOR_SDK := $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
-SCORECARD_TEST := $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
-OPM := $(LOCALBIN)/opm-$(OPM_VERSION)
-OLM := $(LOCALBIN)/olm-$(OLM_VERSION)
-CATALOG_OPERATOR := $(LOCALBIN)/catalog-$(OLM_VERSION)
-GOLANGCI_LINT := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
-KUBE_API_LINTER := $(LOCALBIN)/kube-api-linter-$(KUBE_API_LINTER_VERSION)
+ETCD := $(TOOLBIN_etcd)/etcd-$(ETCD_VERSION)
+KWOK := $(TOOLBIN_kwok)/kwok-$(KWOK_VERSION)
+OPERATOR_SDK := $(TOOLBIN_operator-sdk)/operator-sdk-$(OPERATOR_SDK_VERSION)
+SCORECARD_TEST := $(TOOLBIN_operator-sdk)/scorecard-test-$(OPERATOR_SDK_VERSION)
+OPM := $(TOOLBIN_opm)/opm-$(OPM_VERSION)
+OLM := $(TOOLBIN_olm)/olm-$(OLM_VERSION)
+CATALOG_OPERATOR := $(TOOLBIN_olm)/catalog-$(OLM_VERSION)
+GOLANGCI_LINT := $(TOOLBIN_golangci-lint)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBE_API_LINTER := $(TOOLBIN_golangci-lint)/kube-api-linter-$(KUBE_API_LINTER_VERSION)
 
 # The OLM image's utilities (make images, IMAGES=olm): cpb, which the bundle unpack Job copies
 # into the bundle's container, and copy-content.
-CPB := $(LOCALBIN)/cpb-$(OLM_VERSION)
-COPY_CONTENT := $(LOCALBIN)/copy-content-$(OLM_VERSION)
+CPB := $(TOOLBIN_olm)/cpb-$(OLM_VERSION)
+COPY_CONTENT := $(TOOLBIN_olm)/copy-content-$(OLM_VERSION)
 # The real node's Service routing and cluster DNS (hack/cluster/services.sh).
-KUBE_PROXY := $(LOCALBIN)/kube-proxy-$(KUBE_VERSION)
-COREDNS := $(LOCALBIN)/coredns-$(COREDNS_VERSION)
+KUBE_PROXY := $(TOOLBIN_controlplane)/kube-proxy-$(KUBE_VERSION)
+COREDNS := $(TOOLBIN_coredns)/coredns-$(COREDNS_VERSION)
 
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
@@ -139,10 +146,13 @@ CLUSTER_ENV := KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_C
 REAL_NODE_BINARIES := $(KUBELET) $(CRI_TEARDOWN) $(KUBE_PROXY)
 # cluster-up's prerequisites: the real node's too when OAAT_CLUSTER_REAL_NODE=1.
 CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_REAL_NODE)),$(REAL_NODE_BINARIES) real-node-packages real-node-images)
-# The images a real node needs (make images IMAGES=...): the sandbox, the samples' busybox, the
-# operator (make deploy) and the cluster DNS (hack/cluster/services.sh). cluster.sh pushes every
-# image built, these and any other.
-REAL_NODE_IMAGES := pause busybox operator coredns
+# The images of a cluster with a real node (make images IMAGES=...): what the node itself runs, the
+# sandbox (hack/cluster/realnode.sh) and the cluster DNS (hack/cluster/services.sh), which
+# cluster.sh refuses to start without; then what the real-node targets run on it, the samples'
+# busybox and the operator (make deploy, test-realnode). cluster.sh pushes every image built, these
+# and any other.
+REAL_NODE_CLUSTER_IMAGES := pause coredns
+REAL_NODE_IMAGES := $(REAL_NODE_CLUSTER_IMAGES) busybox operator
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -213,12 +223,18 @@ ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD
 
 .PHONY: test
 test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
-	$(ENVTEST_ENV) go test ./... -coverprofile cover.out
-	$(MAKE) test-olm
-	$(MAKE) test-e2e
-	$(MAKE) test-realnode
-	$(MAKE) test-olm-install
-	$(MAKE) test-olm-catalog
+	$(call timed,go test ./...,$(ENVTEST_ENV) go test ./... -coverprofile cover.out)
+	$(call timed,test-olm,$(MAKE) test-olm)
+	$(call timed,test-e2e,$(MAKE) test-e2e)
+	$(call timed,test-realnode,$(MAKE) test-realnode)
+	$(call timed,test-olm-install,$(MAKE) test-olm-install)
+	$(call timed,test-olm-catalog,$(MAKE) test-olm-catalog)
+
+# timed runs the command $(2) (echoed as make would), then says how long step $(1) took: the
+# figures of docs/development.md.
+define timed
+@echo '$(2)'; start=$$(date +%s); $(2); echo "=== $(1) took $$(( $$(date +%s) - start ))s"
+endef
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
 # in the end-to-end tests). The only system package the tests need: installed when missing.
@@ -396,8 +412,8 @@ lint-api: $(KUBE_API_LINTER) ## Run the Kube API Linter (.golangci-kal.yml) on t
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager and the kubectl-oaat plugin into bin/.
-	go build -o bin/manager ./cmd
-	go build -o bin/kubectl-oaat ./cmd/kubectl-oaat
+	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/kubectl-oaat ./cmd/kubectl-oaat
 
 .PHONY: run
 run: manifests generate fmt vet ## Run a controller from your host.
@@ -451,8 +467,10 @@ cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its
 
 # The demo runs the manager on this machine as its ServiceAccount (hack/local-operator), not
 # in a Deployment (make deploy does that), and the samples' item pods on the cluster's real node:
-# the images it needs are pause and busybox. Its binaries are built with go build alone, not through
-# `build`, which also regenerates code and manifests and formats the tree.
+# the images it needs are the node's own (pause, coredns) and the samples' busybox, not the
+# operator's. Its binaries are built with go build alone, not through `build`, which also
+# regenerates code and manifests and formats the tree.
+DEMO_IMAGES := $(REAL_NODE_CLUSTER_IMAGES) busybox
 MANAGER_BIN = $(LOCALBIN)/manager
 KUBECTL_OAAT_BIN = $(LOCALBIN)/kubectl-oaat
 LOCAL_OPERATOR_BIN = $(LOCALBIN)/local-operator
@@ -461,7 +479,7 @@ DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANA
 
 .PHONY: demo
 demo: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
-	$(MAKE) images IMAGES="pause busybox"
+	$(MAKE) images IMAGES="$(DEMO_IMAGES)"
 	go build -o $(MANAGER_BIN) ./cmd
 	go build -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
 	go build -o $(LOCAL_OPERATOR_BIN) ./hack/local-operator
@@ -624,7 +642,7 @@ IMAGES ?=
 IMAGES_DIR := $(LOCALBIN)/images
 GRPC_HEALTH_PROBE_VERSION := $(call gomod-version,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
 $(if $(GRPC_HEALTH_PROBE_VERSION),,$(error GRPC_HEALTH_PROBE_VERSION could not be read from hack/tools/grpc-health-probe/go.mod))
-GRPC_HEALTH_PROBE := $(LOCALBIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
+GRPC_HEALTH_PROBE := $(TOOLBIN_grpc-health-probe)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 # The operator image is one manifest list of these platforms, cross-compiled.
 OPERATOR_PLATFORMS ?= linux/amd64 linux/arm64
 # The sandbox image: the pause version that Kubernetes KUBE_VERSION builds (build/pause/Makefile's
@@ -697,8 +715,8 @@ images-push: images ## Copy every built image into REGISTRY (host:port, plain HT
 	hack/images/push.sh $(REGISTRY)
 
 .PHONY: grpc-health-probe
-grpc-health-probe: $(GRPC_HEALTH_PROBE) ## Build grpc_health_probe (of the opm image) into bin/ if necessary.
-$(GRPC_HEALTH_PROBE): | $(LOCALBIN)
+grpc-health-probe: $(GRPC_HEALTH_PROBE) ## Build grpc_health_probe (of the opm image) into the tools cache if necessary.
+$(GRPC_HEALTH_PROBE):
 	$(call go-build-tool,$@,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
 
 ##@ Dependencies
@@ -707,36 +725,36 @@ $(LOCALBIN):
 	mkdir -p $(LOCALBIN)
 
 .PHONY: controller-gen
-controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/ if necessary.
-$(CONTROLLER_GEN): | $(LOCALBIN)
+controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into the tools cache if necessary.
+$(CONTROLLER_GEN):
 	$(call go-build-tool,$@,devtools,sigs.k8s.io/controller-tools/cmd/controller-gen)
 
 .PHONY: kustomize
-kustomize: $(KUSTOMIZE) ## Build kustomize into bin/ if necessary.
-$(KUSTOMIZE): | $(LOCALBIN)
+kustomize: $(KUSTOMIZE) ## Build kustomize into the tools cache if necessary.
+$(KUSTOMIZE):
 	$(call go-build-tool,$@,devtools,sigs.k8s.io/kustomize/kustomize/v5)
 
 .PHONY: control-plane
-control-plane: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok ## Build all binaries of the local cluster into bin/ if necessary.
+control-plane: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok ## Build all binaries of the local cluster into the tools cache if necessary.
 
 .PHONY: kube-apiserver
-kube-apiserver: $(KUBE_APISERVER) ## Build kube-apiserver into bin/ if necessary.
-$(KUBE_APISERVER): | $(LOCALBIN)
+kube-apiserver: $(KUBE_APISERVER) ## Build kube-apiserver into the tools cache if necessary.
+$(KUBE_APISERVER):
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(KUBE_LDFLAGS))
 
 .PHONY: kube-controller-manager
-kube-controller-manager: $(KUBE_CONTROLLER_MANAGER) ## Build kube-controller-manager into bin/ if necessary.
-$(KUBE_CONTROLLER_MANAGER): | $(LOCALBIN)
+kube-controller-manager: $(KUBE_CONTROLLER_MANAGER) ## Build kube-controller-manager into the tools cache if necessary.
+$(KUBE_CONTROLLER_MANAGER):
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-controller-manager,$(KUBE_LDFLAGS))
 
 .PHONY: kube-scheduler
-kube-scheduler: $(KUBE_SCHEDULER) ## Build kube-scheduler into bin/ if necessary.
-$(KUBE_SCHEDULER): | $(LOCALBIN)
+kube-scheduler: $(KUBE_SCHEDULER) ## Build kube-scheduler into the tools cache if necessary.
+$(KUBE_SCHEDULER):
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-scheduler,$(KUBE_LDFLAGS))
 
 .PHONY: kubelet
-kubelet: $(KUBELET) ## Build the kubelet (the local cluster's real node) into bin/ if necessary.
-$(KUBELET): | $(LOCALBIN)
+kubelet: $(KUBELET) ## Build the kubelet (the local cluster's real node) into the tools cache if necessary.
+$(KUBELET):
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kubelet,$(KUBE_LDFLAGS))
 
 .PHONY: processes
@@ -752,57 +770,57 @@ $(CRI_TEARDOWN): $(TOOLS_DIR)/controlplane/cmd/cri-teardown/main.go | $(LOCALBIN
 
 # The real node's Service routing (iptables mode), run on the host beside the kubelet.
 .PHONY: kube-proxy
-kube-proxy: $(KUBE_PROXY) ## Build kube-proxy (the local cluster's Services on the real node) into bin/ if necessary.
-$(KUBE_PROXY): | $(LOCALBIN)
+kube-proxy: $(KUBE_PROXY) ## Build kube-proxy (the local cluster's Services on the real node) into the tools cache if necessary.
+$(KUBE_PROXY):
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-proxy,$(KUBE_LDFLAGS))
 
 # The cluster DNS of the real node, run as a Deployment from the image make images builds.
 .PHONY: coredns
-coredns: $(COREDNS) ## Build CoreDNS (the local cluster's DNS on the real node) into bin/ if necessary.
-$(COREDNS): | $(LOCALBIN)
+coredns: $(COREDNS) ## Build CoreDNS (the local cluster's DNS on the real node) into the tools cache if necessary.
+$(COREDNS):
 	$(call go-build-tool,$@,coredns,github.com/coredns/coredns)
 
 .PHONY: kubectl
-kubectl: $(KUBECTL_BIN) ## Build kubectl into bin/ if necessary.
-$(KUBECTL_BIN): | $(LOCALBIN)
+kubectl: $(KUBECTL_BIN) ## Build kubectl into the tools cache if necessary.
+$(KUBECTL_BIN):
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kubectl,$(KUBE_LDFLAGS))
 
 .PHONY: etcd
-etcd: $(ETCD) ## Build etcd into bin/ if necessary.
-$(ETCD): | $(LOCALBIN)
+etcd: $(ETCD) ## Build etcd into the tools cache if necessary.
+$(ETCD):
 	$(call go-build-tool,$@,etcd,go.etcd.io/etcd/server/v3)
 
 .PHONY: kwok
-kwok: $(KWOK) ## Build kwok into bin/ if necessary.
-$(KWOK): | $(LOCALBIN)
+kwok: $(KWOK) ## Build kwok into the tools cache if necessary.
+$(KWOK):
 	$(call go-build-tool,$@,kwok,sigs.k8s.io/kwok/cmd/kwok)
 
 .PHONY: operator-sdk
-operator-sdk: $(OPERATOR_SDK) ## Build operator-sdk into bin/ if necessary.
-$(OPERATOR_SDK): | $(LOCALBIN)
+operator-sdk: $(OPERATOR_SDK) ## Build operator-sdk into the tools cache if necessary.
+$(OPERATOR_SDK):
 	$(call go-build-tool,$@,operator-sdk,github.com/operator-framework/operator-sdk/cmd/operator-sdk,$(OPERATOR_SDK_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
 
 # The program of the scorecard-test image: runs one built-in scorecard test (its argument) against
 # the bundle at /bundle and prints a v1alpha3 TestStatus.
 .PHONY: scorecard-test
-scorecard-test: $(SCORECARD_TEST) ## Build the scorecard test runner (operator-sdk's scorecard-test image program) into bin/ if necessary.
-$(SCORECARD_TEST): | $(LOCALBIN)
+scorecard-test: $(SCORECARD_TEST) ## Build the scorecard test runner (operator-sdk's scorecard-test image program) into the tools cache if necessary.
+$(SCORECARD_TEST):
 	$(call go-build-tool,$@,operator-sdk,github.com/operator-framework/operator-sdk/images/scorecard-test,$(OPERATOR_SDK_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
 
 .PHONY: opm
-opm: $(OPM) ## Build opm into bin/ if necessary.
-$(OPM): | $(LOCALBIN)
+opm: $(OPM) ## Build opm into the tools cache if necessary.
+$(OPM):
 	$(call go-build-tool,$@,opm,github.com/operator-framework/operator-registry/cmd/opm,$(OPM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
 
 # OLM's two operators, run outside the local cluster (KUBECONFIG, --namespace olm).
 .PHONY: olm
-olm: $(OLM) ## Build OLM's olm operator into bin/ if necessary.
-$(OLM): | $(LOCALBIN)
+olm: $(OLM) ## Build OLM's olm operator into the tools cache if necessary.
+$(OLM):
 	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/olm,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
 
 .PHONY: catalog-operator
-catalog-operator: $(CATALOG_OPERATOR) ## Build OLM's catalog operator into bin/ if necessary.
-$(CATALOG_OPERATOR): | $(LOCALBIN)
+catalog-operator: $(CATALOG_OPERATOR) ## Build OLM's catalog operator into the tools cache if necessary.
+$(CATALOG_OPERATOR):
 	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/catalog,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
 
 # golangci-lint, and the Kube API Linter's command: the same golangci-lint (the version that
@@ -810,31 +828,34 @@ $(CATALOG_OPERATOR): | $(LOCALBIN)
 # `golangci-lint custom` would build it but without its git checkout. Both from one module, so the
 # second build reuses the first one's compiled packages.
 .PHONY: golangci-lint
-golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into bin/ if necessary.
-$(GOLANGCI_LINT): | $(LOCALBIN)
+golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into the tools cache if necessary.
+$(GOLANGCI_LINT):
 	$(call go-build-tool,$@,golangci-lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 
 .PHONY: kube-api-linter
-kube-api-linter: $(KUBE_API_LINTER) ## Build the Kube API Linter (golangci-lint with the kubeapilinter module) into bin/ if necessary.
-$(KUBE_API_LINTER): | $(LOCALBIN)
+kube-api-linter: $(KUBE_API_LINTER) ## Build the Kube API Linter (golangci-lint with the kubeapilinter module) into the tools cache if necessary.
+$(KUBE_API_LINTER):
 	$(call go-build-tool,$@,golangci-lint,sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter)
 
 .PHONY: cpb
-cpb: $(CPB) ## Build OLM's cpb (the bundle unpack Job's copier, in the OLM image) into bin/ if necessary.
-$(CPB): | $(LOCALBIN)
+cpb: $(CPB) ## Build OLM's cpb (the bundle unpack Job's copier, in the OLM image) into the tools cache if necessary.
+$(CPB):
 	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/util/cpb,,$(OPERATOR_FRAMEWORK_TAGS))
 
 .PHONY: copy-content
-copy-content: $(COPY_CONTENT) ## Build OLM's copy-content (in the OLM image) into bin/ if necessary.
-$(COPY_CONTENT): | $(LOCALBIN)
+copy-content: $(COPY_CONTENT) ## Build OLM's copy-content (in the OLM image) into the tools cache if necessary.
+$(COPY_CONTENT):
 	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/copy-content,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
 
 # go-build-tool builds package $(3) of the tools module hack/tools/$(2) into file $(1), with
-# extra linker flags $(4) and build tags $(5). It goes through a temporary file so that an
-# interrupted build leaves nothing that make would take for a built tool. Static (CGO_ENABLED=0),
-# as upstream releases are.
+# extra linker flags $(4) and build tags $(5), and says how long it took (the cold-machine figures
+# of docs/development.md add these up). It goes through a temporary file of its own, so that an
+# interrupted build leaves nothing that make would take for a built tool and two clones building
+# the same tool into the shared cache do not write one file. Static (CGO_ENABLED=0), as upstream
+# releases are, and without the symbol table and DWARF (-s -w), which no test reads: they only
+# lengthen each link.
 define go-build-tool
 @echo "Building $(notdir $(1)) from hack/tools/$(2)"
-cd $(TOOLS_DIR)/$(2) && GOWORK=off CGO_ENABLED=0 go build -buildvcs=false -trimpath$(if $(5), -tags $(5))$(if $(4), -ldflags "$(strip $(4))") -o $(1).tmp $(3)
-mv -f $(1).tmp $(1)
+@mkdir -p $(dir $(1))
+@start=$$(date +%s); cd $(TOOLS_DIR)/$(2) && GOWORK=off CGO_ENABLED=0 go build -buildvcs=false -trimpath$(if $(5), -tags $(5)) -ldflags "$(strip -s -w $(4))" -o $(1).tmp.$$$$ $(3) && mv -f $(1).tmp.$$$$ $(1) && echo "Built $(notdir $(1)) in $$(( $$(date +%s) - start ))s"
 endef

@@ -71,6 +71,19 @@ operator_start() {
 	OPERATOR_LOG=$(operator start | tail -n 1)
 }
 
+# require_sample_images: dies unless make images built every image the samples' pods name (as
+# containerd resolves a short name: docker.io/library/NAME:latest); the node pulls nothing from the
+# internet, and a missing image would only show as an item pod in ErrImagePull.
+require_sample_images() {
+	local image built
+	built=$(IMAGES_DIR=${IMAGES_DIR:-$REPO_ROOT/bin/images} "$REPO_ROOT/hack/images/list.sh") || die "no images built: make demo builds them"
+	for image in $("$KUSTOMIZE" build "$REPO_ROOT/config/samples" | sed -n 's/^ *image: *//p' | tr -d "\"'" | sort -u); do
+		[[ $image == */* ]] || image=docker.io/library/$image
+		[[ ${image##*/} == *:* ]] || image=$image:latest
+		grep -qxF "$image" <<<"$built" || die "the samples' image $image was not built: make demo builds it (DEMO_IMAGES)"
+	done
+}
+
 apply_samples() {
 	if ! kubectl_admin get namespace "$NAMESPACE" >/dev/null 2>&1; then
 		kubectl_admin create namespace "$NAMESPACE" >/dev/null
@@ -204,6 +217,7 @@ cmd_up() {
 	if [[ -n ${DEMO_SECONDS:-} && ! $DEMO_SECONDS =~ ^[0-9]+$ ]]; then
 		die "DEMO_SECONDS must be a number of seconds, not '$DEMO_SECONDS'"
 	fi
+	require_sample_images
 	since=$(date -u +%FT%TZ)
 	step "cluster up" cluster_up
 	step "operator started" operator_start

@@ -65,8 +65,17 @@ require_real_node_binaries() {
 	# The sandbox image: containerd's sandbox_image, by its public name (make passes the pause
 	# image of make images).
 	: "${OAAT_PAUSE_IMAGE:?the public name of the pause image (make passes it: OAAT_CLUSTER_REAL_NODE=1 make cluster-up)}"
+	require_image "$OAAT_PAUSE_IMAGE" "the sandbox image"
+}
+
+# require_image NAME WHAT: dies unless make images built NAME (its images.list names it). The node
+# pulls nothing from the internet: an image that was not built would only show later as a pod in
+# ErrImagePull.
+require_image() {
 	[[ -f $IMAGES_DIR/images.list ]] ||
-		die "$IMAGES_DIR/images.list is missing: the real node's images (pause, busybox, the operator) come from make images"
+		die "$IMAGES_DIR/images.list is missing: the real node's images come from make images (make real-node-images)"
+	cut -d' ' -f1 "$IMAGES_DIR/images.list" | grep -qxF "$1" ||
+		die "$2 $1 was not built into $IMAGES_DIR: make real-node-images builds the real node's images"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ require_services_binaries() {
 	: "${KUBE_PROXY:?the path of kube-proxy: run this through make (OAAT_CLUSTER_REAL_NODE=1 make cluster-up)}"
 	: "${OAAT_COREDNS_IMAGE:?the public name of the CoreDNS image (make passes it)}"
 	[[ -x $KUBE_PROXY ]] || die "binary not found or not executable: $KUBE_PROXY"
+	require_image "$OAAT_COREDNS_IMAGE" "the cluster DNS image"
 }
 
 # The kube-proxy's ports (health and metrics), picked at the first up of the node and kept.
