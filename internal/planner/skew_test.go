@@ -88,3 +88,27 @@ func TestDecideInvalidEditKeepsTheRunsStops(t *testing.T) {
 		t.Fatal("started an item of a group with an invalid spec")
 	}
 }
+
+// The pass that starts a round (a reset) starts its first item with the round's own stamp: a
+// success clamped to the run's start (a node clock behind, or a run under a second) equals
+// roundStartedAt and counts in the round, as with a schedule (issue 25, defect 8).
+func TestDecideEachOnceCountsASuccessAtTheRoundsStart(t *testing.T) {
+	g := newGroup("a", "b")
+	g.Spec.Mode = v1alpha1.ModeEachOnce
+	g.Status.RoundStartedAt = at(time.Hour)
+	itemStatus(g, "b").LastSuccess = at(time.Hour + time.Second) // done in this round
+	running(t, g, "a", 2, at(time.Hour))                           // started by the reset's pass
+	pod := finished(runPod(t, g, "a", 2, corev1.PodSucceeded), 0, "Completed", at(time.Hour-time.Second))
+
+	p := Decide(input(g, time.Hour+time.Minute, pod))
+	a := planItem(t, p, "a")
+	if a.LastSuccess == nil || !a.LastSuccess.Equal(at(time.Hour)) {
+		t.Fatalf("lastSuccess = %v, want the run's start %v", a.LastSuccess, at(time.Hour))
+	}
+	if c := condition(t, p, v1alpha1.ConditionComplete); c.Status != metav1.ConditionTrue {
+		t.Errorf("the success at the round's start is not counted: Complete = %+v, item a = %+v", c, a)
+	}
+	if p.Create != nil {
+		t.Errorf("item a runs a second time in the round: %s", p.Create.Name)
+	}
+}

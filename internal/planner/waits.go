@@ -35,7 +35,9 @@ func (d *decision) parked(it *v1alpha1.ItemStatus) bool {
 }
 
 // done reports whether, in mode EachOnce or with a schedule, the item has succeeded in the
-// current round.
+// current round. As with a schedule (doneInRound), a success in the second the round started
+// counts: the pass that starts a round starts its first item with the round's stamp, and that
+// run's success may be clamped to its start.
 func (d *decision) done(it *v1alpha1.ItemStatus) bool {
 	if !d.policy.calendar.IsZero() {
 		return d.doneInRound(it)
@@ -44,7 +46,7 @@ func (d *decision) done(it *v1alpha1.ItemStatus) bool {
 		return false
 	}
 	round := d.plan.Status.RoundStartedAt
-	return round == nil || it.LastSuccess.After(round.Time)
+	return round == nil || !it.LastSuccess.Before(round)
 }
 
 // setWaits writes for each item when it may start and why not before, the same reasons the
