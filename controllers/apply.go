@@ -70,20 +70,24 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 		written := group.Status
 		group.Status = plan.Status
 		if err := r.Status().Update(ctx, group); err != nil {
+			// The intent was not written, whatever refused it (a conflict, an invalid status, a
+			// timeout): the slots taken for it are given back (or, failing that, by the next pass).
+			if undoErr := r.giveBack(ctx, group, plan.Locks.Acquire, createdName(plan)); undoErr != nil {
+				log.FromContext(ctx).Error(undoErr, "Cannot give back the locks taken for the run; the next pass releases them")
+			}
 			switch {
 			case apierrors.IsConflict(err):
 				// Someone wrote the group since it was read: the watch event of that write brings
-				// the group back, with a fresh decision. The intent was not written: the slots
-				// taken for it are given back (or, failing that, by the next pass).
-				if undoErr := r.giveBack(ctx, group, plan.Locks.Acquire, createdName(plan)); undoErr != nil {
-					log.FromContext(ctx).Error(undoErr, "Cannot give back the locks taken for the run; the next pass releases them")
-				}
+				// the group back, with a fresh decision.
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			case apierrors.IsInvalid(err):
-				return r.reportRejectedStatus(ctx, group, plan.StatusRejected(written, err), err)
+				r.refusals.refused(client.ObjectKeyFromObject(group), plan.DecidedAt())
+				group.Status = written
+				return r.reportRejectedStatus(ctx, group, plan, err)
 			}
 			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 		}
+		r.refusals.written(client.ObjectKeyFromObject(group), group.Status)
 		statusWritten = true
 	}
 	for _, run := range plan.Finished {
@@ -186,10 +190,20 @@ func (r *OaatGroupReconciler) livePod(ctx context.Context, group *v1alpha1.OaatG
 }
 
 // reportRejectedStatus reports a status that the API server refused as invalid (rejected): in the
-// status as last written, Ready says so (once), with an event, and the group is looked at again
-// after a wait that grows with the time the refusal lasts (planner.Plan.StatusRejected).
-func (r *OaatGroupReconciler) reportRejectedStatus(ctx context.Context, group *v1alpha1.OaatGroup, report planner.Fallback, rejected error) (ctrl.Result, error) {
+// status as last written (group's), Ready says so (once), with an event, and the group is looked
+// at again after a wait that grows with the time the refusal lasts (planner.Plan.StatusRejected).
+// The plan's releases are given back first, as the plan decided them (the slots of runs whose pods
+// have all ended), once the API server shows the group unchanged since it was read: a slot kept by
+// a group whose status cannot be written would keep every other group naming the lock from
+// starting.
+func (r *OaatGroupReconciler) reportRejectedStatus(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan, rejected error) (ctrl.Result, error) {
 	log.FromContext(ctx).Error(rejected, "The API server refused the group's new status")
+	decided := group.DeepCopy()
+	decided.Status = plan.Status
+	if _, err := r.releaseLocks(ctx, decided, plan.Locks.Release, false); err != nil {
+		return ctrl.Result{}, err
+	}
+	report := plan.StatusRejected(group.Status, rejected)
 	group.Status = report.Status
 	if report.Event == nil {
 		return ctrl.Result{RequeueAfter: report.RequeueAfter}, nil

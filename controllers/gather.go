@@ -79,6 +79,8 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		ConfigMaps:   configMaps,
 		Now:          r.Clock.Now(),
 		Rand:         r.random(group),
+
+		StatusRefusedAt: r.refusals.refusedAt(client.ObjectKeyFromObject(group)),
 	}, nil
 }
 

@@ -48,6 +48,8 @@ type OaatGroupReconciler struct {
 	LockMetrics *metrics.LockMetrics
 
 	onDemandRuns onDemandRunWriter
+	// refusals paces the start attempts of groups whose status the API server refuses.
+	refusals statusRefusals
 }
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups,verbs=get;list;watch
@@ -66,6 +68,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, group); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Runs.Forget(req.Namespace, req.Name)
+			r.refusals.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -40,6 +40,10 @@ func (p Plan) KeepRun() Fallback {
 	return Fallback{Status: *p.Status.DeepCopy(), RequeueAfter: MinRetry}
 }
 
+// DecidedAt is the time of the decision (Input.Now), for what the controller records of the
+// plan's application (Input.StatusRefusedAt).
+func (p Plan) DecidedAt() time.Time { return p.now }
+
 // StatusRejected is the fallback when the API server refused Status as invalid (rejected says
 // why): written, the status as last written, says so in Ready, once; see setStatusRejected. It is
 // stamped with the time of the decision.

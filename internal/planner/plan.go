@@ -27,6 +27,12 @@ type Input struct {
 	Rand schedule.Rand
 	// Locks are the OaatLocks the group names or holds, and the groups waiting for them.
 	Locks LockInput
+	// StatusRefusedAt is when this process last tried to write a status of the group that the
+	// API server refused as invalid, zero when it has not since the last status it wrote. While
+	// Ready says StatusRejected, no run starts (and no lock slot is taken for one) before the
+	// retry wait after that attempt is over: each attempt takes and gives back lock slots, whose
+	// writes wake the group, and would otherwise come about once a second.
+	StatusRefusedAt time.Time
 }
 
 // Plan is what the controller applies, in this order: settle FinalOnDemandRuns, take Locks.Acquire,

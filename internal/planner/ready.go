@@ -20,9 +20,15 @@ func (d *decision) checkReady() (ready bool, retryAt time.Time) {
 		d.setReady(metav1.ConditionFalse, reason, text)
 		return false, d.notReadyRetryAt()
 	}
-	if prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady); prev != nil &&
-		prev.Reason == v1alpha1.ReasonPodCreateFailed && d.pods.current == nil {
+	prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady)
+	if prev != nil && prev.Reason == v1alpha1.ReasonPodCreateFailed && d.pods.current == nil {
 		return d.retryDue(prev)
+	}
+	if prev != nil && prev.Reason == v1alpha1.ReasonStatusRejected && !d.in.StatusRefusedAt.IsZero() {
+		refused := d.in.StatusRefusedAt
+		if retryAt := refused.Add(retryWait(refused.Sub(prev.LastTransitionTime.Time))); d.in.Now.Before(retryAt) {
+			return false, retryAt
+		}
 	}
 	d.setReady(metav1.ConditionTrue, v1alpha1.ReasonReady,
 		fmt.Sprintf("OaatType %s found, %d items", d.group.Spec.OaatType, len(d.items)))

@@ -50,3 +50,42 @@ func TestPodCreateFailedBacksOff(t *testing.T) {
 		t.Fatalf("Ready once a pod exists = %+v", c)
 	}
 }
+
+// While the API server refuses the group's status (Ready says StatusRejected), a run is tried
+// again only once the retry wait after the last refused attempt is over, whatever wakes the group
+// before: each attempt takes and gives back lock slots (issue 25, defect 2).
+func TestStatusRefusedPacesTheStarts(t *testing.T) {
+	g := newGroup("a")
+	g = applied(g, Decide(input(g, 0)))
+	g.Status.CurrentRun = nil // the start's status was refused: as last written, no run
+	p := Plan{now: t0}
+	g.Status = p.StatusRejected(g.Status, errors.New("status.currentRun: Invalid value")).Status
+
+	for _, tc := range []struct {
+		name      string
+		refused   time.Duration // when the last attempt was refused, after the first refusal
+		now       time.Duration
+		wantStart bool
+	}{
+		{name: "within the wait after the first refusal", refused: 0, now: 4 * time.Second},
+		{name: "after the wait after the first refusal", refused: 0, now: 5 * time.Second, wantStart: true},
+		{name: "the wait grows with the refusal's age", refused: 40 * time.Second, now: 79 * time.Second},
+		{name: "after the grown wait", refused: 40 * time.Second, now: 80 * time.Second, wantStart: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := input(g, tc.now)
+			in.StatusRefusedAt = t0.Add(tc.refused)
+			p := Decide(in)
+			if started := p.Create != nil; started != tc.wantStart {
+				t.Errorf("started = %v, want %v (requeueAfter %v)", started, tc.wantStart, p.RequeueAfter)
+			}
+			if !tc.wantStart && p.RequeueAfter != t0.Add(tc.refused).Add(retryWait(tc.refused)).Sub(t0.Add(tc.now)) {
+				t.Errorf("requeueAfter = %v, want the end of the retry wait", p.RequeueAfter)
+			}
+		})
+	}
+	// A process that has not seen a refusal (it started afresh) tries once.
+	if p := Decide(input(g, time.Second)); p.Create == nil {
+		t.Error("no attempt without a refusal seen by this process")
+	}
+}
