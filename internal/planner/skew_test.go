@@ -97,7 +97,7 @@ func TestDecideEachOnceCountsASuccessAtTheRoundsStart(t *testing.T) {
 	g.Spec.Mode = v1alpha1.ModeEachOnce
 	g.Status.RoundStartedAt = at(time.Hour)
 	itemStatus(g, "b").LastSuccess = at(time.Hour + time.Second) // done in this round
-	running(t, g, "a", 2, at(time.Hour))                           // started by the reset's pass
+	running(t, g, "a", 2, at(time.Hour))                         // started by the reset's pass
 	pod := finished(runPod(t, g, "a", 2, corev1.PodSucceeded), 0, "Completed", at(time.Hour-time.Second))
 
 	p := Decide(input(g, time.Hour+time.Minute, pod))
