@@ -65,6 +65,9 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			return ctrl.Result{RequeueAfter: conflictRetry}, err
 		}
 	}
+	if asserted, err := r.assertHolders(ctx, plan.Locks.Assert); !asserted {
+		return ctrl.Result{RequeueAfter: conflictRetry}, err
+	}
 	statusWritten := false
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		written := group.Status

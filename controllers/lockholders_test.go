@@ -2,10 +2,12 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -64,5 +66,153 @@ func TestRefusedStatusGivesBackTheSlot(t *testing.T) {
 	}
 	if cr := getGroup(t, server, "h").Status.CurrentRun; cr == nil {
 		t.Errorf("h did not start: db's slot %+v", getLock(t, server, "db").Status.Holders)
+	}
+}
+
+// startRun reconciles the group once and returns its current run's pod, which must exist.
+func startRun(t *testing.T, r testReconciler, c client.Reader, group string) string {
+	t.Helper()
+	if _, err := r.reconcile(t, group); err != nil {
+		t.Fatalf("%s's pass: %v", group, err)
+	}
+	cr := getGroup(t, c, group).Status.CurrentRun
+	if cr == nil {
+		t.Fatalf("%s did not start a run", group)
+	}
+	return cr.PodName
+}
+
+// holderPods are the pods a lock lists as holders.
+func holderPods(lock v1alpha1.Lock) []string {
+	var pods []string
+	for _, h := range lock.LockHolders() {
+		pods = append(pods, h.Pod)
+	}
+	return pods
+}
+
+// Defect 3: a lock deleted and created again while a run holds it (kubectl replace --force, a
+// GitOps re-create, a restore) comes back without holders; the live run still takes its slot:
+// another group naming the lock does not start, and the run's next pass lists it again.
+func TestLockRecreatedWhileHeld(t *testing.T) {
+	g, h := testGroup("g", "a"), testGroup("h", "b")
+	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
+	server := newFakeClient(t, interceptor.Funcs{}, testType(), g, h, testLock("db", 1))
+	r := newTestReconciler(server, server)
+	pod := startRun(t, r, server, "g")
+
+	ctx := context.Background()
+	if err := server.Delete(ctx, getLock(t, server, "db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Create(ctx, testLock("db", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.reconcile(t, "h"); err != nil {
+		t.Fatalf("h's pass: %v", err)
+	}
+	if cr := getGroup(t, server, "h").Status.CurrentRun; cr != nil {
+		t.Errorf("h started %s beside g's live %s under capacity 1", cr.PodName, pod)
+	}
+	if _, err := r.reconcile(t, "g"); err != nil {
+		t.Fatalf("g's pass: %v", err)
+	}
+	if got := holderPods(getLock(t, server, "db")); len(got) != 1 || got[0] != pod {
+		t.Errorf("db lists %v after g's pass, want g's live run %s", got, pod)
+	}
+}
+
+// Defect 4: a lock named by an edit while runs go on counts them: it lists each run on its
+// group's next pass, over its capacity if need be (reported once, by an event), and no group
+// naming it starts until enough of them have ended.
+func TestLockAddedToRunningGroups(t *testing.T) {
+	g, h, k := testGroup("g", "a"), testGroup("h", "b"), testGroup("k", "c")
+	k.Spec.Locks = []string{"db"}
+	server := newFakeClient(t, interceptor.Funcs{}, testType(), g, h, k, testLock("db", 1))
+	r := newTestReconciler(server, server)
+	gPod, hPod := startRun(t, r, server, "g"), startRun(t, r, server, "h")
+	drainEvents(r.recorder)
+
+	ctx := context.Background()
+	for _, name := range []string{"g", "h"} {
+		group := getGroup(t, server, name)
+		group.Spec.Locks = []string{"db"}
+		if err := server.Update(ctx, group); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.reconcile(t, "k"); err != nil {
+		t.Fatalf("k's pass: %v", err)
+	}
+	if cr := getGroup(t, server, "k").Status.CurrentRun; cr != nil {
+		t.Errorf("k started %s beside %s and %s, which now name db of capacity 1", cr.PodName, gPod, hPod)
+	}
+	for _, name := range []string{"g", "h"} {
+		if _, err := r.reconcile(t, name); err != nil {
+			t.Fatalf("%s's pass: %v", name, err)
+		}
+	}
+	if got := holderPods(getLock(t, server, "db")); len(got) != 2 {
+		t.Errorf("db lists %v, want both live runs %s and %s", got, gPod, hPod)
+	}
+	var over []string
+	for _, e := range drainEvents(r.recorder) {
+		if strings.Contains(e, v1alpha1.ReasonLockOverCapacity) {
+			over = append(over, e)
+		}
+	}
+	if len(over) != 1 {
+		t.Errorf("LockOverCapacity events %q, want one", over)
+	}
+}
+
+// Defect 5: a waiting group that is being deleted (another tool's finalizer keeps it) loses its
+// claim: the free slot goes to the next waiter.
+func TestDeletingWaiterLosesItsClaim(t *testing.T) {
+	g, h := testGroup("g", "a"), testGroup("h", "b")
+	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
+	earlier := metav1.NewTime(testT0.Add(-time.Hour))
+	g.Status.LockWait = &v1alpha1.LockWait{Since: earlier, Locks: []string{"db"}}
+	g.Finalizers = []string{"example.com/keep"}
+	server := newFakeClient(t, interceptor.Funcs{}, testType(), g, h, testLock("db", 1))
+	if err := server.Delete(context.Background(), getGroup(t, server, "g")); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestReconciler(server, server)
+	startRun(t, r, server, "h")
+}
+
+// Defect 6: a ClusterOaatLock's namespaceSelector fails closed. A namespace that the cache does
+// not show yet is read from the API server (a NotIn selector must not take it for a namespace
+// without labels); one that cannot be read at all permits no lock.
+func TestClusterLockNamespaceFailsClosed(t *testing.T) {
+	lock := testClusterLock("db", 1)
+	lock.Spec.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: "tier", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}}}
+	for _, tc := range []struct {
+		name      string
+		apiServer []client.Object // what the API server has beyond what the cache has
+	}{
+		{name: "namespace not in the cache yet", apiServer: []client.Object{testNamespaceObject(map[string]string{"tier": "prod"})}},
+		{name: "namespace not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := testGroup("g", "a")
+			g.Spec.ClusterLocks = []string{"db"}
+			objs := []client.Object{testType(), g, lock.DeepCopy()}
+			cache := newFakeClient(t, interceptor.Funcs{}, objs...)
+			apiServer := newFakeClient(t, interceptor.Funcs{}, append(objs, tc.apiServer...)...)
+			r := newTestReconciler(cache, apiServer)
+			if _, err := r.reconcile(t, "g"); err != nil {
+				t.Fatalf("pass: %v", err)
+			}
+			got := getGroup(t, cache, "g")
+			if got.Status.CurrentRun != nil {
+				t.Errorf("started %s in a namespace db's selector excludes", got.Status.CurrentRun.PodName)
+			}
+			if ready := findCondition(got, v1alpha1.ConditionReady); ready == nil || ready.Reason != v1alpha1.ReasonLockNotPermitted {
+				t.Errorf("Ready = %+v, want LockNotPermitted", ready)
+			}
+		})
 	}
 }

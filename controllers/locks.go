@@ -28,7 +28,7 @@ const (
 )
 
 // gatherLocks reads, from the cache, the OaatLocks and ClusterOaatLocks the group names or holds a
-// slot of, the other groups that wait for one of the locks it names, and, when it names a
+// slot of, the other groups that wait for or run under one of the locks it names, and, when it names a
 // ClusterOaatLock, its namespace's labels. A group that names no lock and holds none costs two
 // indexed cache reads.
 func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.OaatGroup) (planner.LockInput, error) {
@@ -47,7 +47,7 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 	for i := range heldCluster.Items {
 		in.Locks[heldCluster.Items[i].LockKey()] = &heldCluster.Items[i]
 	}
-	waiting := map[client.ObjectKey]bool{}
+	seen := map[client.ObjectKey]bool{}
 	named := func(key string, lock v1alpha1.Lock, index, name string, opts ...client.ListOption) error {
 		if in.Locks[key] == nil {
 			err := r.Get(ctx, client.ObjectKey{Namespace: lock.GetNamespace(), Name: name}, lock)
@@ -65,12 +65,18 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 		for i := range groups.Items {
 			g := &groups.Items[i]
 			id := client.ObjectKeyFromObject(g)
-			if id == client.ObjectKeyFromObject(group) || g.Status.LockWait == nil || waiting[id] {
+			if id == client.ObjectKeyFromObject(group) || seen[id] {
 				continue
 			}
-			waiting[id] = true
-			in.Waiters = append(in.Waiters, planner.LockWaiter{Namespace: g.Namespace, Group: g.Name,
-				Since: g.Status.LockWait.Since.Time, Locks: g.Spec.LockKeys()})
+			seen[id] = true
+			if cr := g.Status.CurrentRun; cr != nil {
+				in.Runners = append(in.Runners, planner.LockRunner{Namespace: g.Namespace, Group: g.Name, Pod: cr.PodName,
+					Locks: g.Spec.LockKeys()})
+			}
+			if waits(g) {
+				in.Waiters = append(in.Waiters, planner.LockWaiter{Namespace: g.Namespace, Group: g.Name,
+					Since: g.Status.LockWait.Since.Time, Locks: g.Spec.LockKeys()})
+			}
 		}
 		return nil
 	}
@@ -86,14 +92,31 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 		}
 	}
 	if len(group.Spec.ClusterLocks) > 0 {
+		// A namespace the cache does not show yet is read from the API server: taken for a
+		// namespace without labels, it would match a NotIn or DoesNotExist selector that its
+		// labels may not. One that cannot be read leaves the labels unread, which no lock permits.
+		key := client.ObjectKey{Name: group.Namespace}
 		ns := namespaceMetadata()
-		err := r.Get(ctx, client.ObjectKey{Name: group.Namespace}, ns)
-		if err != nil && !apierrors.IsNotFound(err) {
+		err := r.Get(ctx, key, ns)
+		if apierrors.IsNotFound(err) {
+			err = r.APIReader.Get(ctx, key, ns)
+		}
+		switch {
+		case err == nil:
+			in.NamespaceLabels, in.NamespaceRead = ns.GetLabels(), true
+		case !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err):
 			return in, fmt.Errorf("reading the labels of namespace %s: %w", group.Namespace, err)
 		}
-		in.NamespaceLabels = ns.GetLabels()
 	}
 	return in, nil
+}
+
+// waits reports whether a group's claim on the locks it names counts: it waits for them
+// (status.lockWait) and is not being deleted. A group being deleted is no longer reconciled (a
+// finalizer of another tool may keep it for long): its claim would keep a free slot for a run
+// that never comes, and starve every other waiter.
+func waits(g *v1alpha1.OaatGroup) bool {
+	return g.Status.LockWait != nil && g.DeletionTimestamp.IsZero()
 }
 
 // namespaceMetadata is the object the manager watches Namespaces as: their metadata only, for
@@ -125,6 +148,25 @@ func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.
 			return false, nil
 		}
 		return false, fmt.Errorf("taking a slot of %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
+	}
+	return true, nil
+}
+
+// assertHolders writes the holders of the locks that lack the group's live run, each write
+// conditional on the lock being unchanged since it was read. It reports whether all were written:
+// a lock that changed meanwhile is left to the pass its change triggers.
+func (r *OaatGroupReconciler) assertHolders(ctx context.Context, updates []planner.LockUpdate) (bool, error) {
+	for _, u := range updates {
+		lock := u.Lock.DeepCopyObject().(v1alpha1.Lock)
+		err := writeHolders(ctx, r.Client, lock, u.Holders)
+		switch {
+		case err == nil:
+			log.FromContext(ctx).Info("The lock lacked the group's live run: listed it", "lock", lock.LockKey())
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+			return false, nil
+		default:
+			return false, fmt.Errorf("listing the live run in %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
+		}
 	}
 	return true, nil
 }

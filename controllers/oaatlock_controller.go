@@ -221,7 +221,7 @@ func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock v1alpha1.Lo
 	}
 	var n int32
 	for i := range groups.Items {
-		if groups.Items[i].Status.LockWait != nil {
+		if waits(&groups.Items[i]) {
 			n++
 		}
 	}

@@ -91,6 +91,11 @@ const (
 	// ReasonLockNotPermitted: a ClusterOaatLock named by spec.clusterLocks does not select the
 	// group's namespace (its spec.namespaceSelector).
 	ReasonLockNotPermitted = "LockNotPermitted"
+	// ReasonLockOverCapacity: a lock the group names lists more runs than its capacity, since
+	// it counts a live run of the group that it did not list (it was created again, or named by
+	// an edit, while the run went on); no group naming it starts until enough of them end. The
+	// reason of a Warning event.
+	ReasonLockOverCapacity = "LockOverCapacity"
 	// ReasonStatusRejected: the API server refused the group's new status as invalid; the status
 	// shown is the last one written, and nothing starts until a new status can be written.
 	ReasonStatusRejected = "StatusRejected"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -27,9 +28,28 @@ type LockInput struct {
 	// NamespaceLabels are the labels of the group's namespace, which the namespaceSelector of
 	// each ClusterOaatLock it names must select.
 	NamespaceLabels map[string]string
+	// NamespaceRead says that NamespaceLabels were read. Unread (the namespace is not found, or
+	// may not be read), no ClusterOaatLock permits the group: the check fails closed.
+	NamespaceRead bool
 	// Waiters are the other groups that name one of the group's locks and wait for locks (their
 	// status.lockWait is set): of the namespace for an OaatLock, of any for a ClusterOaatLock.
 	Waiters []LockWaiter
+	// Runners are the other groups that name one of the group's locks and have a current run
+	// (status.currentRun): each takes a slot of every lock it names, listed by the lock or not
+	// (the lock was created again, or named by an edit, while the run went on).
+	Runners []LockRunner
+}
+
+// LockRunner is another group's current run.
+type LockRunner struct {
+	// Namespace is its group's namespace.
+	Namespace string
+	// Group is its group's name.
+	Group string
+	// Pod is the run's pod (status.currentRun.podName).
+	Pod string
+	// Locks are the keys of the locks its group names (v1alpha1.OaatGroupSpec.LockKeys).
+	Locks []string
 }
 
 // LockWaiter is another group that waits for locks.
@@ -56,6 +76,11 @@ type LockPlan struct {
 	// Release are the locks whose holders lose the group's slot: its run has ended, never
 	// started, or belongs to an earlier group of the same name.
 	Release []LockUpdate
+	// Assert are the locks the group names whose holders lack its live run (the lock was deleted
+	// and created again, or named by an edit while the run went on): they gain it, over their
+	// capacity if need be, since the run's pod is live whatever the lock says; a lock over its
+	// capacity lets no run start until enough of its runs have ended. Written with Acquire.
+	Assert []LockUpdate
 	// Waited is how long the group waited for its locks before this acquisition; zero when it
 	// did not wait.
 	Waited time.Duration
@@ -89,7 +114,10 @@ func (d *decision) lockProblem() (reason, text string) {
 			missingCluster = append(missingCluster, fmt.Sprintf("%q", name))
 			continue
 		}
-		if err := LockPermits(lock, d.in.Locks.NamespaceLabels); err != nil {
+		switch err := LockPermits(lock, d.in.Locks.NamespaceLabels); {
+		case !d.in.Locks.NamespaceRead:
+			refused = append(refused, fmt.Sprintf("ClusterOaatLock %s: the labels of the namespace, which its spec.namespaceSelector must select, could not be read", lock.Name))
+		case err != nil:
 			refused = append(refused, err.Error())
 		}
 	}
@@ -183,9 +211,19 @@ func (d *decision) takeLocks(item, pod string) bool {
 }
 
 // roomFor reports whether the lock has a slot for the claim: more free slots than earlier claims
-// of other waiting groups on it. The group's own slot (of an ended run) counts as free.
+// of other waiting groups on it. The group's own slot (of an ended run) counts as free; the
+// current run of another group naming the lock takes a slot whether the lock lists it or not.
 func (d *decision) roomFor(lock v1alpha1.Lock, mine claim) bool {
-	free := lock.CapacityOrDefault() - len(d.othersHolding(lock))
+	others := d.othersHolding(lock)
+	free := lock.CapacityOrDefault() - len(others)
+	for _, run := range d.in.Locks.Runners {
+		listed := slices.ContainsFunc(others, func(h v1alpha1.LockHolder) bool {
+			return h.Group == run.Group && h.Pod == run.Pod && v1alpha1.HolderNamespace(h, lock) == run.Namespace
+		})
+		if !listed && slices.Contains(run.Locks, lock.LockKey()) {
+			free--
+		}
+	}
 	for _, w := range d.in.Locks.Waiters {
 		theirs := claim{since: w.Since, namespace: w.Namespace, group: w.Group}
 		self := w.Namespace == d.group.Namespace && w.Group == d.group.Name
@@ -223,6 +261,7 @@ func (d *decision) settleLocks() {
 	if !d.lockBlocked {
 		st.LockWait = nil
 	}
+	d.assertHolders()
 	if st.LockWait != nil {
 		for i := range st.Items {
 			if it := &st.Items[i]; it.WaitReason == "" && it.NextEligibleAt == nil {
@@ -247,6 +286,40 @@ func (d *decision) settleLocks() {
 		})
 		if stale {
 			d.plan.Locks.Release = append(d.plan.Locks.Release, LockUpdate{Lock: lock, Holders: d.othersHolding(lock)})
+		}
+	}
+}
+
+// assertHolders plans that each lock the group names that exists lists the group's current run
+// as a holder while its pod is live: a lock's holders follow the live runs, not only the writes at
+// a run's start and end, so that a lock created again (kubectl replace --force, a GitOps
+// re-create, a restore) or named by an edit while the run goes on counts it. A lock that the
+// holder puts over its capacity is reported once, by an event, when it is written.
+func (d *decision) assertHolders() {
+	cr := d.plan.Status.CurrentRun
+	if cr == nil || d.pods.current == nil || d.pods.current.Name != cr.PodName || Terminal(d.pods.current) {
+		return
+	}
+	acquiring := map[string]bool{}
+	for _, u := range d.plan.Locks.Acquire {
+		acquiring[u.Lock.LockKey()] = true
+	}
+	for _, name := range slices.Sorted(slices.Values(d.group.Spec.LockKeys())) {
+		lock := d.in.Locks.Locks[name]
+		if lock == nil || acquiring[name] || slices.ContainsFunc(lock.LockHolders(), func(h v1alpha1.LockHolder) bool { return d.holdsFor(h, cr) }) {
+			continue
+		}
+		h := v1alpha1.LockHolder{Group: d.group.Name, GroupUID: string(d.group.UID), Item: cr.Item, Pod: cr.PodName, Since: cr.StartedAt}
+		if lock.GetNamespace() == "" {
+			h.Namespace = d.group.Namespace
+		}
+		holders := append(slices.Clone(lock.LockHolders()), h)
+		SortHolders(holders)
+		d.plan.Locks.Assert = append(d.plan.Locks.Assert, LockUpdate{Lock: lock, Holders: holders})
+		if capacity := lock.CapacityOrDefault(); len(holders) > capacity {
+			d.event(corev1.EventTypeWarning, v1alpha1.ReasonLockOverCapacity, fmt.Sprintf(
+				"%s holds %d runs, over its capacity of %d: the run of item %q (pod %s) started before the lock listed it; no group naming it starts until enough of its runs have ended",
+				v1alpha1.DescribeLocks([]string{name}), len(holders), capacity, cr.Item, cr.PodName))
 		}
 	}
 }

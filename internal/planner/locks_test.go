@@ -38,7 +38,7 @@ func lockedInput(g *v1alpha1.OaatGroup, now time.Duration, locks []*v1alpha1.Oaa
 // the given labels.
 func mixedInput(g *v1alpha1.OaatGroup, now time.Duration, locks []v1alpha1.Lock, nsLabels map[string]string, waiters []LockWaiter, pods ...corev1.Pod) Input {
 	in := input(g, now, pods...)
-	in.Locks = LockInput{Locks: map[string]v1alpha1.Lock{}, NamespaceLabels: nsLabels, Waiters: waiters}
+	in.Locks = LockInput{Locks: map[string]v1alpha1.Lock{}, NamespaceLabels: nsLabels, NamespaceRead: true, Waiters: waiters}
 	for _, l := range locks {
 		in.Locks.Locks[l.LockKey()] = l
 	}
