@@ -130,7 +130,7 @@ func main() {
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
-		LockMetrics: lockMetrics,
+		LockMetrics: lockMetrics, SomeNamespaces: len(watchNamespaces) > 0,
 		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
 		// Lease check notices it before the elector's renew deadline.
 		OnLeaseLost: func(err error) {

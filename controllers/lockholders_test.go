@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -212,6 +213,39 @@ func TestClusterLockNamespaceFailsClosed(t *testing.T) {
 			}
 			if ready := findCondition(got, v1alpha1.ConditionReady); ready == nil || ready.Reason != v1alpha1.ReasonLockNotPermitted {
 				t.Errorf("Ready = %+v, want LockNotPermitted", ready)
+			}
+		})
+	}
+}
+
+// Defect 7: an installation that watches only some namespaces cannot count a ClusterOaatLock's
+// waiters in the others, and leaves its waitingGroups alone: two such installations sharing the
+// lock no longer write their own counts over each other's (1, 0, 1, 0 ...), each write waking the
+// other and every group naming the lock. One that watches all namespaces counts them.
+func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		someNamespaces bool
+		want           int32
+		wantWrites     int
+	}{
+		{name: "some namespaces", someNamespaces: true, want: 3, wantWrites: 0},
+		{name: "all namespaces", want: 1, wantWrites: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lock := testClusterLock("db", 1)
+			lock.Status.WaitingGroups = 3 // another installation's count
+			g := testGroup("g", "a")
+			g.Spec.ClusterLocks = []string{"db"}
+			g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(testT0), Locks: []string{v1alpha1.ClusterLockKey("db")}}
+			writes := map[string]int{}
+			c := newFakeClient(t, refuseStatusOf("", writes), lock, g)
+			r := &OaatLockReconciler{Client: c, APIReader: c, Cluster: true, SomeNamespaces: tc.someNamespaces, Clock: newTestReconciler(c, c).clock}
+			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Name: "db"}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := getClusterLock(t, c, "db").Status.WaitingGroups; got != tc.want || writes["db"] != tc.wantWrites {
+				t.Errorf("waitingGroups %d after %d writes, want %d after %d", got, writes["db"], tc.want, tc.wantWrites)
 			}
 		})
 	}

@@ -49,6 +49,12 @@ type OaatLockReconciler struct {
 	APIReader client.Reader
 	// Cluster makes the reconciler keep ClusterOaatLocks rather than OaatLocks.
 	Cluster bool
+	// SomeNamespaces says that the manager watches only some namespaces (WATCH_NAMESPACE): it
+	// cannot count the waiters of a ClusterOaatLock in the others, and leaves its waitingGroups to
+	// an installation that watches them all. Two installations of some namespaces each sharing a
+	// lock would otherwise write their own counts over each other's, each write waking the other
+	// and every group naming the lock, without end.
+	SomeNamespaces bool
 	// Clock reads the time for waitingRefresh.
 	Clock clock.PassiveClock
 
@@ -86,9 +92,11 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	waiting, err := r.waitingGroups(ctx, lock)
-	if err != nil {
-		return ctrl.Result{}, err
+	waiting := lock.LockWaitingGroups()
+	if !r.Cluster || !r.SomeNamespaces {
+		if waiting, err = r.waitingGroups(ctx, lock); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	var result ctrl.Result
 	if pending {

@@ -232,6 +232,9 @@ type Options struct {
 	// OnLeaseLost is called once when a check before a run finds that this process no longer
 	// holds the Lease (see leader.Guard.OnLost).
 	OnLeaseLost func(error)
+	// SomeNamespaces says that the manager's cache holds only some namespaces (WATCH_NAMESPACE,
+	// CacheOptions), not all.
+	SomeNamespaces bool
 }
 
 // Setup registers the field indexes and the reconcilers with the manager.
@@ -259,7 +262,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatLock controller: %w", err)
 	}
-	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true, Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
+	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true, Clock: opts.Clock,
+		SomeNamespaces: opts.SomeNamespaces}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterOaatLock controller: %w", err)
 	}
 	return nil

@@ -55,7 +55,9 @@ type ClusterOaatLockStatus struct {
 	HolderCount int32 `json:"holderCount,omitempty"`
 
 	// waitingGroups is the number of groups, in all namespaces, naming the lock that wait for
-	// locks (their status.lockWait is set).
+	// locks (their status.lockWait is set) and are not being deleted. Only an installation of the
+	// operator that watches all namespaces writes it: one limited to some namespaces cannot count
+	// the others' groups, and leaves it as it is.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting groups",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	WaitingGroups int32 `json:"waitingGroups,omitempty"`
