@@ -30,6 +30,8 @@ func (c *chaos) reportFaults() {
 	c.rep.Printf("  %s", c.pauser.summary())
 	c.rep.Printf("  live item pods deleted: %d; spec edits: %d; kube-apiserver restarted once, down for %s",
 		c.faults.podDeletes, c.faults.edits, c.faults.apiserverDown.Round(time.Millisecond))
+	c.rep.Printf("  shared locks deleted and created again: %d (%d of them holding a slot)",
+		c.faults.lockRecreates, c.faults.heldRecreates)
 	c.rep.Printf("  API proxy: %s", c.proxy.injectedSummary())
 	c.rep.Printf("  slow spells (the replicas' pod watches lag by %s): %d, %s in all",
 		c.cfg.watchLag, c.slow.count, c.slow.total.Round(time.Second))

@@ -27,7 +27,10 @@ const maxItems = 8
 // faults counts what the chaos run did.
 type faults struct {
 	kills, noLeader, podDeletes, edits int
-	apiserverDown                      time.Duration
+	// lockRecreates counts the shared locks deleted and created again, heldRecreates those that
+	// held a slot when deleted.
+	lockRecreates, heldRecreates int
+	apiserverDown                time.Duration
 }
 
 // unleash applies faults until the chaos window ends: SIGKILL of the leader, SIGSTOP of the
@@ -40,6 +43,7 @@ func (c *chaos) unleash(ctx context.Context) error {
 	nextKill := now.Add(c.between(c.cfg.killMin, c.cfg.killMax))
 	nextDelete := now.Add(c.between(c.cfg.deleteEvery/2, c.cfg.deleteEvery*3/2))
 	nextEdit := now.Add(c.between(c.cfg.editEvery/2, c.cfg.editEvery*3/2))
+	nextRecreate := now.Add(c.between(c.cfg.recreateEvery/2, c.cfg.recreateEvery*3/2))
 	nextPause := now.Add(c.between(c.cfg.pauseEvery/2, c.cfg.pauseEvery*3/2))
 	nextSlow := now.Add(c.between(c.cfg.slowEvery/2, c.cfg.slowEvery*3/2))
 	restartAt := now.Add(c.cfg.window/3 + c.between(0, c.cfg.window/3))
@@ -75,6 +79,9 @@ func (c *chaos) unleash(ctx context.Context) error {
 		case !now.Before(nextEdit):
 			nextEdit = now.Add(c.between(c.cfg.editEvery/2, c.cfg.editEvery*3/2))
 			err = c.editGroup(ctx)
+		case c.cfg.recreateEvery > 0 && !now.Before(nextRecreate):
+			nextRecreate = now.Add(c.between(c.cfg.recreateEvery/2, c.cfg.recreateEvery*3/2))
+			err = c.recreateLock(ctx)
 		}
 		if err != nil {
 			c.logf("fault failed: %v", err)
@@ -192,6 +199,29 @@ func (c *chaos) editGroup(ctx context.Context) error {
 		c.history.setFrequency(name, d, now)
 	}
 	c.faults.edits++
+	return nil
+}
+
+// recreateLock deletes a random shared lock and creates it again at once, as kubectl replace
+// --force or a GitOps re-create does: it comes back without holders while runs may hold it. The
+// capacity check (checkCapacity) then shows whether a group started beside a live run that the
+// new lock did not list yet.
+func (c *chaos) recreateLock(ctx context.Context) error {
+	l := sharedLocks[c.rng.IntN(len(sharedLocks))]
+	old := &v1alpha1.OaatLock{}
+	if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.name}, old); err != nil {
+		return fmt.Errorf("reading lock %s: %w", l.name, err)
+	}
+	if err := c.env.Client.Delete(ctx, old); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting lock %s: %w", l.name, err)
+	}
+	if err := c.env.Client.Create(ctx, newLock(l)); err != nil {
+		return fmt.Errorf("creating lock %s again: %w", l.name, err)
+	}
+	c.faults.lockRecreates++
+	if len(old.Status.Holders) > 0 {
+		c.faults.heldRecreates++
+	}
 	return nil
 }
 

@@ -6,7 +6,7 @@
 // live item pods, restarts kube-apiserver once and edits random groups' specs (adds or removes an
 // item, changes the frequency). Item pods run for kwok's random 2-8 s and succeed or fail at
 // random. Half of the groups name shared OaatLocks (one of capacity 1, one of capacity 2, some
-// groups both, in either order). Informers record every pod's lifetime and every write of every
+// groups both, in either order), which it deletes and creates again at random intervals. Informers record every pod's lifetime and every write of every
 // group's status.
 //
 // Then it checks: no two live pods of a group at any instant; no more live pods of the groups
@@ -36,11 +36,15 @@ import (
 const namespace = "chaos"
 
 type config struct {
-	window            time.Duration
-	groups, items     int
-	killMin, killMax  time.Duration
-	deleteEvery       time.Duration
-	editEvery         time.Duration
+	window           time.Duration
+	groups, items    int
+	killMin, killMax time.Duration
+	deleteEvery      time.Duration
+	editEvery        time.Duration
+	// recreateEvery is the mean interval between deletions and re-creations of a shared lock
+	// (kubectl replace --force, a GitOps re-create): it comes back without holders while runs
+	// hold it; 0 for none.
+	recreateEvery     time.Duration
 	restartDelay      time.Duration
 	settle            time.Duration
 	perItem, failover time.Duration
@@ -62,20 +66,23 @@ const replicaCount = 2
 
 func readConfig(k *perfkit.Knobs) config {
 	return config{
-		window:       time.Duration(k.Int("CHAOS_MINUTES", 10)) * time.Minute,
-		groups:       k.Int("CHAOS_GROUPS", 40),
-		items:        k.Int("CHAOS_ITEMS", 4),
-		killMin:      k.Duration("CHAOS_KILL_MIN", 15*time.Second),
-		killMax:      k.Duration("CHAOS_KILL_MAX", 60*time.Second),
-		deleteEvery:  k.Duration("CHAOS_DELETE_EVERY", 10*time.Second),
-		editEvery:    k.Duration("CHAOS_EDIT_EVERY", 10*time.Second),
-		restartDelay: k.Duration("CHAOS_RESTART_DELAY", 3*time.Second),
-		settle:       k.Duration("CHAOS_SETTLE", time.Minute),
-		perItem:      k.Duration("CHAOS_STARVE_PER_ITEM", 10*time.Second),
-		failover:     k.Duration("CHAOS_STARVE_FAILOVER", 30*time.Second),
-		seed:         uint64(k.Int("CHAOS_SEED", int(time.Now().UnixNano()%1e9))),
-		createFaults: float64(k.Int("CHAOS_CREATE_FAULT_PERCENT", 10)) / 100,
-		pauseEvery:   k.Duration("CHAOS_PAUSE_EVERY", time.Minute),
+		window:      time.Duration(k.Int("CHAOS_MINUTES", 10)) * time.Minute,
+		groups:      k.Int("CHAOS_GROUPS", 40),
+		items:       k.Int("CHAOS_ITEMS", 4),
+		killMin:     k.Duration("CHAOS_KILL_MIN", 15*time.Second),
+		killMax:     k.Duration("CHAOS_KILL_MAX", 60*time.Second),
+		deleteEvery: k.Duration("CHAOS_DELETE_EVERY", 10*time.Second),
+		editEvery:   k.Duration("CHAOS_EDIT_EVERY", 10*time.Second),
+		// A lock re-created every 20 s on average: of 40 groups, 10 name each lock, and a run of
+		// one holds it most of the time.
+		recreateEvery: k.Duration("CHAOS_LOCK_RECREATE_EVERY", 20*time.Second),
+		restartDelay:  k.Duration("CHAOS_RESTART_DELAY", 3*time.Second),
+		settle:        k.Duration("CHAOS_SETTLE", time.Minute),
+		perItem:       k.Duration("CHAOS_STARVE_PER_ITEM", 10*time.Second),
+		failover:      k.Duration("CHAOS_STARVE_FAILOVER", 30*time.Second),
+		seed:          uint64(k.Int("CHAOS_SEED", int(time.Now().UnixNano()%1e9))),
+		createFaults:  float64(k.Int("CHAOS_CREATE_FAULT_PERCENT", 10)) / 100,
+		pauseEvery:    k.Duration("CHAOS_PAUSE_EVERY", time.Minute),
 		// controller-runtime's default; cmd/main.go sets no other.
 		leaseDuration: k.Duration("CHAOS_LEASE_DURATION", 15*time.Second),
 		slowEvery:     k.Duration("CHAOS_SLOW_EVERY", time.Minute),
