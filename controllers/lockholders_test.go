@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,5 +249,60 @@ func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
 				t.Errorf("waitingGroups %d after %d writes, want %d after %d", got, writes["db"], tc.want, tc.wantWrites)
 			}
 		})
+	}
+}
+
+// A lock's change wakes only the groups that can act on it: its holders, the groups naming it
+// whose current run it does not list, and as many waiters as it has free slots, the earliest
+// claims first; its creation or deletion wakes every group naming it.
+func TestLockChangeWakesTheFewThatCanAct(t *testing.T) {
+	group := func(name string, mutate func(*v1alpha1.OaatGroup)) *v1alpha1.OaatGroup {
+		g := testGroup(name, "a")
+		g.Spec.Locks = []string{"db"}
+		mutate(g)
+		return g
+	}
+	running := func(g *v1alpha1.OaatGroup) {
+		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: g.Name + "-pod", StartedAt: metav1.NewTime(testT0)}
+	}
+	waiting := func(ago time.Duration) func(*v1alpha1.OaatGroup) {
+		return func(g *v1alpha1.OaatGroup) {
+			g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(testT0.Add(-ago)), Locks: []string{"db"}}
+		}
+	}
+	deleting := group("w0", waiting(3*time.Hour))
+	deleting.Finalizers = []string{"example.com/keep"}
+	objs := []client.Object{
+		group("g", running), group("h", running), deleting,
+		group("w2", waiting(time.Hour)), group("w1", waiting(2*time.Hour)), group("idle", func(*v1alpha1.OaatGroup) {}),
+	}
+	c := newFakeClient(t, interceptor.Funcs{}, objs...)
+	if err := c.Delete(context.Background(), deleting); err != nil {
+		t.Fatal(err)
+	}
+	r := &OaatGroupReconciler{Client: c}
+	names := func(requests []ctrl.Request) []string {
+		var out []string
+		for _, req := range requests {
+			out = append(out, req.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		capacity int32
+		want     []string
+	}{
+		{capacity: 1, want: []string{"g", "h"}},             // g holds, h runs unlisted: no slot free
+		{capacity: 3, want: []string{"g", "h", "w1"}},       // one slot free: the earliest live claim
+		{capacity: 9, want: []string{"g", "h", "w1", "w2"}}, // every waiter but the one being deleted
+	} {
+		lock := testLock("db", tc.capacity)
+		lock.Status.Holders = []v1alpha1.LockHolder{{Group: "g", GroupUID: "uid-g", Item: "a", Pod: "g-pod", Since: metav1.NewTime(testT0)}}
+		if got := names(r.groupsToWake(context.Background(), lock)); !slices.Equal(got, tc.want) {
+			t.Errorf("capacity %d: a change wakes %v, want %v", tc.capacity, got, tc.want)
+		}
+		if got := names(r.groupsOfLock(context.Background(), lock)); len(got) != 6 {
+			t.Errorf("capacity %d: a creation or deletion wakes %v, want all six groups", tc.capacity, got)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -282,37 +284,103 @@ func holderGroups(obj client.Object) []string {
 	return groups
 }
 
-// groupsOfLock maps a lock of either kind to the groups that name it, which may be waiting for a
-// slot it frees, and to the groups holding a slot of it.
+// lockHandler queues the groups a lock's event concerns. Its creation and deletion concern every
+// group naming it (each becomes Ready, or not Ready with LockNotFound); a change of it (holders,
+// waiting count, capacity) only the groups that can act on it (groupsToWake): with a thousand
+// groups waiting on one lock, a slot's hand-off costs a few reconciles, not a thousand.
+type lockHandler struct {
+	prioritized
+}
+
+// Update implements handler.EventHandler.
+func (h lockHandler) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	onChange := h.prioritized
+	onChange.toGroups = h.r.groupsToWake
+	onChange.enqueue(ctx, e.ObjectNew, seen{}, q)
+}
+
+// namingGroups are the groups that name a lock of either kind (of every namespace the manager
+// watches for a ClusterOaatLock).
+func (r *OaatGroupReconciler) namingGroups(ctx context.Context, lock v1alpha1.Lock) ([]v1alpha1.OaatGroup, error) {
+	groups := &v1alpha1.OaatGroupList{}
+	opts := []client.ListOption{client.InNamespace(lock.GetNamespace()), client.MatchingFields{lockIndex: lock.GetName()}}
+	if lock.GetNamespace() == "" {
+		opts = []client.ListOption{client.MatchingFields{clusterLockIndex: lock.GetName()}}
+	}
+	if err := r.List(ctx, groups, opts...); err != nil {
+		return nil, fmt.Errorf("listing the groups that name %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
+	}
+	return groups.Items, nil
+}
+
+// groupsOfLock maps a lock of either kind to every group that names it or holds a slot of it.
 func (r *OaatGroupReconciler) groupsOfLock(ctx context.Context, obj client.Object) []reconcile.Request {
 	lock := obj.(v1alpha1.Lock)
-	var requests []reconcile.Request
-	if lock.GetNamespace() == "" {
-		requests = r.groupsNamingClusterLock(ctx, lock.GetName())
-	} else {
-		requests = r.groupsNaming(lockIndex)(ctx, obj)
+	groups, err := r.namingGroups(ctx, lock)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Cannot map a lock to its groups")
 	}
-	for _, h := range lock.LockHolders() {
-		req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: v1alpha1.HolderNamespace(h, lock), Name: h.Group}}
-		if !slices.Contains(requests, req) {
-			requests = append(requests, req)
-		}
+	requests := holderRequests(lock)
+	for i := range groups {
+		requests = addRequest(requests, client.ObjectKeyFromObject(&groups[i]))
 	}
 	return requests
 }
 
-// groupsNamingClusterLock are the groups of every namespace that name the ClusterOaatLock.
-func (r *OaatGroupReconciler) groupsNamingClusterLock(ctx context.Context, name string) []reconcile.Request {
-	groups := &v1alpha1.OaatGroupList{}
-	if err := r.List(ctx, groups, client.MatchingFields{clusterLockIndex: name}); err != nil {
-		log.FromContext(ctx).Error(err, "Cannot list the groups that name a ClusterOaatLock", "clusterOaatLock", name)
-		return nil
+// groupsToWake maps a changed lock to the groups that can act on the change: those holding a
+// slot (one may be stale, or its group gone), those naming it whose current run it does not list
+// (they list it: the lock was created again, or named by an edit), and, when it has free slots,
+// as many of its waiters as it has free slots, in the order of their claims: a later waiter
+// could not take a slot that an earlier one claims (planner.LockInput.Waiters).
+func (r *OaatGroupReconciler) groupsToWake(ctx context.Context, obj client.Object) []reconcile.Request {
+	lock := obj.(v1alpha1.Lock)
+	groups, err := r.namingGroups(ctx, lock)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Cannot map a lock to its groups")
 	}
-	requests := make([]reconcile.Request, 0, len(groups.Items))
-	for i := range groups.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups.Items[i])})
+	requests := holderRequests(lock)
+	free := lock.CapacityOrDefault() - len(lock.LockHolders())
+	var waiting []*v1alpha1.OaatGroup
+	for i := range groups {
+		g := &groups[i]
+		if cr := g.Status.CurrentRun; cr != nil && !slices.ContainsFunc(lock.LockHolders(), func(h v1alpha1.LockHolder) bool {
+			return h.Group == g.Name && h.Pod == cr.PodName && v1alpha1.HolderNamespace(h, lock) == g.Namespace
+		}) {
+			requests = addRequest(requests, client.ObjectKeyFromObject(g))
+			free--
+		}
+		if waits(g) {
+			waiting = append(waiting, g)
+		}
+	}
+	slices.SortFunc(waiting, func(a, b *v1alpha1.OaatGroup) int {
+		if c := a.Status.LockWait.Since.Compare(b.Status.LockWait.Since.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(namespacedName(a.Namespace, a.Name), namespacedName(b.Namespace, b.Name))
+	})
+	for _, g := range waiting[:max(min(free, len(waiting)), 0)] {
+		requests = addRequest(requests, client.ObjectKeyFromObject(g))
 	}
 	return requests
+}
+
+// holderRequests are the groups holding a slot of the lock.
+func holderRequests(lock v1alpha1.Lock) []reconcile.Request {
+	var requests []reconcile.Request
+	for _, h := range lock.LockHolders() {
+		requests = addRequest(requests, client.ObjectKey{Namespace: v1alpha1.HolderNamespace(h, lock), Name: h.Group})
+	}
+	return requests
+}
+
+// addRequest adds the group's request unless it is there already.
+func addRequest(requests []reconcile.Request, key client.ObjectKey) []reconcile.Request {
+	req := reconcile.Request{NamespacedName: key}
+	if slices.Contains(requests, req) {
+		return requests
+	}
+	return append(requests, req)
 }
 
 // groupsOfNamespace maps a namespace whose labels changed to its groups that name a

@@ -133,8 +133,8 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: overdue.Unknown}).
 		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: overdue.Unknown}, builder.OnlyMetadata).
 		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: onDemandRunToGroup, floor: overdue.Unknown, dueOnCreate: true}).
-		Watches(&v1alpha1.OaatLock{}, prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}).
-		Watches(&v1alpha1.ClusterOaatLock{}, prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}).
+		Watches(&v1alpha1.OaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).
+		Watches(&v1alpha1.ClusterOaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).
 		Watches(namespaceMetadata(), prioritized{r: r, toGroups: r.groupsOfNamespace, floor: overdue.Unknown},
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{
