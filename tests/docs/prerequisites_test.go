@@ -73,7 +73,7 @@ var (
 
 // dryRun returns the commands that make would run for target from nothing, continuation lines
 // joined, and the directories it was given for the clone's builds and the tools.
-func dryRun(t *testing.T, st scriptTarget) (lines []string, dirs []string) {
+func dryRun(t *testing.T, st scriptTarget) (lines, dirs []string) {
 	t.Helper()
 	tmp := t.TempDir()
 	localBin, toolsCache := filepath.Join(tmp, "bin"), filepath.Join(tmp, "tools")

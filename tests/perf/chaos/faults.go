@@ -212,7 +212,7 @@ func (c *chaos) recreateLock(ctx context.Context) error {
 	if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.name}, old); err != nil {
 		return fmt.Errorf("reading lock %s: %w", l.name, err)
 	}
-	if err := c.env.Client.Delete(ctx, old); client.IgnoreNotFound(err) != nil {
+	if err := client.IgnoreNotFound(c.env.Client.Delete(ctx, old)); err != nil {
 		return fmt.Errorf("deleting lock %s: %w", l.name, err)
 	}
 	if err := c.env.Client.Create(ctx, newLock(l)); err != nil {
