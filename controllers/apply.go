@@ -29,46 +29,111 @@ const (
 	cacheLagRetry = 2 * time.Second
 )
 
-// apply carries out a plan: status first (the intent of a run is persisted before its pod
-// exists), then the pod, then deletions. Each event and the run metrics follow the write of the
-// state they report, so that a lost race (conflict) reports nothing and the pass that wins reports
-// each run once, whatever fails after it. What replaces a part of the plan that the API server
-// refuses is the plan's too (planner.Fallback).
+// applying is one pass's application of a plan: the group, whose status becomes the plan's once
+// persisted, the plan, and what the phases learn on the way.
+type applying struct {
+	group *v1alpha1.OaatGroup
+	plan  planner.Plan
+	// statusWritten says that the plan's status was written in this pass.
+	statusWritten bool
+}
+
+// applyPhase is a phase of apply. It returns the pass's result when the pass ends with it, nil
+// to go on with the next phase.
+type applyPhase struct {
+	name string
+	run  func(context.Context, *applying) (*ctrl.Result, error)
+}
+
+// applyPhases are the phases of apply, in the order planner.Plan documents: status first (the
+// intent of a run is persisted before its pod exists), then the pod, then deletions. Each event
+// and the run metrics follow the write of the state they report, so that a lost race (conflict)
+// reports nothing and the pass that wins reports each run once, whatever fails after it. What
+// replaces a part of the plan that the API server refuses is the plan's too (planner.Fallback).
+func (r *OaatGroupReconciler) applyPhases() []applyPhase {
+	return []applyPhase{
+		{"check the start", r.checkStart},
+		{"final on-demand statuses", r.finalOnDemandStatuses},
+		{"take lock slots", r.takeLockSlots},
+		{"persist the status", r.persistStatus},
+		{"create the pod", r.createRunPod},
+		{"open on-demand runs", r.openOnDemandRuns},
+		{"delete pods", r.deletePods},
+		{"give back slots", r.giveBackSlots},
+	}
+}
+
+// apply carries out a plan, phase by phase (applyPhases); an error names the phase it broke.
 func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan) (ctrl.Result, error) {
-	if plan.Create != nil {
-		// A process that lost the Lease (paused past its expiry) must not even write the intent
-		// of a run: the new leader would record it as a failed start.
-		if err := r.Leader.Check(ctx); err != nil {
-			return ctrl.Result{}, fmt.Errorf("not starting a run: %w", err)
-		}
-		// The cache may not show a pod the API server has (a lagging informer): a run starts
-		// only when the API server itself shows no live pod of the group.
-		live, err := r.livePod(ctx, group)
+	a := &applying{group: group, plan: plan}
+	for _, phase := range r.applyPhases() {
+		result, err := phase.run(ctx, a)
 		if err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("%s: %w", phase.name, err)
 		}
-		if live != "" {
-			log.FromContext(ctx).Info("Not starting a run: the API server shows a live pod of the group that the cache does not show yet",
-				"pod", live)
-			return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+		if result != nil {
+			return *result, nil
 		}
 	}
-	if settled, err := r.settleOnDemandRuns(ctx, plan.FinalOnDemandRuns); err != nil {
-		return ctrl.Result{}, err
-	} else if !settled {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	log.FromContext(ctx).V(1).Info("Reconciled", "runCount", group.Status.RunCount,
+		"created", plan.Create != nil, "deleted", len(plan.Delete)+len(plan.DeleteBatch), "requeueAfter", plan.RequeueAfter)
+	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// requeueAfter ends a pass with a look at the group again after d.
+func requeueAfter(d time.Duration) *ctrl.Result { return &ctrl.Result{RequeueAfter: d} }
+
+// checkStart lets a run start only if this process still leads (a process that lost the Lease,
+// paused past its expiry, must not even write the intent of a run: the new leader would record it
+// as a failed start) and the API server itself shows no live pod of the group (the cache may not
+// show a pod the API server has).
+func (r *OaatGroupReconciler) checkStart(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	if a.plan.Create == nil {
+		return nil, nil
 	}
-	if len(plan.Locks.Acquire) > 0 {
-		// The slots are taken before the intent of the run is written: a run the status names
-		// always holds its locks.
-		if taken, err := r.acquireLocks(ctx, group, plan.Locks.Acquire, createdName(plan)); !taken {
-			return ctrl.Result{RequeueAfter: conflictRetry}, err
+	if err := r.Leader.Check(ctx); err != nil {
+		return nil, fmt.Errorf("not starting a run: %w", err)
+	}
+	live, err := r.livePod(ctx, a.group)
+	if err != nil {
+		return nil, err
+	}
+	if live != "" {
+		log.FromContext(ctx).Info("Not starting a run: the API server shows a live pod of the group that the cache does not show yet",
+			"pod", live)
+		return requeueAfter(cacheLagRetry), nil
+	}
+	return nil, nil
+}
+
+// finalOnDemandStatuses writes the final status of on-demand runs (settleOnDemandRuns).
+func (r *OaatGroupReconciler) finalOnDemandStatuses(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	settled, err := r.settleOnDemandRuns(ctx, a.plan.FinalOnDemandRuns)
+	if err != nil || settled {
+		return nil, err
+	}
+	return requeueAfter(conflictRetry), nil
+}
+
+// takeLockSlots takes the slots of the run to start before its intent is written, so that a run
+// the status names always holds its locks, then lists the group's live run in the locks that lack
+// it.
+func (r *OaatGroupReconciler) takeLockSlots(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	if len(a.plan.Locks.Acquire) > 0 {
+		if taken, err := r.acquireLocks(ctx, a.group, a.plan.Locks.Acquire, createdName(a.plan)); !taken {
+			return requeueAfter(conflictRetry), err
 		}
 	}
-	if asserted, err := r.assertHolders(ctx, plan.Locks.Assert); !asserted {
-		return ctrl.Result{RequeueAfter: conflictRetry}, err
+	if asserted, err := r.assertHolders(ctx, a.plan.Locks.Assert); !asserted {
+		return requeueAfter(conflictRetry), err
 	}
-	statusWritten := false
+	return nil, nil
+}
+
+// persistStatus writes the plan's status if it changed, then observes the finished runs and
+// emits the events it reports.
+func (r *OaatGroupReconciler) persistStatus(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	group, plan := a.group, a.plan
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		written := group.Status
 		group.Status = plan.Status
@@ -82,16 +147,17 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 			case apierrors.IsConflict(err):
 				// Someone wrote the group since it was read: the watch event of that write brings
 				// the group back, with a fresh decision.
-				return ctrl.Result{RequeueAfter: conflictRetry}, nil
+				return requeueAfter(conflictRetry), nil
 			case apierrors.IsInvalid(err):
 				r.refusals.refused(client.ObjectKeyFromObject(group), plan.DecidedAt())
 				group.Status = written
-				return r.reportRejectedStatus(ctx, group, plan, err)
+				result, err := r.reportRejectedStatus(ctx, group, plan, err)
+				return &result, err
 			}
-			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
+			return nil, fmt.Errorf("writing status: %w", err)
 		}
 		r.refusals.written(client.ObjectKeyFromObject(group), group.Status)
-		statusWritten = true
+		a.statusWritten = true
 	}
 	for _, run := range plan.Finished {
 		r.Runs.Observe(group.Namespace, group.Name, run.Item, string(run.Result), run.Duration)
@@ -103,57 +169,75 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 		r.LockMetrics.ObserveWait(u.Lock.GetNamespace(), u.Lock.GetName(), plan.Locks.Waited)
 	}
 	r.announce(ctx, group, plan.Events...)
+	return nil, nil
+}
 
-	if plan.Create != nil {
-		if err := r.createPod(ctx, group, plan.Create); err != nil {
-			switch {
-			case errors.Is(err, leader.ErrNotLeader):
-				// The intent stays for the new leader, which records it as a run whose pod
-				// was never created.
-				return ctrl.Result{}, err
-			case refused(err):
-				return r.withdrawRun(ctx, group, plan.WithdrawRun(err), err)
-			}
-			// The pod may exist: the intent stays (planner.Plan.KeepRun).
-			log.FromContext(ctx).Error(err, "Creating the pod failed without proof that it was not created; keeping the run",
-				"pod", plan.Create.Name)
-			return ctrl.Result{RequeueAfter: plan.KeepRun().RequeueAfter}, nil
-		}
-		log.FromContext(ctx).Info("Started item", "item", plan.Status.CurrentRun.Item, "pod", plan.Create.Name,
-			"oaatRun", plan.Status.CurrentRun.OaatRun)
+// createRunPod creates the pod whose intent the status records, with the plan's fallbacks when
+// the API server refuses it.
+func (r *OaatGroupReconciler) createRunPod(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	group, plan := a.group, a.plan
+	if plan.Create == nil {
+		return nil, nil
 	}
-	for _, u := range plan.OpenOnDemandRuns {
-		// An on-demand run changed meanwhile is left to the pass its change triggers: status
-		// alone says which OaatRun the current run serves.
+	if err := r.createPod(ctx, group, plan.Create); err != nil {
+		switch {
+		case errors.Is(err, leader.ErrNotLeader):
+			// The intent stays for the new leader, which records it as a run whose pod was
+			// never created.
+			return nil, err
+		case refused(err):
+			result, err := r.withdrawRun(ctx, group, plan.WithdrawRun(err), err)
+			return &result, err
+		}
+		// The pod may exist: the intent stays (planner.Plan.KeepRun).
+		log.FromContext(ctx).Error(err, "Creating the pod failed without proof that it was not created; keeping the run",
+			"pod", plan.Create.Name)
+		return requeueAfter(plan.KeepRun().RequeueAfter), nil
+	}
+	log.FromContext(ctx).Info("Started item", "item", plan.Status.CurrentRun.Item, "pod", plan.Create.Name,
+		"oaatRun", plan.Status.CurrentRun.OaatRun)
+	return nil, nil
+}
+
+// openOnDemandRuns writes the Pending and InProgress statuses of on-demand runs. One changed
+// meanwhile is left to the pass its change triggers: status alone says which OaatRun the current
+// run serves.
+func (r *OaatGroupReconciler) openOnDemandRuns(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	for _, u := range a.plan.OpenOnDemandRuns {
 		if err := r.onDemandRuns.update(ctx, u); err != nil && !apierrors.IsConflict(err) {
-			return ctrl.Result{}, err
+			return nil, err
 		}
 	}
-	// Superseded finished pods go in batches, one request each (prune.go).
-	superseded, deletions := splitDeletions(plan.Delete)
-	if pruneNow(len(superseded), plan.Status.CurrentRun == nil) {
-		if err := r.deleteSuperseded(ctx, group, superseded); err != nil {
-			return ctrl.Result{}, err
+	return nil, nil
+}
+
+// deletePods deletes the superseded finished pods in one request (prune.go), then each other pod
+// of the plan, with its event.
+func (r *OaatGroupReconciler) deletePods(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	if len(a.plan.DeleteBatch) > 0 {
+		if err := r.deleteSuperseded(ctx, a.group, a.plan.DeleteBatch); err != nil {
+			return nil, err
 		}
 	}
-	for _, d := range deletions {
+	for _, d := range a.plan.Delete {
 		if err := r.deletePod(ctx, d.Pod); err != nil {
-			return ctrl.Result{}, err
+			return nil, err
 		}
 		if d.Event != nil {
-			r.announce(ctx, group, *d.Event)
+			r.announce(ctx, a.group, *d.Event)
 		}
 	}
-	// The slots of ended runs are given back last: the run's outcome is recorded, and a failure
-	// here must not keep the new run's pod from being created.
-	if released, err := r.releaseLocks(ctx, group, plan.Locks.Release, statusWritten); err != nil {
-		return ctrl.Result{}, err
-	} else if !released {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	return nil, nil
+}
+
+// giveBackSlots gives back the slots of ended runs, last: the run's outcome is recorded, and a
+// failure here must not keep the new run's pod from being created.
+func (r *OaatGroupReconciler) giveBackSlots(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	released, err := r.releaseLocks(ctx, a.group, a.plan.Locks.Release, a.statusWritten)
+	if err != nil || released {
+		return nil, err
 	}
-	log.FromContext(ctx).V(1).Info("Reconciled", "runCount", group.Status.RunCount,
-		"created", plan.Create != nil, "deleted", len(plan.Delete), "requeueAfter", plan.RequeueAfter)
-	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+	return requeueAfter(conflictRetry), nil
 }
 
 // settleOnDemandRuns writes the final status of on-demand runs, and reports whether the group's

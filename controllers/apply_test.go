@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -210,5 +211,39 @@ func TestAmbiguousCreateErrorWithoutAPod(t *testing.T) {
 	}
 	if pods := listPods(t, server); len(pods) != 1 || g.Status.CurrentRun == nil || pods[0].Name != g.Status.CurrentRun.PodName {
 		t.Fatalf("pods %v, currentRun %+v: want the other item started", podNames(pods), g.Status.CurrentRun)
+	}
+}
+
+// A failure of the API server ends the pass in the phase it hit, and the error names that phase
+// (applyPhases): the status write of a start, and the creation of its pod by a process that lost
+// the Lease.
+func TestFailureNamesItsPhase(t *testing.T) {
+	timeout := apierrors.NewTimeoutError("the server was slow", 1)
+	for _, tc := range []struct {
+		phase string
+		funcs interceptor.Funcs
+	}{
+		{phase: "persist the status: ", funcs: interceptor.Funcs{
+			SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
+				return timeout
+			},
+		}},
+		{phase: "create the pod: ", funcs: interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if _, ok := obj.(*corev1.Pod); ok {
+					return leader.ErrNotLeader
+				}
+				return c.Create(ctx, obj, opts...)
+			},
+		}},
+	} {
+		t.Run(tc.phase, func(t *testing.T) {
+			server := newFakeClient(t, tc.funcs, testType(), testGroup("g", "a"))
+			r := newTestReconciler(server, server)
+			_, err := r.reconcile(t, "g")
+			if err == nil || !strings.HasPrefix(err.Error(), tc.phase) {
+				t.Fatalf("error %v, want one of phase %q", err, tc.phase)
+			}
+		})
 	}
 }

@@ -14,34 +14,10 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
-// supersededBatch is how many superseded finished pods (beyond spec.podHistory) a busy group
-// lets wait before it deletes them together.
-const supersededBatch = 8
-
 // Deleting the finished pods that spec.podHistory no longer keeps cost one API write per run of a
 // repeating item, a quarter of a run's writes. They are deleted together instead, in one request
-// (a deletecollection of the group's pods by their run numbers): when the group goes idle after
-// this pass, or once supersededBatch of them wait. Until then a group keeps a few more finished
-// pods than podHistory says; their runs are recorded already, so nothing is lost or counted twice.
-
-// pruneNow reports whether the superseded pods of a plan are deleted in this pass: when there
-// are any and the group is idle after it (no current run) or supersededBatch of them wait.
-func pruneNow(superseded int, idleAfter bool) bool {
-	return superseded > 0 && (idleAfter || superseded >= supersededBatch)
-}
-
-// splitDeletions separates the plan's deferrable deletions of superseded finished pods from the
-// others (rogue pods, each with its event; the pods of removed items).
-func splitDeletions(deletions []planner.Deletion) (superseded []*corev1.Pod, others []planner.Deletion) {
-	for _, d := range deletions {
-		if d.Deferrable && planner.Terminal(d.Pod) && planner.RunNumber(d.Pod) > 0 {
-			superseded = append(superseded, d.Pod)
-		} else {
-			others = append(others, d)
-		}
-	}
-	return superseded, others
-}
+// (a deletecollection of the group's pods by their run numbers), when the planner says so
+// (planner.Plan.DeleteBatch).
 
 // deleteSuperseded deletes the group's finished pods of the given runs in one request: its pods
 // whose run label is one of theirs. A run number names one pod of the group.

@@ -10,24 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
-func TestPruneNow(t *testing.T) {
-	for _, tc := range []struct {
-		superseded int
-		idleAfter  bool
-		want       bool
-	}{
-		{0, true, false},
-		{1, true, true},
-		{1, false, false},
-		{supersededBatch - 1, false, false},
-		{supersededBatch, false, true},
-	} {
-		if got := pruneNow(tc.superseded, tc.idleAfter); got != tc.want {
-			t.Errorf("pruneNow(%d, %v) = %v, want %v", tc.superseded, tc.idleAfter, got, tc.want)
-		}
-	}
-}
-
 // TestSupersededPodsGoTogether: a busy group keeps its superseded finished pods; once it goes idle
 // they are deleted in one request, and the latest pod of each item stays.
 func TestSupersededPodsGoTogether(t *testing.T) {

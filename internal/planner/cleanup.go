@@ -63,9 +63,26 @@ func (d *decision) pruneHistory() {
 			kept[c]++
 			continue
 		}
-		if pod.DeletionTimestamp == nil {
-			d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Deferrable: d.itemSet[c.item]})
+		switch {
+		case pod.DeletionTimestamp != nil:
+		case d.itemSet[c.item] && RunNumber(pod) > 0:
+			d.superseded = append(d.superseded, pod)
+		default:
+			d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod})
 		}
+	}
+}
+
+// supersededBatch is how many superseded finished pods (beyond spec.podHistory) a busy group
+// lets wait before it deletes them together.
+const supersededBatch = 8
+
+// batchSuperseded plans the deletion of the superseded finished pods together (Plan.DeleteBatch):
+// now when the group is idle after this pass (no current run) or supersededBatch of them wait;
+// otherwise they wait for a later pass.
+func (d *decision) batchSuperseded() {
+	if n := len(d.superseded); n > 0 && (d.plan.Status.CurrentRun == nil || n >= supersededBatch) {
+		d.plan.DeleteBatch = d.superseded
 	}
 }
 

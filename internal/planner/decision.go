@@ -3,6 +3,7 @@ package planner
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -31,6 +32,9 @@ type decision struct {
 	itemProblems []string
 	// lockBlocked says that a run could not start for want of a lock's slot.
 	lockBlocked bool
+	// superseded are the finished pods beyond spec.podHistory of items still in the group
+	// (pruneHistory), which batchSuperseded deletes together or lets wait.
+	superseded []*corev1.Pod
 }
 
 func newDecision(in Input) *decision {

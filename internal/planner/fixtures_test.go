@@ -119,10 +119,15 @@ func reasons(p Plan) []string {
 	return rs
 }
 
+// deleted are the pods the plan deletes in this pass, alone (Delete) or together (DeleteBatch),
+// each as "name rogue=BOOL".
 func deleted(p Plan) []string {
 	var names []string
 	for _, d := range p.Delete {
 		names = append(names, d.Pod.Name+" rogue="+strconv.FormatBool(d.Event != nil))
+	}
+	for _, pod := range p.DeleteBatch {
+		names = append(names, pod.Name+" rogue=false")
 	}
 	return names
 }

@@ -35,11 +35,21 @@ type Input struct {
 	StatusRefusedAt time.Time
 }
 
-// Plan is what the controller applies, in this order: settle FinalOnDemandRuns, take Locks.Acquire,
-// persist Status (then emit Events and observe Finished), create Create, update OpenOnDemandRuns,
-// delete each of Delete (then emit its Event), give back Locks.Release. An event is emitted only once the state it reports is persisted. A run's
-// start has no event of its own: status.currentRun, the Running condition and the pod say it, and
-// one event per run (its outcome) keeps a run's API writes to about four.
+// Plan is what the controller applies, in these phases (controllers.applyPhases):
+//
+//  1. check the start: with a Create, this process still leads and the API server shows no live
+//     pod of the group;
+//  2. final on-demand statuses: FinalOnDemandRuns;
+//  3. take lock slots: Locks.Acquire, all or none, then Locks.Assert;
+//  4. persist the status: Status, then emit Events and observe Finished;
+//  5. create the pod: Create;
+//  6. open on-demand runs: OpenOnDemandRuns;
+//  7. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
+//  8. give back slots: Locks.Release.
+//
+// An event is emitted only once the state it reports is persisted. A run's start has no event of
+// its own: status.currentRun, the Running condition and the pod say it, and one event per run (its
+// outcome) keeps a run's API writes to about four.
 type Plan struct {
 	// FinalOnDemandRuns are OaatRuns that reach a final phase. They are written before Status, so
 	// that once Status no longer names the run of an on-demand run, its OaatRun says how it ended;
@@ -54,8 +64,15 @@ type Plan struct {
 	// OpenOnDemandRuns are OaatRuns whose Pending or InProgress status changes; they are written
 	// after Create, and Status alone says which OaatRun the current run serves, should they be lost.
 	OpenOnDemandRuns []OnDemandRunUpdate
-	// Delete are pods to delete: rogue pods and superseded finished pods.
+	// Delete are pods to delete, each in a request of its own: rogue pods, and the finished pods
+	// of items removed from the group (whose status entry goes with the last of them).
 	Delete []Deletion
+	// DeleteBatch are finished pods beyond spec.podHistory of items still in the group, deleted
+	// together in one request (a deletecollection by their run numbers) in this pass: when the
+	// group is idle after it, or once supersededBatch of them wait. Empty while they wait: a busy
+	// group keeps a few more finished pods than podHistory says, whose runs are recorded already,
+	// rather than pay one write per run for them.
+	DeleteBatch []*corev1.Pod
 	// Finished are the runs whose outcome Status records for the first time.
 	Finished []Outcome
 	// RoundOverrun reports that Status starts a scheduled round while items of the previous one
@@ -78,10 +95,6 @@ type Deletion struct {
 	// Event reports the deletion of a rogue pod (a live pod that is not the group's current run);
 	// nil for a finished pod superseded by a later run of its item.
 	Event *Event
-	// Deferrable says the deletion may wait to go with others: a finished pod beyond
-	// spec.podHistory of an item still in the group (not one of a removed item, whose status
-	// entry goes with its last pod).
-	Deferrable bool
 }
 
 // OnDemandRunUpdate is a new status of an on-demand run (an OaatRun).
@@ -149,6 +162,7 @@ type Outcome struct {
 //	setGateConditions       suspend, parked items, the round               conditions Suspended, Parked, Complete
 //	settleLocks             Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
 //	setRunningCondition     currentRun as final                            condition Running
+//	batchSuperseded         pruneHistory's superseded pods, currentRun     DeleteBatch now, or none while they wait
 //
 // The steps that wait for a time return it, and Decide alone turns the earliest into the plan's
 // wake-up (RequeueAfter): observeTick (the next round), stopCurrentRun (a timeout or a blackout),
@@ -179,6 +193,7 @@ func Decide(in Input) Plan {
 	}
 	d.settleLocks()
 	d.setRunningCondition()
+	d.batchSuperseded()
 	d.plan.RequeueAfter = wake.after(in.Now)
 	return d.plan
 }
