@@ -126,6 +126,11 @@ const (
 	// ReasonInterrupted: the run was stopped because a blackout window with stopRunning opened;
 	// it counts as neither success nor failure.
 	ReasonInterrupted = "Interrupted"
+	// ReasonDisrupted: the run's pod was ended by a disruption, not by its item: an eviction (a
+	// node drain), a preemption, a node's loss or the kubelet's node-pressure eviction (the pod's
+	// DisruptionTarget condition, as a Job's podFailurePolicy reads it); like Interrupted, it
+	// counts as neither success nor failure, and the item runs again as soon as the group may.
+	ReasonDisrupted = "Disrupted"
 	// ReasonRunInterrupted: the event of an interrupted run.
 	ReasonRunInterrupted = "RunInterrupted"
 	// ReasonRunStopping: the operator is deleting the pod of a run it stops.

@@ -207,9 +207,11 @@ type CurrentRun struct {
 	// +required
 	StartedAt metav1.Time `json:"startedAt"`
 
-	// stopReason is set once the operator has decided to stop the run: DeadlineExceeded (it ran
-	// longer than spec.runTimeout) or Interrupted (a blackout window with stopRunning opened).
-	// The pod is deleted after this is written, and the run is recorded with this reason.
+	// stopReason is set once the operator has decided to stop the run, DeadlineExceeded (it ran
+	// longer than spec.runTimeout) or Interrupted (a blackout window with stopRunning opened),
+	// after which it deletes the pod; or once it has seen the pod disrupted (Disrupted: evicted,
+	// preempted, or lost with its node). The run is recorded with this reason; an Interrupted or
+	// Disrupted run counts as neither success nor failure.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Stop reason",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	StopReason string `json:"stopReason,omitempty"`

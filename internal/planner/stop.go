@@ -20,11 +20,18 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 	if cr == nil {
 		return time.Time{}
 	}
+	pod := d.pods.current
+	if cr.StopReason == "" && pod != nil && !Terminal(pod) && Disrupted(pod) {
+		// Recorded while the pod still ends, so that the outcome does not depend on seeing its
+		// last state: an evicted pod may be gone before the next pass (PodNotFound).
+		cr.StopReason = v1alpha1.ReasonDisrupted
+	}
 	if cr.StopReason == "" {
 		cr.StopReason, wake = d.stopReason(cr)
 	}
-	pod := d.pods.current
-	if cr.StopReason == "" || pod == nil || Terminal(pod) || pod.DeletionTimestamp != nil {
+	// A disrupted pod is ended by whoever disrupts it (the eviction API, the scheduler, the taint
+	// manager); the operator only records it.
+	if cr.StopReason == "" || cr.StopReason == v1alpha1.ReasonDisrupted || pod == nil || Terminal(pod) || pod.DeletionTimestamp != nil {
 		return wake
 	}
 	event := Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
