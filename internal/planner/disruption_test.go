@@ -31,6 +31,7 @@ func TestDisruptedRunIsInterrupted(t *testing.T) {
 	}{
 		{name: "pod gone before its last state was seen", last: func(*testing.T, *v1alpha1.OaatGroup) []corev1.Pod { return nil }},
 		{name: "pod seen failed", last: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			t.Helper()
 			return []corev1.Pod{finished(disrupt(runPod(t, g, "a", 1, corev1.PodFailed), "EvictionByEvictionAPI"), 137, "Error", at(time.Minute))}
 		}},
 	} {
