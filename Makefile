@@ -80,7 +80,7 @@ LOCALBIN ?= $(CURDIR)/bin
 TOOLS_DIR := $(CURDIR)/hack/tools
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/oaat-operator/tools
 # TOOLBIN_<module>: the cache directory of hack/tools/<module>'s binaries.
-TOOL_MODULES := controlplane coredns devtools etcd golangci-lint grpc-health-probe kwok olm operator-sdk opm
+TOOL_MODULES := controlplane coredns crd-ref-docs devtools etcd golangci-lint grpc-health-probe kwok olm operator-sdk opm
 $(foreach m,$(TOOL_MODULES),$(eval TOOLBIN_$(m) := $(TOOLS_CACHE)/$(m)-$(shell cat $(TOOLS_DIR)/$(m)/go.mod $(TOOLS_DIR)/$(m)/go.sum | sha256sum | cut -c1-12)))
 
 # gomod-version prints the version at which hack/tools/$(1)/go.mod requires module $(2).
@@ -99,10 +99,11 @@ OLM_VERSION := $(call gomod-version,olm,github.com/operator-framework/operator-l
 GOLANGCI_LINT_VERSION := $(call gomod-version,golangci-lint,github.com/golangci/golangci-lint/v2)
 KUBE_API_LINTER_VERSION := $(call gomod-version,golangci-lint,sigs.k8s.io/kube-api-linter)
 COREDNS_VERSION := $(call gomod-version,coredns,github.com/coredns/coredns)
+CRD_REF_DOCS_VERSION := $(call gomod-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
 
 $(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
   OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION GOLANGCI_LINT_VERSION KUBE_API_LINTER_VERSION \
-  COREDNS_VERSION,\
+  COREDNS_VERSION CRD_REF_DOCS_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
@@ -131,6 +132,8 @@ COPY_CONTENT := $(TOOLBIN_olm)/copy-content-$(OLM_VERSION)
 # The real node's Service routing and cluster DNS (hack/cluster/services.sh).
 KUBE_PROXY := $(TOOLBIN_controlplane)/kube-proxy-$(KUBE_VERSION)
 COREDNS := $(TOOLBIN_coredns)/coredns-$(COREDNS_VERSION)
+# The API reference's generator (make api-docs).
+CRD_REF_DOCS := $(TOOLBIN_crd-ref-docs)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
 
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
@@ -391,13 +394,20 @@ test-olm: $(OPERATOR_SDK) $(SCORECARD_TEST) $(OPM) oaat-scorecard-tests ## Check
 	$(OLM_TEST_ENV) go test -tags olm ./tests/olm/ -count=1 -v
 
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate code and manifests, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify); then both linters (lint, lint-api).
+verify: manifests generate fmt api-docs ## Regenerate code, manifests and the API reference, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify); then both linters (lint, lint-api).
 	hack/verify-clean-tree.sh
 	$(MAKE) bundle-verify
 	$(MAKE) lint lint-api
 
 # The build tags of the test packages that `go build ./...` skips: the linters type-check them too.
 LINT_BUILD_TAGS ?= e2e,olm,olminstall,olmcatalog,realnode
+
+# The API reference (docs/reference/api.md) is generated from the Go types of api/v1alpha1 by
+# crd-ref-docs (hack/crd-ref-docs.yaml): every field with its godoc, type, default and validation.
+.PHONY: api-docs
+api-docs: $(CRD_REF_DOCS) ## Write the API reference, docs/reference/api.md, from the types of api/v1alpha1.
+	$(CRD_REF_DOCS) --source-path=./api --config=hack/crd-ref-docs.yaml --renderer=markdown \
+		--output-path=docs/reference/api.md --log-level=ERROR
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on the module, build-tagged test packages included, and on tests/scorecard.
@@ -836,6 +846,11 @@ $(GOLANGCI_LINT):
 kube-api-linter: $(KUBE_API_LINTER) ## Build the Kube API Linter (golangci-lint with the kubeapilinter module) into the tools cache if necessary.
 $(KUBE_API_LINTER):
 	$(call go-build-tool,$@,golangci-lint,sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter)
+
+.PHONY: crd-ref-docs
+crd-ref-docs: $(CRD_REF_DOCS) ## Build crd-ref-docs (the API reference's generator) into the tools cache if necessary.
+$(CRD_REF_DOCS):
+	$(call go-build-tool,$@,crd-ref-docs,github.com/elastic/crd-ref-docs)
 
 .PHONY: cpb
 cpb: $(CPB) ## Build OLM's cpb (the bundle unpack Job's copier, in the OLM image) into the tools cache if necessary.
