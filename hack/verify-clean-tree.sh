@@ -10,7 +10,7 @@ cd "$(git rev-parse --show-toplevel)"
 status=0
 
 if ! git diff --quiet --exit-code; then
-	echo "Stale generated or unformatted files: run 'make manifests generate fmt' and commit these:" >&2
+	echo "Stale generated or unformatted files: run 'make manifests generate fmt api-docs' and commit these:" >&2
 	git diff --name-only | sed 's/^/  /' >&2
 	echo >&2
 	git --no-pager diff --stat >&2
