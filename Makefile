@@ -725,7 +725,7 @@ bundle-validate-multiarch: images-push $(OPERATOR_SDK) ## Push the images to REG
 	OPERATOR_SDK=$(OPERATOR_SDK) hack/images/validate-multiarch.sh $(REGISTRY)
 
 .PHONY: images-push
-images-push: images ## Copy every built image into REGISTRY (host:port, plain HTTP) under its public name, e.g. REGISTRY/quay.io/oaat-io/oaat-operator:v0.1.0.
+images-push: images ## Copy every built image into REGISTRY (host:port, plain HTTP) under its public name, e.g. REGISTRY/quay.io/oaat-io/oaat-operator:v<VERSION>.
 	@test -n "$(REGISTRY)" || { echo "Set REGISTRY=host:port" >&2; exit 1; }
 	hack/images/push.sh $(REGISTRY)
 

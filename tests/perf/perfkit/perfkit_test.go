@@ -207,3 +207,16 @@ func TestWriteSectionNewFile(t *testing.T) {
 		t.Errorf("file = %q, want %q", data, want)
 	}
 }
+
+// A report names the manager by its path in the clone, not by the machine's path of the clone.
+func TestInClone(t *testing.T) {
+	for path, want := range map[string]string{
+		"/tmp/bench-clone2/bin/manager": "bin/manager",
+		"/usr/local/bin/manager":        "/usr/local/bin/manager",
+		"":                              "",
+	} {
+		if got := inClone("/tmp/bench-clone2", path); got != want {
+			t.Errorf("inClone(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -53,7 +53,7 @@ func (p Program) run(ctx context.Context) (int, error) {
 	if doc == "" {
 		doc = filepath.Join(root, "docs", "performance.md")
 	}
-	p.Report.Printf("revision: %s; manager: %s", Revision(root), os.Getenv("MANAGER"))
+	p.Report.Printf("revision: %s; manager: %s", Revision(root), inClone(root, os.Getenv("MANAGER")))
 	env, err := StartCluster(ctx, root, "perf-"+p.Name, p.Nodes, os.Stderr)
 	if err != nil {
 		return 2, err
@@ -79,4 +79,13 @@ func (p Program) run(ctx context.Context) (int, error) {
 		return 1, fmt.Errorf("%d broken invariants:\n  %s", len(violations), strings.Join(violations, "\n  "))
 	}
 	return 0, nil
+}
+
+// inClone names a path of the clone relative to it, so that a published report carries no path of
+// the machine it ran on (a temporary clone's); a path elsewhere is kept.
+func inClone(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
