@@ -293,8 +293,9 @@ type ItemStatus struct {
 
 	// waitReason says why the item does not start before nextEligibleAt: Running,
 	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked, Done, NextTick (with
-	// spec.schedule, the item waits for the next round) or LockHeld (a lock of spec.locks has no
-	// slot for the group, see status.lockWait); absent when nothing holds it. Once
+	// spec.schedule, the item waits for the next round), LockHeld (a lock of spec.locks has no
+	// slot for the group, see status.lockWait) or Removed (the item is no longer the group's; its
+	// entry goes with its last pod); absent when nothing holds it. Once
 	// nextEligibleAt has passed the reason no longer applies.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional

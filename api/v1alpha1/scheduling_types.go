@@ -11,8 +11,9 @@ type BlackoutWindow struct {
 	// +required
 	Start string `json:"start"`
 
-	// end is when the window closes, as HH:MM on a 24-hour clock in timeZone. An end at or
-	// before start closes the window on the next day (22:00 to 02:00 crosses midnight).
+	// end is when the window closes, as HH:MM on a 24-hour clock in timeZone. An end before
+	// start closes the window on the next day (22:00 to 02:00 crosses midnight); an end equal to
+	// start is refused.
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	// +kubebuilder:validation:MaxLength=5
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="End (HH:MM)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
