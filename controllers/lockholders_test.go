@@ -253,8 +253,9 @@ func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
 }
 
 // A lock's change wakes only the groups that can act on it: its holders, the groups naming it
-// whose current run it does not list, and as many waiters as it has free slots, the earliest
-// claims first; its creation or deletion wakes every group naming it.
+// whose current run it does not list, the groups that lost a race for it, and as many waiters as
+// it has free slots, the earliest claims first; its creation or deletion wakes every group naming
+// it.
 func TestLockChangeWakesTheFewThatCanAct(t *testing.T) {
 	group := func(name string, mutate func(*v1alpha1.OaatGroup)) *v1alpha1.OaatGroup {
 		g := testGroup(name, "a")
@@ -304,5 +305,16 @@ func TestLockChangeWakesTheFewThatCanAct(t *testing.T) {
 		if got := names(r.groupsOfLock(context.Background(), lock)); len(got) != 6 {
 			t.Errorf("capacity %d: a creation or deletion wakes %v, want all six groups", tc.capacity, got)
 		}
+	}
+
+	// A group that lost the race for a slot (its write of the lock met a conflict) is woken by the
+	// lock's next change, once.
+	lock := testLock("db", 1)
+	r.races.lostOn(client.ObjectKeyFromObject(lock), client.ObjectKey{Namespace: testNamespace, Name: "idle"})
+	if got := names(r.groupsToWake(context.Background(), lock)); !slices.Contains(got, "idle") {
+		t.Errorf("after a lost race a change wakes %v, want idle among them", got)
+	}
+	if got := names(r.groupsToWake(context.Background(), lock)); slices.Contains(got, "idle") {
+		t.Errorf("the next change wakes %v, want idle no more", got)
 	}
 }

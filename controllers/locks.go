@@ -147,6 +147,7 @@ func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.
 		}
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			log.FromContext(ctx).V(1).Info("A lock changed since it was read; trying again", "lock", lock.LockKey())
+			r.races.lostOn(client.ObjectKeyFromObject(lock), client.ObjectKeyFromObject(group))
 			return false, nil
 		}
 		return false, fmt.Errorf("taking a slot of %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
@@ -328,10 +329,11 @@ func (r *OaatGroupReconciler) groupsOfLock(ctx context.Context, obj client.Objec
 }
 
 // groupsToWake maps a changed lock to the groups that can act on the change: those holding a
-// slot (one may be stale, or its group gone), those naming it whose current run it does not list
-// (they list it: the lock was created again, or named by an edit), and, when it has free slots,
-// as many of its waiters as it has free slots, in the order of their claims: a later waiter
-// could not take a slot that an earlier one claims (planner.LockInput.Waiters).
+// slot (one may be stale, or its group gone), those that lost the race for a slot of it since its
+// last change (lockRaces), those naming it whose current run it does not list (they list it: the
+// lock was created again, or named by an edit), and, when it has free slots, as many of its
+// waiters as it has free slots, in the order of their claims: a later waiter could not take a slot
+// that an earlier one claims (planner.LockInput.Waiters).
 func (r *OaatGroupReconciler) groupsToWake(ctx context.Context, obj client.Object) []reconcile.Request {
 	lock := obj.(v1alpha1.Lock)
 	groups, err := r.namingGroups(ctx, lock)
@@ -339,6 +341,9 @@ func (r *OaatGroupReconciler) groupsToWake(ctx context.Context, obj client.Objec
 		log.FromContext(ctx).Error(err, "Cannot map a lock to its groups")
 	}
 	requests := holderRequests(lock)
+	for _, key := range r.races.take(client.ObjectKeyFromObject(lock)) {
+		requests = addRequest(requests, key)
+	}
 	free := lock.CapacityOrDefault() - len(lock.LockHolders())
 	var waiting []*v1alpha1.OaatGroup
 	for i := range groups {

@@ -50,6 +50,8 @@ type OaatGroupReconciler struct {
 	onDemandRuns onDemandRunWriter
 	// refusals paces the start attempts of groups whose status the API server refuses.
 	refusals statusRefusals
+	// races are the groups that lost the race for a lock's slot, woken by its next change.
+	races lockRaces
 }
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups,verbs=get;list;watch
