@@ -75,16 +75,14 @@ func (d *decision) pendingInRound() []string {
 	return pending
 }
 
-// doneInRound reports whether, with a schedule, the item has succeeded since the current round
-// started; before the first round every item waits for it. A success in the second the round
-// started counts: status keeps whole seconds, and a run started in the round has its success
-// clamped to its start, which is not before the round's.
+// doneInRound reports whether, with a schedule, the item has succeeded in the current round
+// (succeededInRound); before the first round every item waits for it.
 func (d *decision) doneInRound(it *v1alpha1.ItemStatus) bool {
 	round := d.plan.Status.RoundStartedAt
 	if round == nil {
 		return true
 	}
-	return it.LastSuccess != nil && !it.LastSuccess.Before(round)
+	return succeededInRound(it, round)
 }
 
 // doneReason is the wait reason of an item that is done: with a schedule it waits for the next

@@ -275,7 +275,8 @@ func TestDecideScheduleRemoved(t *testing.T) {
 func TestDecideScheduleSuccessInTheRoundsFirstSecond(t *testing.T) {
 	g := scheduledGroup("a")
 	g.Status.RoundStartedAt, g.Status.NextRoundAt = at(time.Hour), at(25*time.Hour)
-	itemStatus(g, "a").LastSuccess = at(time.Hour)
+	a := itemStatus(g, "a")
+	a.LastStarted, a.LastSuccess = at(time.Hour), at(time.Hour)
 	p := Decide(input(g, time.Hour+time.Minute))
 	if p.Create != nil {
 		t.Fatal("ran again the item that succeeded in the round's first second")

@@ -112,3 +112,31 @@ func TestDecideEachOnceCountsASuccessAtTheRoundsStart(t *testing.T) {
 		t.Errorf("item a runs a second time in the round: %s", p.Create.Name)
 	}
 }
+
+// A reset in the second an item's run of the previous round succeeded starts a round in which
+// that success does not count: the run had started before the round (e2e: a reset right after
+// the round completed left its last item done, and it did not run again).
+func TestDecideResetInTheSecondOfASuccess(t *testing.T) {
+	for _, calendar := range []bool{false, true} {
+		g := newGroup("a")
+		g.Spec.Mode = v1alpha1.ModeEachOnce
+		round := at(time.Hour)
+		g.Status.RoundStartedAt = round
+		a := itemStatus(g, "a")
+		a.LastStarted, a.LastSuccess = at(time.Hour-time.Second), round
+		d := newDecision(input(g, time.Hour))
+		if calendar {
+			if got := d.doneInRound(a); got {
+				t.Errorf("with a schedule: the previous round's success counts in the round")
+			}
+			continue
+		}
+		if got := d.done(a); got {
+			t.Errorf("EachOnce: the previous round's success counts in the round")
+		}
+		a.LastStarted = round // started by the round's own pass: it counts
+		if got := d.done(a); !got {
+			t.Errorf("EachOnce: the round's own run, clamped to its start, does not count")
+		}
+	}
+}

@@ -35,9 +35,7 @@ func (d *decision) parked(it *v1alpha1.ItemStatus) bool {
 }
 
 // done reports whether, in mode EachOnce or with a schedule, the item has succeeded in the
-// current round. As with a schedule (doneInRound), a success in the second the round started
-// counts: the pass that starts a round starts its first item with the round's stamp, and that
-// run's success may be clamped to its start.
+// current round.
 func (d *decision) done(it *v1alpha1.ItemStatus) bool {
 	if !d.policy.calendar.IsZero() {
 		return d.doneInRound(it)
@@ -46,7 +44,22 @@ func (d *decision) done(it *v1alpha1.ItemStatus) bool {
 		return false
 	}
 	round := d.plan.Status.RoundStartedAt
-	return round == nil || !it.LastSuccess.Before(round)
+	return round == nil || succeededInRound(it, round)
+}
+
+// succeededInRound reports whether the item's last success belongs to the round that started at
+// round: it came after the round's start, or in the same second by a run started in the round.
+// Status keeps whole seconds: the pass that starts a round starts its first item with the round's
+// stamp, and that run's success may be clamped to its start; a run of the round before that ended
+// in the second the round started had started before it.
+func succeededInRound(it *v1alpha1.ItemStatus, round *metav1.Time) bool {
+	switch {
+	case it.LastSuccess == nil || it.LastSuccess.Before(round):
+		return false
+	case round.Before(it.LastSuccess):
+		return true
+	}
+	return it.LastStarted != nil && !it.LastStarted.Before(round)
 }
 
 // setWaits writes for each item when it may start and why not before, the same reasons the
