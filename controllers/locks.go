@@ -301,26 +301,25 @@ func (h lockHandler) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 }
 
 // namingGroups are the groups that name a lock of either kind (of every namespace the manager
-// watches for a ClusterOaatLock).
-func (r *OaatGroupReconciler) namingGroups(ctx context.Context, lock v1alpha1.Lock) ([]v1alpha1.OaatGroup, error) {
+// watches for a ClusterOaatLock). A list that fails is logged and gives none: the event handlers
+// that call it have no error to return, and a group's own retry still comes.
+func (r *OaatGroupReconciler) namingGroups(ctx context.Context, lock v1alpha1.Lock) []v1alpha1.OaatGroup {
 	groups := &v1alpha1.OaatGroupList{}
 	opts := []client.ListOption{client.InNamespace(lock.GetNamespace()), client.MatchingFields{lockIndex: lock.GetName()}}
 	if lock.GetNamespace() == "" {
 		opts = []client.ListOption{client.MatchingFields{clusterLockIndex: lock.GetName()}}
 	}
 	if err := r.List(ctx, groups, opts...); err != nil {
-		return nil, fmt.Errorf("listing the groups that name %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
+		log.FromContext(ctx).Error(err, "Cannot list the groups that name a lock", "lock", lock.LockKey())
+		return nil
 	}
-	return groups.Items, nil
+	return groups.Items
 }
 
 // groupsOfLock maps a lock of either kind to every group that names it or holds a slot of it.
 func (r *OaatGroupReconciler) groupsOfLock(ctx context.Context, obj client.Object) []reconcile.Request {
 	lock := obj.(v1alpha1.Lock)
-	groups, err := r.namingGroups(ctx, lock)
-	if err != nil {
-		log.FromContext(ctx).Error(err, "Cannot map a lock to its groups")
-	}
+	groups := r.namingGroups(ctx, lock)
 	requests := holderRequests(lock)
 	for i := range groups {
 		requests = addRequest(requests, client.ObjectKeyFromObject(&groups[i]))
@@ -336,10 +335,7 @@ func (r *OaatGroupReconciler) groupsOfLock(ctx context.Context, obj client.Objec
 // that an earlier one claims (planner.LockInput.Waiters).
 func (r *OaatGroupReconciler) groupsToWake(ctx context.Context, obj client.Object) []reconcile.Request {
 	lock := obj.(v1alpha1.Lock)
-	groups, err := r.namingGroups(ctx, lock)
-	if err != nil {
-		log.FromContext(ctx).Error(err, "Cannot map a lock to its groups")
-	}
+	groups := r.namingGroups(ctx, lock)
 	requests := holderRequests(lock)
 	for _, key := range r.races.take(client.ObjectKeyFromObject(lock)) {
 		requests = addRequest(requests, key)
