@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 )
 
 // Field indexes of the locks: OaatGroups by the OaatLocks and ClusterOaatLocks they name, OaatLocks
@@ -33,8 +32,8 @@ const (
 // slot of, the other groups that wait for or run under one of the locks it names, and, when it names a
 // ClusterOaatLock, its namespace's labels. A group that names no lock and holds none costs two
 // indexed cache reads.
-func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.OaatGroup) (planner.LockInput, error) {
-	in := planner.LockInput{Locks: map[string]v1alpha1.Lock{}}
+func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.OaatGroup) (locks.Input, error) {
+	in := locks.Input{Locks: map[string]v1alpha1.Lock{}}
 	held := &v1alpha1.OaatLockList{}
 	if err := r.List(ctx, held, client.InNamespace(group.Namespace), client.MatchingFields{lockHolderIndex: group.Name}); err != nil {
 		return in, fmt.Errorf("listing the OaatLocks the group holds: %w", err)
@@ -71,14 +70,7 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 				continue
 			}
 			seen[id] = true
-			if cr := g.Status.CurrentRun; cr != nil {
-				in.Runners = append(in.Runners, planner.LockRunner{Namespace: g.Namespace, Group: g.Name, Pod: cr.PodName,
-					Locks: g.Spec.LockKeys()})
-			}
-			if waits(g) {
-				in.Waiters = append(in.Waiters, planner.LockWaiter{Namespace: g.Namespace, Group: g.Name,
-					Since: g.Status.LockWait.Since.Time, Locks: g.Spec.LockKeys()})
-			}
+			in.AddPeer(g)
 		}
 		return nil
 	}
@@ -113,14 +105,6 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 	return in, nil
 }
 
-// waits reports whether a group's claim on the locks it names counts: it waits for them
-// (status.lockWait) and is not being deleted. A group being deleted is no longer reconciled (a
-// finalizer of another tool may keep it for long): its claim would keep a free slot for a run
-// that never comes, and starve every other waiter.
-func waits(g *v1alpha1.OaatGroup) bool {
-	return g.Status.LockWait != nil && g.DeletionTimestamp.IsZero()
-}
-
 // namespaceMetadata is the object the manager watches Namespaces as: their metadata only, for
 // the labels that the namespaceSelector of a ClusterOaatLock selects.
 func namespaceMetadata() *metav1.PartialObjectMetadata {
@@ -134,7 +118,7 @@ func namespacedName(namespace, name string) string { return namespace + "/" + na
 // (by name), each write conditional on the lock being unchanged since it was read, so that two
 // groups never both take the last slot. It reports whether every lock was taken; when one was
 // not, those already taken are given back and nothing else of the plan is applied.
-func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.OaatGroup, updates []planner.LockUpdate, pod string) (bool, error) {
+func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.OaatGroup, updates []locks.Update, pod string) (bool, error) {
 	for i, u := range updates {
 		lock := u.Lock.DeepCopyObject().(v1alpha1.Lock)
 		lock.SetLockHolders(u.Holders)
@@ -158,7 +142,7 @@ func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.
 // assertHolders writes the holders of the locks that lack the group's live run, each write
 // conditional on the lock being unchanged since it was read. It reports whether all were written:
 // a lock that changed meanwhile is left to the pass its change triggers.
-func (r *OaatGroupReconciler) assertHolders(ctx context.Context, updates []planner.LockUpdate) (bool, error) {
+func (r *OaatGroupReconciler) assertHolders(ctx context.Context, updates []locks.Update) (bool, error) {
 	for _, u := range updates {
 		lock := u.Lock.DeepCopyObject().(v1alpha1.Lock)
 		err := writeHolders(ctx, r.Client, lock, u.Holders)
@@ -175,10 +159,10 @@ func (r *OaatGroupReconciler) assertHolders(ctx context.Context, updates []plann
 }
 
 // giveBack removes the group's holder for pod from each lock, read again from the API server.
-func (r *OaatGroupReconciler) giveBack(ctx context.Context, group *v1alpha1.OaatGroup, updates []planner.LockUpdate, pod string) error {
+func (r *OaatGroupReconciler) giveBack(ctx context.Context, group *v1alpha1.OaatGroup, updates []locks.Update, pod string) error {
 	for _, u := range updates {
 		if err := r.dropHolder(ctx, u.Lock, func(h v1alpha1.LockHolder) bool {
-			return planner.HolderOf(h, u.Lock, group) && h.Pod == pod
+			return locks.HolderOf(h, u.Lock, group) && h.Pod == pod
 		}); err != nil {
 			return err
 		}
@@ -190,7 +174,7 @@ func (r *OaatGroupReconciler) giveBack(ctx context.Context, group *v1alpha1.Oaat
 // the cache: unless the group's status was just written (then the decision saw the group as it
 // is), the group is read from the API server first and nothing is released when it has changed
 // since, as a lagging cache could show an older status that does not name the running pod yet.
-func (r *OaatGroupReconciler) releaseLocks(ctx context.Context, group *v1alpha1.OaatGroup, updates []planner.LockUpdate, statusWritten bool) (bool, error) {
+func (r *OaatGroupReconciler) releaseLocks(ctx context.Context, group *v1alpha1.OaatGroup, updates []locks.Update, statusWritten bool) (bool, error) {
 	if len(updates) == 0 {
 		return true, nil
 	}
@@ -205,7 +189,7 @@ func (r *OaatGroupReconciler) releaseLocks(ctx context.Context, group *v1alpha1.
 	}
 	for _, u := range updates {
 		if err := r.dropHolder(ctx, u.Lock, func(h v1alpha1.LockHolder) bool {
-			return planner.HolderOf(h, u.Lock, group) && planner.StaleHolder(h, group)
+			return locks.HolderOf(h, u.Lock, group) && locks.StaleHolder(h, group)
 		}); err != nil {
 			return false, err
 		}
@@ -327,41 +311,16 @@ func (r *OaatGroupReconciler) groupsOfLock(ctx context.Context, obj client.Objec
 	return requests
 }
 
-// groupsToWake maps a changed lock to the groups that can act on the change: those holding a
-// slot (one may be stale, or its group gone), those that lost the race for a slot of it since its
-// last change (lockRaces), those naming it whose current run it does not list (they list it: the
-// lock was created again, or named by an edit), and, when it has free slots, as many of its
-// waiters as it has free slots, in the order of their claims: a later waiter could not take a slot
-// that an earlier one claims (planner.LockInput.Waiters).
+// groupsToWake maps a changed lock to the groups that can act on the change (locks.ToWake), and
+// to those that lost the race for a slot of it since its last change (lockRaces).
 func (r *OaatGroupReconciler) groupsToWake(ctx context.Context, obj client.Object) []reconcile.Request {
 	lock := obj.(v1alpha1.Lock)
-	groups := r.namingGroups(ctx, lock)
-	requests := holderRequests(lock)
-	for _, key := range r.races.take(client.ObjectKeyFromObject(lock)) {
+	var requests []reconcile.Request
+	for _, key := range locks.ToWake(lock, r.namingGroups(ctx, lock)) {
 		requests = addRequest(requests, key)
 	}
-	free := lock.CapacityOrDefault() - len(lock.LockHolders())
-	var waiting []*v1alpha1.OaatGroup
-	for i := range groups {
-		g := &groups[i]
-		if cr := g.Status.CurrentRun; cr != nil && !slices.ContainsFunc(lock.LockHolders(), func(h v1alpha1.LockHolder) bool {
-			return h.Group == g.Name && h.Pod == cr.PodName && v1alpha1.HolderNamespace(h, lock) == g.Namespace
-		}) {
-			requests = addRequest(requests, client.ObjectKeyFromObject(g))
-			free--
-		}
-		if waits(g) {
-			waiting = append(waiting, g)
-		}
-	}
-	slices.SortFunc(waiting, func(a, b *v1alpha1.OaatGroup) int {
-		if c := a.Status.LockWait.Since.Compare(b.Status.LockWait.Since.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(namespacedName(a.Namespace, a.Name), namespacedName(b.Namespace, b.Name))
-	})
-	for _, g := range waiting[:max(min(free, len(waiting)), 0)] {
-		requests = addRequest(requests, client.ObjectKeyFromObject(g))
+	for _, key := range r.races.take(client.ObjectKeyFromObject(lock)) {
+		requests = addRequest(requests, key)
 	}
 	return requests
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 )
 
 // orphanPodRetry is how soon a lock is looked at again while the pod of a deleted group's slot
@@ -227,13 +228,7 @@ func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock v1alpha1.Lo
 	if err := r.List(ctx, groups, opts...); err != nil {
 		return 0, fmt.Errorf("listing the groups naming the lock: %w", err)
 	}
-	var n int32
-	for i := range groups.Items {
-		if waits(&groups.Items[i]) {
-			n++
-		}
-	}
-	return n, nil
+	return locks.WaitingCount(groups.Items), nil
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a lock, and of a group, for

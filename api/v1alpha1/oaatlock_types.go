@@ -125,14 +125,6 @@ type OaatLockList struct {
 	Items []OaatLock `json:"items"`
 }
 
-// CapacityOrDefault is spec.capacity, 1 when unset.
-func (l *OaatLock) CapacityOrDefault() int {
-	if l.Spec.Capacity < 1 {
-		return 1
-	}
-	return int(l.Spec.Capacity)
-}
-
 // LockWait says that the group has an item ready to start that waits for locks.
 type LockWait struct {
 	// since is when the group began to wait; the group that has waited longest gets a freed slot

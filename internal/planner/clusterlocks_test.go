@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 )
 
 // newClusterLock is a ClusterOaatLock selecting the namespaces labelled team=backup.
@@ -29,39 +30,6 @@ func holderIn(namespace, group string) v1alpha1.LockHolder {
 }
 
 var selected = map[string]string{"team": "backup"}
-
-func TestLockPermits(t *testing.T) {
-	tests := []struct {
-		name     string
-		selector *metav1.LabelSelector
-		labels   map[string]string
-		want     string // a part of the refusal, empty when permitted
-	}{
-		{name: "absent selector selects no namespace", labels: selected, want: "selects no namespace"},
-		{name: "empty selector selects every namespace", selector: &metav1.LabelSelector{}},
-		{name: "empty selector selects a namespace without labels", selector: &metav1.LabelSelector{}, labels: map[string]string{}},
-		{name: "matching labels", selector: &metav1.LabelSelector{MatchLabels: selected}, labels: map[string]string{"team": "backup", "x": "y"}},
-		{name: "other labels", selector: &metav1.LabelSelector{MatchLabels: selected}, labels: map[string]string{"team": "web"}, want: "does not select"},
-		{name: "no labels", selector: &metav1.LabelSelector{MatchLabels: selected}, want: "does not select"},
-		{name: "expression NotIn", labels: map[string]string{"team": "web"}, selector: &metav1.LabelSelector{
-			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"backup"}}}}},
-		{name: "invalid selector selects none", labels: selected, want: "is invalid", selector: &metav1.LabelSelector{
-			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Near"}}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			lock := newClusterLock("db", 1)
-			lock.Spec.NamespaceSelector = tt.selector
-			err := LockPermits(lock, tt.labels)
-			if tt.want == "" && err != nil {
-				t.Fatalf("refused: %v", err)
-			}
-			if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-				t.Fatalf("err = %v, want one saying %q", err, tt.want)
-			}
-		})
-	}
-}
 
 func TestClusterLockNotPermittedMakesTheGroupNotReady(t *testing.T) {
 	g := newGroup("a")
@@ -99,7 +67,7 @@ func TestMixedLocksAllOrNone(t *testing.T) {
 	tests := []struct {
 		name        string
 		locks       []v1alpha1.Lock
-		waiters     []LockWaiter
+		waiters     []locks.Waiter
 		wantStart   bool
 		wantAcquire []string
 		wantWaitFor []string
@@ -114,17 +82,17 @@ func TestMixedLocksAllOrNone(t *testing.T) {
 			wantWaitFor: []string{"nas"}},
 		{name: "the free cluster slot is kept for an older waiter of another namespace",
 			locks: []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 2, sameNameElsewhere)},
-			waiters: []LockWaiter{{Namespace: "third", Group: "backups", Since: t0.Add(-time.Hour),
+			waiters: []locks.Waiter{{Namespace: "third", Group: "backups", Since: t0.Add(-time.Hour),
 				Locks: []string{"ClusterOaatLock/db"}}},
 			wantWaitFor: []string{"ClusterOaatLock/db"}},
 		{name: "a younger waiter of another namespace does not hold it back",
 			locks: []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 2, sameNameElsewhere)},
-			waiters: []LockWaiter{{Namespace: "third", Group: "backups", Since: t0.Add(time.Hour),
+			waiters: []locks.Waiter{{Namespace: "third", Group: "backups", Since: t0.Add(time.Hour),
 				Locks: []string{"ClusterOaatLock/db"}}},
 			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db", "nas"}},
 		{name: "an older waiter on an OaatLock of the same name does not claim the cluster lock",
 			locks: []v1alpha1.Lock{newClusterLock("db", 1)},
-			waiters: []LockWaiter{{Namespace: "ns", Group: "older", Since: t0.Add(-time.Hour),
+			waiters: []locks.Waiter{{Namespace: "ns", Group: "older", Since: t0.Add(-time.Hour),
 				Locks: []string{"db"}}},
 			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db"}},
 	}
@@ -149,7 +117,7 @@ func TestMixedLocksAllOrNone(t *testing.T) {
 				if len(u.Holders) > u.Lock.CapacityOrDefault() {
 					t.Fatalf("holders of %s: %d over capacity %d", u.Lock.LockKey(), len(u.Holders), u.Lock.CapacityOrDefault())
 				}
-				mine := slices.IndexFunc(u.Holders, func(h v1alpha1.LockHolder) bool { return HolderOf(h, u.Lock, g) })
+				mine := slices.IndexFunc(u.Holders, func(h v1alpha1.LockHolder) bool { return locks.HolderOf(h, u.Lock, g) })
 				if mine < 0 || u.Holders[mine].Pod != p.Create.Name {
 					t.Fatalf("holders of %s: %+v, want the new run's pod", u.Lock.LockKey(), u.Holders)
 				}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
@@ -26,9 +27,9 @@ func otherHolder(group string) v1alpha1.LockHolder {
 }
 
 // lockedInput is the input of a group naming the given locks, which exist as given.
-func lockedInput(g *v1alpha1.OaatGroup, now time.Duration, locks []*v1alpha1.OaatLock, waiters []LockWaiter, pods ...corev1.Pod) Input {
-	all := make([]v1alpha1.Lock, 0, len(locks))
-	for _, l := range locks {
+func lockedInput(g *v1alpha1.OaatGroup, now time.Duration, namespaced []*v1alpha1.OaatLock, waiters []locks.Waiter, pods ...corev1.Pod) Input {
+	all := make([]v1alpha1.Lock, 0, len(namespaced))
+	for _, l := range namespaced {
 		all = append(all, l)
 	}
 	return mixedInput(g, now, all, nil, waiters, pods...)
@@ -36,10 +37,10 @@ func lockedInput(g *v1alpha1.OaatGroup, now time.Duration, locks []*v1alpha1.Oaa
 
 // mixedInput is the input of a group naming the given locks of either kind, in a namespace of
 // the given labels.
-func mixedInput(g *v1alpha1.OaatGroup, now time.Duration, locks []v1alpha1.Lock, nsLabels map[string]string, waiters []LockWaiter, pods ...corev1.Pod) Input {
+func mixedInput(g *v1alpha1.OaatGroup, now time.Duration, all []v1alpha1.Lock, nsLabels map[string]string, waiters []locks.Waiter, pods ...corev1.Pod) Input {
 	in := input(g, now, pods...)
-	in.Locks = LockInput{Locks: map[string]v1alpha1.Lock{}, NamespaceLabels: nsLabels, NamespaceRead: true, Waiters: waiters}
-	for _, l := range locks {
+	in.Locks = locks.Input{Locks: map[string]v1alpha1.Lock{}, NamespaceLabels: nsLabels, NamespaceRead: true, Waiters: waiters}
+	for _, l := range all {
 		in.Locks.Locks[l.LockKey()] = l
 	}
 	return in
@@ -62,13 +63,13 @@ func released(p Plan) []string {
 }
 
 func TestTakeLocks(t *testing.T) {
-	older := LockWaiter{Group: "older", Since: t0.Add(-time.Hour), Locks: []string{"nas"}}
-	younger := LockWaiter{Group: "younger", Since: t0.Add(time.Hour), Locks: []string{"nas"}}
+	older := locks.Waiter{Group: "older", Since: t0.Add(-time.Hour), Locks: []string{"nas"}}
+	younger := locks.Waiter{Group: "younger", Since: t0.Add(time.Hour), Locks: []string{"nas"}}
 	tests := []struct {
 		name        string
 		spec        []string
 		locks       []*v1alpha1.OaatLock
-		waiters     []LockWaiter
+		waiters     []locks.Waiter
 		waitingFrom *metav1.Time
 		wantStart   bool
 		wantAcquire []string
@@ -91,17 +92,17 @@ func TestTakeLocks(t *testing.T) {
 			locks:     []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1)},
 			wantStart: true, wantAcquire: []string{"db", "nas"}},
 		{name: "a freed slot goes to the group that waited longer", spec: []string{"nas"},
-			locks: []*v1alpha1.OaatLock{newLock("nas", 1)}, waiters: []LockWaiter{older},
+			locks: []*v1alpha1.OaatLock{newLock("nas", 1)}, waiters: []locks.Waiter{older},
 			wantWait: []string{"nas"}},
 		{name: "a younger waiter does not block", spec: []string{"nas"},
-			locks: []*v1alpha1.OaatLock{newLock("nas", 1)}, waiters: []LockWaiter{younger},
+			locks: []*v1alpha1.OaatLock{newLock("nas", 1)}, waiters: []locks.Waiter{younger},
 			waitingFrom: at(0), wantStart: true, wantAcquire: []string{"nas"}},
 		{name: "an older waiter of another lock does not block", spec: []string{"nas"},
 			locks:     []*v1alpha1.OaatLock{newLock("nas", 1)},
-			waiters:   []LockWaiter{{Group: "elsewhere", Since: t0.Add(-time.Hour), Locks: []string{"db"}}},
+			waiters:   []locks.Waiter{{Group: "elsewhere", Since: t0.Add(-time.Hour), Locks: []string{"db"}}},
 			wantStart: true, wantAcquire: []string{"nas"}},
 		{name: "capacity 2 leaves a slot beside the older waiter's", spec: []string{"db"},
-			locks: []*v1alpha1.OaatLock{newLock("db", 2)}, waiters: []LockWaiter{{Group: "older", Since: t0.Add(-time.Hour), Locks: []string{"db"}}},
+			locks: []*v1alpha1.OaatLock{newLock("db", 2)}, waiters: []locks.Waiter{{Group: "older", Since: t0.Add(-time.Hour), Locks: []string{"db"}}},
 			wantStart: true, wantAcquire: []string{"db"}},
 		{name: "the group's own slot of an ended run counts as free", spec: []string{"nas"},
 			locks: []*v1alpha1.OaatLock{newLock("nas", 1, v1alpha1.LockHolder{
@@ -264,8 +265,8 @@ func TestReleaseLocks(t *testing.T) {
 		g.Spec.Locks = []string{"nas"}
 		running(t, g, "a", 1, at(-time.Minute))
 		pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(0))
-		waiter := LockWaiter{Group: "waiting", Since: t0.Add(-time.Minute), Locks: []string{"nas"}}
-		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, mine(pod1, "group-uid"))}, []LockWaiter{waiter}, pod))
+		waiter := locks.Waiter{Group: "waiting", Since: t0.Add(-time.Minute), Locks: []string{"nas"}}
+		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, mine(pod1, "group-uid"))}, []locks.Waiter{waiter}, pod))
 		if p.Create != nil || !slices.Equal(released(p), []string{"nas"}) || p.Status.LockWait == nil {
 			t.Fatalf("create %v, released %v, lockWait %+v", p.Create, released(p), p.Status.LockWait)
 		}
@@ -276,11 +277,11 @@ func TestReleaseLocks(t *testing.T) {
 // waits; groups needing one of them then wait behind it, so the lock that frees first stays free
 // for it until the other frees too.
 func TestTwoLockGroupIsNotStarved(t *testing.T) {
-	both := LockWaiter{Group: "both", Since: t0.Add(-time.Minute), Locks: []string{"db", "nas"}}
+	both := locks.Waiter{Group: "both", Since: t0.Add(-time.Minute), Locks: []string{"db", "nas"}}
 	g := newGroup("a")
 	g.Spec.Locks = []string{"nas"}
-	locks := []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1, otherHolder("db-only"))}
-	p := Decide(lockedInput(g, 0, locks, []LockWaiter{both}))
+	existing := []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1, otherHolder("db-only"))}
+	p := Decide(lockedInput(g, 0, existing, []locks.Waiter{both}))
 	if p.Create != nil || p.Status.LockWait == nil {
 		t.Fatalf("a one-lock group took the slot the two-lock group waits for: create %v", p.Create)
 	}
@@ -290,19 +291,10 @@ func TestTwoLockGroupIsNotStarved(t *testing.T) {
 	two.Name, two.UID = "both", "both-uid"
 	two.Spec.Locks = []string{"nas", "db"}
 	two.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(both.Since), Locks: []string{"db"}}
-	one := LockWaiter{Group: "backups", Since: t0, Locks: []string{"nas"}}
-	p = Decide(lockedInput(two, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1)}, []LockWaiter{one}))
+	one := locks.Waiter{Group: "backups", Since: t0, Locks: []string{"nas"}}
+	p = Decide(lockedInput(two, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1)}, []locks.Waiter{one}))
 	if p.Create == nil || !slices.Equal(acquired(p), []string{"db", "nas"}) {
 		t.Fatalf("the two-lock group did not take both locks: create %v, acquired %v", p.Create, acquired(p))
-	}
-}
-
-func TestClaimOrder(t *testing.T) {
-	a := claim{since: t0, group: "a"}
-	b := claim{since: t0, group: "b"}
-	later := claim{since: t0.Add(time.Second), group: "a"}
-	if !a.before(b) || b.before(a) || !b.before(later) || later.before(a) || a.before(a) {
-		t.Fatal("claims are not ordered by time, then name")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
@@ -26,7 +27,7 @@ type Input struct {
 	// Rand breaks the last tie of the item selection.
 	Rand schedule.Rand
 	// Locks are the OaatLocks the group names or holds, and the groups waiting for them.
-	Locks LockInput
+	Locks locks.Input
 	// StatusRefusedAt is when this process last tried to write a status of the group that the
 	// API server refused as invalid, zero when it has not since the last status it wrote. While
 	// Ready says StatusRejected, no run starts (and no lock slot is taken for one) before the
@@ -85,7 +86,7 @@ type Plan struct {
 	// now is the time of the decision, which the fallbacks (fallback.go) are stamped with too.
 	now time.Time
 	// Locks are the slots of OaatLocks to take before Status is written and to give back after.
-	Locks LockPlan
+	Locks locks.Plan
 }
 
 // Deletion is a pod to delete and why.

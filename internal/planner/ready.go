@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
@@ -59,7 +60,7 @@ func (d *decision) problem() (reason, text string) {
 	if _, err := d.buildPod(d.items[0], 1); err != nil {
 		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", typ.Name, err)
 	}
-	return d.lockProblem()
+	return locks.Problem(d.group, d.in.Locks)
 }
 
 // setReady sets the Ready condition, with an event when its status or reason changes.

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -165,8 +165,8 @@ func (c *chaos) checkLeaks(ctx context.Context) error {
 // staleHolders lists the holders of the shared locks whose group has no current run with their
 // pod, or is gone.
 func (c *chaos) staleHolders(ctx context.Context) ([]string, error) {
-	locks := &v1alpha1.OaatLockList{}
-	if err := c.env.Client.List(ctx, locks, client.InNamespace(namespace)); err != nil {
+	lockList := &v1alpha1.OaatLockList{}
+	if err := c.env.Client.List(ctx, lockList, client.InNamespace(namespace)); err != nil {
 		return nil, err
 	}
 	groups := &v1alpha1.OaatGroupList{}
@@ -174,13 +174,13 @@ func (c *chaos) staleHolders(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var stale []string
-	for _, l := range locks.Items {
+	for _, l := range lockList.Items {
 		for _, h := range l.Status.Holders {
 			i := slices.IndexFunc(groups.Items, func(g v1alpha1.OaatGroup) bool { return g.Name == h.Group })
 			switch {
 			case i < 0:
 				stale = append(stale, fmt.Sprintf("lock %s: holder %s (pod %s) of a group that is gone", l.Name, h.Group, h.Pod))
-			case planner.StaleHolder(h, &groups.Items[i]):
+			case locks.StaleHolder(h, &groups.Items[i]):
 				stale = append(stale, fmt.Sprintf("lock %s: holder %s (pod %s, since %s) without that run", l.Name, h.Group, h.Pod,
 					h.Since.Format(time.RFC3339)))
 			}

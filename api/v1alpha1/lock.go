@@ -1,0 +1,114 @@
+package v1alpha1
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Lock is what an OaatLock and a ClusterOaatLock share: the operator takes and gives back their
+// slots the same way.
+// +kubebuilder:object:generate=false
+type Lock interface {
+	metav1.Object
+	runtime.Object
+	// CapacityOrDefault is spec.capacity, 1 when unset.
+	CapacityOrDefault() int
+	// LockHolders are status.holders.
+	LockHolders() []LockHolder
+	// SetLockHolders sets status.holders and status.holderCount.
+	SetLockHolders(holders []LockHolder)
+	// LockWaitingGroups is status.waitingGroups.
+	LockWaitingGroups() int32
+	// SetLockWaitingGroups sets status.waitingGroups.
+	SetLockWaitingGroups(n int32)
+	// LockKey names the lock among a group's locks: the name of an OaatLock,
+	// KindClusterOaatLock/name of a ClusterOaatLock.
+	LockKey() string
+}
+
+// ClusterLockKey is the key of the ClusterOaatLock of that name among a group's locks.
+func ClusterLockKey(name string) string { return KindClusterOaatLock + "/" + name }
+
+// LockKeys are the keys of the locks a group names: spec.locks, then spec.clusterLocks.
+func (s *OaatGroupSpec) LockKeys() []string {
+	keys := make([]string, 0, len(s.Locks)+len(s.ClusterLocks))
+	keys = append(keys, s.Locks...)
+	for _, name := range s.ClusterLocks {
+		keys = append(keys, ClusterLockKey(name))
+	}
+	return keys
+}
+
+// CapacityOrDefault is spec.capacity, 1 when unset.
+func (l *ClusterOaatLock) CapacityOrDefault() int { return max(int(l.Spec.Capacity), 1) }
+
+// LockHolders are status.holders.
+func (l *ClusterOaatLock) LockHolders() []LockHolder { return l.Status.Holders }
+
+// SetLockHolders sets status.holders and status.holderCount.
+func (l *ClusterOaatLock) SetLockHolders(holders []LockHolder) {
+	l.Status.Holders = holders
+	l.Status.HolderCount = int32(len(holders))
+}
+
+// LockWaitingGroups is status.waitingGroups.
+func (l *ClusterOaatLock) LockWaitingGroups() int32 { return l.Status.WaitingGroups }
+
+// SetLockWaitingGroups sets status.waitingGroups.
+func (l *ClusterOaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups = n }
+
+// LockKey is KindClusterOaatLock/name.
+func (l *ClusterOaatLock) LockKey() string { return ClusterLockKey(l.Name) }
+
+// CapacityOrDefault is spec.capacity, 1 when unset.
+func (l *OaatLock) CapacityOrDefault() int { return max(int(l.Spec.Capacity), 1) }
+
+// LockHolders are status.holders.
+func (l *OaatLock) LockHolders() []LockHolder { return l.Status.Holders }
+
+// SetLockHolders sets status.holders and status.holderCount.
+func (l *OaatLock) SetLockHolders(holders []LockHolder) {
+	l.Status.Holders = holders
+	l.Status.HolderCount = int32(len(holders))
+}
+
+// LockWaitingGroups is status.waitingGroups.
+func (l *OaatLock) LockWaitingGroups() int32 { return l.Status.WaitingGroups }
+
+// SetLockWaitingGroups sets status.waitingGroups.
+func (l *OaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups = n }
+
+// LockKey is the lock's name.
+func (l *OaatLock) LockKey() string { return l.Name }
+
+// DescribeLocks names lock keys for a message, by kind: "OaatLock db, nas and ClusterOaatLock
+// shared".
+func DescribeLocks(keys []string) string {
+	var namespaced, cluster []string
+	for _, key := range keys {
+		if name, ok := strings.CutPrefix(key, KindClusterOaatLock+"/"); ok {
+			cluster = append(cluster, name)
+			continue
+		}
+		namespaced = append(namespaced, key)
+	}
+	var parts []string
+	if len(namespaced) > 0 {
+		parts = append(parts, "OaatLock "+strings.Join(namespaced, ", "))
+	}
+	if len(cluster) > 0 {
+		parts = append(parts, KindClusterOaatLock+" "+strings.Join(cluster, ", "))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// HolderNamespace is the namespace of the holder's group: its namespace field, or the lock's own
+// namespace for a holder of an OaatLock.
+func HolderNamespace(h LockHolder, lock Lock) string {
+	if h.Namespace != "" {
+		return h.Namespace
+	}
+	return lock.GetNamespace()
+}

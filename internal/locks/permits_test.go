@@ -1,0 +1,81 @@
+package locks
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+var selected = map[string]string{"team": "backup"}
+
+func TestPermits(t *testing.T) {
+	tests := []struct {
+		name     string
+		selector *metav1.LabelSelector
+		labels   map[string]string
+		want     string // a part of the refusal, empty when permitted
+	}{
+		{name: "absent selector selects no namespace", labels: selected, want: "selects no namespace"},
+		{name: "empty selector selects every namespace", selector: &metav1.LabelSelector{}},
+		{name: "empty selector selects a namespace without labels", selector: &metav1.LabelSelector{}, labels: map[string]string{}},
+		{name: "matching labels", selector: &metav1.LabelSelector{MatchLabels: selected}, labels: map[string]string{"team": "backup", "x": "y"}},
+		{name: "other labels", selector: &metav1.LabelSelector{MatchLabels: selected}, labels: map[string]string{"team": "web"}, want: "does not select"},
+		{name: "no labels", selector: &metav1.LabelSelector{MatchLabels: selected}, want: "does not select"},
+		{name: "expression NotIn", labels: map[string]string{"team": "web"}, selector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"backup"}}}}},
+		{name: "invalid selector selects none", labels: selected, want: "is invalid", selector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Near"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lock := clusterLock("db", 1)
+			lock.Spec.NamespaceSelector = tt.selector
+			err := Permits(lock, tt.labels)
+			if tt.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("err = %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestProblem(t *testing.T) {
+	g := group("a", []string{"nas"}, "", nil)
+	g.Spec.ClusterLocks = []string{"db"}
+	tests := []struct {
+		name       string
+		in         Input
+		wantReason string
+		wantText   string
+	}{
+		{name: "both exist, namespace selected", wantReason: "",
+			in: Input{Locks: map[string]v1alpha1.Lock{"nas": lock("nas", 1), "ClusterOaatLock/db": clusterLock("db", 1)},
+				NamespaceLabels: selected, NamespaceRead: true}},
+		{name: "OaatLock missing", wantReason: v1alpha1.ReasonLockNotFound,
+			wantText: `OaatLock "nas" named by spec.locks not found in namespace ns`,
+			in:       Input{Locks: map[string]v1alpha1.Lock{"ClusterOaatLock/db": clusterLock("db", 1)}, NamespaceLabels: selected, NamespaceRead: true}},
+		{name: "ClusterOaatLock missing", wantReason: v1alpha1.ReasonLockNotFound,
+			wantText: `ClusterOaatLock "db" named by spec.clusterLocks not found`,
+			in:       Input{Locks: map[string]v1alpha1.Lock{"nas": lock("nas", 1)}, NamespaceLabels: selected, NamespaceRead: true}},
+		{name: "namespace not selected", wantReason: v1alpha1.ReasonLockNotPermitted,
+			wantText: "namespace ns may not use ClusterOaatLock db: its spec.namespaceSelector (team=backup) does not select the namespace's labels",
+			in: Input{Locks: map[string]v1alpha1.Lock{"nas": lock("nas", 1), "ClusterOaatLock/db": clusterLock("db", 1)},
+				NamespaceLabels: map[string]string{"team": "web"}, NamespaceRead: true}},
+		{name: "namespace unread fails closed", wantReason: v1alpha1.ReasonLockNotPermitted,
+			wantText: "namespace ns may not use ClusterOaatLock db: the labels of the namespace, which its spec.namespaceSelector must select, could not be read",
+			in:       Input{Locks: map[string]v1alpha1.Lock{"nas": lock("nas", 1), "ClusterOaatLock/db": clusterLock("db", 1)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reason, text := Problem(&g, tt.in)
+			if reason != tt.wantReason || text != tt.wantText {
+				t.Fatalf("Problem = %q, %q; want %q, %q", reason, text, tt.wantReason, tt.wantText)
+			}
+		})
+	}
+}
