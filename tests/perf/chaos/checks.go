@@ -32,6 +32,8 @@ func (c *chaos) reportFaults() {
 		c.faults.podDeletes, c.faults.edits, c.faults.apiserverDown.Round(time.Millisecond))
 	c.rep.Printf("  shared locks deleted and created again: %d (%d of them holding a slot)",
 		c.faults.lockRecreates, c.faults.heldRecreates)
+	c.rep.Printf("  lock capacities changed: %d (%d of them cut below the lock's holders); locks added to a group: %d, removed from one: %d (%d of these edits while the group had a run)",
+		c.faults.lockResizes, c.faults.lockCuts, c.faults.lockAdds, c.faults.lockRemoves, c.faults.heldEdits)
 	c.rep.Printf("  API proxy: %s", c.proxy.injectedSummary())
 	c.rep.Printf("  slow spells (the replicas' pod watches lag by %s): %d, %s in all",
 		c.cfg.watchLag, c.slow.count, c.slow.total.Round(time.Second))

@@ -30,12 +30,17 @@ type faults struct {
 	// lockRecreates counts the shared locks deleted and created again, heldRecreates those that
 	// held a slot when deleted.
 	lockRecreates, heldRecreates int
-	apiserverDown                time.Duration
+	// lockResizes counts the changes of a lock's capacity, lockCuts those that left it below its
+	// holders; lockAdds and lockRemoves the locks added to and removed from a group's spec.locks,
+	// heldEdits those made while the group had a run.
+	lockResizes, lockCuts, lockAdds, lockRemoves, heldEdits int
+	apiserverDown                                           time.Duration
 }
 
 // unleash applies faults until the chaos window ends: SIGKILL of the leader, SIGSTOP of the
-// leader for longer than its Lease, deletion of a live item pod, a spec edit and a slow spell
-// (the replicas' pod watches lag), each at random intervals, and one restart of the API server in
+// leader for longer than its Lease, deletion of a live item pod, a spec edit, a slow spell (the
+// replicas' pod watches lag), a shared lock deleted and created again, a lock's capacity changed
+// and a lock added to or removed from a group, each at random intervals, and one restart of the API server in
 // the middle third of the window. Throughout, the API proxy faults a fraction of pod creations.
 func (c *chaos) unleash(ctx context.Context) error {
 	now := time.Now()
@@ -44,6 +49,8 @@ func (c *chaos) unleash(ctx context.Context) error {
 	nextDelete := now.Add(c.between(c.cfg.deleteEvery/2, c.cfg.deleteEvery*3/2))
 	nextEdit := now.Add(c.between(c.cfg.editEvery/2, c.cfg.editEvery*3/2))
 	nextRecreate := now.Add(c.between(c.cfg.recreateEvery/2, c.cfg.recreateEvery*3/2))
+	nextResize := now.Add(c.between(c.cfg.resizeEvery/2, c.cfg.resizeEvery*3/2))
+	nextRelock := now.Add(c.between(c.cfg.relockEvery/2, c.cfg.relockEvery*3/2))
 	nextPause := now.Add(c.between(c.cfg.pauseEvery/2, c.cfg.pauseEvery*3/2))
 	nextSlow := now.Add(c.between(c.cfg.slowEvery/2, c.cfg.slowEvery*3/2))
 	restartAt := now.Add(c.cfg.window/3 + c.between(0, c.cfg.window/3))
@@ -82,6 +89,12 @@ func (c *chaos) unleash(ctx context.Context) error {
 		case c.cfg.recreateEvery > 0 && !now.Before(nextRecreate):
 			nextRecreate = now.Add(c.between(c.cfg.recreateEvery/2, c.cfg.recreateEvery*3/2))
 			err = c.recreateLock(ctx)
+		case c.cfg.resizeEvery > 0 && !now.Before(nextResize):
+			nextResize = now.Add(c.between(c.cfg.resizeEvery/2, c.cfg.resizeEvery*3/2))
+			err = c.resizeLock(ctx)
+		case c.cfg.relockEvery > 0 && !now.Before(nextRelock):
+			nextRelock = now.Add(c.between(c.cfg.relockEvery/2, c.cfg.relockEvery*3/2))
+			err = c.relockGroup(ctx)
 		}
 		if err != nil {
 			c.logf("fault failed: %v", err)
@@ -199,29 +212,6 @@ func (c *chaos) editGroup(ctx context.Context) error {
 		c.history.setFrequency(name, d, now)
 	}
 	c.faults.edits++
-	return nil
-}
-
-// recreateLock deletes a random shared lock and creates it again at once, as kubectl replace
-// --force or a GitOps re-create does: it comes back without holders while runs may hold it. The
-// capacity check (checkCapacity) then shows whether a group started beside a live run that the
-// new lock did not list yet.
-func (c *chaos) recreateLock(ctx context.Context) error {
-	l := sharedLocks[c.rng.IntN(len(sharedLocks))]
-	old := &v1alpha1.OaatLock{}
-	if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.name}, old); err != nil {
-		return fmt.Errorf("reading lock %s: %w", l.name, err)
-	}
-	if err := client.IgnoreNotFound(c.env.Client.Delete(ctx, old)); err != nil {
-		return fmt.Errorf("deleting lock %s: %w", l.name, err)
-	}
-	if err := c.env.Client.Create(ctx, newLock(l)); err != nil {
-		return fmt.Errorf("creating lock %s again: %w", l.name, err)
-	}
-	c.faults.lockRecreates++
-	if len(old.Status.Holders) > 0 {
-		c.faults.heldRecreates++
-	}
 	return nil
 }
 

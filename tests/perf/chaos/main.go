@@ -6,11 +6,13 @@
 // live item pods, restarts kube-apiserver once and edits random groups' specs (adds or removes an
 // item, changes the frequency). Item pods run for kwok's random 2-8 s and succeed or fail at
 // random. Half of the groups name shared OaatLocks (one of capacity 1, one of capacity 2, some
-// groups both, in either order), which it deletes and creates again at random intervals. Informers record every pod's lifetime and every write of every
-// group's status.
+// groups both, in either order). At random intervals it deletes a lock and creates it again, gives
+// a lock another capacity (1 to 3), and adds a lock to or removes one from a group while its runs
+// go on. Informers record every pod's lifetime and every write of every group's status.
 //
-// Then it checks: no two live pods of a group at any instant; no more live pods of the groups
-// naming a lock than its capacity at any instant; every run's outcome recorded exactly once (from
+// Then it checks: no two live pods of a group at any instant; no pod of a group naming a lock
+// started while as many pods as its capacity held it (runs that started before a capacity cut, or
+// before their group named the lock, drain); every run's outcome recorded exactly once (from
 // the status writes, with the outcome events as a cross-check); no item starved beyond its
 // frequency plus a bound; no lock holder left without its run once the groups are drained; and,
 // over a final window without faults, the leader's oaat_item_runs_total against the pods that
@@ -44,7 +46,13 @@ type config struct {
 	// recreateEvery is the mean interval between deletions and re-creations of a shared lock
 	// (kubectl replace --force, a GitOps re-create): it comes back without holders while runs
 	// hold it; 0 for none.
-	recreateEvery     time.Duration
+	recreateEvery time.Duration
+	// resizeEvery is the mean interval between changes of a shared lock's capacity (1 to 3; a
+	// cut below its holders lets them drain); 0 for none.
+	resizeEvery time.Duration
+	// relockEvery is the mean interval between a shared lock added to, or removed from, a random
+	// group's spec.locks while its runs go on; 0 for none.
+	relockEvery       time.Duration
 	restartDelay      time.Duration
 	settle            time.Duration
 	perItem, failover time.Duration
@@ -76,6 +84,8 @@ func readConfig(k *perfkit.Knobs) config {
 		// A lock re-created every 20 s on average: of 40 groups, 10 name each lock, and a run of
 		// one holds it most of the time.
 		recreateEvery: k.Duration("CHAOS_LOCK_RECREATE_EVERY", 20*time.Second),
+		resizeEvery:   k.Duration("CHAOS_LOCK_RESIZE_EVERY", 30*time.Second),
+		relockEvery:   k.Duration("CHAOS_LOCK_EDIT_EVERY", 15*time.Second),
 		restartDelay:  k.Duration("CHAOS_RESTART_DELAY", 3*time.Second),
 		settle:        k.Duration("CHAOS_SETTLE", time.Minute),
 		perItem:       k.Duration("CHAOS_STARVE_PER_ITEM", 10*time.Second),
@@ -138,9 +148,9 @@ func (c *chaos) run(ctx context.Context) error {
 		return err
 	}
 	c.tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
-	c.locks = newLockWatch(c.cfg.groups)
+	c.locks = newLockWatch(c.cfg.groups, time.Now())
 	c.history.peers = c.locks.peers()
-	c.observer = &observer{pods: perfkit.NewPodRecorder(c.tracker), locks: c.locks, ledger: newLedger()}
+	c.observer = &observer{pods: perfkit.NewPodRecorder(c.tracker), ledger: newLedger()}
 	obsCtx, stopObserver := context.WithCancel(ctx)
 	defer stopObserver()
 	if err := c.observer.start(obsCtx, c.env.Admin, namespace); err != nil {
@@ -191,7 +201,7 @@ func (c *chaos) run(ctx context.Context) error {
 func (c *chaos) createWorkload(ctx context.Context) error {
 	objs := []client.Object{perfkit.NewOaatType(namespace, "random", perfkit.PodTemplate("", ""))}
 	for _, l := range sharedLocks {
-		objs = append(objs, newLock(l))
+		objs = append(objs, newLock(l.name, l.capacity))
 	}
 	c.rep.Printf("shared locks: %s", c.locks.describe())
 	now := time.Now()

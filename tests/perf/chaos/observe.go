@@ -20,11 +20,10 @@ import (
 // observer follows the pods and the groups of the chaos namespace with informers, which, unlike
 // a bare watch, survive the restart of the API server: when their watch cannot resume they list
 // again and report what changed meanwhile (a pod gone meanwhile as deleted). Pod events feed the
-// pod recorder and its overlap tracker, and the trackers of the shared locks; group updates feed
+// pod recorder and its overlap tracker; group updates feed
 // the ledger, in the order of the group's writes.
 type observer struct {
 	pods   *perfkit.PodRecorder
-	locks  *lockWatch
 	ledger *ledger
 }
 
@@ -81,7 +80,6 @@ func (o *observer) pod(t watch.EventType, obj any) {
 	if pod, ok := obj.(*corev1.Pod); ok && pod.Labels[v1alpha1.LabelGroup] != "" {
 		ev := watch.Event{Type: t, Object: pod}
 		_ = o.pods.Observe(ev) // never an ERROR event here
-		o.locks.observe(ev)
 	}
 }
 
