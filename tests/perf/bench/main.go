@@ -19,7 +19,8 @@
 //  5. curve: BENCH_SCALE groups, cumulative, the manager restarted at each step; memory per
 //     group and CPU per run from the slopes (phase_curve.go).
 //  6. locks (phase_locks.go): the same small groups without a lock, naming an OaatLock that has a
-//     slot for each, then one of BENCH_LOCK_CAPACITY: the lock's cost in API writes per run.
+//     slot for each, then one of BENCH_LOCK_CAPACITY: the lock's cost in API writes per run; then
+//     BENCH_LOCK_WAITERS groups waiting on one lock: the reconciles a slot's hand-off costs.
 //  7. jitter (phase_jitter.go): BENCH_TICK_GROUPS groups on one daily tick, without and with
 //     spec.jitter: how their first pods spread after the tick, and what limits the spread.
 //

@@ -39,7 +39,8 @@ type lockRun struct {
 // lockPhase measures what a shared lock costs: the same groups run for the same window, each
 // time in a namespace of their own, first naming no lock, then naming one OaatLock whose
 // capacity is the number of groups (no group ever waits: the cost of taking and giving back
-// slots), then one of BENCH_LOCK_CAPACITY (groups wait for each other).
+// slots), then one of BENCH_LOCK_CAPACITY (groups wait for each other); then what a slot's
+// hand-off costs with BENCH_LOCK_WAITERS groups waiting (measureHandOff).
 func (b *bench) lockPhase(ctx context.Context) error {
 	cfg := b.cfg15.locks
 	b.rep.Printf("\n## Shared lock: %d groups x %d items, runs of %s, frequency %s, each variant measured for %s from the groups' creation",
@@ -59,7 +60,65 @@ func (b *bench) lockPhase(ctx context.Context) error {
 	for _, v := range variants[1:] {
 		b.rep.Printf("    %s: %s; failed lock status writes (conflicts, not counted) %.2f", v.name, v.perRun.minus(base).signed(), v.failedLockWrites)
 	}
+	if cfg.waiters > 0 {
+		return b.measureHandOff(ctx, "bench-lock-handoff")
+	}
 	return nil
+}
+
+// measureHandOff measures what a slot's hand-off costs when many groups wait for it: cfg.waiters
+// groups of one item name one OaatLock of capacity 1; once all but the holder wait, the window
+// counts the runs that finished and the group reconciles the manager made. Waking every group
+// naming the lock at each hand-off would cost about cfg.waiters reconciles a run; waking the
+// holders and the next waiter, a few.
+func (b *bench) measureHandOff(ctx context.Context, ns string) error {
+	cfg := b.cfg15.locks
+	b.rep.Printf("\n### hand-off: %d groups of 1 item waiting on one lock of capacity 1, measured for %s once they all wait", cfg.waiters, cfg.window)
+	if err := b.env.Namespace(ctx, ns); err != nil {
+		return err
+	}
+	objs := []client.Object{
+		perfkit.NewOaatType(ns, "bench", perfkit.PodTemplate(cfg.run.String(), "0")),
+		&v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: lockName, Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}},
+	}
+	for i := range cfg.waiters {
+		g := perfkit.NewGroup(ns, "g-"+strconv.Itoa(i), "bench", "24h", perfkit.Items(1))
+		g.Spec.Locks = []string{lockName}
+		objs = append(objs, g)
+	}
+	created := time.Now()
+	if err := perfkit.CreateAll(ctx, b.env.Client, objs); err != nil {
+		return err
+	}
+	waiting := 0
+	if !perfkit.WaitFor(ctx, 10*time.Minute, func() bool {
+		groups := &v1alpha1.OaatGroupList{}
+		if err := b.env.Client.List(ctx, groups, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		waiting = 0
+		for _, g := range groups.Items {
+			if g.Status.LockWait != nil {
+				waiting++
+			}
+		}
+		return waiting >= cfg.waiters-1
+	}) {
+		return fmt.Errorf("hand-off: %d of %d groups wait for the lock after 10 minutes", waiting, cfg.waiters)
+	}
+	b.rep.Printf("  all but the holder waiting %s after the groups' creation", time.Since(created).Round(time.Second))
+	iv, in, err := b.measure(ctx, cfg.window, nil)
+	if err != nil {
+		return err
+	}
+	runs := endedIn(b.pods.Pods(ns), in)
+	lockWrites := iv.api.Count(func(k perfkit.RequestKey) bool {
+		return k.Resource == "oaatlocks" && k.Write() && !k.Failed
+	})
+	b.rep.Printf("  finished runs (hand-offs): %d; group reconciles: %.0f, %.1f per hand-off with %d groups waiting (waking every group naming the lock would be about %d), mean %s each; lock status writes per hand-off: %.2f",
+		runs, iv.reconciles, perfkit.PerRun(iv.reconciles, runs), cfg.waiters-1, cfg.waiters, iv.reconcileTime.Round(time.Microsecond), perfkit.PerRun(lockWrites, runs))
+	b.describeManager(iv)
+	return b.deleteNamespace(ctx, ns)
 }
 
 // measureLockRun creates the groups of one variant, in namespace ns, measures the window from their

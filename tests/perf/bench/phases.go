@@ -30,6 +30,9 @@ var issue8Phases = []string{phaseCronJob, phaseLatency, phaseScale}
 type lockConfig struct {
 	groups, items, capacity int
 	run, frequency, window  time.Duration
+	// waiters is the number of groups of the hand-off variant, all waiting on one lock of
+	// capacity 1; 0 for none.
+	waiters int
 }
 
 // tickConfig holds the knobs of the jitter phase.
@@ -56,6 +59,7 @@ func readIssue15Config(k *perfkit.Knobs) issue15Config {
 			run:       k.Duration("BENCH_LOCK_RUN", time.Second),
 			frequency: k.Duration("BENCH_LOCK_FREQUENCY", 20*time.Second),
 			window:    k.Duration("BENCH_LOCK_WINDOW", time.Minute),
+			waiters:   k.Int("BENCH_LOCK_WAITERS", 1000),
 		},
 		tick: tickConfig{
 			groups:  k.Int("BENCH_TICK_GROUPS", 1000),

@@ -99,8 +99,8 @@ func TestLockStarts(t *testing.T) {
 			pods:        []perfkit.PodLife{life("a", "g-0", 20*time.Second, 40*time.Second), life("b", "g-1", 25*time.Second, 30*time.Second)},
 			wantChecked: 1, wantExcused: 1, wantMost: 1},
 		{name: "a removed lock still counts the run that started under it",
-			edit: func(w *lockWatch) { w.setNamed("nas", "g-0", false, t0.Add(22*time.Second)) },
-			pods: []perfkit.PodLife{life("a", "g-0", 20*time.Second, 60*time.Second), life("b", "g-8", 40*time.Second, 45*time.Second)},
+			edit:        func(w *lockWatch) { w.setNamed("nas", "g-0", false, t0.Add(22*time.Second)) },
+			pods:        []perfkit.PodLife{life("a", "g-0", 20*time.Second, 60*time.Second), life("b", "g-8", 40*time.Second, 45*time.Second)},
 			wantChecked: 2, wantMost: 2, wantExcess: 1},
 		{name: "a capacity cut below the holders: they drain, no start while they do", lock: "db",
 			edit: func(w *lockWatch) { w.setCapacity("db", 1, t0.Add(30*time.Second)) },
@@ -108,8 +108,8 @@ func TestLockStarts(t *testing.T) {
 				life("c", "g-2", 45*time.Second, 48*time.Second), life("d", "g-3", 61*time.Second, 65*time.Second)},
 			wantChecked: 4, wantMost: 3, wantExcess: 1},
 		{name: "a start right after a cut may see the old capacity", lock: "db",
-			edit: func(w *lockWatch) { w.setCapacity("db", 1, t0.Add(30*time.Second)) },
-			pods: []perfkit.PodLife{life("a", "g-1", 20*time.Second, 60*time.Second), life("b", "g-9", 35*time.Second, 50*time.Second)},
+			edit:        func(w *lockWatch) { w.setCapacity("db", 1, t0.Add(30*time.Second)) },
+			pods:        []perfkit.PodLife{life("a", "g-1", 20*time.Second, 60*time.Second), life("b", "g-9", 35*time.Second, 50*time.Second)},
 			wantChecked: 2, wantMost: 2},
 	}
 	for _, tt := range tests {
