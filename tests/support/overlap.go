@@ -21,7 +21,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
 // GroupKey names an OaatGroup across namespaces.
@@ -198,7 +197,7 @@ func (t *OverlapTracker) Observe(ev watch.Event) error {
 		t.live[key] = map[types.UID]string{}
 	}
 	rec := t.record(key, pod)
-	if ev.Type == watch.Deleted || planner.Terminal(pod) {
+	if ev.Type == watch.Deleted || ended(pod) {
 		delete(t.live[key], pod.UID)
 		if rec != nil && rec.Ended.IsZero() {
 			rec.Ended = t.clock.Now()
@@ -307,4 +306,17 @@ func (t *OverlapTracker) Describe(namespace string) string {
 		}
 	}
 	return b.String()
+}
+
+// ended is the tracker's own reading of a pod that can no longer run a container: the kubelet
+// (or kwok) has put it in a terminal phase, as the Kubernetes API defines them. The tracker does
+// not call the operator's predicate for the same fact: an oracle that shares the predicate it
+// checks would agree with its bugs. A pod being deleted whose phase is not terminal is live.
+func ended(pod *corev1.Pod) bool {
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed:
+		return true
+	default:
+		return false
+	}
 }
