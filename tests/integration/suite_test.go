@@ -222,6 +222,8 @@ func startManagerWith(o managerOptions) (stop func()) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: cmp.Or(o.workers, 4), Leader: identity,
+		// As cmd/main.go sets it from WATCH_NAMESPACE.
+		SomeNamespaces: len(o.namespaces) > 0,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
