@@ -35,22 +35,26 @@ func (c *chaos) recreateLock(ctx context.Context) error {
 	return nil
 }
 
-// resizeLock gives a random shared lock another capacity, from 1 to 3: a cut below its holders
-// lets their runs drain and starts no other until they have.
+// resizeLock gives a random shared lock another capacity, from 1 to 3: one below its holders when
+// it has two or more (a cut: their runs drain, and no other starts until they have), else another
+// at random.
 func (c *chaos) resizeLock(ctx context.Context) error {
 	l := sharedLocks[c.rng.IntN(len(sharedLocks))]
-	capacity := 1 + c.rng.IntN(3)
-	if capacity == c.locks.capacity(l.name) {
-		capacity = capacity%3 + 1
+	pick := 1 + c.rng.IntN(3)
+	if pick == c.locks.capacity(l.name) {
+		pick = pick%3 + 1
 	}
-	var holders int
+	var capacity, holders int
 	before := time.Now()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		lock := &v1alpha1.OaatLock{}
 		if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.name}, lock); err != nil {
 			return err
 		}
-		holders = len(lock.Status.Holders)
+		holders, capacity = len(lock.Status.Holders), pick
+		if holders >= 2 {
+			capacity = holders - 1
+		}
 		lock.Spec.Capacity = int32(capacity)
 		return c.env.Client.Update(ctx, lock)
 	})
