@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -222,31 +223,41 @@ func TestClusterLockNamespaceFailsClosed(t *testing.T) {
 // Defect 7: an installation that watches only some namespaces cannot count a ClusterOaatLock's
 // waiters in the others, and leaves its waitingGroups alone: two such installations sharing the
 // lock no longer write their own counts over each other's (1, 0, 1, 0 ...), each write waking the
-// other and every group naming the lock. One that watches all namespaces counts them.
+// other and every group naming the lock. It writes its own claim instead, beside the other
+// installations' claims. One that watches all namespaces counts the waiters and claims nothing.
 func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
+	other := v1alpha1.InstallationClaim{Installation: "team-b", Waiting: 2, Since: metav1.NewTime(testT0.Add(-time.Minute)),
+		RenewedAt: metav1.NewTime(testT0)}
 	for _, tc := range []struct {
-		name           string
-		someNamespaces bool
-		want           int32
-		wantWrites     int
+		name         string
+		installation string
+		want         int32
+		wantClaims   []string
 	}{
-		{name: "some namespaces", someNamespaces: true, want: 3, wantWrites: 0},
-		{name: "all namespaces", want: 1, wantWrites: 1},
+		{name: "some namespaces", installation: testNamespace, want: 3,
+			wantClaims: []string{testNamespace + " 1 waiting since " + testT0.Format(time.RFC3339), "team-b 2 waiting since " + testT0.Add(-time.Minute).Format(time.RFC3339)}},
+		{name: "all namespaces", want: 1, wantClaims: []string{"team-b 2 waiting since " + testT0.Add(-time.Minute).Format(time.RFC3339)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lock := testClusterLock("db", 1)
 			lock.Status.WaitingGroups = 3 // another installation's count
+			lock.Status.InstallationClaims = []v1alpha1.InstallationClaim{other}
 			g := testGroup("g", "a")
 			g.Spec.ClusterLocks = []string{"db"}
 			g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(testT0), Locks: []string{v1alpha1.ClusterLockKey("db")}}
 			writes := map[string]int{}
 			c := newFakeClient(t, refuseStatusOf("", writes), lock, g)
-			r := &OaatLockReconciler{Client: c, APIReader: c, Cluster: true, SomeNamespaces: tc.someNamespaces, Clock: newTestReconciler(c, c).clock}
+			r := &OaatLockReconciler{Client: c, APIReader: c, Cluster: true, Installation: tc.installation, Clock: newTestReconciler(c, c).clock}
 			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Name: "db"}}); err != nil {
 				t.Fatal(err)
 			}
-			if got := getClusterLock(t, c, "db").Status.WaitingGroups; got != tc.want || writes["db"] != tc.wantWrites {
-				t.Errorf("waitingGroups %d after %d writes, want %d after %d", got, writes["db"], tc.want, tc.wantWrites)
+			got := getClusterLock(t, c, "db").Status
+			var claims []string
+			for _, cl := range got.InstallationClaims {
+				claims = append(claims, fmt.Sprintf("%s %d waiting since %s", cl.Installation, cl.Waiting, cl.Since.UTC().Format(time.RFC3339)))
+			}
+			if got.WaitingGroups != tc.want || writes["db"] != 1 || !slices.Equal(claims, tc.wantClaims) {
+				t.Errorf("waitingGroups %d, claims %q after %d writes; want %d, %q after 1", got.WaitingGroups, claims, writes["db"], tc.want, tc.wantClaims)
 			}
 		})
 	}

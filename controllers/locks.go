@@ -33,7 +33,7 @@ const (
 // ClusterOaatLock, its namespace's labels. A group that names no lock and holds none costs two
 // indexed cache reads.
 func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.OaatGroup) (locks.Input, error) {
-	in := locks.Input{Locks: map[string]v1alpha1.Lock{}}
+	in := locks.Input{Locks: map[string]v1alpha1.Lock{}, Installation: r.Installation}
 	held := &v1alpha1.OaatLockList{}
 	if err := r.List(ctx, held, client.InNamespace(group.Namespace), client.MatchingFields{lockHolderIndex: group.Name}); err != nil {
 		return in, fmt.Errorf("listing the OaatLocks the group holds: %w", err)
@@ -284,20 +284,29 @@ func (h lockHandler) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 	onChange.enqueue(ctx, e.ObjectNew, seen{}, q)
 }
 
-// namingGroups are the groups that name a lock of either kind (of every namespace the manager
-// watches for a ClusterOaatLock). A list that fails is logged and gives none: the event handlers
-// that call it have no error to return, and a group's own retry still comes.
+// namingGroups are the groups that name a lock of either kind (listNaming). A list that fails is
+// logged and gives none: the event handlers that call it have no error to return, and a group's
+// own retry still comes.
 func (r *OaatGroupReconciler) namingGroups(ctx context.Context, lock v1alpha1.Lock) []v1alpha1.OaatGroup {
+	groups, err := listNaming(ctx, r.Client, lock)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the groups that name a lock", "lock", lock.LockKey())
+	}
+	return groups
+}
+
+// listNaming lists, from the cache, the groups that name a lock of either kind: of its namespace
+// for an OaatLock, of every namespace the manager watches for a ClusterOaatLock.
+func listNaming(ctx context.Context, c client.Reader, lock v1alpha1.Lock) ([]v1alpha1.OaatGroup, error) {
 	groups := &v1alpha1.OaatGroupList{}
 	opts := []client.ListOption{client.InNamespace(lock.GetNamespace()), client.MatchingFields{lockIndex: lock.GetName()}}
 	if lock.GetNamespace() == "" {
 		opts = []client.ListOption{client.MatchingFields{clusterLockIndex: lock.GetName()}}
 	}
-	if err := r.List(ctx, groups, opts...); err != nil {
-		log.FromContext(ctx).Error(err, "Cannot list the groups that name a lock", "lock", lock.LockKey())
-		return nil
+	if err := c.List(ctx, groups, opts...); err != nil {
+		return nil, err
 	}
-	return groups.Items
+	return groups.Items, nil
 }
 
 // groupsOfLock maps a lock of either kind to every group that names it or holds a slot of it.

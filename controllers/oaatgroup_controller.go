@@ -46,6 +46,10 @@ type OaatGroupReconciler struct {
 	Leader *leader.Guard
 	// LockMetrics observes how long groups waited for their locks; nil observes nothing.
 	LockMetrics *metrics.LockMetrics
+	// Installation names the installation when the manager watches only some namespaces
+	// (locks.InstallationOf), empty when it watches all: a group counts the claims of the other
+	// installations on a ClusterOaatLock, not its own installation's (its waiters it sees).
+	Installation string
 
 	onDemandRuns onDemandRunWriter
 	// refusals paces the start attempts of groups whose status the API server refuses.

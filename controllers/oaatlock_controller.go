@@ -50,12 +50,14 @@ type OaatLockReconciler struct {
 	APIReader client.Reader
 	// Cluster makes the reconciler keep ClusterOaatLocks rather than OaatLocks.
 	Cluster bool
-	// SomeNamespaces says that the manager watches only some namespaces (WATCH_NAMESPACE): it
-	// cannot count the waiters of a ClusterOaatLock in the others, and leaves its waitingGroups to
-	// an installation that watches them all. Two installations of some namespaces each sharing a
-	// lock would otherwise write their own counts over each other's, each write waking the other
-	// and every group naming the lock, without end.
-	SomeNamespaces bool
+	// Installation names the installation when the manager watches only some namespaces
+	// (WATCH_NAMESPACE; locks.InstallationOf), empty when it watches all. Such an installation
+	// cannot count the waiters of a ClusterOaatLock in the other namespaces: it leaves its
+	// waitingGroups to an installation that watches them all (two installations of some
+	// namespaces would otherwise write their own counts over each other's, each write waking the
+	// other and every group naming the lock, without end) and writes its own entry of
+	// status.installationClaims instead, which the other installations count.
+	Installation string
 	// Clock reads the time for waitingRefresh.
 	Clock clock.PassiveClock
 
@@ -93,11 +95,9 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	waiting := lock.LockWaitingGroups()
-	if !r.Cluster || !r.SomeNamespaces {
-		if waiting, err = r.waitingGroups(ctx, lock); err != nil {
-			return ctrl.Result{}, err
-		}
+	naming, err := listNaming(ctx, r.Client, lock)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing the groups naming the lock: %w", err)
 	}
 	var result ctrl.Result
 	if pending {
@@ -105,15 +105,29 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	before := lock.DeepCopyObject().(v1alpha1.Lock)
 	lock.SetLockHolders(holders)
-	lock.SetLockWaitingGroups(waiting)
+	var countOnly bool
+	if cl, ok := lock.(*v1alpha1.ClusterOaatLock); ok && r.Installation != "" {
+		now := r.Clock.Now()
+		mine := locks.ClaimOf(r.Installation, naming, now)
+		claims, due, limited := locks.ClaimDue(cl, r.Installation, mine, now)
+		if due || limited {
+			cl.Status.InstallationClaims = claims
+		}
+		countOnly = limited
+		if mine != nil {
+			result.RequeueAfter = shorter(result.RequeueAfter, locks.ClaimRenewal/2)
+		}
+	} else {
+		waiting := locks.WaitingCount(naming)
+		countOnly = before.LockWaitingGroups() > 0 && waiting > 0
+		lock.SetLockWaitingGroups(waiting)
+	}
 	if equality.Semantic.DeepEqual(before, lock) {
 		return result, nil
 	}
-	if sameHolders(before.LockHolders(), holders) && before.LockWaitingGroups() > 0 && waiting > 0 {
+	if countOnly && sameHolders(before.LockHolders(), holders) {
 		if wait := r.waitingWriteIn(req.NamespacedName); wait > 0 {
-			if result.RequeueAfter == 0 || wait < result.RequeueAfter {
-				result.RequeueAfter = wait
-			}
+			result.RequeueAfter = shorter(result.RequeueAfter, wait)
 			return result, nil
 		}
 	}
@@ -131,6 +145,14 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	r.noteWritten(req.NamespacedName)
 	return result, nil
+}
+
+// shorter is the shorter of a requeue delay (0 for none) and another.
+func shorter(requeue, d time.Duration) time.Duration {
+	if requeue == 0 || d < requeue {
+		return d
+	}
+	return requeue
 }
 
 // sameHolders reports whether two lists of holders are the same (nil and empty alike).
@@ -215,20 +237,6 @@ func (r *OaatLockReconciler) groupGone(ctx context.Context, namespace string, h 
 		return false, fmt.Errorf("reading OaatGroup %s, which holds a slot: %w", h.Group, err)
 	}
 	return string(group.UID) != h.GroupUID, nil
-}
-
-// waitingGroups counts the groups naming the lock that wait for locks, as the cache shows them: a
-// waiting group claims a slot of every lock it names, the free ones too.
-func (r *OaatLockReconciler) waitingGroups(ctx context.Context, lock v1alpha1.Lock) (int32, error) {
-	groups := &v1alpha1.OaatGroupList{}
-	opts := []client.ListOption{client.InNamespace(lock.GetNamespace()), client.MatchingFields{lockIndex: lock.GetName()}}
-	if r.Cluster {
-		opts = []client.ListOption{client.MatchingFields{clusterLockIndex: lock.GetName()}}
-	}
-	if err := r.List(ctx, groups, opts...); err != nil {
-		return 0, fmt.Errorf("listing the groups naming the lock: %w", err)
-	}
-	return locks.WaitingCount(groups.Items), nil
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a lock, and of a group, for

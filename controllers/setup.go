@@ -232,9 +232,9 @@ type Options struct {
 	// OnLeaseLost is called once when a check before a run finds that this process no longer
 	// holds the Lease (see leader.Guard.OnLost).
 	OnLeaseLost func(error)
-	// SomeNamespaces says that the manager's cache holds only some namespaces (WATCH_NAMESPACE,
-	// CacheOptions), not all.
-	SomeNamespaces bool
+	// Installation names the installation when the manager's cache holds only some namespaces
+	// (WATCH_NAMESPACE, CacheOptions): locks.InstallationOf them; empty when it holds all.
+	Installation string
 }
 
 // Setup registers the field indexes and the reconcilers with the manager.
@@ -250,7 +250,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := (&OaatGroupReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-		Leader: guard, LockMetrics: opts.LockMetrics,
+		Leader: guard, LockMetrics: opts.LockMetrics, Installation: opts.Installation,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}
@@ -263,7 +263,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the OaatLock controller: %w", err)
 	}
 	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true, Clock: opts.Clock,
-		SomeNamespaces: opts.SomeNamespaces}).SetupWithManager(mgr); err != nil {
+		Installation: opts.Installation}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterOaatLock controller: %w", err)
 	}
 	return nil

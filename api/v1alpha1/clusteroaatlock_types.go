@@ -58,6 +58,49 @@ type ClusterOaatLockStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting groups",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	WaitingGroups int32 `json:"waitingGroups,omitempty"`
+
+	// installationClaims are the claims of the installations of the operator that watch only some
+	// namespaces and have groups waiting for the lock, one per installation. Such installations
+	// cannot read each other's groups: through these claims a freed slot goes to the group that
+	// has waited longest, whichever installation runs it. Each installation writes only its own.
+	// +listType=map
+	// +listMapKey=installation
+	// +kubebuilder:validation:MaxItems=64
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Installation claims",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	InstallationClaims []InstallationClaim `json:"installationClaims,omitempty"`
+}
+
+// InstallationClaim is what an installation of the operator that watches only some namespaces
+// claims of a ClusterOaatLock: its groups that wait for it, and since when the longest has
+// waited.
+type InstallationClaim struct {
+	// installation names the installation: the first, in alphabetical order, of the namespaces
+	// it watches (installations sharing a lock watch different namespaces).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Installation",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +required
+	Installation string `json:"installation"`
+
+	// waiting is how many of the installation's groups naming the lock wait for locks.
+	// +kubebuilder:validation:Minimum=1
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting groups",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +required
+	Waiting int32 `json:"waiting"`
+
+	// since is when the longest-waiting of those groups began to wait: the claim's place among
+	// the waiters of every installation.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting since",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +required
+	Since metav1.Time `json:"since"`
+
+	// renewedAt is when the installation last wrote the claim. It is renewed every minute while
+	// its groups wait; a claim not renewed for two minutes (its installation was removed or is
+	// stopped) counts no more and is removed by the next installation that writes its own.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Renewed at",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +required
+	RenewedAt metav1.Time `json:"renewedAt"`
 }
 
 // ClusterOaatLock is a semaphore shared by OaatGroups of several namespaces: at most

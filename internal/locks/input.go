@@ -26,6 +26,10 @@ type Input struct {
 	// Waiters are the other groups that name one of the group's locks and wait for locks (their
 	// status.lockWait is set): of the namespace for an OaatLock, of any for a ClusterOaatLock.
 	Waiters []Waiter
+	// Installation names the installation of the operator that decides (InstallationOf): its own
+	// claim on a ClusterOaatLock is its waiters, which it sees; empty for one that watches all
+	// namespaces.
+	Installation string
 	// Runners are the other groups that name one of the group's locks and have a current run
 	// (status.currentRun): each takes a slot of every lock it names, listed by the lock or not
 	// (the lock was created again, or named by an edit, while the run went on).

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"slices"
+	"time"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -13,10 +14,10 @@ import (
 // even while that group still waits for another lock, so that a group needing two locks is not
 // starved by groups needing one. It returns the updates, by lock key, or, when a lock has no
 // room, the keys of those without room and no update.
-func Take(group *v1alpha1.OaatGroup, in Input, mine Claim, holder v1alpha1.LockHolder) (acquire []Update, blocked []string) {
+func Take(group *v1alpha1.OaatGroup, in Input, mine Claim, holder v1alpha1.LockHolder, now time.Time) (acquire []Update, blocked []string) {
 	keys := slices.Sorted(slices.Values(group.Spec.LockKeys()))
 	for _, key := range keys {
-		if !room(group, in, in.Locks[key], mine) {
+		if !room(group, in, in.Locks[key], mine, now) {
 			blocked = append(blocked, key)
 		}
 	}
@@ -32,8 +33,11 @@ func Take(group *v1alpha1.OaatGroup, in Input, mine Claim, holder v1alpha1.LockH
 
 // room reports whether the lock has a slot for the claim: more free slots than earlier claims of
 // other waiting groups on it. The group's own slot (of an ended run) counts as free; the current
-// run of another group naming the lock takes a slot whether the lock lists it or not.
-func room(group *v1alpha1.OaatGroup, in Input, lock v1alpha1.Lock, mine Claim) bool {
+// run of another group naming the lock takes a slot whether the lock lists it or not. The claim of
+// another installation on a ClusterOaatLock (status.installationClaims), while it counts, is one
+// earlier claim when its longest-waiting group began to wait before mine: its groups are not
+// among the waiters this one sees.
+func room(group *v1alpha1.OaatGroup, in Input, lock v1alpha1.Lock, mine Claim, now time.Time) bool {
 	free := lock.CapacityOrDefault() - len(Others(lock, group))
 	for _, run := range in.Runners {
 		if slices.Contains(run.Locks, lock.LockKey()) && !Lists(lock, run.Namespace, run.Group, run.Pod) {
@@ -45,6 +49,14 @@ func room(group *v1alpha1.OaatGroup, in Input, lock v1alpha1.Lock, mine Claim) b
 		self := w.Namespace == group.Namespace && w.Group == group.Name
 		if !self && slices.Contains(w.Locks, lock.LockKey()) && theirs.Before(mine) {
 			free--
+		}
+	}
+	if cl, ok := lock.(*v1alpha1.ClusterOaatLock); ok {
+		for _, c := range cl.Status.InstallationClaims {
+			theirs := Claim{Since: c.Since.Time, Group: c.Installation}
+			if c.Installation != in.Installation && Counts(c, now) && theirs.Before(mine) {
+				free--
+			}
 		}
 	}
 	return free > 0

@@ -28,7 +28,7 @@ func (d *decision) takeLocks(item, pod string) bool {
 		mine.Since = st.LockWait.Since.Time
 	}
 	holder := v1alpha1.LockHolder{Group: d.group.Name, GroupUID: string(d.group.UID), Item: item, Pod: pod, Since: d.stamp}
-	acquire, blocked := locks.Take(d.group, d.in.Locks, mine, holder)
+	acquire, blocked := locks.Take(d.group, d.in.Locks, mine, holder, d.in.Now)
 	if len(blocked) > 0 {
 		d.lockBlocked = true
 		st.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(mine.Since), Locks: blocked}
