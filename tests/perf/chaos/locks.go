@@ -49,7 +49,7 @@ func (l sharedLock) kind() string {
 // locks compete with groups needing one of them. With a cluster lock (a second installation), one
 // more names it and one names nas and it, so that the cluster lock's groups of namespace also
 // compete with groups of the same installation needing an OaatLock; the others name none.
-func locksOf(i int, cluster bool) (locks, clusterLocks []string) {
+func locksOf(i int, cluster bool) (nsLocks, clusterLocks []string) {
 	switch i % 8 {
 	case 0:
 		return []string{"nas"}, nil
@@ -89,8 +89,8 @@ func (g groupPlan) key() client.ObjectKey {
 func planGroups(groups, bGroups int) []groupPlan {
 	plan := make([]groupPlan, 0, groups+bGroups)
 	for i := range groups {
-		locks, clusterLocks := locksOf(i, bGroups > 0)
-		plan = append(plan, groupPlan{namespace: namespace, name: groupName(i), locks: locks, clusterLocks: clusterLocks})
+		nsLocks, clusterLocks := locksOf(i, bGroups > 0)
+		plan = append(plan, groupPlan{namespace: namespace, name: groupName(i), locks: nsLocks, clusterLocks: clusterLocks})
 	}
 	for i := range bGroups {
 		plan = append(plan, groupPlan{namespace: bNamespace, name: bGroupName(i), clusterLocks: []string{clusterLock.name}})
@@ -101,11 +101,11 @@ func planGroups(groups, bGroups int) []groupPlan {
 // runLocks are the locks of the run: the shared OaatLocks, and the cluster lock with a second
 // installation.
 func runLocks(second bool) []sharedLock {
-	locks := slices.Clone(sharedLocks)
+	all := slices.Clone(sharedLocks)
 	if second {
-		locks = append(locks, clusterLock)
+		all = append(all, clusterLock)
 	}
-	return locks
+	return all
 }
 
 // newLock returns the OaatLock of that capacity.
@@ -202,12 +202,12 @@ type lockWatch struct {
 }
 
 // newLockWatch records the locks and the locks of the groups as created at start.
-func newLockWatch(locks []sharedLock, plan []groupPlan, start time.Time) *lockWatch {
+func newLockWatch(all []sharedLock, plan []groupPlan, start time.Time) *lockWatch {
 	w := &lockWatch{
-		locks: locks, namespaces: map[string]string{},
+		locks: all, namespaces: map[string]string{},
 		spans: map[string]map[string][]span{}, capacities: map[string][]capacityChange{},
 	}
-	for _, l := range locks {
+	for _, l := range all {
 		w.spans[l.name] = map[string][]span{}
 		w.capacities[l.name] = []capacityChange{{at: start, capacity: l.capacity}}
 	}
