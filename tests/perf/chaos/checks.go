@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"time"
@@ -30,10 +31,28 @@ func (c *chaos) reportFaults() {
 	c.rep.Printf("  %s", c.pauser.summary())
 	c.rep.Printf("  live item pods deleted: %d; spec edits: %d; kube-apiserver restarted once, down for %s",
 		c.faults.podDeletes, c.faults.edits, c.faults.apiserverDown.Round(time.Millisecond))
+	if c.second != nil {
+		s := c.second
+		s.mu.Lock()
+		exits := 0
+		for _, n := range s.selfExits {
+			exits += n
+		}
+		c.rep.Printf("  second installation (%d replica watching %s, Lease in %s, no API proxy): SIGKILLs: %d (none leading at %d chosen instants); starts: %d; exits on their own: %d",
+			bReplicaCount, bNamespace, bLeaseNamespace, c.faults.bKills, c.faults.bNoLeader, s.starts, exits)
+		for reason, n := range s.selfExits {
+			c.rep.Printf("    %d x %s", n, reason)
+		}
+		s.mu.Unlock()
+	}
 	c.rep.Printf("  shared locks deleted and created again: %d (%d of them holding a slot)",
 		c.faults.lockRecreates, c.faults.heldRecreates)
 	c.rep.Printf("  lock capacities changed: %d (%d of them cut below the lock's holders); locks added to a group: %d, removed from one: %d (%d of these edits while the group had a run)",
 		c.faults.lockResizes, c.faults.lockCuts, c.faults.lockAdds, c.faults.lockRemoves, c.faults.heldEdits)
+	if c.second != nil {
+		c.rep.Printf("  of these, on the ClusterOaatLock %s: re-creations %d, capacity changes %d, added to or removed from a group %d",
+			clusterLock.name, c.faults.clusterRecreates, c.faults.clusterResizes, c.faults.clusterRelocks)
+	}
 	c.rep.Printf("  API proxy: %s", c.proxy.injectedSummary())
 	c.rep.Printf("  slow spells (the replicas' pod watches lag by %s): %d, %s in all",
 		c.cfg.watchLag, c.slow.count, c.slow.total.Round(time.Second))
@@ -43,8 +62,8 @@ func (c *chaos) reportFaults() {
 // the start: overlaps and outcomes must be none; starvation (until the end of the faults at
 // end) and the outcome events are reported.
 func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
-	pods := c.observer.pods.Pods(namespace)
-	c.rep.Printf("\n## Invariants (%d item pods seen)", len(pods))
+	pods := c.allPods()
+	c.rep.Printf("\n## Invariants (%d item pods seen, of %s)", len(pods), strings.Join(c.namespaces(), " and "))
 	overlaps, refuted := splitOverlaps(c.tracker.Overlaps(), pods, 1)
 	for _, o := range overlaps {
 		c.violationf("overlap: %s", o)
@@ -138,6 +157,15 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 		c.rep.Printf("    %s", s)
 	}
 	c.checkCapacity(pods)
+	if c.second != nil {
+		mainErrs, err1 := outOfScopeErrors(c.replicas)
+		secondErrs, err2 := outOfScopeErrors(c.second)
+		if err := errors.Join(err1, err2); err != nil {
+			c.rep.Printf("  manager logs not read: %v", err)
+		}
+		c.rep.Printf("  log lines of an installation asking its cache for a namespace it does not watch (%q: a group of the other installation enqueued from the cluster lock's holders, or the groups of a Namespace): the main one %d, the second one %d (reported)",
+			outOfScope, mainErrs, secondErrs)
+	}
 }
 
 // outcomePod finds the pod in the message of a RunSucceeded or RunFailed event.
@@ -148,12 +176,16 @@ var outcomePod = regexp.MustCompile(` in pod ([a-z0-9.-]+)`)
 // before it is sent, so a missing one is not a missing outcome; two are two recordings.
 func (c *chaos) outcomeEvents(ctx context.Context) map[string]int {
 	perPod := map[string]int{}
-	events := &corev1.EventList{}
-	if err := c.env.Client.List(ctx, events, client.InNamespace(namespace)); err != nil {
-		c.rep.Printf("  outcome events: not read: %v", err)
-		return perPod
+	var all []corev1.Event
+	for _, ns := range c.namespaces() {
+		events := &corev1.EventList{}
+		if err := c.env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+			c.rep.Printf("  outcome events: not read: %v", err)
+			return perPod
+		}
+		all = append(all, events.Items...)
 	}
-	for _, e := range events.Items {
+	for _, e := range all {
 		if e.Reason != v1alpha1.ReasonRunSucceeded && e.Reason != v1alpha1.ReasonRunFailed {
 			continue
 		}

@@ -34,11 +34,17 @@ type faults struct {
 	// holders; lockAdds and lockRemoves the locks added to and removed from a group's spec.locks,
 	// heldEdits those made while the group had a run.
 	lockResizes, lockCuts, lockAdds, lockRemoves, heldEdits int
-	apiserverDown                                           time.Duration
+	// clusterRecreates, clusterResizes and clusterRelocks count those of the faults above that
+	// were on the cluster lock.
+	clusterRecreates, clusterResizes, clusterRelocks int
+	// bKills counts the SIGKILLs of the second installation's leader, bNoLeader the instants
+	// chosen when none led.
+	bKills, bNoLeader int
+	apiserverDown     time.Duration
 }
 
 // unleash applies faults until the chaos window ends: SIGKILL of the leader, SIGSTOP of the
-// leader for longer than its Lease, deletion of a live item pod, a spec edit, a slow spell (the
+// leader for longer than its Lease, SIGKILL of the second installation's leader, deletion of a live item pod, a spec edit, a slow spell (the
 // replicas' pod watches lag), a shared lock deleted and created again, a lock's capacity changed
 // and a lock added to or removed from a group, each at random intervals, and one restart of the API server in
 // the middle third of the window. Throughout, the API proxy faults a fraction of pod creations.
@@ -53,6 +59,7 @@ func (c *chaos) unleash(ctx context.Context) error {
 	nextRelock := now.Add(c.between(c.cfg.relockEvery/2, c.cfg.relockEvery*3/2))
 	nextPause := now.Add(c.between(c.cfg.pauseEvery/2, c.cfg.pauseEvery*3/2))
 	nextSlow := now.Add(c.between(c.cfg.slowEvery/2, c.cfg.slowEvery*3/2))
+	nextBKill := now.Add(c.between(c.cfg.bKillEvery/2, c.cfg.bKillEvery*3/2))
 	restartAt := now.Add(c.cfg.window/3 + c.between(0, c.cfg.window/3))
 	restarted := false
 	var leaderless time.Time // since when no replica leads; zero while one does
@@ -80,6 +87,9 @@ func (c *chaos) unleash(ctx context.Context) error {
 		case !now.Before(nextKill) && !c.pauser.busy(): // a kill would spoil the pause
 			nextKill = now.Add(c.between(c.cfg.killMin, c.cfg.killMax))
 			err = c.killLeader(ctx)
+		case c.second != nil && c.cfg.bKillEvery > 0 && !now.Before(nextBKill):
+			nextBKill = now.Add(c.between(c.cfg.bKillEvery/2, c.cfg.bKillEvery*3/2))
+			err = c.killSecond(ctx)
 		case !now.Before(nextDelete):
 			nextDelete = now.Add(c.between(c.cfg.deleteEvery/2, c.cfg.deleteEvery*3/2))
 			err = c.deletePod(ctx)
@@ -148,16 +158,19 @@ func (c *chaos) killLeader(ctx context.Context) error {
 	return nil
 }
 
-// deletePod deletes a random live item pod, as a node drain or a user would.
+// deletePod deletes a random live item pod of a namespace of the run, as a node drain or a user
+// would.
 func (c *chaos) deletePod(ctx context.Context) error {
-	pods := &corev1.PodList{}
-	if err := c.env.Client.List(ctx, pods, client.InNamespace(namespace), client.HasLabels{v1alpha1.LabelGroup}); err != nil {
-		return err
-	}
 	var live []*corev1.Pod
-	for i := range pods.Items {
-		if !planner.Terminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
-			live = append(live, &pods.Items[i])
+	for _, ns := range c.namespaces() {
+		pods := &corev1.PodList{}
+		if err := c.env.Client.List(ctx, pods, client.InNamespace(ns), client.HasLabels{v1alpha1.LabelGroup}); err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			if !planner.Terminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
+				live = append(live, &pods.Items[i])
+			}
 		}
 	}
 	if len(live) == 0 {
@@ -171,15 +184,17 @@ func (c *chaos) deletePod(ctx context.Context) error {
 	return nil
 }
 
-// editGroup adds an item to a random group, removes one, or changes its frequency.
+// editGroup adds an item to a random group (of any namespace of the run), removes one, or changes
+// its frequency.
 func (c *chaos) editGroup(ctx context.Context) error {
-	name := groupName(c.rng.IntN(c.cfg.groups))
+	group := c.plan[c.rng.IntN(len(c.plan))]
+	name := group.name
 	op := c.rng.IntN(3)
 	var freq string
 	var added, removed string
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		g := &v1alpha1.OaatGroup{}
-		if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, g); err != nil {
+		if err := c.env.Client.Get(ctx, group.key(), g); err != nil {
 			return err
 		}
 		added, removed, freq = "", "", ""
@@ -199,7 +214,7 @@ func (c *chaos) editGroup(ctx context.Context) error {
 		return c.env.Client.Update(ctx, g)
 	})
 	if err != nil {
-		return fmt.Errorf("editing group %s: %w", name, err)
+		return fmt.Errorf("editing group %s: %w", group.key(), err)
 	}
 	now := time.Now()
 	switch {

@@ -12,34 +12,37 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// recreateLock deletes a random shared lock and creates it again at once, with its capacity, as
-// kubectl replace --force or a GitOps re-create does: it comes back without holders while runs may
-// hold it. The capacity check (checkCapacity) then shows whether a group started beside a live run
-// that the new lock did not list yet.
+// recreateLock deletes a random lock of the run and creates it again at once, with its capacity,
+// as kubectl replace --force or a GitOps re-create does: it comes back without holders while runs
+// may hold it. The capacity check (checkCapacity) then shows whether a group started beside a live
+// run that the new lock did not list yet; for the cluster lock, the runs of both installations.
 func (c *chaos) recreateLock(ctx context.Context) error {
-	l := sharedLocks[c.rng.IntN(len(sharedLocks))]
-	old := &v1alpha1.OaatLock{}
-	if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.name}, old); err != nil {
-		return fmt.Errorf("reading lock %s: %w", l.name, err)
+	l := c.locks.locks[c.rng.IntN(len(c.locks.locks))]
+	old := l.empty()
+	if err := c.env.Client.Get(ctx, l.key(), old); err != nil {
+		return fmt.Errorf("reading %s %s: %w", l.kind(), l.name, err)
 	}
 	if err := client.IgnoreNotFound(c.env.Client.Delete(ctx, old)); err != nil {
-		return fmt.Errorf("deleting lock %s: %w", l.name, err)
+		return fmt.Errorf("deleting %s %s: %w", l.kind(), l.name, err)
 	}
-	if err := c.env.Client.Create(ctx, newLock(l.name, c.locks.capacity(l.name))); err != nil {
-		return fmt.Errorf("creating lock %s again: %w", l.name, err)
+	if err := c.env.Client.Create(ctx, l.object(c.locks.capacity(l.name))); err != nil {
+		return fmt.Errorf("creating %s %s again: %w", l.kind(), l.name, err)
 	}
 	c.faults.lockRecreates++
-	if len(old.Status.Holders) > 0 {
+	if len(lockHolders(old)) > 0 {
 		c.faults.heldRecreates++
+	}
+	if l.cluster {
+		c.faults.clusterRecreates++
 	}
 	return nil
 }
 
-// resizeLock gives a random shared lock another capacity, from 1 to 3: one below its holders when
-// it has two or more (a cut: their runs drain, and no other starts until they have), else another
-// at random.
+// resizeLock gives a random lock of the run another capacity, from 1 to 3: one below its holders
+// when it has two or more (a cut: their runs drain, and no other starts until they have), else
+// another at random.
 func (c *chaos) resizeLock(ctx context.Context) error {
-	l := sharedLocks[c.rng.IntN(len(sharedLocks))]
+	l := c.locks.locks[c.rng.IntN(len(c.locks.locks))]
 	pick := 1 + c.rng.IntN(3)
 	if pick == c.locks.capacity(l.name) {
 		pick = pick%3 + 1
@@ -47,19 +50,19 @@ func (c *chaos) resizeLock(ctx context.Context) error {
 	var capacity, holders int
 	before := time.Now()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		lock := &v1alpha1.OaatLock{}
-		if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.name}, lock); err != nil {
+		lock := l.empty()
+		if err := c.env.Client.Get(ctx, l.key(), lock); err != nil {
 			return err
 		}
-		holders, capacity = len(lock.Status.Holders), pick
+		holders, capacity = len(lockHolders(lock)), pick
 		if holders >= 2 {
 			capacity = holders - 1
 		}
-		lock.Spec.Capacity = int32(capacity)
+		setLockCapacity(lock, capacity)
 		return c.env.Client.Update(ctx, lock)
 	})
 	if err != nil {
-		return fmt.Errorf("changing the capacity of lock %s: %w", l.name, err)
+		return fmt.Errorf("changing the capacity of %s %s: %w", l.kind(), l.name, err)
 	}
 	// A cut counts from when it was surely written, a raise from before: either way the check
 	// allows what a replica that saw the other capacity may do.
@@ -72,43 +75,57 @@ func (c *chaos) resizeLock(ctx context.Context) error {
 	if holders > capacity {
 		c.faults.lockCuts++
 	}
+	if l.cluster {
+		c.faults.clusterResizes++
+	}
 	return nil
 }
 
-// relockGroup adds a random shared lock to a random group's spec.locks, or removes it when the
-// group names it, while the group's runs go on.
+// relockGroup adds a random lock to a random group's spec.locks or spec.clusterLocks (a group of
+// bNamespace names the cluster lock only), or removes it when the group names it, while the
+// group's runs go on.
 func (c *chaos) relockGroup(ctx context.Context) error {
-	name := groupName(c.rng.IntN(c.cfg.groups))
-	lock := sharedLocks[c.rng.IntN(len(sharedLocks))].name
-	add := !c.locks.names(lock, name)
+	group := c.plan[c.rng.IntN(len(c.plan))]
+	candidates := slices.DeleteFunc(slices.Clone(c.locks.locks), func(l sharedLock) bool {
+		return group.namespace != namespace && !l.cluster
+	})
+	l := candidates[c.rng.IntN(len(candidates))]
+	add := !c.locks.names(l.name, group.name)
 	var running bool
 	before := time.Now()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		g := &v1alpha1.OaatGroup{}
-		if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, g); err != nil {
+		if err := c.env.Client.Get(ctx, group.key(), g); err != nil {
 			return err
 		}
 		running = g.Status.CurrentRun != nil
-		g.Spec.Locks = slices.DeleteFunc(g.Spec.Locks, func(l string) bool { return l == lock })
+		names := &g.Spec.Locks
+		if l.cluster {
+			names = &g.Spec.ClusterLocks
+		}
+		*names = slices.DeleteFunc(*names, func(n string) bool { return n == l.name })
 		if add {
-			g.Spec.Locks = append(g.Spec.Locks, lock)
+			*names = append(*names, l.name)
 		}
 		return c.env.Client.Update(ctx, g)
 	})
 	if err != nil {
-		return fmt.Errorf("editing the locks of group %s: %w", name, err)
+		return fmt.Errorf("editing the locks of group %s: %w", group.key(), err)
 	}
 	// An added lock counts from when it was surely written, a removed one until then: either way
 	// the check allows what a replica that saw the other spec may do.
 	if add {
-		c.locks.setNamed(lock, name, true, time.Now())
+		c.locks.setNamed(l.name, group.name, true, time.Now())
 		c.faults.lockAdds++
 	} else {
-		c.locks.setNamed(lock, name, false, before)
+		c.locks.setNamed(l.name, group.name, false, before)
 		c.faults.lockRemoves++
 	}
 	if running {
 		c.faults.heldEdits++
+	}
+	if l.cluster {
+		c.faults.clusterRelocks++
 	}
 	c.history.peers = c.locks.peers()
 	return nil

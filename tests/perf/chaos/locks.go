@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,31 +18,94 @@ import (
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
-// sharedLock is an OaatLock that some of the chaos run's groups name, as created at the start.
+// sharedLock is a lock that some of the chaos run's groups name, as created at the start.
 type sharedLock struct {
 	name     string
 	capacity int
+	// cluster says it is a ClusterOaatLock, which the groups of namespace and of bNamespace
+	// name in spec.clusterLocks; else an OaatLock of namespace, named in spec.locks. The names of
+	// the run's locks differ across both kinds.
+	cluster bool
 }
 
 // sharedLocks are the chaos run's OaatLocks: one that lets the groups naming it run one at a time
 // among themselves, one that lets two of them run at once.
 var sharedLocks = []sharedLock{{name: "nas", capacity: 1}, {name: "db", capacity: 2}}
 
-// locksOf returns the locks group i names: of every eight groups, one names nas, one db, and two
-// both, in either order, so that groups needing two locks compete with groups needing one of
-// them; the other four name none.
-func locksOf(i int) []string {
+// clusterLock is the ClusterOaatLock that, with a second installation, groups of namespace and
+// of bNamespace share: two installations each record their own groups' holders in it.
+var clusterLock = sharedLock{name: "shared", capacity: 2, cluster: true}
+
+// kind names the lock's kind in messages.
+func (l sharedLock) kind() string {
+	if l.cluster {
+		return v1alpha1.KindClusterOaatLock
+	}
+	return "OaatLock"
+}
+
+// locksOf returns the OaatLocks and the ClusterOaatLocks group i of namespace names: of every
+// eight groups, one names nas, one db, and two both, in either order, so that groups needing two
+// locks compete with groups needing one of them. With a cluster lock (a second installation), one
+// more names it and one names nas and it, so that the cluster lock's groups of namespace also
+// compete with groups of the same installation needing an OaatLock; the others name none.
+func locksOf(i int, cluster bool) (nsLocks, clusterLocks []string) {
 	switch i % 8 {
 	case 0:
-		return []string{"nas"}
+		return []string{"nas"}, nil
 	case 1:
-		return []string{"db"}
+		return []string{"db"}, nil
 	case 2:
-		return []string{"nas", "db"}
+		return []string{"nas", "db"}, nil
 	case 3:
-		return []string{"db", "nas"}
+		return []string{"db", "nas"}, nil
+	case 4:
+		if cluster {
+			return nil, []string{clusterLock.name}
+		}
+	case 5:
+		if cluster {
+			return []string{"nas"}, []string{clusterLock.name}
+		}
 	}
-	return nil
+	return nil, nil
+}
+
+// groupPlan is a group of the chaos run as created: its namespace, its name and the locks it names.
+type groupPlan struct {
+	namespace, name     string
+	locks, clusterLocks []string
+}
+
+// key is the group's object key.
+func (g groupPlan) key() client.ObjectKey {
+	return client.ObjectKey{Namespace: g.namespace, Name: g.name}
+}
+
+// planGroups returns the run's groups: groups of namespace (groupName), some naming locks
+// (locksOf), and bGroups of bNamespace (bGroupName), each naming the cluster lock; bGroups is 0
+// without a second installation. The names differ across namespaces, so that the checks, which key
+// pods, spans and status writes by group name, need no namespace.
+func planGroups(groups, bGroups int) []groupPlan {
+	plan := make([]groupPlan, 0, groups+bGroups)
+	for i := range groups {
+		nsLocks, clusterLocks := locksOf(i, bGroups > 0)
+		plan = append(plan, groupPlan{namespace: namespace, name: groupName(i), locks: nsLocks, clusterLocks: clusterLocks})
+	}
+	for i := range bGroups {
+		plan = append(plan, groupPlan{namespace: bNamespace, name: bGroupName(i), clusterLocks: []string{clusterLock.name}})
+	}
+	return plan
+}
+
+// runLocks are the locks of the run: the shared OaatLocks, and the cluster lock with a second
+// installation.
+func runLocks(second bool) []sharedLock {
+	all := slices.Clone(sharedLocks)
+	if second {
+		all = append(all, clusterLock)
+	}
+	return all
 }
 
 // newLock returns the OaatLock of that capacity.
@@ -48,6 +113,65 @@ func newLock(name string, capacity int) *v1alpha1.OaatLock {
 	return &v1alpha1.OaatLock{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec:       v1alpha1.OaatLockSpec{Capacity: int32(capacity)},
+	}
+}
+
+// newClusterLock returns the ClusterOaatLock of that capacity, which the groups of namespace and
+// of bNamespace may name.
+func newClusterLock(name string, capacity int) *v1alpha1.ClusterOaatLock {
+	return &v1alpha1.ClusterOaatLock{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ClusterOaatLockSpec{
+			Capacity: int32(capacity),
+			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{namespace, bNamespace},
+			}}},
+		},
+	}
+}
+
+// object returns the lock of that capacity as the run creates it.
+func (l sharedLock) object(capacity int) client.Object {
+	if l.cluster {
+		return newClusterLock(l.name, capacity)
+	}
+	return newLock(l.name, capacity)
+}
+
+// empty returns an empty object of the lock's kind, to read it into.
+func (l sharedLock) empty() client.Object {
+	if l.cluster {
+		return &v1alpha1.ClusterOaatLock{}
+	}
+	return &v1alpha1.OaatLock{}
+}
+
+// key is the lock's object key.
+func (l sharedLock) key() client.ObjectKey {
+	if l.cluster {
+		return client.ObjectKey{Name: l.name}
+	}
+	return client.ObjectKey{Namespace: namespace, Name: l.name}
+}
+
+// lockHolders returns the holders of a lock of either kind.
+func lockHolders(obj client.Object) []v1alpha1.LockHolder {
+	switch l := obj.(type) {
+	case *v1alpha1.OaatLock:
+		return l.Status.Holders
+	case *v1alpha1.ClusterOaatLock:
+		return l.Status.Holders
+	}
+	return nil
+}
+
+// setLockCapacity sets the capacity of a lock of either kind.
+func setLockCapacity(obj client.Object, capacity int) {
+	switch l := obj.(type) {
+	case *v1alpha1.OaatLock:
+		l.Spec.Capacity = int32(capacity)
+	case *v1alpha1.ClusterOaatLock:
+		l.Spec.Capacity = int32(capacity)
 	}
 }
 
@@ -67,22 +191,30 @@ type capacityChange struct {
 // when: the spans during which each group named each lock, and each lock's capacities. The
 // capacity check (checkCapacity) reads the pods' lives against it.
 type lockWatch struct {
+	// locks are the run's locks.
+	locks []sharedLock
+	// namespaces are the groups' namespaces.
+	namespaces map[string]string
 	// spans are, per lock and group, the spans during which the group named the lock.
 	spans map[string]map[string][]span
 	// capacities are, per lock, its capacities in order, the first from the start.
 	capacities map[string][]capacityChange
 }
 
-// newLockWatch records the shared locks and the locks of the groups as created at start.
-func newLockWatch(groups int, start time.Time) *lockWatch {
-	w := &lockWatch{spans: map[string]map[string][]span{}, capacities: map[string][]capacityChange{}}
-	for _, l := range sharedLocks {
+// newLockWatch records the locks and the locks of the groups as created at start.
+func newLockWatch(all []sharedLock, plan []groupPlan, start time.Time) *lockWatch {
+	w := &lockWatch{
+		locks: all, namespaces: map[string]string{},
+		spans: map[string]map[string][]span{}, capacities: map[string][]capacityChange{},
+	}
+	for _, l := range all {
 		w.spans[l.name] = map[string][]span{}
 		w.capacities[l.name] = []capacityChange{{at: start, capacity: l.capacity}}
 	}
-	for i := range groups {
-		for _, lock := range locksOf(i) {
-			w.setNamed(lock, groupName(i), true, start)
+	for _, g := range plan {
+		w.namespaces[g.name] = g.namespace
+		for _, lock := range slices.Concat(g.locks, g.clusterLocks) {
+			w.setNamed(lock, g.name, true, start)
 		}
 	}
 	return w
@@ -168,9 +300,19 @@ func (w *lockWatch) peers() map[string][]string {
 
 // describe says which groups name which lock, for the report.
 func (w *lockWatch) describe() string {
-	parts := make([]string, 0, len(sharedLocks))
-	for _, l := range sharedLocks {
-		parts = append(parts, fmt.Sprintf("%s (capacity %d) named by %d groups", l.name, l.capacity, len(w.named(l.name))))
+	parts := make([]string, 0, len(w.locks))
+	for _, l := range w.locks {
+		named := w.named(l.name)
+		if !l.cluster {
+			parts = append(parts, fmt.Sprintf("%s (capacity %d) named by %d groups", l.name, l.capacity, len(named)))
+			continue
+		}
+		perNamespace := map[string]int{}
+		for _, g := range named {
+			perNamespace[w.namespaces[g]]++
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (capacity %d) named by %d groups of %s and %d of %s",
+			v1alpha1.KindClusterOaatLock, l.name, l.capacity, perNamespace[namespace], namespace, perNamespace[bNamespace], bNamespace))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -182,23 +324,27 @@ type lockStarts struct {
 	checked, excused int
 	// most is the most pods holding the lock at a checked start, the new one included.
 	most int
+	// runs counts, per namespace, the starts of pods whose group named the lock then (checked
+	// or excused): for a cluster lock, the runs each installation made under it.
+	runs map[string]int
 	// excess describes the checked starts at which more pods held the lock than its capacity.
 	excess []string
 }
 
 // starts checks every start of a pod whose group named the lock against the pods that held a slot
-// of it then: a pod holds a slot from its start while its group named the lock at that start, or
+// of it then (of both namespaces for a cluster lock; groups are told apart by name alone): a pod holds a slot from its start while its group named the lock at that start, or
 // from the time its group began to name it while it ran (the operator lists it then), to its end.
 // A pod holds no slot at the start of another once its container had finished by that start
 // (finishedAt, whole seconds, against the creationTimestamp), which refutes an end the observer
 // saw late. Runs that started before a capacity cut, or before their group named the lock, may
 // outnumber the capacity; no run may start while they do.
 func (w *lockWatch) starts(lock string, pods []perfkit.PodLife) lockStarts {
-	var r lockStarts
+	r := lockStarts{runs: map[string]int{}}
 	for _, p := range pods {
 		if !w.namedDuring(lock, p.Group, p.SeenCreated, p.SeenCreated) {
 			continue
 		}
+		r.runs[p.Namespace]++
 		if !w.namedThroughout(lock, p.Group, p.SeenCreated.Add(-lockGrace), p.SeenCreated) {
 			r.excused++
 			continue
@@ -233,15 +379,20 @@ func (w *lockWatch) holdsAt(lock string, q, p perfkit.PodLife) bool {
 }
 
 // checkCapacity reports, per lock, the starts of pods of the groups naming it at which more pods
-// held a slot of it than its capacity (lockWatch.starts): violations.
+// held a slot of it than its capacity (lockWatch.starts): violations. pods are those of every
+// namespace of the run.
 func (c *chaos) checkCapacity(pods []perfkit.PodLife) {
-	for _, l := range sharedLocks {
+	for _, l := range c.locks.locks {
 		r := c.locks.starts(l.name, pods)
 		for _, e := range r.excess {
-			c.violationf("capacity of lock %s: %s", l.name, e)
+			c.violationf("capacity of %s %s: %s", l.kind(), l.name, e)
 		}
-		c.rep.Printf("  lock %s (capacity %d at the end, %d groups named it at some time): starts checked: %d, within %s of a change of the group's locks (not checked): %d; most pods holding it at a start: %d; starts over its capacity: %d (must be 0)",
-			l.name, c.locks.capacity(l.name), len(c.locks.named(l.name)), r.checked, lockGrace, r.excused, r.most, len(r.excess))
+		c.rep.Printf("  %s %s (capacity %d at the end, %d groups named it at some time): starts checked: %d, within %s of a change of the group's locks (not checked): %d; most pods holding it at a start: %d; starts over its capacity: %d (must be 0)",
+			l.kind(), l.name, c.locks.capacity(l.name), len(c.locks.named(l.name)), r.checked, lockGrace, r.excused, r.most, len(r.excess))
+		if l.cluster {
+			c.rep.Printf("    runs under it by installation: the main one (%s, %d replicas) %d, the second one (%s, %d replica) %d",
+				namespace, replicaCount, r.runs[namespace], bNamespace, bReplicaCount, r.runs[bNamespace])
+		}
 		for i, e := range r.excess {
 			if i == 10 {
 				c.rep.Printf("    ... and %d more", len(r.excess)-i)
@@ -259,9 +410,12 @@ const leakGrace = 30 * time.Second
 
 // checkLeaks reports the lock holders that outlive their run once the groups are drained: a
 // holder whose group has no current run with its pod, or whose group is gone. Those still there
-// after leakGrace are leaked locks, violations.
+// after leakGrace are leaked locks, violations; so is any other holder still there then (a run
+// that started after the drain and held its slot that long): every lock must be empty at the
+// end. It covers the OaatLocks and the cluster lock, whose holders of bNamespace only the second
+// installation can give back.
 func (c *chaos) checkLeaks(ctx context.Context) error {
-	first, err := c.staleHolders(ctx)
+	first, err := c.holders(ctx)
 	if err != nil {
 		return err
 	}
@@ -271,44 +425,103 @@ func (c *chaos) checkLeaks(ctx context.Context) error {
 		if err := perfkit.Sleep(ctx, time.Second); err != nil {
 			return err
 		}
-		if left, err = c.staleHolders(ctx); err != nil {
+		if left, err = c.holders(ctx); err != nil {
 			return err
 		}
 	}
-	for _, s := range left {
-		c.violationf("leaked lock: %s", s)
+	stale := func(hs []heldSlot) (n int) {
+		for _, h := range hs {
+			if h.stale {
+				n++
+			}
+		}
+		return n
 	}
-	c.rep.Printf("  lock holders without a run once the groups were drained: %d; still there %s later (leaked locks): %d (must be 0)",
-		len(first), leakGrace, len(left))
-	for _, s := range append(first, left...) {
-		c.rep.Printf("    %s", s)
+	for _, h := range left {
+		if h.stale {
+			c.violationf("leaked lock: %s", h)
+		} else {
+			c.violationf("lock not empty at the end: %s", h)
+		}
+	}
+	c.rep.Printf("  lock holders without a run once the groups were drained: %d; still there %s later (leaked locks): %d (must be 0); holders of a run still there then (every lock must be empty at the end): %d (must be 0)",
+		stale(first), leakGrace, stale(left), len(left)-stale(left))
+	for _, h := range first {
+		if h.stale {
+			c.rep.Printf("    %s", h)
+		}
+	}
+	for _, h := range left {
+		c.rep.Printf("    still there: %s", h)
 	}
 	return nil
 }
 
-// staleHolders lists the holders of the shared locks whose group has no current run with their
-// pod, or is gone.
-func (c *chaos) staleHolders(ctx context.Context) ([]string, error) {
-	lockList := &v1alpha1.OaatLockList{}
-	if err := c.env.Client.List(ctx, lockList, client.InNamespace(namespace)); err != nil {
-		return nil, err
+// heldSlot is a holder of one of the run's locks.
+type heldSlot struct {
+	lock   sharedLock
+	holder v1alpha1.LockHolder
+	// stale says its group is gone, or has no current run with its pod.
+	stale bool
+	// gone says its group is gone.
+	gone bool
+}
+
+func (h heldSlot) String() string {
+	group := h.holder.Group
+	if h.lock.cluster {
+		group = h.holder.Namespace + "/" + group
 	}
-	groups := &v1alpha1.OaatGroupList{}
-	if err := c.env.Client.List(ctx, groups, client.InNamespace(namespace)); err != nil {
-		return nil, err
+	switch {
+	case h.gone:
+		return fmt.Sprintf("%s %s: holder %s (pod %s) of a group that is gone", h.lock.kind(), h.lock.name, group, h.holder.Pod)
+	case h.stale:
+		return fmt.Sprintf("%s %s: holder %s (pod %s, since %s) without that run", h.lock.kind(), h.lock.name, group, h.holder.Pod,
+			h.holder.Since.Format(time.RFC3339))
 	}
-	var stale []string
-	for _, l := range lockList.Items {
-		for _, h := range l.Status.Holders {
-			i := slices.IndexFunc(groups.Items, func(g v1alpha1.OaatGroup) bool { return g.Name == h.Group })
-			switch {
-			case i < 0:
-				stale = append(stale, fmt.Sprintf("lock %s: holder %s (pod %s) of a group that is gone", l.Name, h.Group, h.Pod))
-			case locks.StaleHolder(h, &groups.Items[i]):
-				stale = append(stale, fmt.Sprintf("lock %s: holder %s (pod %s, since %s) without that run", l.Name, h.Group, h.Pod,
-					h.Since.Format(time.RFC3339)))
-			}
+	return fmt.Sprintf("%s %s: holder %s (pod %s, since %s) of the group's current run", h.lock.kind(), h.lock.name, group, h.holder.Pod,
+		h.holder.Since.Format(time.RFC3339))
+}
+
+// holders lists the holders of the run's locks, each with whether its group is gone or has no
+// current run with its pod.
+func (c *chaos) holders(ctx context.Context) ([]heldSlot, error) {
+	groups := map[client.ObjectKey]*v1alpha1.OaatGroup{}
+	for _, ns := range c.namespaces() {
+		list := &v1alpha1.OaatGroupList{}
+		if err := c.env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			groups[client.ObjectKeyFromObject(&list.Items[i])] = &list.Items[i]
 		}
 	}
-	return stale, nil
+	var out []heldSlot
+	for _, l := range c.locks.locks {
+		obj := l.empty()
+		if err := c.env.Client.Get(ctx, l.key(), obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // being created again
+			}
+			return nil, err
+		}
+		out = append(out, judgeHolders(l, lockHolders(obj), groups)...)
+	}
+	return out, nil
+}
+
+// judgeHolders tells, for each holder of the lock, whether its group is gone or has no current
+// run with its pod; groups are the run's groups by key. A holder of an OaatLock is of the lock's
+// namespace, one of a ClusterOaatLock names its namespace.
+func judgeHolders(l sharedLock, holders []v1alpha1.LockHolder, groups map[client.ObjectKey]*v1alpha1.OaatGroup) []heldSlot {
+	out := make([]heldSlot, 0, len(holders))
+	for _, h := range holders {
+		key := client.ObjectKey{Namespace: namespace, Name: h.Group}
+		if l.cluster {
+			key.Namespace = h.Namespace
+		}
+		g, ok := groups[key]
+		out = append(out, heldSlot{lock: l, holder: h, gone: !ok, stale: !ok || locks.StaleHolder(h, g)})
+	}
+	return out
 }

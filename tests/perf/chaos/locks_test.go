@@ -6,11 +6,16 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
 func TestLockWatch(t *testing.T) {
-	w := newLockWatch(10, t0)
+	w := newLockWatch(runLocks(false), planGroups(10, 0), t0)
 	wantNamed := map[string][]string{
 		"nas": {"g-0", "g-2", "g-3", "g-8"},
 		"db":  {"g-1", "g-2", "g-3", "g-9"},
@@ -114,7 +119,7 @@ func TestLockStarts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newLockWatch(10, t0)
+			w := newLockWatch(runLocks(false), planGroups(10, 0), t0)
 			if tt.edit != nil {
 				tt.edit(w)
 			}
@@ -141,5 +146,115 @@ func TestBoundItems(t *testing.T) {
 	}
 	if got := h.boundItems("z"); got != 3 {
 		t.Errorf("boundItems(z) = %d, want 3: a group without locks counts its own items", got)
+	}
+}
+
+// TestPlanWithSecondInstall: with a second installation, groups of both namespaces name the
+// cluster lock, under names that differ across namespaces.
+func TestPlanWithSecondInstall(t *testing.T) {
+	plan := planGroups(10, 2)
+	if len(plan) != 12 {
+		t.Fatalf("%d groups, want 12", len(plan))
+	}
+	names := map[string]bool{}
+	for _, g := range plan {
+		if names[g.name] {
+			t.Errorf("group name %s twice", g.name)
+		}
+		names[g.name] = true
+		if len(g.locks)+len(g.clusterLocks) > 4 {
+			t.Errorf("%s names more than four locks", g.key())
+		}
+		if g.namespace == bNamespace && (len(g.locks) > 0 || !slices.Equal(g.clusterLocks, []string{"shared"})) {
+			t.Errorf("%s names %v and %v, want the cluster lock only", g.key(), g.locks, g.clusterLocks)
+		}
+	}
+	if locks, cluster := locksOf(4, false); locks != nil || cluster != nil {
+		t.Errorf("without a second installation g-4 names %v, %v", locks, cluster)
+	}
+	w := newLockWatch(runLocks(true), plan, t0)
+	if got := w.named("shared"); !slices.Equal(got, []string{"b-0", "b-1", "g-4", "g-5"}) {
+		t.Errorf("groups naming shared = %v", got)
+	}
+	if got := w.named("nas"); !slices.Equal(got, []string{"g-0", "g-2", "g-3", "g-5", "g-8"}) {
+		t.Errorf("groups naming nas = %v", got)
+	}
+	want := "nas (capacity 1) named by 5 groups, db (capacity 2) named by 4 groups, ClusterOaatLock shared (capacity 2) named by 2 groups of chaos and 2 of chaos-b"
+	if got := w.describe(); got != want {
+		t.Errorf("describe() = %q, want %q", got, want)
+	}
+	if got := w.peers()["b-0"]; len(got) != 4 {
+		t.Errorf("peers of b-0 = %v, want the four groups naming shared", got)
+	}
+}
+
+// TestClusterLockStarts: the capacity check of the cluster lock counts the pods of both
+// namespaces, and the runs of each.
+func TestClusterLockStarts(t *testing.T) {
+	life := func(ns, name, group string, from, to time.Duration) perfkit.PodLife {
+		return perfkit.PodLife{Namespace: ns, Name: name, Group: group,
+			Created: t0.Add(from).Truncate(time.Second), SeenCreated: t0.Add(from), SeenEnded: t0.Add(to), FinishedAt: t0.Add(to).Truncate(time.Second)}
+	}
+	w := newLockWatch(runLocks(true), planGroups(10, 2), t0)
+	pods := []perfkit.PodLife{
+		life(namespace, "a", "g-4", 20*time.Second, 40*time.Second),
+		life(bNamespace, "b", "b-0", 25*time.Second, 50*time.Second),
+		life(bNamespace, "c", "b-1", 30*time.Second, 35*time.Second), // a third beside two: over capacity 2
+		life(namespace, "d", "g-5", 45*time.Second, 48*time.Second),  // beside b only
+		life(namespace, "e", "g-6", 21*time.Second, 60*time.Second),  // names no lock
+	}
+	r := w.starts("shared", pods)
+	if r.checked != 4 || r.most != 3 || len(r.excess) != 1 || r.runs[namespace] != 2 || r.runs[bNamespace] != 2 {
+		t.Fatalf("checked %d, most %d, excess %v, runs %v; want 4, 3, one excess (c), 2 in each namespace",
+			r.checked, r.most, r.excess, r.runs)
+	}
+	// A cut to 1 while a and b run: they drain, and d may not start beside b.
+	w.setCapacity("shared", 1, t0.Add(26*time.Second))
+	r = w.starts("shared", []perfkit.PodLife{pods[0], pods[1], pods[3]})
+	if r.checked != 3 || len(r.excess) != 1 {
+		t.Fatalf("after a cut: checked %d, excess %v; want 3, one excess (d beside b)", r.checked, r.excess)
+	}
+}
+
+// TestJudgeHolders: a holder of the cluster lock is looked up in its own namespace, one of an
+// OaatLock in the lock's; a holder without its group's current run, or of a group that is gone, is
+// stale.
+func TestJudgeHolders(t *testing.T) {
+	group := func(ns, name, uid, pod string) *v1alpha1.OaatGroup {
+		g := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)}}
+		if pod != "" {
+			g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "item-0", PodName: pod}
+		}
+		return g
+	}
+	groups := map[client.ObjectKey]*v1alpha1.OaatGroup{}
+	for _, g := range []*v1alpha1.OaatGroup{group(namespace, "g-4", "u4", "p4"), group(bNamespace, "b-0", "ub", "pb"), group(bNamespace, "b-1", "ub1", "")} {
+		groups[client.ObjectKeyFromObject(g)] = g
+	}
+	holder := func(ns, name, uid, pod string) v1alpha1.LockHolder {
+		return v1alpha1.LockHolder{Namespace: ns, Group: name, GroupUID: uid, Item: "item-0", Pod: pod}
+	}
+	got := judgeHolders(clusterLock, []v1alpha1.LockHolder{
+		holder(namespace, "g-4", "u4", "p4"),  // its run
+		holder(bNamespace, "b-0", "ub", "pb"), // its run, in the other namespace
+		holder(bNamespace, "b-1", "ub1", "p"), // its run ended
+		holder(namespace, "b-0", "ub", "pb"),  // no b-0 in namespace: gone
+	}, groups)
+	want := []struct{ stale, gone bool }{{false, false}, {false, false}, {true, false}, {true, true}}
+	for i, h := range got {
+		if h.stale != want[i].stale || h.gone != want[i].gone {
+			t.Errorf("holder %d (%s): stale %t, gone %t; want %t, %t", i, h, h.stale, h.gone, want[i].stale, want[i].gone)
+		}
+	}
+	// An OaatLock's holders carry no namespace: they are of the lock's.
+	if got := judgeHolders(sharedLocks[0], []v1alpha1.LockHolder{holder("", "g-4", "u4", "p4")}, groups); got[0].stale {
+		t.Errorf("holder of nas with its run: %s", got[0])
+	}
+}
+
+func TestCountLines(t *testing.T) {
+	text := "a unknown namespace for the cache\nb\nc unknown namespace for the cache x"
+	if got := countLines(text, outOfScope); got != 2 {
+		t.Errorf("countLines = %d, want 2", got)
 	}
 }

@@ -10,8 +10,15 @@
 // a lock another capacity (1 to 3), and adds a lock to or removes one from a group while its runs
 // go on. Informers record every pod's lifetime and every write of every group's status.
 //
+// With a second installation (CHAOS_SECOND_INSTALL, on by default), the replicas watch namespace
+// chaos only, and one more manager process, started again after SIGKILLs at random intervals,
+// watches chaos-b only, with a Lease of its own in chaos-b-operator. A ClusterOaatLock (shared)
+// is named by some groups of chaos and by every group of chaos-b: both installations record their
+// holders in it. The lock faults above apply to it too.
+//
 // Then it checks: no two live pods of a group at any instant; no pod of a group naming a lock
-// started while as many pods as its capacity held it (runs that started before a capacity cut, or
+// started while as many pods as its capacity held it (for the cluster lock, the pods of both
+// namespaces) (runs that started before a capacity cut, or
 // before their group named the lock, drain); every run's outcome recorded exactly once (from
 // the status writes, with the outcome events as a cross-check); no item starved beyond its
 // frequency plus a bound; no lock holder left without its run once the groups are drained; and,
@@ -25,6 +32,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -34,8 +42,14 @@ import (
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
-// namespace holds the chaos run's groups and pods.
+// namespace holds the chaos run's groups and pods, those of the main installation.
 const namespace = "chaos"
+
+// bNamespace holds the groups and pods of the second installation, bLeaseNamespace its Lease.
+const (
+	bNamespace      = "chaos-b"
+	bLeaseNamespace = "chaos-b-operator"
+)
 
 type config struct {
 	window           time.Duration
@@ -67,15 +81,25 @@ type config struct {
 	// slowEvery is the mean interval between slow spells, each slowFor long, during which the
 	// replicas' pod watches lag by watchLag.
 	slowEvery, slowFor, watchLag time.Duration
+	// bGroups are the groups of bNamespace, which a second installation of the manager runs,
+	// each naming the cluster lock; 0 for no second installation (and no cluster lock).
+	bGroups int
+	// bKillEvery is the mean interval between SIGKILLs of the second installation; 0 for none.
+	bKillEvery time.Duration
 }
 
-// replicaCount is the number of replicas of the manager.
-const replicaCount = 2
+// replicaCount is the number of replicas of the manager; bReplicaCount that of the second
+// installation.
+const (
+	replicaCount  = 2
+	bReplicaCount = 1
+)
 
 func readConfig(k *perfkit.Knobs) config {
-	return config{
+	groups := k.Int("CHAOS_GROUPS", 40)
+	cfg := config{
 		window:      time.Duration(k.Int("CHAOS_MINUTES", 10)) * time.Minute,
-		groups:      k.Int("CHAOS_GROUPS", 40),
+		groups:      groups,
 		items:       k.Int("CHAOS_ITEMS", 4),
 		killMin:     k.Duration("CHAOS_KILL_MIN", 15*time.Second),
 		killMax:     k.Duration("CHAOS_KILL_MAX", 60*time.Second),
@@ -99,6 +123,11 @@ func readConfig(k *perfkit.Knobs) config {
 		slowFor:       k.Duration("CHAOS_SLOW_FOR", 20*time.Second),
 		watchLag:      k.Duration("CHAOS_WATCH_LAG", 8*time.Second),
 	}
+	if k.Int("CHAOS_SECOND_INSTALL", 1) > 0 {
+		cfg.bGroups = k.Int("CHAOS_B_GROUPS", max(2, groups/8))
+		cfg.bKillEvery = k.Duration("CHAOS_B_KILL_EVERY", 90*time.Second)
+	}
+	return cfg
 }
 
 // chaos is one chaos run.
@@ -108,6 +137,10 @@ type chaos struct {
 	rep      *perfkit.Report
 	rng      *rand.Rand
 	replicas *replicas
+	// second is the second installation, nil without one.
+	second *replicas
+	// plan are the run's groups as created.
+	plan     []groupPlan
 	proxy    *apiProxy
 	pauser   *pauser
 	observer *observer
@@ -130,7 +163,11 @@ func main() {
 		history: newSpecHistory(),
 	}
 	host, _ := os.Hostname()
-	c.rep.Printf("make chaos, %s, on %s (%d replicas of the manager)", time.Now().UTC().Format(time.RFC3339), host, replicaCount)
+	installs := fmt.Sprintf("%d replicas of the manager", replicaCount)
+	if cfg.bGroups > 0 {
+		installs += fmt.Sprintf(" watching %s; a second installation of %d replica watching %s", namespace, bReplicaCount, bNamespace)
+	}
+	c.rep.Printf("make chaos, %s, on %s (%s)", time.Now().UTC().Format(time.RFC3339), host, installs)
 	c.rep.Printf("settings: %s", knobs)
 	perfkit.Program{
 		Name: "chaos", Knobs: knobs, Report: c.rep, Nodes: 2,
@@ -144,16 +181,19 @@ func main() {
 
 // run sets up the workload and the replicas, applies the faults, then checks.
 func (c *chaos) run(ctx context.Context) error {
-	if err := c.env.Namespace(ctx, namespace); err != nil {
-		return err
+	for _, ns := range c.namespaces() {
+		if err := c.env.Namespace(ctx, ns); err != nil {
+			return err
+		}
 	}
+	c.plan = planGroups(c.cfg.groups, c.cfg.bGroups)
 	c.tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
-	c.locks = newLockWatch(c.cfg.groups, time.Now())
+	c.locks = newLockWatch(runLocks(c.cfg.bGroups > 0), c.plan, time.Now())
 	c.history.peers = c.locks.peers()
 	c.observer = &observer{pods: perfkit.NewPodRecorder(c.tracker), ledger: newLedger()}
 	obsCtx, stopObserver := context.WithCancel(ctx)
 	defer stopObserver()
-	if err := c.observer.start(obsCtx, c.env.Admin, namespace); err != nil {
+	if err := c.observer.start(obsCtx, c.env.Admin, c.namespaces()); err != nil {
 		return err
 	}
 	if err := c.createWorkload(ctx); err != nil {
@@ -163,8 +203,12 @@ func (c *chaos) run(ctx context.Context) error {
 		return err
 	}
 	defer c.proxy.close()
+	primary := installation{prefix: "chaos-manager"}
+	if c.cfg.bGroups > 0 {
+		primary.watch = namespace // else it would run the groups of bNamespace too
+	}
 	var err error
-	if c.replicas, err = newReplicas(c.env, c.proxy, replicaCount, c.cfg.restartDelay, c.logf); err != nil {
+	if c.replicas, err = newReplicas(c.env, c.proxy, primary, replicaCount, c.cfg.restartDelay, c.logf); err != nil {
 		return err
 	}
 	c.pauser = &pauser{replicas: c.replicas, proxy: c.proxy, log: c.logf}
@@ -174,6 +218,13 @@ func (c *chaos) run(ctx context.Context) error {
 	defer func() { stopReplicas(); <-supervised }()
 	if _, err := c.replicas.waitLeader(ctx, 2*time.Minute); err != nil {
 		return err
+	}
+	if c.cfg.bGroups > 0 {
+		stopSecond, err := c.startSecond(ctx)
+		if err != nil {
+			return err
+		}
+		defer stopSecond()
 	}
 	start := time.Now()
 	if err := c.unleash(ctx); err != nil {
@@ -195,32 +246,57 @@ func (c *chaos) run(ctx context.Context) error {
 	return nil
 }
 
-// createWorkload creates an OaatType whose pods run 2-8 s and succeed or fail at random (kwok's
-// defaults), the shared locks, and the groups, each with a random frequency, some naming locks
-// (locksOf).
+// createWorkload creates, in each namespace of the run, an OaatType whose pods run 2-8 s and
+// succeed or fail at random (kwok's defaults), the locks, and the groups (planGroups), each with a
+// random frequency, some naming locks.
 func (c *chaos) createWorkload(ctx context.Context) error {
-	objs := []client.Object{perfkit.NewOaatType(namespace, "random", perfkit.PodTemplate("", ""))}
-	for _, l := range sharedLocks {
-		objs = append(objs, newLock(l.name, l.capacity))
+	var objs []client.Object
+	for _, ns := range c.namespaces() {
+		objs = append(objs, perfkit.NewOaatType(ns, "random", perfkit.PodTemplate("", "")))
+	}
+	for _, l := range c.locks.locks {
+		objs = append(objs, l.object(l.capacity))
 	}
 	c.rep.Printf("shared locks: %s", c.locks.describe())
 	now := time.Now()
-	for i := range c.cfg.groups {
-		name := groupName(i)
+	for _, g := range c.plan {
 		freq := frequencies[c.rng.IntN(len(frequencies))]
-		group := perfkit.NewGroup(namespace, name, "random", freq, perfkit.Items(c.cfg.items))
-		group.Spec.Locks = locksOf(i)
+		group := perfkit.NewGroup(g.namespace, g.name, "random", freq, perfkit.Items(c.cfg.items))
+		group.Spec.Locks, group.Spec.ClusterLocks = g.locks, g.clusterLocks
 		objs = append(objs, group)
 		d, _ := time.ParseDuration(freq)
-		c.history.setFrequency(name, d, now)
+		c.history.setFrequency(g.name, d, now)
 		for _, item := range perfkit.Items(c.cfg.items) {
-			c.history.add(name, item, now)
+			c.history.add(g.name, item, now)
 		}
 	}
 	return perfkit.CreateAll(ctx, c.env.Client, objs)
 }
 
 func groupName(i int) string { return "g-" + strconv.Itoa(i) }
+
+// bGroupName names the groups of bNamespace apart from those of namespace.
+func bGroupName(i int) string { return "b-" + strconv.Itoa(i) }
+
+// namespaces are the namespaces of the run's groups: namespace, and bNamespace with a second
+// installation.
+func (c *chaos) namespaces() []string {
+	if c.cfg.bGroups > 0 {
+		return []string{namespace, bNamespace}
+	}
+	return []string{namespace}
+}
+
+// allPods returns the lifetimes of the item pods of every namespace of the run, in the order they
+// were seen.
+func (c *chaos) allPods() []perfkit.PodLife {
+	var pods []perfkit.PodLife
+	for _, ns := range c.namespaces() {
+		pods = append(pods, c.observer.pods.Pods(ns)...)
+	}
+	slices.SortStableFunc(pods, func(a, b perfkit.PodLife) int { return a.SeenCreated.Compare(b.SeenCreated) })
+	return pods
+}
 
 // logf prints progress to standard error.
 func (c *chaos) logf(format string, args ...any) {

@@ -110,22 +110,25 @@ func runTotals(ctx context.Context, m *perfkit.Manager) (map[runKey]float64, err
 }
 
 // drain stops new runs (frequency and failureCoolOff 1h) and waits until no group has a run in
-// progress: every item that had run waits an hour, and one that never ran runs once.
+// progress, in any namespace of the run: every item that had run waits an hour, and one that
+// never ran runs once.
 func (c *chaos) drain(ctx context.Context) error {
 	if err := c.setSchedule(ctx, "1h", "1h"); err != nil {
 		return err
 	}
 	idle := func() (bool, error) {
-		groups := &v1alpha1.OaatGroupList{}
-		if err := c.env.Client.List(ctx, groups, client.InNamespace(namespace)); err != nil {
-			return false, err
-		}
-		for _, g := range groups.Items {
-			if g.Status.CurrentRun != nil {
-				return false, nil
+		for _, ns := range c.namespaces() {
+			groups := &v1alpha1.OaatGroupList{}
+			if err := c.env.Client.List(ctx, groups, client.InNamespace(ns)); err != nil {
+				return false, err
+			}
+			for _, g := range groups.Items {
+				if g.Status.CurrentRun != nil {
+					return false, nil
+				}
 			}
 		}
-		for _, p := range c.observer.pods.Pods(namespace) {
+		for _, p := range c.allPods() {
 			if p.Live() {
 				return false, nil
 			}
@@ -145,10 +148,11 @@ func (c *chaos) drain(ctx context.Context) error {
 	return fmt.Errorf("groups still run 3 minutes after they were drained")
 }
 
-// setSchedule sets every group's frequency and failureCoolOff (empty: none).
+// setSchedule sets every group's frequency and failureCoolOff (empty: none), in every namespace of
+// the run.
 func (c *chaos) setSchedule(ctx context.Context, frequency, coolOff string) error {
-	for i := range c.cfg.groups {
-		key := client.ObjectKey{Namespace: namespace, Name: groupName(i)}
+	for _, group := range c.plan {
+		key := group.key()
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			g := &v1alpha1.OaatGroup{}
 			if err := c.env.Client.Get(ctx, key, g); err != nil {
@@ -158,7 +162,7 @@ func (c *chaos) setSchedule(ctx context.Context, frequency, coolOff string) erro
 			return c.env.Client.Update(ctx, g)
 		})
 		if err != nil {
-			return fmt.Errorf("setting the schedule of %s: %w", key.Name, err)
+			return fmt.Errorf("setting the schedule of %s: %w", key, err)
 		}
 	}
 	return nil

@@ -17,7 +17,7 @@ import (
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
-// observer follows the pods and the groups of the chaos namespace with informers, which, unlike
+// observer follows the pods and the groups of the chaos run's namespaces with informers, which, unlike
 // a bare watch, survive the restart of the API server: when their watch cannot resume they list
 // again and report what changed meanwhile (a pod gone meanwhile as deleted). Pod events feed the
 // pod recorder and its overlap tracker; group updates feed
@@ -28,7 +28,7 @@ type observer struct {
 }
 
 // start runs the informers until ctx ends and waits until they have synced.
-func (o *observer) start(ctx context.Context, cfg *rest.Config, namespace string) error {
+func (o *observer) start(ctx context.Context, cfg *rest.Config, namespaces []string) error {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -36,10 +36,11 @@ func (o *observer) start(ctx context.Context, cfg *rest.Config, namespace string
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
-	c, err := cache.New(cfg, cache.Options{
-		Scheme:            scheme,
-		DefaultNamespaces: map[string]cache.Config{namespace: {}},
-	})
+	watched := map[string]cache.Config{}
+	for _, ns := range namespaces {
+		watched[ns] = cache.Config{}
+	}
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: watched})
 	if err != nil {
 		return err
 	}

@@ -37,23 +37,41 @@ type replicas struct {
 // maxBackoff bounds the delay before a replica that keeps exiting is started again.
 const maxBackoff = 30 * time.Second
 
-// newReplicas makes n replicas, each talking to the API server through its own listener of proxy.
-func newReplicas(env *perfkit.Env, proxy *apiProxy, n int, restartDelay time.Duration, log func(string, ...any)) (*replicas, error) {
+// installation is how the replicas of one installation of the operator run: their names, the
+// namespaces they watch and where their leader election Lease is.
+type installation struct {
+	// prefix names the replicas, prefix-0 to prefix-<n-1>.
+	prefix string
+	// watch is WATCH_NAMESPACE, the namespaces the replicas watch; empty: all.
+	watch string
+	// leaseNamespace holds the installation's Lease; empty: support.OperatorNamespace.
+	leaseNamespace string
+}
+
+// newReplicas makes n replicas of the installation, each talking to the API server through its
+// own listener of proxy, or directly when proxy is nil.
+func newReplicas(env *perfkit.Env, proxy *apiProxy, inst installation, n int, restartDelay time.Duration, log func(string, ...any)) (*replicas, error) {
 	r := &replicas{
 		restartDelay: restartDelay, log: log, selfExits: map[string]int{},
 		downSince: map[*perfkit.Manager]time.Time{}, backoff: map[*perfkit.Manager]time.Duration{},
 		paused: map[*perfkit.Manager]int{},
 	}
 	for i := range n {
-		m := perfkit.NewManager(env, fmt.Sprintf("chaos-manager-%d", i), true)
+		m := perfkit.NewManager(env, fmt.Sprintf("%s-%d", inst.prefix, i), true)
+		m.LeaseNamespace = inst.leaseNamespace
+		if inst.watch != "" {
+			m.Env = []string{"WATCH_NAMESPACE=" + inst.watch}
+		}
 		if err := os.Remove(m.LogPath); err != nil && !os.IsNotExist(err) {
 			return nil, err
 		}
-		kubeconfig, err := proxy.listen(m.Name, env.OperatorKubeconfig, filepath.Dir(env.OperatorKubeconfig))
-		if err != nil {
-			return nil, err
+		if proxy != nil {
+			kubeconfig, err := proxy.listen(m.Name, env.OperatorKubeconfig, filepath.Dir(env.OperatorKubeconfig))
+			if err != nil {
+				return nil, err
+			}
+			m.Kubeconfig = kubeconfig
 		}
-		m.Kubeconfig = kubeconfig
 		r.all = append(r.all, m)
 	}
 	return r, nil

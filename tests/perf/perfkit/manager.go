@@ -25,8 +25,15 @@ type Manager struct {
 	// Binary, Kubeconfig and LogPath are the manager binary, the operator's kubeconfig and the
 	// log its output is appended to.
 	Binary, Kubeconfig, LogPath string
-	// LeaderElect runs the manager with --leader-elect (Lease in support.OperatorNamespace).
+	// LeaderElect runs the manager with --leader-elect, its Lease in LeaseNamespace.
 	LeaderElect bool
+	// LeaseNamespace is the namespace of the leader election Lease, support.OperatorNamespace
+	// when empty; another installation of the operator has its own, where the ServiceAccount
+	// must be granted its Lease.
+	LeaseNamespace string
+	// Env is added to the process's environment, e.g. WATCH_NAMESPACE to limit the namespaces it
+	// watches.
+	Env []string
 	// Log receives what happens to the process.
 	Log io.Writer
 
@@ -61,18 +68,27 @@ func (m *Manager) Start() error {
 	m.metricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 	m.probeAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 	m.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
-	args := support.ManagerFlags{
-		Kubeconfig: m.Kubeconfig, MetricsAddr: m.metricsAddr, MetricsInsecure: true, ProbeAddr: m.probeAddr,
-		LeaderElect: m.LeaderElect, Extra: []string{"--pprof-bind-address", m.pprofAddr},
-	}.Args()
 	proc, err := support.StartProcess(support.ProcessSpec{
-		Name: m.Name, Binary: m.Binary, Args: args, LogPath: m.LogPath, Log: m.Log,
+		Name: m.Name, Binary: m.Binary, Args: m.args(), Env: m.Env, LogPath: m.LogPath, Log: m.Log,
 	})
 	if err != nil {
 		return err
 	}
 	m.proc, m.startedAt = proc, time.Now()
 	return nil
+}
+
+// args are the process's command-line flags, with the addresses of the current start.
+func (m *Manager) args() []string {
+	flags := support.ManagerFlags{
+		Kubeconfig: m.Kubeconfig, MetricsAddr: m.metricsAddr, MetricsInsecure: true, ProbeAddr: m.probeAddr,
+		LeaderElect: m.LeaderElect, Extra: []string{"--pprof-bind-address", m.pprofAddr},
+	}
+	if m.LeaderElect && m.LeaseNamespace != "" {
+		flags.LeaderElect = false
+		flags.Extra = append(flags.Extra, "--leader-elect", "--leader-election-namespace", m.LeaseNamespace)
+	}
+	return flags.Args()
 }
 
 // StartedAt is when the current process was started.

@@ -220,3 +220,30 @@ func TestInClone(t *testing.T) {
 		}
 	}
 }
+
+// TestManagerArgs: a manager of another installation elects its leader in its own namespace,
+// once; one without LeaseNamespace in the operator's.
+func TestManagerArgs(t *testing.T) {
+	m := &Manager{Kubeconfig: "kc", LeaderElect: true, metricsAddr: "m", probeAddr: "p", pprofAddr: "pp"}
+	if got := strings.Join(m.args(), " "); !strings.Contains(got, "--leader-elect --leader-election-namespace oaat-operator-system") {
+		t.Errorf("args = %q, want the Lease in the operator's namespace", got)
+	}
+	m.LeaseNamespace = "other"
+	args := m.args()
+	count := func(flag string) (n int) {
+		for _, a := range args {
+			if a == flag {
+				n++
+			}
+		}
+		return n
+	}
+	if got := strings.Join(args, " "); count("--leader-elect") != 1 || count("--leader-election-namespace") != 1 ||
+		!strings.Contains(got, "--leader-elect --leader-election-namespace other") {
+		t.Errorf("args = %q, want one --leader-elect with the Lease in other", got)
+	}
+	m.LeaderElect = false
+	if got := strings.Join(m.args(), " "); strings.Contains(got, "leader-elect") {
+		t.Errorf("args without leader election = %q", got)
+	}
+}
