@@ -26,7 +26,6 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
 	"github.com/oaat-io/oaat-operator/internal/leader"
-	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/metricsauth"
 )
@@ -131,7 +130,7 @@ func main() {
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
-		LockMetrics: lockMetrics, Installation: locks.InstallationOf(watchNamespaces),
+		LockMetrics: lockMetrics, Namespaces: watchNamespaces,
 		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
 		// Lease check notices it before the elector's renew deadline.
 		OnLeaseLost: func(err error) {

@@ -14,8 +14,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
 
 // The unit tests of issue 25: a lock's holders follow the group's live runs, whatever refuses or
@@ -327,5 +331,37 @@ func TestLockChangeWakesTheFewThatCanAct(t *testing.T) {
 	}
 	if got := names(r.groupsToWake(context.Background(), lock)); slices.Contains(got, "idle") {
 		t.Errorf("the next change wakes %v, want idle no more", got)
+	}
+}
+
+// An installation that watches only some namespaces leaves alone the groups of the others, which
+// a ClusterOaatLock's event (its holders) or a Namespace's names: its cache cannot read them, and
+// each request for one was a reconcile error ("unknown namespace for the cache", make chaos with
+// a second installation).
+func TestEventsOfOtherInstallationsNamespaces(t *testing.T) {
+	mine := testGroup("mine", "a")
+	mine.Spec.ClusterLocks = []string{"db"}
+	r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, mine), nil).OaatGroupReconciler
+	r.Namespaces = []string{testNamespace}
+	lock := testClusterLock("db", 2)
+	lock.Status.Holders = []v1alpha1.LockHolder{
+		{Namespace: "elsewhere", Group: "theirs", GroupUID: "uid-theirs", Item: "a", Pod: "theirs-pod", Since: metav1.NewTime(testT0)},
+		{Namespace: testNamespace, Group: "mine", GroupUID: "uid-mine", Item: "a", Pod: "mine-pod", Since: metav1.NewTime(testT0)},
+	}
+	q := priorityqueue.New[reconcile.Request]("test-other-installations")
+	defer q.ShutDown()
+	h := lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}
+	h.Update(context.Background(), event.UpdateEvent{ObjectOld: lock, ObjectNew: lock}, q)
+	h.Create(context.Background(), event.CreateEvent{Object: lock}, q)
+	if n := q.Len(); n != 1 {
+		t.Fatalf("queued %d requests, want 1, the group of the watched namespace", n)
+	}
+	if req, _, _ := q.GetWithPriority(); req.Namespace != testNamespace || req.Name != "mine" {
+		t.Fatalf("queued %v, want %s/mine", req, testNamespace)
+	}
+	other := namespaceMetadata()
+	other.Name = "elsewhere"
+	if got := r.groupsOfNamespace(context.Background(), other); got != nil {
+		t.Fatalf("a change of namespace elsewhere concerns %v, want none", got)
 	}
 }

@@ -355,6 +355,9 @@ func addRequest(requests []reconcile.Request, key client.ObjectKey) []reconcile.
 // groupsOfNamespace maps a namespace whose labels changed to its groups that name a
 // ClusterOaatLock: the lock's namespaceSelector may select it now, or no longer.
 func (r *OaatGroupReconciler) groupsOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	if !r.watches(obj.GetName()) {
+		return nil
+	}
 	groups := &v1alpha1.OaatGroupList{}
 	if err := r.List(ctx, groups, client.InNamespace(obj.GetName())); err != nil {
 		log.FromContext(ctx).Error(err, "Cannot list the groups of a namespace", "namespace", obj.GetName())

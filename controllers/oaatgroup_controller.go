@@ -46,6 +46,11 @@ type OaatGroupReconciler struct {
 	Leader *leader.Guard
 	// LockMetrics observes how long groups waited for their locks; nil observes nothing.
 	LockMetrics *metrics.LockMetrics
+	// Namespaces are the namespaces the manager's cache holds (WATCH_NAMESPACE), none when it
+	// holds all: the events of the cluster-scoped objects it watches (a ClusterOaatLock, a
+	// Namespace) may concern groups of other namespaces, another installation's, which it leaves
+	// alone.
+	Namespaces []string
 	// Installation names the installation when the manager watches only some namespaces
 	// (locks.InstallationOf), empty when it watches all: a group counts the claims of the other
 	// installations on a ClusterOaatLock, not its own installation's (its waiters it sees).
@@ -56,6 +61,11 @@ type OaatGroupReconciler struct {
 	refusals statusRefusals
 	// races are the groups that lost the race for a lock's slot, woken by its next change.
 	races lockRaces
+}
+
+// watches reports whether the manager's cache holds the namespace's groups.
+func (r *OaatGroupReconciler) watches(namespace string) bool {
+	return len(r.Namespaces) == 0 || slices.Contains(r.Namespaces, namespace)
 }
 
 // +kubebuilder:rbac:groups=oaat.io,resources=oaatgroups,verbs=get;list;watch

@@ -82,6 +82,9 @@ func (h prioritized) enqueue(ctx context.Context, obj client.Object, ev seen, q 
 	}
 	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
 	for _, req := range h.toGroups(ctx, obj) {
+		if !h.r.watches(req.Namespace) {
+			continue // a holder of a ClusterOaatLock of another installation's namespace
+		}
 		if !ok {
 			q.Add(req)
 			continue

@@ -25,6 +25,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/itemsource"
 	"github.com/oaat-io/oaat-operator/internal/leader"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
@@ -232,9 +233,9 @@ type Options struct {
 	// OnLeaseLost is called once when a check before a run finds that this process no longer
 	// holds the Lease (see leader.Guard.OnLost).
 	OnLeaseLost func(error)
-	// Installation names the installation when the manager's cache holds only some namespaces
-	// (WATCH_NAMESPACE, CacheOptions): locks.InstallationOf them; empty when it holds all.
-	Installation string
+	// Namespaces are the namespaces the manager's cache holds (WATCH_NAMESPACE, CacheOptions),
+	// none when it holds all.
+	Namespaces []string
 }
 
 // Setup registers the field indexes and the reconcilers with the manager.
@@ -250,7 +251,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := (&OaatGroupReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-		Leader: guard, LockMetrics: opts.LockMetrics, Installation: opts.Installation,
+		Leader: guard, LockMetrics: opts.LockMetrics, Namespaces: opts.Namespaces, Installation: locks.InstallationOf(opts.Namespaces),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}
@@ -263,7 +264,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the OaatLock controller: %w", err)
 	}
 	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true, Clock: opts.Clock,
-		Installation: opts.Installation}).SetupWithManager(mgr); err != nil {
+		Installation: locks.InstallationOf(opts.Namespaces)}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterOaatLock controller: %w", err)
 	}
 	return nil

@@ -35,7 +35,6 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
 	"github.com/oaat-io/oaat-operator/internal/leader"
-	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -224,7 +223,7 @@ func startManagerWith(o managerOptions) (stop func()) {
 	Expect(controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: cmp.Or(o.workers, 4), Leader: identity,
 		// As cmd/main.go sets it from WATCH_NAMESPACE.
-		Installation: locks.InstallationOf(o.namespaces),
+		Namespaces: o.namespaces,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
