@@ -405,14 +405,17 @@ LINT_BUILD_TAGS ?= e2e,olm,olminstall,olmcatalog,realnode
 # The API reference (docs/reference/api.md) is generated from the Go types of api/v1alpha1 by
 # crd-ref-docs (hack/crd-ref-docs.yaml): every field with its godoc, type, default and validation;
 # the labels, annotations, conditions and reasons (docs/reference/conventions.md) from
-# api/v1alpha1/conventions.go, and the manager's flags and environment (docs/reference/manager.md)
-# from its -h, by hack/docgen.
+# api/v1alpha1/conventions.go, the manager's flags and environment (docs/reference/manager.md)
+# from its -h, and the metrics and alerts (docs/reference/metrics.md) from a scrape of the
+# collectors of internal/metrics and from the PrometheusRule config/prometheus/alerts.yaml, by
+# hack/docgen.
 .PHONY: api-docs
-api-docs: $(CRD_REF_DOCS) ## Write the API reference (docs/reference/api.md, conventions.md) from api/v1alpha1.
+api-docs: $(CRD_REF_DOCS) ## Write the reference pages (docs/reference/: api.md, conventions.md, manager.md, metrics.md) from the code.
 	$(CRD_REF_DOCS) --source-path=./api --config=hack/crd-ref-docs.yaml --renderer=markdown \
 		--output-path=docs/reference/api.md --log-level=ERROR
 	go run ./hack/docgen conventions api/v1alpha1/conventions.go docs/reference/conventions.md
 	go run ./cmd -h 2>&1 | go run ./hack/docgen manager docs/reference/manager.md
+	go run ./hack/docgen metrics config/prometheus/alerts.yaml docs/reference/metrics.md
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on the module, build-tagged test packages included, and on tests/scorecard.
