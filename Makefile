@@ -433,6 +433,30 @@ build: manifests generate fmt vet ## Build the manager and the kubectl-oaat plug
 	go build -o $(LOCALBIN)/manager ./cmd
 	go build -o $(LOCALBIN)/kubectl-oaat ./cmd/kubectl-oaat
 
+# The kubectl oaat plugin for krew: KREW_PLATFORMS' archives, bin/krew/kubectl-oaat_vVERSION_OS_ARCH.tar.gz
+# (the static binary, and LICENSE once the repository has one), and their krew manifest,
+# bin/krew/oaat.yaml, from the template hack/krew/oaat.yaml (hack/krew fills in the version and
+# each archive's sha256, and checks the result). Its URIs name KREW_URL, where a release would
+# attach the archives; releases attach none yet, so install with --archive (docs/kubectl-plugin.md).
+KREW_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+KREW_URL ?= https://github.com/oaat-io/oaat-operator/releases/download/v$(VERSION)
+KREW_DIR ?= $(LOCALBIN)/krew
+
+.PHONY: krew-manifest
+krew-manifest: ## Build the kubectl-oaat archives of KREW_PLATFORMS and their krew manifest into bin/krew/.
+	rm -rf $(KREW_DIR) && mkdir -p $(KREW_DIR)
+	set -e; for p in $(KREW_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; dir=$(KREW_DIR)/kubectl-oaat_v$(VERSION)_$${os}_$${arch}; \
+		mkdir -p $$dir; \
+		echo "Building kubectl-oaat for $$os/$$arch"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '-s -w' -o $$dir/kubectl-oaat ./cmd/kubectl-oaat; \
+		$(if $(wildcard LICENSE),cp LICENSE $$dir/;) \
+		tar -C $$dir --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - kubectl-oaat $(if $(wildcard LICENSE),LICENSE) | gzip -n > $$dir.tar.gz; \
+	done
+	go run ./hack/krew -version $(VERSION) -url $(KREW_URL) -dir $(KREW_DIR) -platforms "$(KREW_PLATFORMS)" \
+		-o $(KREW_DIR)/oaat.yaml hack/krew/oaat.yaml
+	cd $(KREW_DIR) && sha256sum *.tar.gz
+
 .PHONY: run
 run: manifests generate fmt vet ## Run a controller from your host.
 	go run ./cmd

@@ -46,9 +46,9 @@ var (
 	// alertRowRE is a row of its alerts table.
 	alertRowRE = regexp.MustCompile(`(?m)^\| \[(\w+)\]\(#\w+\) \|`)
 	// metricNameRE is a name the docs may give a metric: oaat_ and a word, not inside another
-	// word. The placeholder {{oaat_item}} and the samples' file names (oaat_v1alpha1_...) are
-	// not metrics.
-	metricNameRE = regexp.MustCompile(`(^|[^A-Za-z0-9_])(oaat_[a-z0-9_]*[a-z0-9])`)
+	// word or a file name such as kubectl-oaat_v0.2.0_linux_amd64.tar.gz. The placeholder
+	// {{oaat_item}} and the samples' file names (oaat_v1alpha1_...) are not metrics either.
+	metricNameRE = regexp.MustCompile(`(^|[^A-Za-z0-9_-])(oaat_[a-z0-9_]*[a-z0-9])`)
 )
 
 // TestMetricsReference checks the pages against docs/reference/metrics.md, which hack/docgen
