@@ -405,14 +405,17 @@ LINT_BUILD_TAGS ?= e2e,olm,olminstall,olmcatalog,realnode
 # The API reference (docs/reference/api.md) is generated from the Go types of api/v1alpha1 by
 # crd-ref-docs (hack/crd-ref-docs.yaml): every field with its godoc, type, default and validation;
 # the labels, annotations, conditions and reasons (docs/reference/conventions.md) from
-# api/v1alpha1/conventions.go, and the manager's flags and environment (docs/reference/manager.md)
-# from its -h, by hack/docgen.
+# api/v1alpha1/conventions.go, the manager's flags and environment (docs/reference/manager.md)
+# from its -h, and the metrics and alerts (docs/reference/metrics.md) from a scrape of the
+# collectors of internal/metrics and from the PrometheusRule config/prometheus/alerts.yaml, by
+# hack/docgen.
 .PHONY: api-docs
-api-docs: $(CRD_REF_DOCS) ## Write the API reference (docs/reference/api.md, conventions.md) from api/v1alpha1.
+api-docs: $(CRD_REF_DOCS) ## Write the reference pages (docs/reference/: api.md, conventions.md, manager.md, metrics.md) from the code.
 	$(CRD_REF_DOCS) --source-path=./api --config=hack/crd-ref-docs.yaml --renderer=markdown \
 		--output-path=docs/reference/api.md --log-level=ERROR
 	go run ./hack/docgen conventions api/v1alpha1/conventions.go docs/reference/conventions.md
 	go run ./cmd -h 2>&1 | go run ./hack/docgen manager docs/reference/manager.md
+	go run ./hack/docgen metrics config/prometheus/alerts.yaml docs/reference/metrics.md
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) on the module, build-tagged test packages included, and on tests/scorecard.
@@ -429,6 +432,30 @@ lint-api: $(KUBE_API_LINTER) ## Run the Kube API Linter (.golangci-kal.yml) on t
 build: manifests generate fmt vet ## Build the manager and the kubectl-oaat plugin into bin/.
 	go build -o $(LOCALBIN)/manager ./cmd
 	go build -o $(LOCALBIN)/kubectl-oaat ./cmd/kubectl-oaat
+
+# The kubectl oaat plugin for krew: KREW_PLATFORMS' archives, bin/krew/kubectl-oaat_vVERSION_OS_ARCH.tar.gz
+# (the static binary, and LICENSE once the repository has one), and their krew manifest,
+# bin/krew/oaat.yaml, from the template hack/krew/oaat.yaml (hack/krew fills in the version and
+# each archive's sha256, and checks the result). Its URIs name KREW_URL, where a release would
+# attach the archives; releases attach none yet, so install with --archive (docs/kubectl-plugin.md).
+KREW_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+KREW_URL ?= https://github.com/oaat-io/oaat-operator/releases/download/v$(VERSION)
+KREW_DIR ?= $(LOCALBIN)/krew
+
+.PHONY: krew-manifest
+krew-manifest: ## Build the kubectl-oaat archives of KREW_PLATFORMS and their krew manifest into bin/krew/.
+	rm -rf $(KREW_DIR) && mkdir -p $(KREW_DIR)
+	set -e; for p in $(KREW_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; dir=$(KREW_DIR)/kubectl-oaat_v$(VERSION)_$${os}_$${arch}; \
+		mkdir -p $$dir; \
+		echo "Building kubectl-oaat for $$os/$$arch"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '-s -w' -o $$dir/kubectl-oaat ./cmd/kubectl-oaat; \
+		$(if $(wildcard LICENSE),cp LICENSE $$dir/;) \
+		tar -C $$dir --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - kubectl-oaat $(if $(wildcard LICENSE),LICENSE) | gzip -n > $$dir.tar.gz; \
+	done
+	go run ./hack/krew -version $(VERSION) -url $(KREW_URL) -dir $(KREW_DIR) -platforms "$(KREW_PLATFORMS)" \
+		-o $(KREW_DIR)/oaat.yaml hack/krew/oaat.yaml
+	cd $(KREW_DIR) && sha256sum *.tar.gz
 
 .PHONY: run
 run: manifests generate fmt vet ## Run a controller from your host.

@@ -1,4 +1,4 @@
-// Command docgen writes two reference pages that `make api-docs` generates and `make verify`
+// Command docgen writes three reference pages that `make api-docs` generates and `make verify`
 // keeps current:
 //
 //   - docgen conventions SOURCE OUTPUT: the API's names that are not fields of a kind
@@ -6,6 +6,10 @@
 //     section headed by the block's comment, and each name a row with its value and its godoc.
 //   - docgen manager OUTPUT: the manager's command line (docs/reference/manager.md): its flags as
 //     the manager's own -h prints them (read from standard input), and its environment.
+//   - docgen metrics RULES OUTPUT: the metrics and alerts (docs/reference/metrics.md): every metric
+//     the manager registers, read from a scrape of its collectors (registered as cmd/main.go does,
+//     with a fixture for the cache), and every alert of the PrometheusRule RULES
+//     (config/prometheus/alerts.yaml).
 package main
 
 import (
@@ -26,13 +30,15 @@ func main() {
 	switch {
 	case len(os.Args) == 4 && os.Args[1] == "conventions":
 		page, err = render(os.Args[2])
+	case len(os.Args) == 4 && os.Args[1] == "metrics":
+		page, err = renderMetrics(os.Args[2])
 	case len(os.Args) == 3 && os.Args[1] == "manager":
 		var usage []byte
 		if usage, err = io.ReadAll(os.Stdin); err == nil {
 			page = managerPage(string(usage))
 		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: docgen conventions SOURCE OUTPUT | docgen manager OUTPUT < USAGE")
+		fmt.Fprintln(os.Stderr, "usage: docgen conventions SOURCE OUTPUT | docgen manager OUTPUT < USAGE | docgen metrics RULES OUTPUT")
 		os.Exit(2)
 	}
 	if err == nil {
