@@ -1,5 +1,8 @@
-// Package controllers holds the reconciler of OaatGroups: it gathers a snapshot, lets the planner
-// decide, and applies the plan.
+// Package controllers holds the operator's three reconcilers: the OaatGroup reconciler, which
+// gathers a snapshot, lets the planner decide and applies the plan (oaatgroup_controller.go,
+// gather.go, apply.go, and oaatgroup_locks.go for the group's reads and writes of its locks); the
+// OaatRun reconciler (oaatrun_controller.go); and the lock reconciler of OaatLocks and
+// ClusterOaatLocks (oaatlock_controller.go). setup.go registers them with the manager.
 package controllers
 
 import (

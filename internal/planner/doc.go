@@ -8,5 +8,6 @@
 //     of a group is live at any instant.
 //   - A finished run's outcome is recorded once: recording it clears status.currentRun, which is
 //     the only key an outcome is recorded under.
-//   - Only the latest finished pod of each item is kept.
+//   - The finished pods kept of each item are those spec.podHistory asks for (absent: the latest);
+//     the others are deleted, together once the group is idle or 8 of them wait.
 package planner
