@@ -14,36 +14,27 @@ import (
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
-// reportFaults prints what the run did to the operator and the cluster.
-func (c *chaos) reportFaults() {
-	r := c.replicas
-	r.mu.Lock()
-	exits := 0
-	for _, n := range r.selfExits {
-		exits += n
-	}
-	c.rep.Printf("  leader SIGKILLs: %d (no leader to kill at %d chosen instants); replica starts: %d; exits on their own: %d",
-		c.faults.kills, c.faults.noLeader, r.starts, exits)
-	for reason, n := range r.selfExits {
+// reportExits prints the reasons of the replicas' exits on their own, with their counts.
+func (c *chaos) reportExits(reasons map[string]int) {
+	for reason, n := range reasons {
 		c.rep.Printf("    %d x %s", n, reason)
 	}
-	r.mu.Unlock()
+}
+
+// reportFaults prints what the run did to the operator and the cluster.
+func (c *chaos) reportFaults() {
+	starts, exits, reasons := c.replicas.lifecycle()
+	c.rep.Printf("  leader SIGKILLs: %d (no leader to kill at %d chosen instants); replica starts: %d; exits on their own: %d",
+		c.faults.kills, c.faults.noLeader, starts, exits)
+	c.reportExits(reasons)
 	c.rep.Printf("  %s", c.pauser.summary())
 	c.rep.Printf("  live item pods deleted: %d; spec edits: %d; kube-apiserver restarted once, down for %s",
 		c.faults.podDeletes, c.faults.edits, c.faults.apiserverDown.Round(time.Millisecond))
 	if c.second != nil {
-		s := c.second
-		s.mu.Lock()
-		exits := 0
-		for _, n := range s.selfExits {
-			exits += n
-		}
+		starts, exits, reasons := c.second.lifecycle()
 		c.rep.Printf("  second installation (%d replica watching %s, Lease in %s, no API proxy): SIGKILLs: %d (none leading at %d chosen instants); starts: %d; exits on their own: %d",
-			bReplicaCount, bNamespace, bLeaseNamespace, c.faults.bKills, c.faults.bNoLeader, s.starts, exits)
-		for reason, n := range s.selfExits {
-			c.rep.Printf("    %d x %s", n, reason)
-		}
-		s.mu.Unlock()
+			bReplicaCount, bNamespace, bLeaseNamespace, c.faults.bKills, c.faults.bNoLeader, starts, exits)
+		c.reportExits(reasons)
 	}
 	c.rep.Printf("  shared locks deleted and created again: %d (%d of them holding a slot)",
 		c.faults.lockRecreates, c.faults.heldRecreates)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,17 @@ func newReplicas(env *perfkit.Env, proxy *apiProxy, inst installation, n int, re
 		r.all = append(r.all, m)
 	}
 	return r, nil
+}
+
+// lifecycle returns how many times the replicas were started, how many times they exited on
+// their own, and those exits by reason.
+func (r *replicas) lifecycle() (starts, exits int, reasons map[string]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.selfExits {
+		exits += n
+	}
+	return r.starts, exits, maps.Clone(r.selfExits)
 }
 
 // supervise starts the replicas and keeps them running until ctx ends, then stops them.
