@@ -181,6 +181,9 @@ type managerOptions struct {
 	leaseNamespace string
 	// workers, when not zero, is the manager's MaxConcurrentReconciles (4 otherwise).
 	workers int
+	// adoptionWindow, when not zero, is how long a new ClusterOaatLock gives no slot to a manager
+	// of some namespaces (--cluster-lock-adoption-window; locks.DefaultAdoptionWindow otherwise).
+	adoptionWindow time.Duration
 }
 
 // startManagerWith is startManager with options.
@@ -223,7 +226,7 @@ func startManagerWith(o managerOptions) (stop func()) {
 	Expect(controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: cmp.Or(o.workers, 4), Leader: identity,
 		// As cmd/main.go sets it from WATCH_NAMESPACE.
-		Namespaces: o.namespaces,
+		Namespaces: o.namespaces, AdoptionWindow: o.adoptionWindow,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
