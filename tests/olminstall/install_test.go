@@ -169,6 +169,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 	watchNamespace := expectDeployment(ctx, m)
 	expectOperatorGroupStatus(ctx, m)
 	expectPermissions(ctx, m, saName)
+	expectUserRoles(ctx, m)
 
 	By("running the manager outside the cluster as ServiceAccount " + m.InstallNamespace + "/" + saName +
 		", WATCH_NAMESPACE=" + fmt.Sprintf("%q", watchNamespace))
