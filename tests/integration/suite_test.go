@@ -34,6 +34,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -123,7 +124,7 @@ var _ = BeforeSuite(func() {
 // checkControlPlaneVars fails, saying how to run the suite, when the control plane binaries are
 // not named by the environment: the suite must not pass by testing nothing.
 func checkControlPlaneVars() error {
-	if err := support.RequireFiles(controlPlaneVars...); err != nil {
+	if err := devkit.RequireFiles(controlPlaneVars...); err != nil {
 		return fmt.Errorf("%w. The integration tests need a real kube-apiserver, etcd and kubectl: run them with "+
 			"`make test`, which builds the binaries into bin/ and sets them", err)
 	}
