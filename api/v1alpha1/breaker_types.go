@@ -19,7 +19,8 @@ const (
 // consecutiveItemFailures distinct items fail in a row the breaker opens: no item's failure count
 // or cool-off grows, and one item at a time runs as a probe, on the breaker's own exponential
 // schedule (probeInterval, doubling up to maxProbeInterval). The first success closes the breaker
-// and the group goes on with its items in their usual order.
+// and the group goes on at once with its items in their usual order: no item waits for the
+// cool-off of a failure that came before the breaker closed.
 // The durations are compared in seconds as for backoff.maxCoolOff (see OaatGroupSpec).
 // +kubebuilder:validation:XValidation:rule="(has(self.maxProbeInterval) ? self.maxProbeInterval : '1h').findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum() >= (has(self.probeInterval) ? self.probeInterval : '1m').findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum()",messageExpression=`'circuitBreaker.maxProbeInterval "' + (has(self.maxProbeInterval) ? self.maxProbeInterval : '1h') + '" is shorter than probeInterval "' + (has(self.probeInterval) ? self.probeInterval : '1m') + '": the cap of the probe interval cannot be below its first step'`
 type CircuitBreaker struct {
@@ -124,6 +125,14 @@ type CircuitBreakerStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next probe at",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	NextProbeAt *metav1.Time `json:"nextProbeAt,omitempty"`
+
+	// closedAt is when the breaker last closed; absent while it is open and before it first
+	// closes. An item whose last failure came before it is treated, for its next start, as
+	// never having failed: the failures that opened the breaker, and those before, hold no
+	// item in its cool-off once the target is back.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Closed at",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	ClosedAt *metav1.Time `json:"closedAt,omitempty"`
 
 	// failedProbes is how many probes have failed since the breaker opened.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failed probes",xDescriptors={"urn:alm:descriptor:text"}

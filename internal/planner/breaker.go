@@ -24,7 +24,10 @@ import (
 //
 // While it is open every run is a probe: a scheduled one, at most one at a time, once
 // nextProbeAt has passed, or an on-demand run, which runs as usual. A failed probe changes neither
-// the item's failure count nor its cool-off.
+// the item's failure count nor its cool-off, and no item waits for a cool-off of its own. Once it
+// has closed (closedAt), an item whose last failure came before is started as if it had never
+// failed, so the group goes on at once in its usual order, the items whose failures opened the
+// breaker included.
 
 // breakerPolicy is spec.circuitBreaker read for decisions.
 type breakerPolicy struct {
@@ -101,13 +104,18 @@ func (d *decision) breakerOpen() bool {
 	return cb != nil && cb.State == v1alpha1.BreakerOpen
 }
 
-// observeForBreaker updates the breaker with the outcome of a run of item as recordCurrentRun
-// records it, and reports whether it is a failed probe, which the item's failure count and
-// cool-off do not record.
-func (d *decision) observeForBreaker(item string, out ended) (failedProbe bool) {
+// failedProbe reports whether a run that ended so is a failed probe, which the item's failure
+// count and cool-off do not record: it failed while the breaker is open.
+func (d *decision) failedProbe(out ended) bool {
+	return out.result == ResultFailed && d.breakerOpen()
+}
+
+// observeForBreaker updates the breaker with the outcome of a run of item, once recordCurrentRun
+// has recorded it for the item.
+func (d *decision) observeForBreaker(item string, out ended) {
 	cb := d.breaker()
 	if cb == nil || out.result == ResultInterrupted {
-		return false
+		return
 	}
 	b := d.policy.breaker
 	switch {
@@ -119,7 +127,6 @@ func (d *decision) observeForBreaker(item string, out ended) (failedProbe bool) 
 		cb.FailedProbes++
 		cb.LastFailureReason, cb.LastFailureExitCode = out.reason, out.exitCode
 		cb.NextProbeAt = optionalTime(out.finishedAt.Add(b.probeWait(cb.FailedProbes)))
-		return true
 	case out.result == ResultSucceeded || !b.counts(out):
 		cb.FailedItems = nil
 	default:
@@ -131,14 +138,13 @@ func (d *decision) observeForBreaker(item string, out ended) (failedProbe bool) 
 			d.openBreaker(out.finishedAt.Time)
 		}
 	}
-	return false
 }
 
 // openBreaker opens the breaker after the failure that ended at failedAt.
 func (d *decision) openBreaker(failedAt time.Time) {
 	cb := d.plan.Status.CircuitBreaker
 	opened := d.stamp
-	cb.State, cb.OpenedAt, cb.FailedProbes = v1alpha1.BreakerOpen, &opened, 0
+	cb.State, cb.OpenedAt, cb.ClosedAt, cb.FailedProbes = v1alpha1.BreakerOpen, &opened, nil, 0
 	cb.NextProbeAt = optionalTime(failedAt.Add(d.policy.breaker.probeInterval))
 	d.event(corev1.EventTypeWarning, v1alpha1.ReasonBreakerOpened, fmt.Sprintf(
 		"%d items failed in a row (%s), the last with %s: the circuit breaker opens; no item's failure count grows, one item at a time runs as a probe, the first at %s",
@@ -157,7 +163,8 @@ func (d *decision) closeBreaker(why string) {
 			cb.OpenedAt.UTC().Format(time.RFC3339), cb.FailedProbes, why)
 	}
 	d.event(corev1.EventTypeNormal, v1alpha1.ReasonBreakerClosed, text)
-	*cb = v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed}
+	closed := d.stamp
+	*cb = v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, ClosedAt: &closed}
 }
 
 // settleBreaker follows the spec and the reset annotation: without spec.circuitBreaker the
@@ -178,9 +185,9 @@ func (d *decision) settleBreaker() {
 }
 
 // startProbe starts, while the breaker is open and nextProbeAt has passed, the probe: among the
-// items the group does not hold that are eligible but for their failure cool-off, those probed
-// least recently since the breaker opened (never first), then by the usual order. Before
-// nextProbeAt it returns that instant.
+// items the group does not hold that are eligible (their failures waived), those probed least
+// recently since the breaker opened (never first), then by the usual order. Before nextProbeAt
+// it returns that instant.
 func (d *decision) startProbe() (wake time.Time) {
 	st := &d.plan.Status
 	if next := timeOf(st.CircuitBreaker.NextProbeAt); d.in.Now.Before(next) {
@@ -189,22 +196,36 @@ func (d *decision) startProbe() (wake time.Time) {
 	var free []schedule.Item
 	for i := range st.Items {
 		if d.held(&st.Items[i]) == "" {
-			free = append(free, scheduleItem(&st.Items[i]))
+			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
-	candidates := d.leastRecentlyProbed(d.probeTiming().Candidates(free, d.in.Now))
+	candidates := d.leastRecentlyProbed(d.policy.timing.Candidates(free, d.in.Now))
 	if next, ok := schedule.Choose(candidates, d.in.Rand); ok {
 		return d.start(next.Name, "")
 	}
 	return time.Time{}
 }
 
-// probeTiming is the group's timing without failure cool-off: while the breaker is open no item
-// waits for its own failures.
-func (d *decision) probeTiming() schedule.Timing {
-	t := d.policy.timing
-	t.FailureCoolOff, t.Exponential = 0, false
-	return t
+// scheduleItemOf is the part of an item's status that the selection and the waits read, its
+// cool-off waived when the breaker waives it (failuresWaived).
+func (d *decision) scheduleItemOf(it *v1alpha1.ItemStatus) schedule.Item {
+	item := scheduleItem(it)
+	item.CoolOffWaived = d.failuresWaived(it)
+	return item
+}
+
+// failuresWaived reports whether the item's failures hold it in no cool-off: while the breaker
+// is open (the probes have their own schedule), and once it has closed, when the item's last
+// failure came before.
+func (d *decision) failuresWaived(it *v1alpha1.ItemStatus) bool {
+	cb := d.breaker()
+	switch {
+	case cb == nil || it.LastFailure == nil:
+		return false
+	case cb.State == v1alpha1.BreakerOpen:
+		return true
+	}
+	return cb.ClosedAt != nil && !cb.ClosedAt.Before(it.LastFailure)
 }
 
 // leastRecentlyProbed keeps, of the candidates, those whose last probe (a start since the
@@ -233,13 +254,13 @@ func (d *decision) leastRecentlyProbed(candidates []schedule.Item) []schedule.It
 }
 
 // waitOf is when the item, not held by the group, may start and why not before: as the schedule
-// says while the breaker is closed; while it is open, ignoring its failure cool-off but not
-// before nextProbeAt (WaitBreakerOpen), and, while a probe runs, until its outcome.
+// says (failures waived as failuresWaived says); while the breaker is open, not before
+// nextProbeAt (WaitBreakerOpen), and, while a probe runs, until its outcome.
 func (d *decision) waitOf(it *v1alpha1.ItemStatus) schedule.Wait {
+	w := d.policy.timing.WaitOf(d.scheduleItemOf(it), d.in.Now)
 	if !d.breakerOpen() {
-		return d.policy.timing.WaitOf(scheduleItem(it), d.in.Now)
+		return w
 	}
-	w := d.probeTiming().WaitOf(scheduleItem(it), d.in.Now)
 	next := timeOf(d.plan.Status.CircuitBreaker.NextProbeAt)
 	switch {
 	case next.After(d.in.Now) && next.After(w.Until):

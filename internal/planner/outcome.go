@@ -52,7 +52,7 @@ func (d *decision) recordCurrentRun() {
 	run := min(max(out.finishedAt.Sub(started.Time), 0), max(d.stamp.Sub(cr.StartedAt.Time), 0))
 	out.finishedAt = clampTime(out.finishedAt, cr.StartedAt, d.stamp)
 
-	failedProbe := d.observeForBreaker(cr.Item, out)
+	failedProbe := d.failedProbe(out)
 	if failedProbe {
 		out.detail = joinDetail(out.detail, "a failed probe of the open circuit breaker: the item's failure count and cool-off do not grow")
 	}
@@ -81,6 +81,7 @@ func (d *decision) recordCurrentRun() {
 	d.plan.Finished = append(d.plan.Finished, Outcome{Item: cr.Item, Result: out.result, Duration: run})
 	d.settleOnDemandRun(cr, out)
 	d.announceOutcome(cr, out)
+	d.observeForBreaker(cr.Item, out)
 	if out.doNotRetry != nil {
 		it.ParkedGeneration = d.group.Generation
 		d.event(corev1.EventTypeWarning, v1alpha1.ReasonItemParked, fmt.Sprintf(

@@ -31,7 +31,7 @@ func (d *decision) startNext() (wake time.Time) {
 	var free []schedule.Item
 	for i := range st.Items {
 		if d.held(&st.Items[i]) == "" {
-			free = append(free, scheduleItem(&st.Items[i]))
+			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
 	if next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand); ok {
