@@ -684,3 +684,26 @@ func TestBreakerDeadTarget(t *testing.T) {
 		}
 	}
 }
+
+// An on-demand run settled from its item's history (its final status was not written when the
+// group recorded its run) reads a failed probe as a failure, though the item's failure count is
+// unchanged.
+func TestRecordedResultOfAProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		item v1alpha1.ItemStatus
+		want Result
+	}{
+		{"a success", v1alpha1.ItemStatus{LastStarted: at(0), LastSuccess: at(time.Minute)}, ResultSucceeded},
+		{"a success recorded in the second of its start", v1alpha1.ItemStatus{LastStarted: at(0), LastSuccess: at(0)}, ResultSucceeded},
+		{"a failed probe after a success", v1alpha1.ItemStatus{LastSuccess: at(-time.Hour), LastStarted: at(0), LastReason: "Error"}, ResultFailed},
+		{"a failure", v1alpha1.ItemStatus{LastSuccess: at(-time.Hour), LastStarted: at(0), LastFailure: at(time.Minute), FailureCount: 1}, ResultFailed},
+		{"an interruption", v1alpha1.ItemStatus{LastStarted: at(0), LastReason: v1alpha1.ReasonInterrupted}, ResultInterrupted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := recordedResult(&tc.item); got != tc.want {
+				t.Errorf("recordedResult = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
