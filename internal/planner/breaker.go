@@ -157,9 +157,9 @@ func (d *decision) closeBreaker(why string) {
 	if cb == nil || cb.State != v1alpha1.BreakerOpen {
 		return
 	}
-	text := fmt.Sprintf("The circuit breaker closes after %d failed probes: %s; items run in their usual order", cb.FailedProbes, why)
+	text := fmt.Sprintf("The circuit breaker closes (failed probes: %d): %s; items run in their usual order", cb.FailedProbes, why)
 	if cb.OpenedAt != nil {
-		text = fmt.Sprintf("The circuit breaker, open since %s, closes after %d failed probes: %s; items run in their usual order",
+		text = fmt.Sprintf("The circuit breaker, open since %s, closes (failed probes: %d): %s; items run in their usual order",
 			cb.OpenedAt.UTC().Format(time.RFC3339), cb.FailedProbes, why)
 	}
 	d.event(corev1.EventTypeNormal, v1alpha1.ReasonBreakerClosed, text)
@@ -292,7 +292,7 @@ func (d *decision) setBreakerCondition() {
 		probe = "the next probe starts at " + cb.NextProbeAt.UTC().Format(time.RFC3339)
 	}
 	d.setCondition(v1alpha1.ConditionTargetAvailable, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen,
-		fmt.Sprintf("The circuit breaker is open: %d items failed in a row (%s), the last failure with %s; %d probes failed since; %s",
+		fmt.Sprintf("The circuit breaker is open: %d items failed in a row (%s), the last failure with %s; failed probes: %d; %s",
 			len(cb.FailedItems), nameList(cb.FailedItems), failureText(cb), cb.FailedProbes, probe))
 }
 

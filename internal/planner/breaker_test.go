@@ -560,7 +560,7 @@ func TestBreakerMessages(t *testing.T) {
 	wantCondition := metav1.Condition{Type: v1alpha1.ConditionTargetAvailable, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonBreakerOpen,
 		LastTransitionTime: *at(31 * time.Second), ObservedGeneration: 1,
 		Message: `The circuit breaker is open: 3 items failed in a row ("a", "b", "c"), the last failure with Error, exit code 75; ` +
-			`0 probes failed since; the next probe starts at 2026-11-21T12:01:30Z`}
+			`failed probes: 0; the next probe starts at 2026-11-21T12:01:30Z`}
 	if diff := cmp.Diff(wantCondition, condition(t, p, v1alpha1.ConditionTargetAvailable)); diff != "" {
 		t.Errorf("condition on opening (-want +got):\n%s", diff)
 	}
@@ -586,7 +586,7 @@ func TestBreakerMessages(t *testing.T) {
 	p = Decide(input(g, 230*time.Second, probe, success))
 	wantEvents = []Event{
 		{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunSucceeded, Message: fmt.Sprintf("Item %q succeeded in pod %s: Completed, exit code 0", cr.Item, cr.PodName)},
-		{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonBreakerClosed, Message: `The circuit breaker, open since 2026-11-21T12:00:31Z, closes after 1 failed probes: ` +
+		{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonBreakerClosed, Message: `The circuit breaker, open since 2026-11-21T12:00:31Z, closes (failed probes: 1): ` +
 			fmt.Sprintf("item %q succeeded as a probe; items run in their usual order", cr.Item)},
 	}
 	if diff := cmp.Diff(wantEvents, p.Events); diff != "" {

@@ -28,7 +28,7 @@ func Breaker(g *v1alpha1.OaatGroup, now time.Time) string {
 	if cb.LastFailureExitCode != nil {
 		failure += fmt.Sprintf(" (exit %d)", *cb.LastFailureExitCode)
 	}
-	s := fmt.Sprintf("OPEN %s ago after %d items failed in a row (%s), last failure %s; %d probes failed",
+	s := fmt.Sprintf("OPEN %s ago after %d items failed in a row (%s), last failure %s; failed probes: %d",
 		opened(cb, now), len(cb.FailedItems), strings.Join(quoted, ", "), failure, cb.FailedProbes)
 	switch cr := g.Status.CurrentRun; {
 	case cr != nil:

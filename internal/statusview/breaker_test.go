@@ -28,9 +28,9 @@ func TestBreaker(t *testing.T) {
 		{name: "closed", status: &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, FailedItems: []string{"a"}},
 			want: "closed, 1 of 3 items failed in a row"},
 		{name: "open, waiting for the next probe", status: open,
-			want: `OPEN 5m ago after 3 items failed in a row (a, /srv/photos, c), last failure Error (exit 75); 2 probes failed; next probe in 3m`},
+			want: `OPEN 5m ago after 3 items failed in a row (a, /srv/photos, c), last failure Error (exit 75); failed probes: 2; next probe in 3m`},
 		{name: "open, a probe running", status: open, current: &v1alpha1.CurrentRun{Item: "c"},
-			want: `OPEN 5m ago after 3 items failed in a row (a, /srv/photos, c), last failure Error (exit 75); 2 probes failed; probe running: c`},
+			want: `OPEN 5m ago after 3 items failed in a row (a, /srv/photos, c), last failure Error (exit 75); failed probes: 2; probe running: c`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &v1alpha1.OaatGroup{
@@ -70,7 +70,7 @@ func TestWriteOpenBreaker(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `demo/backups  type=sleeper  frequency=1h  failureCoolOff=none  ready=True  circuitBreaker=Open  running=none
-  circuit breaker: OPEN 60s ago after 2 items failed in a row (a, b), last failure Error (exit 1); 0 probes failed; next probe in 60s
+  circuit breaker: OPEN 60s ago after 2 items failed in a row (a, b), last failure Error (exit 1); failed probes: 0; next probe in 60s
   ITEM  RUNNING  LAST SUCCESS  LAST FAILURE  FAILURES  LAST RESULT     NEXT
   a              never         2m ago        1         Error (exit 1)  in 60s (BreakerOpen)
   b              never         60s ago       1         Error (exit 1)  in 60s (BreakerOpen)
