@@ -77,9 +77,9 @@ type CircuitBreaker struct {
 type BreakerState string
 
 const (
-	// BreakerClosed: items run as usual; failures in a row are counted.
+	// BreakerClosed means that items run as usual; failures in a row are counted.
 	BreakerClosed BreakerState = "Closed"
-	// BreakerOpen: one item at a time runs as a probe; no item's failure count grows.
+	// BreakerOpen means that one item at a time runs as a probe; no item's failure count grows.
 	BreakerOpen BreakerState = "Open"
 )
 

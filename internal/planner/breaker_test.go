@@ -67,13 +67,52 @@ func failedAt(g *v1alpha1.OaatGroup, item string, when time.Duration, count int3
 
 func code(c int32) *int32 { return &c }
 
-// openBreaker is the status of a breaker that items a, b and c opened at t0 (c's failure), with
+// openStatus is the status of a breaker that items a, b and c opened at t0 (c's failure), with
 // failedProbes probes failed since and the next probe at next.
 func openStatus(failedProbes int32, next time.Duration) *v1alpha1.CircuitBreakerStatus {
 	return &v1alpha1.CircuitBreakerStatus{
 		State: v1alpha1.BreakerOpen, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(0),
 		LastFailureReason: "Error", LastFailureExitCode: code(1), NextProbeAt: at(next), FailedProbes: failedProbes,
 	}
+}
+
+// endedRun is a run of item, numbered run, from start to end (after t0), with the exit code, the
+// stop reason the status recorded, and the OaatRun it served.
+type endedRun struct {
+	item                string
+	run                 int64
+	start, end          time.Duration
+	exitCode            int32
+	stopReason, oaatRun string
+}
+
+// ends makes the status say that run `run` of item started at start, and returns its pod, ended
+// at end with the exit code (Completed for 0, else Error).
+func ends(t *testing.T, g *v1alpha1.OaatGroup, item string, run int64, start, end time.Duration, exitCode int32) []corev1.Pod {
+	t.Helper()
+	running(t, g, item, run, at(start))
+	phase, reason := corev1.PodFailed, "Error"
+	if exitCode == 0 {
+		phase, reason = corev1.PodSucceeded, "Completed"
+	}
+	return []corev1.Pod{finished(runPod(t, g, item, run, phase), exitCode, reason, at(end))}
+}
+
+// aAndBFailed makes a and b the items that failed in a row (2m and 1m before t0) with the exit
+// code, 0 for a breaker that has not recorded it, and the breaker closed.
+func aAndBFailed(g *v1alpha1.OaatGroup, exitCode int32) {
+	failedAt(g, "a", -2*time.Minute, 1)
+	failedAt(g, "b", -time.Minute, 1)
+	g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, FailedItems: []string{"a", "b"}}
+	if exitCode != 0 {
+		g.Status.CircuitBreaker.LastFailureReason, g.Status.CircuitBreaker.LastFailureExitCode = "Error", code(exitCode)
+	}
+}
+
+// streakItems is the view of the items after streak: a, b and c failed once (2m, 1m and 0s
+// before t0), d never; each with its "waitReason@nextEligibleAt".
+func streakItems(a, b, c, d string) map[string]string {
+	return map[string]string{"a": "1 -2m0s " + a, "b": "1 -1m0s " + b, "c": "1 0s " + c, "d": "0 - " + d}
 }
 
 // streak makes a, b and c the items that failed in a row before t0 (c at t0), and opens the
@@ -97,9 +136,11 @@ func TestBreakerDecisions(t *testing.T) {
 	const closed, open = v1alpha1.BreakerClosed, v1alpha1.BreakerOpen
 	for _, tc := range []struct {
 		name string
-		// setup makes the group's status and returns the pods of the pass.
-		setup func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod
-		now   time.Duration
+		// setup makes the group's spec and status, before run.
+		setup func(g *v1alpha1.OaatGroup)
+		// run is the group's current run and how its pod ended, nil for none.
+		run *endedRun
+		now time.Duration
 		// onDemand is the item of an OaatRun of the group, created at t0, pending or (when it is
 		// the current run's) in progress.
 		onDemand string
@@ -107,9 +148,6 @@ func TestBreakerDecisions(t *testing.T) {
 	}{
 		{
 			name: "a group with a breaker starts closed, with its condition",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
-				return nil
-			},
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed},
 				Items:   map[string]string{"a": "0 - Running@-", "b": "0 - @-", "c": "0 - @-", "d": "0 - @-"},
@@ -118,11 +156,10 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "a counted failure adds its item and is recorded for the item as usual",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed}
-				running(t, g, "a", 1, at(0))
-				return []corev1.Pod{finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, "Error", at(30*time.Second))}
 			},
+			run: &endedRun{item: "a", run: 1, start: 0, end: 30 * time.Second, exitCode: 1},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: "Error", LastFailureExitCode: code(1)},
@@ -132,15 +169,14 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "an item that fails again counts once",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: "Error", LastFailureExitCode: code(1)}
 				failedAt(g, "a", -20*time.Minute, 1)
-				running(t, g, "a", 2, at(0))
 				itemStatus(g, "b").LastSuccess = at(0)
 				itemStatus(g, "c").LastSuccess = at(0)
 				itemStatus(g, "d").LastSuccess = at(0)
-				return []corev1.Pod{finished(runPod(t, g, "a", 2, corev1.PodFailed), 2, "Error", at(30*time.Second))}
 			},
+			run: &endedRun{item: "a", run: 2, start: 0, end: 30 * time.Second, exitCode: 2},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: "Error", LastFailureExitCode: code(2)},
@@ -151,13 +187,12 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "the K-th distinct failed item opens it: no run until the first probe",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, false)
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a", "b"}}
 				itemStatus(g, "c").FailureCount, itemStatus(g, "c").LastFailure = 0, nil
-				running(t, g, "c", 4, at(0))
-				return []corev1.Pod{finished(runPod(t, g, "c", 4, corev1.PodFailed), 1, "Error", at(30*time.Second))}
 			},
+			run: &endedRun{item: "c", run: 4, start: 0, end: 30 * time.Second, exitCode: 1},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: open, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(31 * time.Second),
@@ -169,13 +204,10 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "a success starts the count again",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
-				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a", "b"}, LastFailureReason: "Error", LastFailureExitCode: code(1)}
-				failedAt(g, "a", -2*time.Minute, 1)
-				failedAt(g, "b", -time.Minute, 1)
-				running(t, g, "c", 3, at(0))
-				return []corev1.Pod{finished(runPod(t, g, "c", 3, corev1.PodSucceeded), 0, "Completed", at(30*time.Second))}
+			setup: func(g *v1alpha1.OaatGroup) {
+				aAndBFailed(g, 1)
 			},
+			run: &endedRun{item: "c", run: 3, start: 0, end: 30 * time.Second, exitCode: 0},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, LastFailureReason: "Error", LastFailureExitCode: code(1)},
@@ -186,14 +218,11 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "with exitCodes, a failure with another code is the item's own and starts the count again",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				g.Spec.CircuitBreaker.ExitCodes = []int32{75}
-				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a", "b"}, LastFailureReason: "Error", LastFailureExitCode: code(75)}
-				failedAt(g, "a", -2*time.Minute, 1)
-				failedAt(g, "b", -time.Minute, 1)
-				running(t, g, "c", 3, at(0))
-				return []corev1.Pod{finished(runPod(t, g, "c", 3, corev1.PodFailed), 1, "Error", at(30*time.Second))}
+				aAndBFailed(g, 75)
 			},
+			run: &endedRun{item: "c", run: 3, start: 0, end: 30 * time.Second, exitCode: 1},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, LastFailureReason: "Error", LastFailureExitCode: code(75)},
@@ -204,14 +233,11 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "with exitCodes, a failure with a listed code counts and opens it",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				g.Spec.CircuitBreaker.ExitCodes = []int32{75}
-				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a", "b"}}
-				failedAt(g, "a", -2*time.Minute, 1)
-				failedAt(g, "b", -time.Minute, 1)
-				running(t, g, "c", 3, at(0))
-				return []corev1.Pod{finished(runPod(t, g, "c", 3, corev1.PodFailed), 75, "Error", at(30*time.Second))}
+				aAndBFailed(g, 0)
 			},
+			run: &endedRun{item: "c", run: 3, start: 0, end: 30 * time.Second, exitCode: 75},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: open, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(31 * time.Second),
@@ -223,13 +249,11 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "with reasons, a run stopped by runTimeout counts by its reason",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				g.Spec.CircuitBreaker.Reasons = []string{v1alpha1.ReasonDeadlineExceeded}
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed}
-				running(t, g, "a", 1, at(0))
-				g.Status.CurrentRun.StopReason = v1alpha1.ReasonDeadlineExceeded
-				return []corev1.Pod{finished(runPod(t, g, "a", 1, corev1.PodFailed), 137, "Error", at(30*time.Second))}
 			},
+			run: &endedRun{item: "a", run: 1, start: 0, end: 30 * time.Second, exitCode: 137, stopReason: v1alpha1.ReasonDeadlineExceeded},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: v1alpha1.ReasonDeadlineExceeded, LastFailureExitCode: code(137)},
@@ -239,13 +263,11 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "an interrupted run changes nothing",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: "Error", LastFailureExitCode: code(1)}
 				failedAt(g, "a", -2*time.Minute, 1)
-				running(t, g, "b", 2, at(0))
-				g.Status.CurrentRun.StopReason = v1alpha1.ReasonInterrupted
-				return []corev1.Pod{finished(runPod(t, g, "b", 2, corev1.PodFailed), 137, "Error", at(30*time.Second))}
 			},
+			run: &endedRun{item: "b", run: 2, start: 0, end: 30 * time.Second, exitCode: 137, stopReason: v1alpha1.ReasonInterrupted},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: "Error", LastFailureExitCode: code(1)},
@@ -255,112 +277,99 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "open: before nextProbeAt nothing starts, every item waits for it",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
-				return nil
 			},
 			now: 30 * time.Second,
 			want: breakerView{
 				Breaker: openStatus(0, time.Minute),
-				Items: map[string]string{"a": "1 -2m0s BreakerOpen@1m0s", "b": "1 -1m0s BreakerOpen@1m0s",
-					"c": "1 0s BreakerOpen@1m0s", "d": "0 - BreakerOpen@1m0s"},
+				Items:   streakItems("BreakerOpen@1m0s", "BreakerOpen@1m0s", "BreakerOpen@1m0s", "BreakerOpen@1m0s"),
 				Requeue: 30 * time.Second, Target: "False BreakerOpen",
 			},
 		},
 		{
 			name: "open: at nextProbeAt one probe starts, the item never probed that succeeded longest ago, its cool-off or not",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
 				itemStatus(g, "d").LastSuccess = at(-2 * time.Hour)
 				itemStatus(g, "c").LastSuccess = at(-5 * time.Hour)
 				itemStatus(g, "a").LastSuccess, itemStatus(g, "b").LastSuccess = at(-3*time.Hour), at(-4*time.Hour)
-				return nil
 			},
 			now: time.Minute,
 			want: breakerView{
 				Breaker: openStatus(0, time.Minute),
-				Items: map[string]string{"a": "1 -2m0s BreakerOpen@-", "b": "1 -1m0s BreakerOpen@-",
-					"c": "1 0s Running@-", "d": "0 - BreakerOpen@-"},
+				Items:   streakItems("BreakerOpen@-", "BreakerOpen@-", "Running@-", "BreakerOpen@-"),
 				Started: "c", Target: "False BreakerOpen",
 			},
 		},
 		{
 			name: "open: the probes go round the items, those probed since the breaker opened last",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
 				g.Status.CircuitBreaker = openStatus(2, 5*time.Minute)
 				for _, item := range []string{"a", "b", "c"} {
 					itemStatus(g, item).LastStarted = at(time.Minute) // probed (c twice: the last at +1m)
 				}
 				itemStatus(g, "d").LastSuccess = at(-2 * time.Hour) // succeeded most recently, never probed
-				return nil
 			},
 			now: 5 * time.Minute,
 			want: breakerView{
 				Breaker: openStatus(2, 5*time.Minute),
-				Items: map[string]string{"a": "1 -2m0s BreakerOpen@-", "b": "1 -1m0s BreakerOpen@-",
-					"c": "1 0s BreakerOpen@-", "d": "0 - Running@-"},
+				Items:   streakItems("BreakerOpen@-", "BreakerOpen@-", "BreakerOpen@-", "Running@-"),
 				Started: "d", Target: "False BreakerOpen",
 			},
 		},
 		{
 			name: "open: a failed probe grows no failure count, and the next waits twice as long",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
-				running(t, g, "d", 4, at(time.Minute))
-				return []corev1.Pod{finished(runPod(t, g, "d", 4, corev1.PodFailed), 2, "Error", at(90*time.Second))}
 			},
+			run: &endedRun{item: "d", run: 4, start: time.Minute, end: 90 * time.Second, exitCode: 2},
 			now: 91 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: open, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(0),
 					LastFailureReason: "Error", LastFailureExitCode: code(2), NextProbeAt: at(210 * time.Second), FailedProbes: 1},
-				Items: map[string]string{"a": "1 -2m0s BreakerOpen@3m30s", "b": "1 -1m0s BreakerOpen@3m30s",
-					"c": "1 0s BreakerOpen@3m30s", "d": "0 - BreakerOpen@3m30s"},
+				Items:  streakItems("BreakerOpen@3m30s", "BreakerOpen@3m30s", "BreakerOpen@3m30s", "BreakerOpen@3m30s"),
 				Events: []string{"Warning RunFailed"}, Probes: []Result{ResultFailed}, Requeue: 119 * time.Second, Target: "False BreakerOpen",
 			},
 		},
 		{
 			name: "open: the wait after failed probes stops at maxProbeInterval",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
 				g.Status.CircuitBreaker = openStatus(3, 10*time.Minute)
-				running(t, g, "d", 4, at(10*time.Minute))
-				return []corev1.Pod{finished(runPod(t, g, "d", 4, corev1.PodFailed), 1, "Error", at(11*time.Minute))}
 			},
+			run: &endedRun{item: "d", run: 4, start: 10 * time.Minute, end: 11 * time.Minute, exitCode: 1},
 			now: 11 * time.Minute,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: open, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(0),
 					LastFailureReason: "Error", LastFailureExitCode: code(1), NextProbeAt: at(15 * time.Minute), FailedProbes: 4},
-				Items: map[string]string{"a": "1 -2m0s BreakerOpen@15m0s", "b": "1 -1m0s BreakerOpen@15m0s",
-					"c": "1 0s BreakerOpen@15m0s", "d": "0 - BreakerOpen@15m0s"},
+				Items:  streakItems("BreakerOpen@15m0s", "BreakerOpen@15m0s", "BreakerOpen@15m0s", "BreakerOpen@15m0s"),
 				Events: []string{"Warning RunFailed"}, Probes: []Result{ResultFailed}, Requeue: 4 * time.Minute, Target: "False BreakerOpen",
 			},
 		},
 		{
 			name: "open: a successful probe closes it and the next item starts at once, inside the cool-off of its failure",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
 				g.Status.CircuitBreaker = openStatus(1, 3*time.Minute)
-				running(t, g, "d", 4, at(3*time.Minute))
-				return []corev1.Pod{finished(runPod(t, g, "d", 4, corev1.PodSucceeded), 0, "Completed", at(4*time.Minute))}
 			},
+			run: &endedRun{item: "d", run: 4, start: 3 * time.Minute, end: 4 * time.Minute, exitCode: 0},
 			now: 4 * time.Minute,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(4 * time.Minute)},
-				Items: map[string]string{"a": "1 -2m0s Running@-", "b": "1 -1m0s @-",
-					"c": "1 0s @-", "d": "0 - SucceededRecently@1h4m0s"},
+				Items:   streakItems("Running@-", "@-", "@-", "SucceededRecently@1h4m0s"),
 				Started: "a", Events: []string{"Normal RunSucceeded", "Normal BreakerClosed"}, Probes: []Result{ResultSucceeded},
 				Target: "True BreakerClosed",
 			},
 		},
 		{
 			name: "closed: a failure after the close cools off as usual",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, false)
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(4 * time.Minute)}
-				running(t, g, "a", 5, at(4*time.Minute))
-				return []corev1.Pod{finished(runPod(t, g, "a", 5, corev1.PodFailed), 1, "Error", at(5*time.Minute))}
 			},
+			run: &endedRun{item: "a", run: 5, start: 4 * time.Minute, end: 5 * time.Minute, exitCode: 1},
 			now: 5 * time.Minute,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(4 * time.Minute), FailedItems: []string{"a"},
@@ -372,87 +381,83 @@ func TestBreakerDecisions(t *testing.T) {
 		},
 		{
 			name: "open: an on-demand run starts before nextProbeAt, as a probe",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
-				return nil
 			},
 			now:      30 * time.Second,
 			onDemand: "b",
 			want: breakerView{
 				Breaker: openStatus(0, time.Minute),
-				Items: map[string]string{"a": "1 -2m0s BreakerOpen@1m0s", "b": "1 -1m0s Running@-",
-					"c": "1 0s BreakerOpen@1m0s", "d": "0 - BreakerOpen@1m0s"},
+				Items:   streakItems("BreakerOpen@1m0s", "Running@-", "BreakerOpen@1m0s", "BreakerOpen@1m0s"),
 				Started: "b", Target: "False BreakerOpen",
 			},
 		},
 		{
 			name: "open: a failed on-demand probe grows no failure count",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
-				running(t, g, "b", 4, at(30*time.Second))
-				g.Status.CurrentRun.OaatRun = "now-b"
-				return []corev1.Pod{finished(runPod(t, g, "b", 4, corev1.PodFailed), 1, "Error", at(40*time.Second))}
 			},
+			run:      &endedRun{item: "b", run: 4, start: 30 * time.Second, end: 40 * time.Second, exitCode: 1, oaatRun: "now-b"},
 			now:      40 * time.Second,
 			onDemand: "b",
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: open, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(0),
 					LastFailureReason: "Error", LastFailureExitCode: code(1), NextProbeAt: at(160 * time.Second), FailedProbes: 1},
-				Items: map[string]string{"a": "1 -2m0s BreakerOpen@2m40s", "b": "1 -1m0s BreakerOpen@2m40s",
-					"c": "1 0s BreakerOpen@2m40s", "d": "0 - BreakerOpen@2m40s"},
+				Items:  streakItems("BreakerOpen@2m40s", "BreakerOpen@2m40s", "BreakerOpen@2m40s", "BreakerOpen@2m40s"),
 				Events: []string{"Warning RunFailed"}, Probes: []Result{ResultFailed}, Requeue: 2 * time.Minute, Target: "False BreakerOpen",
 			},
 		},
 		{
 			name: "open: suspended, no probe starts and the breaker stays open",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
 				g.Spec.Suspend = true
-				return nil
 			},
 			now: 5 * time.Minute,
 			want: breakerView{
 				Breaker: openStatus(0, time.Minute),
-				Items: map[string]string{"a": "1 -2m0s Suspended@-", "b": "1 -1m0s Suspended@-",
-					"c": "1 0s Suspended@-", "d": "0 - Suspended@-"},
-				Events: []string{"Normal SpecSuspend"}, Target: "False BreakerOpen",
+				Items:   streakItems("Suspended@-", "Suspended@-", "Suspended@-", "Suspended@-"),
+				Events:  []string{"Normal SpecSuspend"}, Target: "False BreakerOpen",
 			},
 		},
 		{
 			name: "open: a new value of oaat.io/reset closes it",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
 				g.Annotations = map[string]string{v1alpha1.AnnotationReset: "again"}
-				return nil
 			},
 			now: 30 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(30 * time.Second)},
-				Items: map[string]string{"a": "1 -2m0s @-", "b": "1 -1m0s @-",
-					"c": "1 0s @-", "d": "0 - Running@-"},
+				Items:   streakItems("@-", "@-", "@-", "Running@-"),
 				Started: "d", Events: []string{"Normal GroupReset", "Normal BreakerClosed"}, Target: "True BreakerClosed",
 			},
 		},
 		{
 			name: "open: removing spec.circuitBreaker closes it, its status and condition go, cool-offs apply again",
-			setup: func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+			setup: func(g *v1alpha1.OaatGroup) {
 				streak(g, true)
 				g.Spec.CircuitBreaker = nil
 				g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionTargetAvailable, Status: metav1.ConditionFalse,
 					Reason: v1alpha1.ReasonBreakerOpen, LastTransitionTime: *at(0)}}
-				return nil
 			},
 			now: 30 * time.Second,
 			want: breakerView{
-				Items: map[string]string{"a": "1 -2m0s CoolingOff@8m0s", "b": "1 -1m0s CoolingOff@9m0s",
-					"c": "1 0s CoolingOff@10m0s", "d": "0 - Running@-"},
+				Items:   streakItems("CoolingOff@8m0s", "CoolingOff@9m0s", "CoolingOff@10m0s", "Running@-"),
 				Started: "d", Events: []string{"Normal BreakerClosed"},
 			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := breakerGroup()
-			pods := tc.setup(t, g)
+			if tc.setup != nil {
+				tc.setup(g)
+			}
+			var pods []corev1.Pod
+			if r := tc.run; r != nil {
+				pods = ends(t, g, r.item, r.run, r.start, r.end, r.exitCode)
+				g.Status.CurrentRun.StopReason, g.Status.CurrentRun.OaatRun = r.stopReason, r.oaatRun
+			}
 			in := input(g, tc.now, pods...)
 			if tc.onDemand != "" {
 				r := newOnDemandRun("now-"+tc.onDemand, g.Name, tc.onDemand, 0)
@@ -608,7 +613,6 @@ func TestBreakerMessages(t *testing.T) {
 func TestBreakerDeadTarget(t *testing.T) {
 	g := breakerGroup()
 	g.Spec.OaatItems = append(g.Spec.OaatItems, "e")
-	targetUp := false
 	now := time.Duration(0)
 	type start struct {
 		At   time.Duration
@@ -648,9 +652,8 @@ func TestBreakerDeadTarget(t *testing.T) {
 		starts = append(starts, start{now, p.Status.CurrentRun.Item})
 		// Each run takes 10s; the target comes back at +9m.
 		now += 10 * time.Second
-		targetUp = now >= 9*time.Minute
 		pod := seen[0]
-		if targetUp {
+		if targetUp := now >= 9*time.Minute; targetUp {
 			pod = finished(pod, 0, "Completed", at(now))
 			pod.Status.Phase = corev1.PodSucceeded
 		} else {

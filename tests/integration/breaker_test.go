@@ -69,12 +69,8 @@ var _ = Describe("The circuit breaker of a group", func() {
 		expectEvent(ctx, name, corev1.EventTypeWarning, v1alpha1.ReasonBreakerOpened)
 
 		By("running the first probe, the item that never failed, only at nextProbeAt")
-		expectNoLivePod(ctx, name, time.Until(nextProbe)-300*time.Millisecond)
-		probe := waitForLivePodWithin(ctx, 5*time.Second, name, previous...)
-		Expect(probe.CreationTimestamp.Time).NotTo(BeTemporally("<", nextProbe))
+		probe, probeFailed := runProbe(ctx, name, nextProbe, previous, 75, "Error")
 		Expect(probe.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationItem, fourth))
-		markRunning(ctx, probe.Name)
-		probeFailed := finishPod(ctx, probe.Name, 75, "Error")
 		previous = append(previous, probe.Name)
 
 		By("recording the failed probe without growing any item's failure count; the next waits twice as long")
@@ -91,13 +87,9 @@ var _ = Describe("The circuit breaker of a group", func() {
 			nextProbe = cb.NextProbeAt.Time
 		}).WithContext(ctx).Should(Succeed())
 
-		By("running the second probe, one at a time, at its time: the least recently probed item")
-		expectNoLivePod(ctx, name, time.Until(nextProbe)-300*time.Millisecond)
-		probe = waitForLivePodWithin(ctx, 7*time.Second, name, previous...)
-		Expect(probe.CreationTimestamp.Time).NotTo(BeTemporally("<", nextProbe))
+		By("running the second probe, one at a time, at its time: an item that opened the breaker, not probed yet")
+		probe, closedAt := runProbe(ctx, name, nextProbe, previous, 0, "Completed")
 		Expect(failed).To(ContainElement(probe.Annotations[v1alpha1.AnnotationItem]))
-		markRunning(ctx, probe.Name)
-		closedAt := finishPod(ctx, probe.Name, 0, "Completed")
 		previous = append(previous, probe.Name)
 
 		By("closing the breaker on its success, with one event")
@@ -176,6 +168,18 @@ var _ = Describe("The circuit breaker of a group", func() {
 		expectNoLivePod(ctx, name, 2*time.Second)
 	}, SpecTimeout(specTimeout))
 })
+
+// runProbe checks that no pod of the group starts before nextProbe and that the probe's does
+// after it, then plays the probe's pod: running, then ended with exitCode and reason. It returns
+// the pod and when it ended.
+func runProbe(ctx context.Context, group string, nextProbe time.Time, previous []string, exitCode int32, reason string) (*corev1.Pod, metav1.Time) {
+	GinkgoHelper()
+	expectNoLivePod(ctx, group, time.Until(nextProbe)-300*time.Millisecond)
+	probe := waitForLivePodWithin(ctx, 7*time.Second, group, previous...)
+	Expect(probe.CreationTimestamp.Time).NotTo(BeTemporally("<", nextProbe))
+	markRunning(ctx, probe.Name)
+	return probe, finishPod(ctx, probe.Name, exitCode, reason)
+}
 
 // expectFailureCounts checks that the items that opened the breaker have one failure each and the
 // probe's item none.
