@@ -6,6 +6,9 @@ import (
 
 // Defaults of spec.circuitBreaker.
 const (
+	// DefaultConsecutiveItemFailures is how many distinct items failing in a row open the breaker
+	// when spec.circuitBreaker.consecutiveItemFailures is absent.
+	DefaultConsecutiveItemFailures = 3
 	// DefaultProbeInterval is the wait before the first probe when
 	// spec.circuitBreaker.probeInterval is absent.
 	DefaultProbeInterval Duration = "1m"
@@ -25,17 +28,18 @@ const (
 // +kubebuilder:validation:XValidation:rule="(has(self.maxProbeInterval) ? self.maxProbeInterval : '1h').findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum() >= (has(self.probeInterval) ? self.probeInterval : '1m').findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum()",messageExpression=`'circuitBreaker.maxProbeInterval "' + (has(self.maxProbeInterval) ? self.maxProbeInterval : '1h') + '" is shorter than probeInterval "' + (has(self.probeInterval) ? self.probeInterval : '1m') + '": the cap of the probe interval cannot be below its first step'`
 type CircuitBreaker struct {
 	// consecutiveItemFailures is how many distinct items must fail in a row, with no success in
-	// between, to open the breaker. An item that fails again before the breaker opens counts
-	// once. A success, or a failure that exitCodes and reasons do not count, starts the count
-	// again; an interrupted run changes nothing. The failures that open the breaker are recorded
-	// for their items as usual.
+	// between, to open the breaker; absent means 3. An item that fails again before the breaker
+	// opens counts once. A success, or a failure that exitCodes and reasons do not count, starts
+	// the count again; an interrupted run changes nothing. The failures that open the breaker are
+	// recorded for their items as usual.
+	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=100
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Consecutive item failures",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
-	// +required
-	ConsecutiveItemFailures int32 `json:"consecutiveItemFailures"`
+	// +optional
+	ConsecutiveItemFailures int32 `json:"consecutiveItemFailures,omitempty"`
 
-	// exitCodes, when set, are the exit codes of the failures that count towards opening the
+	// exitCodes are, when set, the exit codes of the failures that count towards opening the
 	// breaker (for example the code the item exits with when it cannot reach its target). With
 	// reasons too, a failure counts when either matches. Absent with reasons absent: every
 	// failure counts.
@@ -47,7 +51,7 @@ type CircuitBreaker struct {
 	// +optional
 	ExitCodes []int32 `json:"exitCodes,omitempty"`
 
-	// reasons, when set, are the reasons of the failures that count towards opening the breaker,
+	// reasons are, when set, the reasons of the failures that count towards opening the breaker,
 	// as status.items[].lastReason records them: a container's (Error, OOMKilled, ...) or the
 	// operator's (DeadlineExceeded, PodNotFound). With exitCodes too, a failure counts when
 	// either matches.
@@ -89,7 +93,7 @@ type CircuitBreakerStatus struct {
 	// state is Closed (items run as usual) or Open (one probe at a time).
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Breaker state",xDescriptors={"urn:alm:descriptor:text"}
 	// +required
-	State BreakerState `json:"state"`
+	State BreakerState `json:"state,omitempty"`
 
 	// failedItems are the distinct items that failed in a row (counted failures, see
 	// spec.circuitBreaker.consecutiveItemFailures), in the order they failed; emptied by a
@@ -108,7 +112,8 @@ type CircuitBreakerStatus struct {
 	OpenedAt *metav1.Time `json:"openedAt,omitempty"`
 
 	// lastFailureReason is the reason of the last failure that counted, or of the last failed
-	// probe (as status.items[].lastReason records it).
+	// probe (as status.items[].lastReason records it; at most 1024 characters).
+	// +kubebuilder:validation:MaxLength=1024
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last failure reason",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	LastFailureReason string `json:"lastFailureReason,omitempty"`

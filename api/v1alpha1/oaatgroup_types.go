@@ -187,11 +187,12 @@ type OaatGroupSpec struct {
 	// +optional
 	ClusterLocks []string `json:"clusterLocks,omitempty"`
 
-	// circuitBreaker, when set, treats failures of many items in a row as one problem of the
-	// target they share: once consecutiveItemFailures distinct items fail in a row, no item's
-	// failure count or cool-off grows and one item at a time runs as a probe, until one
-	// succeeds (status.circuitBreaker, condition TargetAvailable). Absent: off, each item
-	// backs off on its own. Removing it closes an open breaker.
+	// circuitBreaker turns on, when present, the group's circuit breaker, which treats failures
+	// of many items in a row as one problem of the target they share: once
+	// consecutiveItemFailures distinct items fail in a row, no item's failure count or cool-off
+	// grows and one item at a time runs as a probe, until one succeeds (status.circuitBreaker,
+	// condition TargetAvailable). An empty circuitBreaker ({}) turns it on with its defaults.
+	// Absent: off, each item backs off on its own. Removing it closes an open breaker.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:circuitBreaker"}
 	// +optional
 	CircuitBreaker *CircuitBreaker `json:"circuitBreaker,omitempty"`

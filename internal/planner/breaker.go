@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
@@ -29,6 +30,9 @@ import (
 // failed, so the group goes on at once in its usual order, the items whose failures opened the
 // breaker included.
 
+// maxBreakerReason is the longest status.circuitBreaker.lastFailureReason the schema accepts.
+const maxBreakerReason = 1024
+
 // breakerPolicy is spec.circuitBreaker read for decisions.
 type breakerPolicy struct {
 	threshold        int
@@ -41,7 +45,11 @@ type breakerPolicy struct {
 // readBreakerPolicy reads spec.circuitBreaker; the policy holds what could be read even when an
 // interval cannot be, so that the breaker keeps its state while the spec is invalid.
 func readBreakerPolicy(cb *v1alpha1.CircuitBreaker) (*breakerPolicy, error) {
-	b := &breakerPolicy{threshold: max(int(cb.ConsecutiveItemFailures), 2), exitCodes: cb.ExitCodes, reasons: cb.Reasons}
+	threshold := int(cb.ConsecutiveItemFailures)
+	if threshold == 0 {
+		threshold = v1alpha1.DefaultConsecutiveItemFailures
+	}
+	b := &breakerPolicy{threshold: max(threshold, 2), exitCodes: cb.ExitCodes, reasons: cb.Reasons}
 	probeInterval, maxProbeInterval := cb.ProbeInterval, cb.MaxProbeInterval
 	if probeInterval == "" {
 		probeInterval = v1alpha1.DefaultProbeInterval
@@ -125,7 +133,7 @@ func (d *decision) observeForBreaker(item string, out ended) {
 	case cb.State == v1alpha1.BreakerOpen:
 		d.plan.Probes = append(d.plan.Probes, ResultFailed)
 		cb.FailedProbes++
-		cb.LastFailureReason, cb.LastFailureExitCode = out.reason, out.exitCode
+		noteFailure(cb, out)
 		cb.NextProbeAt = optionalTime(out.finishedAt.Add(b.probeWait(cb.FailedProbes)))
 	case out.result == ResultSucceeded || !b.counts(out):
 		cb.FailedItems = nil
@@ -133,11 +141,16 @@ func (d *decision) observeForBreaker(item string, out ended) {
 		if !slices.Contains(cb.FailedItems, item) {
 			cb.FailedItems = append(cb.FailedItems, item)
 		}
-		cb.LastFailureReason, cb.LastFailureExitCode = out.reason, out.exitCode
+		noteFailure(cb, out)
 		if len(cb.FailedItems) >= b.threshold {
 			d.openBreaker(out.finishedAt.Time)
 		}
 	}
+}
+
+// noteFailure keeps the reason and exit code of the failure.
+func noteFailure(cb *v1alpha1.CircuitBreakerStatus, out ended) {
+	cb.LastFailureReason, cb.LastFailureExitCode = message.Truncate(out.reason, maxBreakerReason), out.exitCode
 }
 
 // openBreaker opens the breaker after the failure that ended at failedAt.

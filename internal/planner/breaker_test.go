@@ -495,7 +495,7 @@ func TestReadBreakerPolicy(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			spec: v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 3},
+			spec: v1alpha1.CircuitBreaker{},
 			want: breakerPolicy{threshold: 3, probeInterval: time.Minute, maxProbeInterval: time.Hour},
 		},
 		{

@@ -92,7 +92,9 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 			func(g *v1alpha1.OaatGroup) { g.Spec.PodHistory = &v1alpha1.PodHistory{Failed: ptr.To[int32](-1)} },
 			"spec.podHistory.failed: Invalid value: -1"),
 		Entry("a circuit breaker that one failed item would open", SpecTimeout(specTimeout),
-			func(g *v1alpha1.OaatGroup) { g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 1} },
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 1}
+			},
 			"spec.circuitBreaker.consecutiveItemFailures: Invalid value: 1"),
 		Entry("a circuit breaker's probe interval in milliseconds", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) {
@@ -107,6 +109,13 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 				g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 3, ProbeInterval: "2h"}
 			}, `circuitBreaker.maxProbeInterval "1h" is shorter than probeInterval "2h"`),
 	)
+
+	It("turns an empty circuit breaker on with its defaults", func(ctx SpecContext) {
+		group := newGroup("breaker-defaults", "a")
+		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{}
+		Expect(k8sClient.Create(ctx, group)).To(Succeed())
+		Expect(group.Spec.CircuitBreaker).To(Equal(&v1alpha1.CircuitBreaker{ConsecutiveItemFailures: v1alpha1.DefaultConsecutiveItemFailures}))
+	}, SpecTimeout(specTimeout))
 
 	It("accepts a circuit breaker whose maximum probe interval is equal to or above its probe interval, in any spelling", func(ctx SpecContext) {
 		for i, pair := range [][2]v1alpha1.Duration{{"60m", "1 hour"}, {"", "1m"}, {"30s", ""}, {"1d", "1w"}} {
