@@ -29,8 +29,8 @@ const (
 type CircuitBreaker struct {
 	// consecutiveItemFailures is how many distinct items must fail in a row, with no success in
 	// between, to open the breaker; absent means 3. An item that fails again before the breaker
-	// opens counts once. A success, or a failure that exitCodes and reasons do not count, starts
-	// the count again; an interrupted run changes nothing. The failures that open the breaker are
+	// opens counts once. A success, or a failure that exitCodes and reasons do not count (or
+	// whose exit code is one of spec.exitCodes.doNotRetry), starts the count again; an interrupted run changes nothing. The failures that open the breaker are
 	// recorded for their items as usual.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=2

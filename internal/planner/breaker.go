@@ -69,12 +69,15 @@ func readBreakerPolicy(cb *v1alpha1.CircuitBreaker) (*breakerPolicy, error) {
 }
 
 // counts reports whether a failure counts towards opening the breaker: any failure without
-// exitCodes and reasons, else one whose exit code or reason they list.
+// exitCodes and reasons, else one whose exit code or reason they list; never one with an exit
+// code of spec.exitCodes.doNotRetry, which says the item itself cannot succeed.
 func (b *breakerPolicy) counts(out ended) bool {
-	if len(b.exitCodes) == 0 && len(b.reasons) == 0 {
+	switch {
+	case out.doNotRetry != nil:
+		return false
+	case len(b.exitCodes) == 0 && len(b.reasons) == 0:
 		return true
-	}
-	if out.exitCode != nil && slices.Contains(b.exitCodes, *out.exitCode) {
+	case out.exitCode != nil && slices.Contains(b.exitCodes, *out.exitCode):
 		return true
 	}
 	return slices.Contains(b.reasons, out.reason)

@@ -248,6 +248,21 @@ func TestBreakerDecisions(t *testing.T) {
 			},
 		},
 		{
+			name: "a failure with a do-not-retry exit code is the item's own: it parks the item and starts the count again",
+			setup: func(g *v1alpha1.OaatGroup) {
+				g.Spec.ExitCodes = &v1alpha1.ExitCodes{DoNotRetry: []int32{4}}
+				aAndBFailed(g, 1)
+			},
+			run: &endedRun{item: "c", run: 3, start: 0, end: 30 * time.Second, exitCode: 4},
+			now: 31 * time.Second,
+			want: breakerView{
+				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, LastFailureReason: "Error", LastFailureExitCode: code(1)},
+				Items: map[string]string{"a": "1 -2m0s CoolingOff@8m0s", "b": "1 -1m0s CoolingOff@9m0s",
+					"c": "1 30s Parked@-", "d": "0 - Running@-"},
+				Started: "d", Events: []string{"Warning RunFailed", "Warning ItemParked", "Normal ItemsParked"}, Target: "True BreakerClosed",
+			},
+		},
+		{
 			name: "with reasons, a run stopped by runTimeout counts by its reason",
 			setup: func(g *v1alpha1.OaatGroup) {
 				g.Spec.CircuitBreaker.Reasons = []string{v1alpha1.ReasonDeadlineExceeded}
