@@ -14,8 +14,8 @@ import (
 )
 
 // startNext chooses the next item when nothing runs and plans its intent and pod: the oldest
-// on-demand run that may start, else, while the circuit breaker is open, its probe (breaker.go),
-// else the schedule's choice among the items the group does not hold (parked, done, suspended). When the chosen run cannot start, it returns when to look
+// on-demand run that may start, else the schedule's choice among the items the group does
+// not hold (parked, done, suspended). When the chosen run cannot start, it returns when to look
 // again: after lockRecheck when it waits for a lock, or as for a group that is not ready.
 func (d *decision) startNext() (wake time.Time) {
 	st := &d.plan.Status
@@ -26,6 +26,7 @@ func (d *decision) startNext() (wake time.Time) {
 		return d.start(onDemandRun.Spec.Item, onDemandRun.Name)
 	}
 	if d.breakerOpen() {
+		// While the circuit breaker is open, its probe takes the schedule's place (breaker.go).
 		return d.startProbe()
 	}
 	var free []schedule.Item
