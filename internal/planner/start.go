@@ -25,10 +25,14 @@ func (d *decision) startNext() (wake time.Time) {
 	if onDemandRun := d.nextOnDemandRun(); onDemandRun != nil {
 		return d.start(onDemandRun.Spec.Item, onDemandRun.Name)
 	}
+	if d.breakerOpen() {
+		// While the circuit breaker is open, its probe takes the schedule's place (breaker.go).
+		return d.startProbe()
+	}
 	var free []schedule.Item
 	for i := range st.Items {
 		if d.held(&st.Items[i]) == "" {
-			free = append(free, scheduleItem(&st.Items[i]))
+			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
 	if next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand); ok {
