@@ -10,6 +10,20 @@ import (
 // OaatGroupHistory CRD is being deleted loses the finalizer without a record.
 const FinalizerHistory = "oaat.io/history"
 
+// Reasons of the events about a group's history (kept here, beside the kind they concern, with
+// the same contract as those of conventions.go: wire format, added to, never renamed).
+const (
+	// ReasonHistoryAdopted (event): a new group took the history of its items from the
+	// OaatGroupHistory of a deleted group of the same namespace, name and OaatType.
+	ReasonHistoryAdopted = "HistoryAdopted"
+	// ReasonHistoryDiscarded (event): a new group found the OaatGroupHistory of a deleted group
+	// of its namespace and name expired, or of another OaatType, adopted nothing and deleted it.
+	ReasonHistoryDiscarded = "HistoryDiscarded"
+	// ReasonItemRenamed (event): an item took the history of the item it was renamed from
+	// (spec.itemRenames).
+	ReasonItemRenamed = "ItemRenamed"
+)
+
 // ItemHistory is what outlives a deleted group of one of its items: the durable part of its
 // ItemStatus. What belongs to the deleted group alone (the name of its last pod, which goes with
 // the group; the generation an item was parked in; the wait, which is computed again) is not kept.

@@ -62,8 +62,8 @@ func TestAdopt(t *testing.T) {
 				Items: []v1alpha1.ItemStatus{adopted("/srv/b", b)}},
 		},
 		{
-			name: "an entry with history of the group's own is kept, an empty one filled; adopting again changes nothing",
-			group: withStatus(group("new-uid", "/srv/a", "/srv/b"), 50, ownRun, v1alpha1.ItemStatus{Name: "/srv/b"}),
+			name:   "an entry with history of the group's own is kept, an empty one filled; adopting again changes nothing",
+			group:  withStatus(group("new-uid", "/srv/a", "/srv/b"), 50, ownRun, v1alpha1.ItemStatus{Name: "/srv/b"}),
 			record: full, now: time.Minute,
 			want: Adoption{Verdict: Adopted, DeleteRecord: true, RunCount: 50, Adopted: []string{"/srv/b"},
 				Items: []v1alpha1.ItemStatus{ownRun, adopted("/srv/b", b)}},
