@@ -107,8 +107,8 @@ type OaatGroupHistorySpec struct {
 	ExpiresAt metav1.Time `json:"expiresAt"`
 
 	// runCount is the deleted group's status.runCount. A new group that adopts the record goes on
-	// numbering its runs from it, so that its pods are never named as a pod of the deleted group
-	// that the garbage collector has not removed yet.
+	// numbering its runs from it, so that its run numbers (and pod names) do not repeat the
+	// deleted group's.
 	// +kubebuilder:validation:Minimum=0
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Runs started",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	// +optional
