@@ -148,7 +148,15 @@ type OaatGroupHistory struct {
 	// spec is the deleted group's history.
 	// +required
 	Spec OaatGroupHistorySpec `json:"spec"`
+
+	// status is empty: a record is written whole and has no observed state. (The field exists for
+	// the tools that expect one of every kind, operator-sdk's CSV generation among them.)
+	// +optional
+	Status OaatGroupHistoryStatus `json:"status,omitempty,omitzero"`
 }
+
+// OaatGroupHistoryStatus is the empty status of an OaatGroupHistory.
+type OaatGroupHistoryStatus struct{}
 
 // OaatGroupHistoryList is a list of OaatGroupHistories.
 // +kubebuilder:object:root=true
