@@ -33,7 +33,7 @@ type ItemHistory struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Item",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// lastSuccess is when the item's last successful run ended.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Last success",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
@@ -83,7 +83,7 @@ type OaatGroupHistorySpec struct {
 	// +kubebuilder:validation:MaxLength=128
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Group UID",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +required
-	GroupUID string `json:"groupUID"`
+	GroupUID string `json:"groupUID,omitempty"`
 
 	// oaatType is the deleted group's spec.oaatType. A new group adopts the history only if it
 	// names the same OaatType: under another type, running an item means other work, and the
@@ -92,7 +92,7 @@ type OaatGroupHistorySpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Oaat type",xDescriptors={"urn:alm:descriptor:io.kubernetes:oaat.io:v1alpha1:OaatType"}
 	// +required
-	OaatType string `json:"oaatType"`
+	OaatType string `json:"oaatType,omitempty"`
 
 	// deletedAt is when the operator saw the group deleted and wrote this record.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Deleted at",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
@@ -132,6 +132,7 @@ type OaatGroupHistorySpec struct {
 // unadopted record is deleted at its expiry. Users do not need to write it; they may delete it
 // to make a re-created group start afresh.
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=oagh,categories=oaat
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.oaatType`
 // +kubebuilder:printcolumn:name="Runs",type=integer,JSONPath=`.spec.runCount`

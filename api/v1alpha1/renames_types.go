@@ -8,12 +8,12 @@ type ItemRename struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Renamed from",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:itemRenames","urn:alm:descriptor:com.tectonic.ui:text"}
 	// +required
-	From string `json:"from"`
+	From string `json:"from,omitempty"`
 
 	// to is the item's new name, an item of the group.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Renamed to",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:itemRenames","urn:alm:descriptor:com.tectonic.ui:text"}
 	// +required
-	To string `json:"to"`
+	To string `json:"to,omitempty"`
 }
