@@ -90,7 +90,7 @@ func TestDeletedGroupGoesWithoutHistoryWhenThereIsNowhereToKeepIt(t *testing.T) 
 
 func TestDeletedGroupWaitsWhileItsHistoryCannotBeWritten(t *testing.T) {
 	server := newFakeClient(t, interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 			return apierrors.NewServerTimeout(schema.GroupResource{Group: "oaat.io", Resource: "oaatgrouphistories"}, "create", 1)
 		},
 	}, testType(), deletedGroup())

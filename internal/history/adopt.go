@@ -10,13 +10,13 @@ import (
 type Verdict string
 
 const (
-	// NotPredecessor: the record is not of a group this group replaces; it is left alone.
+	// NotPredecessor means the record is not of a group this group replaces; it is left alone.
 	NotPredecessor Verdict = "NotPredecessor"
-	// RecordExpired: the record expired; nothing adopted, the record deleted.
+	// RecordExpired means the record expired: nothing adopted, the record deleted.
 	RecordExpired Verdict = "Expired"
-	// OtherType: the record is of another OaatType; nothing adopted, the record deleted.
+	// OtherType means the record is of another OaatType; nothing adopted, the record deleted.
 	OtherType Verdict = "OtherType"
-	// Adopted: the history of the group's items that the record holds was adopted (maybe none),
+	// Adopted means the history of the group's items that the record holds was adopted (maybe none),
 	// the record deleted.
 	Adopted Verdict = "Adopted"
 )

@@ -27,7 +27,7 @@ func DeleteGroups(ctx context.Context, c client.Client, timeout time.Duration, n
 		for _, ns := range namespaces {
 			groups := &v1alpha1.OaatGroupList{}
 			if err := c.List(ctx, groups, client.InNamespace(ns)); err != nil {
-				return false, nil
+				return false, fmt.Errorf("listing the OaatGroups of %s: %w", ns, err)
 			}
 			for _, g := range groups.Items {
 				left = append(left, g.Namespace+"/"+g.Name)
