@@ -26,6 +26,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
+	"github.com/oaat-io/oaat-operator/internal/history"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
@@ -42,6 +43,7 @@ func main() {
 		seed                       uint64
 		concurrency                int
 		adoptionWindow             time.Duration
+		historyRetention           time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to: :8443 for HTTPS, :8080 for HTTP, 0 to disable it.")
@@ -63,6 +65,9 @@ func main() {
 		"How long a ClusterOaatLock gives no slot after its creation when the operator watches only some namespaces "+
 			"(WATCH_NAMESPACE): the time other installations sharing it have to list their live runs in it again "+
 			"after a re-create, a failover included.")
+	flag.DurationVar(&historyRetention, "history-retention", history.DefaultRetention,
+		"How long the history of a deleted OaatGroup is kept (an OaatGroupHistory) for a group re-created with "+
+			"the same namespace and name to adopt; deleted at its end.")
 	flag.Uint64Var(&seed, "random-seed", 0,
 		"Seed of the random tie-breaks between equally due items; 0 picks one at start.")
 	opts := zap.Options{}
@@ -72,6 +77,10 @@ func main() {
 	setupLog := ctrl.Log.WithName("setup")
 	if adoptionWindow <= 0 {
 		setupLog.Error(fmt.Errorf("--cluster-lock-adoption-window=%s", adoptionWindow), "The adoption window of a ClusterOaatLock must be positive")
+		os.Exit(1)
+	}
+	if historyRetention <= 0 {
+		setupLog.Error(fmt.Errorf("--history-retention=%s", historyRetention), "The retention of a deleted group's history must be positive")
 		os.Exit(1)
 	}
 
@@ -142,6 +151,7 @@ func main() {
 	if err := controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
 		LockMetrics: lockMetrics, Namespaces: watchNamespaces, AdoptionWindow: adoptionWindow,
+		HistoryRetention: historyRetention,
 		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
 		// Lease check notices it before the elector's renew deadline.
 		OnLeaseLost: func(err error) {

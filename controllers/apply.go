@@ -56,10 +56,12 @@ func (r *OaatGroupReconciler) applyPhases() []applyPhase {
 		{"final on-demand statuses", r.finalOnDemandStatuses},
 		{"take lock slots", r.takeLockSlots},
 		{"persist the status", r.persistStatus},
+		{"delete the adopted history", r.deleteAdoptedHistory},
 		{"create the pod", r.createRunPod},
 		{"open on-demand runs", r.openOnDemandRuns},
 		{"delete pods", r.deletePods},
 		{"give back slots", r.giveBackSlots},
+		{"add the history finalizer", r.addHistoryFinalizer},
 	}
 }
 

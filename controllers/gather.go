@@ -70,6 +70,11 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		return planner.Input{}, err
 	}
 
+	previous, err := r.previousHistory(ctx, group)
+	if err != nil {
+		return planner.Input{}, err
+	}
+
 	return planner.Input{
 		Locks:        locks,
 		Group:        group,
@@ -79,6 +84,7 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		ConfigMaps:   configMaps,
 		Now:          r.Clock.Now(),
 		Rand:         r.random(group),
+		History:      previous,
 
 		StatusRefusedAt: r.refusals.refusedAt(client.ObjectKeyFromObject(group)),
 	}, nil

@@ -62,6 +62,9 @@ type OaatGroupReconciler struct {
 	// AdoptionWindow is how long a new ClusterOaatLock gives no slot to an installation of some
 	// namespaces (locks.Input.AdoptionWindow).
 	AdoptionWindow time.Duration
+	// HistoryRetention is how long the OaatGroupHistory of a deleted group is kept
+	// (history.DefaultRetention unless --history-retention says otherwise).
+	HistoryRetention time.Duration
 
 	onDemandRuns onDemandRunWriter
 	// refusals paces the start attempts of groups whose status the API server refuses.
@@ -95,10 +98,10 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !group.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // its pods go with it through their owner reference
-	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatGroup", klog.KObj(group)))
+	if !group.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, group) // its pods go with it through their owner reference
+	}
 	r.Runs.RetainItems(group.Namespace, group.Name, hasItemStatus(group))
 
 	in, err := r.gather(ctx, group)

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/history"
 	"github.com/oaat-io/oaat-operator/internal/itemsource"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/locks"
@@ -241,6 +242,9 @@ type Options struct {
 	// AdoptionWindow is how long a ClusterOaatLock gives no slot after its creation to an
 	// installation of some Namespaces (locks.DefaultAdoptionWindow when zero).
 	AdoptionWindow time.Duration
+	// HistoryRetention is how long the OaatGroupHistory of a deleted group is kept
+	// (history.DefaultRetention when zero).
+	HistoryRetention time.Duration
 }
 
 // Setup registers the field indexes and the reconcilers with the manager.
@@ -257,7 +261,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		Leader: guard, LockMetrics: opts.LockMetrics, Namespaces: opts.Namespaces, Installation: locks.InstallationOf(opts.Namespaces),
-		AdoptionWindow: cmp.Or(opts.AdoptionWindow, locks.DefaultAdoptionWindow),
+		AdoptionWindow:   cmp.Or(opts.AdoptionWindow, locks.DefaultAdoptionWindow),
+		HistoryRetention: cmp.Or(opts.HistoryRetention, history.DefaultRetention),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}
@@ -272,6 +277,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true, Clock: opts.Clock,
 		Installation: locks.InstallationOf(opts.Namespaces)}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterOaatLock controller: %w", err)
+	}
+	if err := (&OaatGroupHistoryReconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the OaatGroupHistory controller: %w", err)
 	}
 	return nil
 }

@@ -196,6 +196,19 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:circuitBreaker"}
 	// +optional
 	CircuitBreaker *CircuitBreaker `json:"circuitBreaker,omitempty"`
+
+	// itemRenames carry the history of items that were renamed: the item named by an entry's to
+	// takes the history of the item named by its from, so that renaming /srv/photo to
+	// /srv/photos in oaatItems does not run it again before it is due. It applies while to is an
+	// item of the group without history of its own and from is not an item of the group, in the
+	// group's status or in the OaatGroupHistory a re-created group adopts; once applied it
+	// changes nothing, so it may stay or be removed.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=map
+	// +listMapKey=to
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Item renames",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:itemRenames"}
+	// +optional
+	ItemRenames []ItemRename `json:"itemRenames,omitempty"`
 }
 
 // CurrentRun is the run of an item that the operator has started and whose outcome it has not

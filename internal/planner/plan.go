@@ -34,6 +34,10 @@ type Input struct {
 	// retry wait after that attempt is over: each attempt takes and gives back lock slots, whose
 	// writes wake the group, and would otherwise come about once a second.
 	StatusRefusedAt time.Time
+	// History is the OaatGroupHistory of the group's namespace and name, which the controller
+	// reads while the group lacks the finalizer oaat.io/history (its first pass): nil otherwise,
+	// or when there is none.
+	History *v1alpha1.OaatGroupHistory
 }
 
 // Plan is what the controller applies, in these phases (controllers.applyPhases):
@@ -42,7 +46,8 @@ type Input struct {
 //     pod of the group;
 //  2. final on-demand statuses: FinalOnDemandRuns;
 //  3. take lock slots: Locks.Acquire, all or none, then Locks.Assert;
-//  4. persist the status: Status, then emit Events and observe Finished;
+//  4. persist the status: Status, then emit Events and observe Finished; then delete
+//     DeleteHistory;
 //  5. create the pod: Create;
 //  6. open on-demand runs: OpenOnDemandRuns;
 //  7. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
@@ -79,6 +84,9 @@ type Plan struct {
 	// Probes are the results of the circuit breaker's probes whose outcome Status records for
 	// the first time; the controller counts them once Status is persisted.
 	Probes []Result
+	// DeleteHistory is the OaatGroupHistory the group adopted (or found expired, or of another
+	// OaatType), deleted once Status is persisted; nil when none.
+	DeleteHistory *v1alpha1.OaatGroupHistory
 	// RoundOverrun reports that Status starts a scheduled round while items of the previous one
 	// had not succeeded; the controller counts it once Status is persisted.
 	RoundOverrun bool
@@ -152,6 +160,8 @@ type Outcome struct {
 //	recordCurrentRun        status.currentRun, the run's pod,              the item's outcome and history, Finished, the
 //	                        status.circuitBreaker                          OaatRun of the run settled; currentRun cleared;
 //	                                                                       the breaker's count, opening, probes, closing
+//	carryHistory            Input.History, spec.itemRenames, the items     history adopted from a deleted group's record,
+//	                                                                       renamed items' history moved; DeleteHistory
 //	deleteRoguePods         live pods, currentRun as recorded              Deletions of pods that are not the current run
 //	pruneHistory            finished pods, spec.podHistory                 Deletions of old pods; entries of removed items go
 //	syncItems               the resolved items, status.items (recorded)    status.items in the group's order, history kept
@@ -181,6 +191,7 @@ func Decide(in Input) Plan {
 	d := newDecision(in)
 	var wake wakeUp
 	d.recordCurrentRun()
+	d.carryHistory()
 	d.deleteRoguePods()
 	d.pruneHistory()
 	d.syncItems()

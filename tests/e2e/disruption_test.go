@@ -146,8 +146,9 @@ var _ = Describe("Disruptions", func() {
 	}, SpecTimeout(2*time.Minute))
 
 	// A group deleted with --cascade=orphan leaves its pods, without owner reference, and a group
-	// created again with the same name numbers its runs from 1 again: the pod names of its first
-	// runs are those of the orphans.
+	// created again with the same name, once the history its predecessor left is deleted (an
+	// OaatGroupHistory, which it would adopt, runs and their numbers included), numbers its runs
+	// from 1 again: the pod names of its first runs are those of the orphans.
 	It("runs an item of a group created again after it was deleted with its pods orphaned", func(ctx SpecContext) {
 		create(ctx, newOaatType("quick", "2s", 0), newGroup("again", "quick", "only"))
 		var orphan string
@@ -170,6 +171,9 @@ var _ = Describe("Disruptions", func() {
 			g.Expect(pod).NotTo(BeNil())
 			g.Expect(pod.OwnerReferences).To(BeEmpty())
 		}).WithContext(ctx).WithTimeout(90 * time.Second).Should(Succeed())
+
+		By("deleting the history the group left, so that the group created again starts afresh")
+		Expect(k8sClient.Delete(ctx, &v1alpha1.OaatGroupHistory{ObjectMeta: metav1.ObjectMeta{Name: "again", Namespace: ns}})).To(Succeed())
 
 		By("creating the group again, with a failure cool-off of 1h")
 		group := newGroup("again", "quick", "only")

@@ -150,6 +150,9 @@ var _ = BeforeEach(func(ctx SpecContext) {
 		// No namespace controller runs, so the namespace would stay Terminating: its objects are
 		// deleted instead, so that later managers do not keep reconciling them.
 		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatGroup{}, client.InNamespace(ns))).To(Succeed())
+		// With no manager to remove it, the finalizer oaat.io/history would keep them.
+		dropHistoryFinalizers(ctx)
+		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatGroupHistory{}, client.InNamespace(ns))).To(Succeed())
 		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatLock{}, client.InNamespace(ns))).To(Succeed())
 		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns),
 			client.GracePeriodSeconds(0))).To(Succeed())
@@ -185,6 +188,9 @@ type managerOptions struct {
 	// adoptionWindow, when not zero, is how long a new ClusterOaatLock gives no slot to a manager
 	// of some namespaces (--cluster-lock-adoption-window; locks.DefaultAdoptionWindow otherwise).
 	adoptionWindow time.Duration
+	// historyRetention, when not zero, is how long a deleted group's OaatGroupHistory is kept
+	// (--history-retention; history.DefaultRetention otherwise).
+	historyRetention time.Duration
 }
 
 // startManagerWith is startManager with options.
@@ -227,7 +233,7 @@ func startManagerWith(o managerOptions) (stop func()) {
 	Expect(controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: cmp.Or(o.workers, 4), Leader: identity,
 		// As cmd/main.go sets it from WATCH_NAMESPACE.
-		Namespaces: o.namespaces, AdoptionWindow: o.adoptionWindow,
+		Namespaces: o.namespaces, AdoptionWindow: o.adoptionWindow, HistoryRetention: o.historyRetention,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())

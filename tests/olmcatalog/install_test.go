@@ -188,10 +188,12 @@ func runItems(ctx context.Context, m installMode) {
 	}
 }
 
-// uninstall deletes the Subscription, then the CSV, as the README says, and waits until OLM has
-// removed the operator's Deployment; then the OperatorGroup.
+// uninstall deletes the groups while the operator runs, then the Subscription, then the CSV, as
+// docs/olm.md says, and waits until OLM has removed the operator's Deployment; then the
+// OperatorGroup.
 func uninstall(ctx context.Context, m installMode) {
 	GinkgoHelper()
+	Expect(support.DeleteGroups(ctx, k8sClient, time.Minute, m.Namespaces()...)).To(Succeed())
 	for _, step := range []struct {
 		what string
 		del  func() error

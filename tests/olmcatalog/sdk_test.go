@@ -76,7 +76,8 @@ var _ = Describe("operator-sdk", Ordered, func() {
 		runItems(ctx, installMode{Name: "run bundle", InstallNamespace: runBundleNamespace, WorkNamespaces: []string{runBundleNamespace}})
 		AddReportEntry("run bundle: items ran", time.Since(start).Round(time.Millisecond).String())
 
-		By("removing it with operator-sdk cleanup")
+		By("removing it with operator-sdk cleanup, once the groups are deleted (docs/olm.md)")
+		Expect(support.DeleteGroups(ctx, k8sClient, time.Minute, runBundleNamespace)).To(Succeed())
 		out, err = operatorSDK(ctx, proxy, "cleanup", packageName, "--namespace", runBundleNamespace, "--timeout", "3m")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring(`Operator \"` + packageName + `\" uninstalled`))
@@ -117,6 +118,7 @@ var _ = Describe("operator-sdk", Ordered, func() {
 		runItems(ctx, installMode{Name: "run bundle-upgrade", InstallNamespace: bundleUpgradeNamespace, WorkNamespaces: []string{bundleUpgradeNamespace}})
 		AddReportEntry("run bundle-upgrade: upgraded, items ran", time.Since(start).Round(time.Millisecond).String())
 
+		Expect(support.DeleteGroups(ctx, k8sClient, time.Minute, bundleUpgradeNamespace)).To(Succeed())
 		out, err = operatorSDK(ctx, proxy, "cleanup", packageName, "--namespace", bundleUpgradeNamespace, "--timeout", "3m")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring(`Operator \"` + packageName + `\" uninstalled`))

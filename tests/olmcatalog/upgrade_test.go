@@ -39,6 +39,8 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 		}
 		createNamespace(ctx, upgradeNamespace)
 		DeferCleanup(func(ctx SpecContext) {
+			// While the operator runs (docs/olm.md's uninstall).
+			Expect(support.DeleteGroups(ctx, k8sClient, time.Minute, upgradeNamespace)).To(Succeed())
 			for _, csv := range []string{csvName, previousCSVName} {
 				_ = dynClient.Resource(support.GVRClusterServiceVersion).Namespace(upgradeNamespace).Delete(ctx, csv, metav1.DeleteOptions{})
 			}

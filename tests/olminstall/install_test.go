@@ -177,6 +177,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 	manager := startManager(ctx, m, saName, watchNamespace)
 	DeferCleanup(func() { Expect(manager.Stop(30 * time.Second)).To(Succeed()) })
 	runItems(ctx, m)
+	deleteGroups(ctx, m)
 	By("stopping the manager and reading its log for refused requests")
 	Expect(manager.Stop(30 * time.Second)).To(Succeed())
 	Expect(refusedRequests(manager.LogPath)).To(BeEmpty(),
@@ -342,6 +343,9 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 		{"", "configmaps", "", "get", ""}, {"", "configmaps", "", "list", ""}, {"", "configmaps", "", "watch", ""},
 		{"oaat.io", "oaatgroups", "", "get", ""}, {"oaat.io", "oaatgroups", "", "list", ""}, {"oaat.io", "oaatgroups", "", "watch", ""},
 		{"oaat.io", "oaatgroups", "status", "update", ""}, {"oaat.io", "oaatgroups", "finalizers", "update", ""},
+		{"oaat.io", "oaatgroups", "", "patch", ""},
+		{"oaat.io", "oaatgrouphistories", "", "create", ""}, {"oaat.io", "oaatgrouphistories", "", "get", ""},
+		{"oaat.io", "oaatgrouphistories", "", "update", ""}, {"oaat.io", "oaatgrouphistories", "", "delete", ""},
 		{"oaat.io", "oaattypes", "", "list", ""}, {"oaat.io", "oaattypes", "", "watch", ""},
 		{"events.k8s.io", "events", "", "create", ""}, {"events.k8s.io", "events", "", "patch", ""},
 	}

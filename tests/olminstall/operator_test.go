@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -158,6 +159,26 @@ func runItems(ctx context.Context, m installMode) {
 		Expect(group.Status.Items).To(BeEmpty(), "the manager reconciled a group outside its targets")
 		Expect(watcher.PodsOf(m.OutsideNamespace, groupName)).To(BeEmpty(), "pods of the group outside the targets")
 	}
+}
+
+// deleteGroups deletes the watched groups while the manager runs, as docs/olm.md's uninstall
+// says (a group keeps the finalizer oaat.io/history until the operator has written its history),
+// and checks that each is gone and left its OaatGroupHistory: the CSV's permissions allow both.
+func deleteGroups(ctx context.Context, m installMode) {
+	GinkgoHelper()
+	By("deleting the groups of " + strings.Join(m.WorkNamespaces, ", ") + " while the manager runs")
+	for _, ns := range m.WorkNamespaces {
+		Expect(k8sClient.Delete(ctx, &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: groupName, Namespace: ns}})).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		for _, ns := range m.WorkNamespaces {
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, &v1alpha1.OaatGroup{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "group %s/%s: %v", ns, groupName, err)
+			record := &v1alpha1.OaatGroupHistory{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, record)).To(Succeed())
+			g.Expect(record.Spec.Items).To(HaveLen(len(items)), "the history of %s/%s", ns, groupName)
+		}
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 }
 
 // refusedRequests returns the lines of the manager's log that report a request the API server

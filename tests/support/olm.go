@@ -24,7 +24,7 @@ var (
 // OwnedCRDs are the names of the CRDs the operator's bundle owns, one per file in
 // config/crd/bases (a unit test keeps the two equal), sorted.
 var OwnedCRDs = []string{
-	"clusteroaatlocks.oaat.io", "oaatgroups.oaat.io", "oaatlocks.oaat.io", "oaatruns.oaat.io", "oaattypes.oaat.io",
+	"clusteroaatlocks.oaat.io", "oaatgrouphistories.oaat.io", "oaatgroups.oaat.io", "oaatlocks.oaat.io", "oaatruns.oaat.io", "oaattypes.oaat.io",
 }
 
 // MonitoringCRDFiles are the files, in the Prometheus Operator's example/prometheus-operator-crd,

@@ -1,0 +1,104 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// deletedGroup is a group with the history finalizer being deleted, whose item a succeeded.
+func deletedGroup() *v1alpha1.OaatGroup {
+	g := testGroup("g", "a")
+	g.Finalizers = []string{v1alpha1.FinalizerHistory}
+	g.DeletionTimestamp = &metav1.Time{Time: testT0}
+	success := metav1.NewTime(testT0.Add(-time.Minute))
+	g.Status.RunCount = 4
+	g.Status.Items = []v1alpha1.ItemStatus{{Name: "a", LastStarted: &success, LastSuccess: &success}}
+	return g
+}
+
+func TestFirstPassAddsTheHistoryFinalizer(t *testing.T) {
+	server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"))
+	r := newTestReconciler(server, server)
+	if _, err := r.reconcile(t, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if g := getGroup(t, server, "g"); !controllerutil.ContainsFinalizer(g, v1alpha1.FinalizerHistory) || g.Status.CurrentRun == nil {
+		t.Fatalf("finalizers %v, current run %v: want the finalizer added in the pass that started a run", g.Finalizers, g.Status.CurrentRun)
+	}
+}
+
+func TestDeletedGroupLeavesItsHistory(t *testing.T) {
+	server := newFakeClient(t, interceptor.Funcs{}, testType(), deletedGroup())
+	r := newTestReconciler(server, server)
+	r.HistoryRetention = time.Hour
+	if _, err := r.reconcile(t, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: "g"}, &v1alpha1.OaatGroup{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the group is still there: %v", err)
+	}
+	record := &v1alpha1.OaatGroupHistory{}
+	if err := server.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: "g"}, record); err != nil {
+		t.Fatal(err)
+	}
+	if record.Spec.GroupUID != "uid-g" || record.Spec.RunCount != 4 || len(record.Spec.Items) != 1 ||
+		!record.Spec.ExpiresAt.Equal(&metav1.Time{Time: testT0.Add(time.Hour)}) {
+		t.Fatalf("record %+v", record.Spec)
+	}
+}
+
+func TestDeletedGroupGoesWithoutHistoryWhenThereIsNowhereToKeepIt(t *testing.T) {
+	gr := schema.GroupResource{Group: "oaat.io", Resource: "oaatgrouphistories"}
+	terminating := apierrors.NewForbidden(gr, "g", errors.New("namespace ns is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+	for name, refusal := range map[string]error{
+		"namespace terminating": terminating,
+		"CRD terminating":       apierrors.NewMethodNotSupported(gr, "create"),
+		"CRD missing":           apierrors.NewNotFound(gr, ""),
+	} {
+		t.Run(name, func(t *testing.T) {
+			server := newFakeClient(t, interceptor.Funcs{
+				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					if _, ok := obj.(*v1alpha1.OaatGroupHistory); ok {
+						return refusal
+					}
+					return c.Create(ctx, obj, opts...)
+				},
+			}, testType(), deletedGroup())
+			r := newTestReconciler(server, server)
+			if _, err := r.reconcile(t, "g"); err != nil {
+				t.Fatal(err)
+			}
+			if err := server.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: "g"}, &v1alpha1.OaatGroup{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("the group is still there: %v", err)
+			}
+		})
+	}
+}
+
+func TestDeletedGroupWaitsWhileItsHistoryCannotBeWritten(t *testing.T) {
+	server := newFakeClient(t, interceptor.Funcs{
+		Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+			return apierrors.NewServerTimeout(schema.GroupResource{Group: "oaat.io", Resource: "oaatgrouphistories"}, "create", 1)
+		},
+	}, testType(), deletedGroup())
+	r := newTestReconciler(server, server)
+	if _, err := r.reconcile(t, "g"); err == nil {
+		t.Fatal("no error")
+	}
+	if g := getGroup(t, server, "g"); !controllerutil.ContainsFinalizer(g, v1alpha1.FinalizerHistory) {
+		t.Fatal("the finalizer went without the history written")
+	}
+}

@@ -1,0 +1,68 @@
+package history
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// t0 is the fixed clock of the tests.
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) *metav1.Time {
+	t := metav1.NewTime(t0.Add(d))
+	return &t
+}
+
+// group is a group of the namespace ns, named backups, of the OaatType sleeper.
+func group(uid string, items ...string) *v1alpha1.OaatGroup {
+	return &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backups", UID: types.UID(uid)},
+		Spec:       v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: items, Frequency: "1h"},
+	}
+}
+
+// succeeded is the status entry of an item that started at start and succeeded a minute later.
+func succeeded(name string, start time.Duration) v1alpha1.ItemStatus {
+	return v1alpha1.ItemStatus{Name: name, LastStarted: at(start), LastSuccess: at(start + time.Minute),
+		LastExitCode: ptr.To[int32](0), LastReason: "Completed", LastPodName: "backups-" + name,
+		RecentRunSeconds: []int64{60}, NextEligibleAt: at(start + time.Hour), WaitReason: v1alpha1.WaitSucceededRecently}
+}
+
+// failed is the status entry of an item that started at start and failed twice, the last time a
+// minute later.
+func failed(name string, start time.Duration) v1alpha1.ItemStatus {
+	return v1alpha1.ItemStatus{Name: name, LastStarted: at(start), LastFailure: at(start + time.Minute), FailureCount: 2,
+		LastExitCode: ptr.To[int32](3), LastReason: "Error", LastPodName: "backups-" + name, ParkedGeneration: 4}
+}
+
+// historyOf is the record's entry of a status entry.
+func historyOf(it v1alpha1.ItemStatus) v1alpha1.ItemHistory {
+	return v1alpha1.ItemHistory{Name: it.Name, LastSuccess: it.LastSuccess, LastFailure: it.LastFailure,
+		FailureCount: it.FailureCount, LastStarted: it.LastStarted, LastExitCode: it.LastExitCode,
+		LastReason: it.LastReason, RecentRunSeconds: it.RecentRunSeconds}
+}
+
+// adopted is the status entry a new group makes of a record's entry, under name.
+func adopted(name string, it v1alpha1.ItemStatus) v1alpha1.ItemStatus {
+	return v1alpha1.ItemStatus{Name: name, LastSuccess: it.LastSuccess, LastFailure: it.LastFailure,
+		FailureCount: it.FailureCount, LastStarted: it.LastStarted, LastExitCode: it.LastExitCode,
+		LastReason: it.LastReason, RecentRunSeconds: it.RecentRunSeconds}
+}
+
+// record is the record of the deleted group "old-uid", deleted at t0, expiring a week later.
+func record(items ...v1alpha1.ItemStatus) *v1alpha1.OaatGroupHistory {
+	r := &v1alpha1.OaatGroupHistory{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backups"},
+		Spec: v1alpha1.OaatGroupHistorySpec{GroupUID: "old-uid", OaatType: "sleeper",
+			DeletedAt: *at(0), ExpiresAt: *at(DefaultRetention), RunCount: 42},
+	}
+	for _, it := range items {
+		r.Spec.Items = append(r.Spec.Items, historyOf(it))
+	}
+	return r
+}

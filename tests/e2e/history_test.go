@@ -1,0 +1,64 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+var _ = Describe("History", func() {
+	// What a GitOps tool replacing the object does (delete, then apply the same manifest), or a
+	// restore of the group without its status.
+	It("keeps a group deleted and applied again from running its items before they are due", func(ctx SpecContext) {
+		items := []string{"a", "b", "c"}
+		create(ctx, newOaatType("quick", "2s", 0), newGroup("replaced", "quick", items...))
+		successes := map[string]metav1.Time{}
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "replaced")
+			g.Expect(group.Status.CurrentRun).To(BeNil())
+			g.Expect(group.Finalizers).To(ContainElement(v1alpha1.FinalizerHistory))
+			for _, item := range items {
+				it := itemOf(g, group, item)
+				g.Expect(it.LastSuccess).NotTo(BeNil(), "item %s", item)
+				successes[item] = *it.LastSuccess
+			}
+		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+		ran := len(tracker.PodsOf(ns, "replaced"))
+
+		By("deleting the group: its history is kept, its pods are collected")
+		Expect(k8sClient.Delete(ctx, &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "replaced", Namespace: ns}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "replaced"}, &v1alpha1.OaatGroup{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the group still exists: %v", err)
+			record := &v1alpha1.OaatGroupHistory{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "replaced"}, record)).To(Succeed())
+			g.Expect(record.Spec.Items).To(HaveLen(len(items)))
+			g.Expect(podNames(podsOf(ctx, g, "replaced"))).To(BeEmpty(), "the garbage collector deletes the old group's pods")
+		}).WithContext(ctx).WithTimeout(90 * time.Second).Should(Succeed())
+
+		By("applying the same group again")
+		create(ctx, newGroup("replaced", "quick", items...))
+		Consistently(func(g Gomega) {
+			g.Expect(tracker.PodsOf(ns, "replaced")).To(HaveLen(ran), "a pod started though every item succeeded within its frequency")
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "replaced")
+			for _, item := range items {
+				it := itemOf(g, group, item)
+				g.Expect(it.LastSuccess).To(HaveValue(Equal(successes[item])), "item %s", item)
+				g.Expect(it.WaitReason).To(Equal(v1alpha1.WaitSucceededRecently), "item %s", item)
+			}
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "replaced"}, &v1alpha1.OaatGroupHistory{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the adopted record is deleted: %v", err)
+			g.Expect(groupEvents(ctx, g, "replaced", v1alpha1.ReasonHistoryAdopted)).NotTo(BeEmpty())
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+	}, SpecTimeout(3*time.Minute))
+})
