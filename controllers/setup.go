@@ -107,6 +107,9 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		}); err != nil {
 		return fmt.Errorf("indexing OaatGroups by ConfigMap: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatGroup{}, claimSourceIndex, takesClaimsValue); err != nil {
+		return fmt.Errorf("indexing OaatGroups by their claim sources: %w", err)
+	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatRun{}, oaatGroupIndex,
 		func(obj client.Object) []string {
 			return []string{obj.(*v1alpha1.OaatRun).Spec.OaatGroup}
@@ -118,7 +121,8 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 
 // SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a
 // group's label (owned or rogue), of an OaatType or a ConfigMap, for every group that names it,
-// and of an OaatRun, for the group it names.
+// of a PersistentVolumeClaim's labels or deletion, for every group that selects it (before or
+// after), and of an OaatRun, for the group it names.
 func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
 	reprioritize := &reprioritizer{r: r, cache: mgr.GetCache(), queued: make(chan struct{})}
@@ -133,6 +137,8 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: overdue.Idle}).
 		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: overdue.Unknown}).
 		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: overdue.Unknown}, builder.OnlyMetadata).
+		Watches(claimMetadata(), claimHandler{prioritized{r: r, toGroups: r.groupsSelectingClaim, floor: overdue.Unknown}},
+			builder.OnlyMetadata, builder.WithPredicates(claimChanged)).
 		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: onDemandRunToGroup, floor: overdue.Unknown, dueOnCreate: true}).
 		Watches(&v1alpha1.OaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).
 		Watches(&v1alpha1.ClusterOaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).

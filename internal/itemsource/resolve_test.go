@@ -20,7 +20,7 @@ func configMap(name string, data map[string]string) *corev1.ConfigMap {
 }
 
 func source(name, key string) v1alpha1.ItemsSource {
-	return v1alpha1.ItemsSource{ConfigMap: v1alpha1.ConfigMapItems{Name: name, Key: key}}
+	return v1alpha1.ItemsSource{ConfigMap: &v1alpha1.ConfigMapItems{Name: name, Key: key}}
 }
 
 func TestResolve(t *testing.T) {
@@ -70,7 +70,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			items, problems := Resolve(&tt.spec, configMaps)
+			items, problems := Resolve(&tt.spec, Objects{ConfigMaps: configMaps})
 			if !slices.Equal(items, tt.wantItems) || !slices.Equal(problems, tt.wantProblems) {
 				t.Fatalf("Resolve() = %q, %q\nwant %q, %q", items, problems, tt.wantItems, tt.wantProblems)
 			}
@@ -84,7 +84,7 @@ func TestResolveCapsTheItems(t *testing.T) {
 		lines[i] = fmt.Sprintf("item-%d", i)
 	}
 	spec := v1alpha1.OaatGroupSpec{OaatItems: []string{"first"}, OaatItemsFrom: []v1alpha1.ItemsSource{source("many", "list")}}
-	items, problems := Resolve(&spec, map[string]*corev1.ConfigMap{"many": configMap("many", map[string]string{"list": strings.Join(lines, "\n")})})
+	items, problems := Resolve(&spec, Objects{ConfigMaps: map[string]*corev1.ConfigMap{"many": configMap("many", map[string]string{"list": strings.Join(lines, "\n")})}})
 	if len(items) != MaxItems || items[0] != "first" {
 		t.Fatalf("%d items starting with %q", len(items), items[0])
 	}
@@ -94,7 +94,9 @@ func TestResolveCapsTheItems(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	spec := v1alpha1.OaatGroupSpec{OaatItemsFrom: []v1alpha1.ItemsSource{source("a", "x"), source("b", ""), source("a", "y")}}
+	spec := v1alpha1.OaatGroupSpec{OaatItemsFrom: []v1alpha1.ItemsSource{
+		source("a", "x"), claimSource(metav1.LabelSelector{}), source("b", ""), source("a", "y"),
+	}}
 	if got := Names(&spec); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("Names() = %v", got)
 	}

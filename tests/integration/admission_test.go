@@ -44,7 +44,7 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{} }, "spec.oaatItems or spec.oaatItemsFrom must give the group at least one item"),
 		Entry("an item source naming an invalid ConfigMap", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) {
-				g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "Not_A_Name"}}}
+				g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "Not_A_Name"}}}
 			}, `spec.oaatItemsFrom[0].configMap.name: Invalid value: "Not_A_Name"`),
 		Entry("an empty item", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{"a", ""} }, "spec.oaatItems[1] in body should be at least 1 chars long"),

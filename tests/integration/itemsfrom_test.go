@@ -38,7 +38,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 		}
 		group := newGroup("fromcm", "/srv/a")
 		group.Spec.Suspend = true // the items' status is what this test is about
-		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "dirs", Key: "list"}}}
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "dirs", Key: "list"}}}
 		create(ctx, newOaatType(typeName), cm, group)
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, "fromcm")
@@ -68,7 +68,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 	It("keeps a removed item's entry until its last pod is gone", func(ctx SpecContext) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one", Namespace: ns, Labels: itemSource}, Data: map[string]string{"only": ""}}
 		group := newGroup("shrinking", "kept")
-		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "one"}}}
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "one"}}}
 		create(ctx, newOaatType(typeName), cm, group)
 		var pod *corev1.Pod
 		Eventually(func(g Gomega) {
@@ -107,7 +107,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 		}
 		group := newGroup("optin", "/srv/a")
 		group.Spec.Suspend = true // the items' status is what this test is about
-		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "private"}}}
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "private"}}}
 		create(ctx, newOaatType(typeName), cm, group)
 		refused := func(g Gomega) {
 			group := getGroup(ctx, g, "optin")
