@@ -2,7 +2,8 @@ package v1alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// ItemsSource is a source of items beyond spec.oaatItems: exactly one of its members is set.
+// ItemsSource is a source of items beyond spec.oaatItems: exactly one of its members is set, the
+// others are nil.
 // +kubebuilder:validation:ExactlyOneOf=configMap;persistentVolumeClaims
 type ItemsSource struct {
 	// configMap takes items from a ConfigMap in the group's namespace. The ConfigMap must carry
@@ -49,5 +50,5 @@ type PersistentVolumeClaimItems struct {
 	// ItemsValid condition.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Claim selector",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:PersistentVolumeClaim"}
 	// +required
-	Selector metav1.LabelSelector `json:"selector"`
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }

@@ -25,7 +25,7 @@ func SelectsClaim(spec *v1alpha1.OaatGroupSpec, claimLabels map[string]string) b
 		if src.PersistentVolumeClaims == nil {
 			continue
 		}
-		selector, err := metav1.LabelSelectorAsSelector(&src.PersistentVolumeClaims.Selector)
+		selector, err := metav1.LabelSelectorAsSelector(src.PersistentVolumeClaims.Selector)
 		if err == nil && selector.Matches(labels.Set(claimLabels)) {
 			return true
 		}
@@ -33,10 +33,11 @@ func SelectsClaim(spec *v1alpha1.OaatGroupSpec, claimLabels map[string]string) b
 	return false
 }
 
-// selectClaims returns an entry for each claim that the source's selector matches and that is
-// not being deleted, in the order of their names, or why the selector cannot be used.
-func selectClaims(src v1alpha1.PersistentVolumeClaimItems, claims []metav1.PartialObjectMetadata) ([]entry, string) {
-	selector, err := metav1.LabelSelectorAsSelector(&src.Selector)
+// selectClaims returns an entry for each claim that the selector matches and that is
+// not being deleted, in the order of their names, or why the selector cannot be used. A nil
+// selector (never admitted: selector is required) matches nothing.
+func selectClaims(labelSelector *metav1.LabelSelector, claims []metav1.PartialObjectMetadata) ([]entry, string) {
+	selector, err := metav1.LabelSelectorAsSelector(labelSelector)
 	if err != nil {
 		return nil, fmt.Sprintf("invalid PersistentVolumeClaim selector: %v", err)
 	}

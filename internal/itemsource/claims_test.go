@@ -15,7 +15,7 @@ func claim(name string, labels map[string]string) metav1.PartialObjectMetadata {
 }
 
 func claimSource(selector metav1.LabelSelector) v1alpha1.ItemsSource {
-	return v1alpha1.ItemsSource{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{Selector: selector}}
+	return v1alpha1.ItemsSource{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{Selector: &selector}}
 }
 
 func TestResolveClaims(t *testing.T) {

@@ -90,9 +90,9 @@ func readSource(src v1alpha1.ItemsSource, objects Objects) ([]entry, string) {
 	case src.ConfigMap != nil:
 		return read(*src.ConfigMap, objects.ConfigMaps[src.ConfigMap.Name])
 	case src.PersistentVolumeClaims != nil:
-		return selectClaims(*src.PersistentVolumeClaims, objects.Claims)
+		return selectClaims(src.PersistentVolumeClaims.Selector, objects.Claims)
 	}
-	return nil, "" // none set: refused at admission
+	return nil, "" // no member set: refused at admission
 }
 
 // IsSource reports whether the ConfigMap opted in as a source of items: only its label

@@ -80,7 +80,7 @@ func itemSource(data map[string]string) *corev1.ConfigMap {
 func TestDecideTakesItemsFromClaimsAndRefusesInvalidClaimNames(t *testing.T) {
 	g := newGroup("/srv/photos")
 	g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"backup": "nightly"}},
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"backup": "nightly"}},
 	}}}
 	in := input(g, 0)
 	in.Type.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
