@@ -70,7 +70,9 @@ const (
 	// ConditionComplete is, in mode EachOnce, True once every item has succeeded in the round.
 	ConditionComplete = "Complete"
 	// ConditionItemsValid is, for a group with spec.oaatItemsFrom, True when every source was
-	// read and every entry is a valid item; False names what was skipped.
+	// read and every entry is a valid item; False names what was skipped, including items that
+	// the OaatType cannot run (an item that would make an invalid claimName), which it reports in
+	// a group without sources too.
 	ConditionItemsValid = "ItemsValid"
 )
 
