@@ -1,9 +1,9 @@
 package itemsource
 
 import (
-	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -30,12 +30,8 @@ func TestResolveClaims(t *testing.T) {
 		deleting,
 	}
 	nightly := metav1.LabelSelector{MatchLabels: backup}
-	tests := []struct {
-		name         string
-		spec         v1alpha1.OaatGroupSpec
-		wantItems    []string
-		wantProblems []string
-	}{
+	configMaps := map[string]*corev1.ConfigMap{"keys": configMap("keys", map[string]string{"x": "", "data-db": ""})}
+	checkResolve(t, Objects{Claims: claims, ConfigMaps: configMaps}, []resolveCase{
 		{
 			name:      "the matching claims in the order of their names, none being deleted",
 			spec:      v1alpha1.OaatGroupSpec{OaatItemsFrom: []v1alpha1.ItemsSource{claimSource(nightly)}},
@@ -61,6 +57,13 @@ func TestResolveClaims(t *testing.T) {
 			wantItems: []string{"data-web", "extra", "data-db"},
 		},
 		{
+			name: "merged with a ConfigMap's keys, in the order of the sources",
+			spec: v1alpha1.OaatGroupSpec{OaatItems: []string{"data-web"}, OaatItemsFrom: []v1alpha1.ItemsSource{
+				source("keys", ""), claimSource(nightly),
+			}},
+			wantItems: []string{"data-web", "data-db", "x"},
+		},
+		{
 			name:      "no claim matches",
 			spec:      v1alpha1.OaatGroupSpec{OaatItems: []string{"a"}, OaatItemsFrom: []v1alpha1.ItemsSource{claimSource(metav1.LabelSelector{MatchLabels: map[string]string{"backup": "weekly"}})}},
 			wantItems: []string{"a"},
@@ -73,15 +76,7 @@ func TestResolveClaims(t *testing.T) {
 			wantItems:    []string{"a"},
 			wantProblems: []string{`spec.oaatItemsFrom[0]: invalid PersistentVolumeClaim selector: "Near" is not a valid label selector operator`},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			items, problems := Resolve(&tt.spec, Objects{Claims: claims})
-			if !slices.Equal(items, tt.wantItems) || !slices.Equal(problems, tt.wantProblems) {
-				t.Fatalf("Resolve() = %q, %q\nwant %q, %q", items, problems, tt.wantItems, tt.wantProblems)
-			}
-		})
-	}
+	})
 }
 
 func TestSelectsClaim(t *testing.T) {

@@ -31,12 +31,7 @@ func TestResolve(t *testing.T) {
 		"other":  {ObjectMeta: metav1.ObjectMeta{Name: "other", Labels: map[string]string{v1alpha1.LabelItemSource: "yes"}}, Data: map[string]string{"k": ""}},
 		"lines":  configMap("lines", map[string]string{"list": "  /srv/photos \n\n# a comment\nb\n" + long + "\n/srv/music\n"}),
 	}
-	tests := []struct {
-		name         string
-		spec         v1alpha1.OaatGroupSpec
-		wantItems    []string
-		wantProblems []string
-	}{
+	checkResolve(t, Objects{ConfigMaps: configMaps}, []resolveCase{
 		{name: "spec only", spec: v1alpha1.OaatGroupSpec{OaatItems: []string{"b", "a"}}, wantItems: []string{"b", "a"}},
 		{
 			name:      "each key, sorted, after the spec's items, without duplicates",
@@ -67,10 +62,23 @@ func TestResolve(t *testing.T) {
 				`spec.oaatItemsFrom[1]: ConfigMap other is not an item source: it lacks the label oaat.io/item-source="true"`,
 			},
 		},
-	}
+	})
+}
+
+// resolveCase is a spec and what Resolve must make of it.
+type resolveCase struct {
+	name         string
+	spec         v1alpha1.OaatGroupSpec
+	wantItems    []string
+	wantProblems []string
+}
+
+// checkResolve resolves each case's spec with the objects and compares the whole result.
+func checkResolve(t *testing.T, objects Objects, tests []resolveCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			items, problems := Resolve(&tt.spec, Objects{ConfigMaps: configMaps})
+			items, problems := Resolve(&tt.spec, objects)
 			if !slices.Equal(items, tt.wantItems) || !slices.Equal(problems, tt.wantProblems) {
 				t.Fatalf("Resolve() = %q, %q\nwant %q, %q", items, problems, tt.wantItems, tt.wantProblems)
 			}

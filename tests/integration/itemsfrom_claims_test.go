@@ -8,8 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -32,14 +30,7 @@ func newClaim(name string, labels map[string]string) *corev1.PersistentVolumeCla
 // setClaimLabels replaces the claim's labels.
 func setClaimLabels(ctx SpecContext, name string, labels map[string]string) {
 	GinkgoHelper()
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		claim := &corev1.PersistentVolumeClaim{}
-		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, claim); err != nil {
-			return err
-		}
-		claim.Labels = labels
-		return k8sClient.Update(ctx, claim)
-	})).To(Succeed())
+	updateObject(ctx, name, &corev1.PersistentVolumeClaim{}, func(claim *corev1.PersistentVolumeClaim) { claim.Labels = labels })
 }
 
 // claimsSource selects the claims that carry backupLabel.

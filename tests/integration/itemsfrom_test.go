@@ -17,17 +17,23 @@ import (
 // itemSource is the label that makes a ConfigMap a source of items.
 var itemSource = map[string]string{v1alpha1.LabelItemSource: "true"}
 
+// updateObject reads the object of the test's namespace named name into obj, changes it with
+// mutate and writes it, again on a conflict.
+func updateObject[T client.Object](ctx SpecContext, name string, obj T, mutate func(T)) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+			return err
+		}
+		mutate(obj)
+		return k8sClient.Update(ctx, obj)
+	})).To(Succeed())
+}
+
 // updateConfigMap changes the ConfigMap's data.
 func updateConfigMap(ctx SpecContext, name string, data map[string]string) {
 	GinkgoHelper()
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm := &corev1.ConfigMap{}
-		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
-			return err
-		}
-		cm.Data = data
-		return k8sClient.Update(ctx, cm)
-	})).To(Succeed())
+	updateObject(ctx, name, &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) { cm.Data = data })
 }
 
 var _ = Describe("Items from ConfigMaps", func() {
