@@ -30,8 +30,8 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
 
-// Field indexes: OaatGroups by the OaatType and the ConfigMaps they name, OaatRuns by the
-// OaatGroup they name.
+// Field indexes: OaatGroups by the OaatType and the ConfigMaps they name (and by whether they
+// take claims, claimSourceIndex), OaatRuns by the OaatGroup they name.
 const (
 	oaatTypeIndex  = "spec.oaatType"
 	configMapIndex = "spec.oaatItemsFrom.configMap.name"
@@ -43,7 +43,8 @@ const (
 // label, since the operator never needs the others and a cluster may have many, and of those
 // only what the operator reads (trimPod); of ConfigMaps only the metadata of those that opted in
 // as item sources (a ConfigMap whose label is removed leaves the watch with a delete event, so
-// the groups naming it look again and refuse it); no object's managedFields.
+// the groups naming it look again and refuse it); of PersistentVolumeClaims only the metadata
+// (claimMetadata, watched with builder.OnlyMetadata); no object's managedFields.
 func CacheOptions(namespaces ...string) cache.Options {
 	hasGroup, err := labels.NewRequirement(v1alpha1.LabelGroup, selection.Exists, nil)
 	if err != nil {
