@@ -8,9 +8,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
+
+// testFinalizer keeps a claim that is being deleted, as the pvc-protection controller (which
+// envtest does not run) keeps one that a pod uses.
+const testFinalizer = "test.oaat.io/keep"
 
 // backupLabel is the label the claims of these tests are selected by.
 var backupLabel = map[string]string{"backup": "nightly"}
@@ -71,13 +76,28 @@ var _ = Describe("Items from PersistentVolumeClaims", func() {
 			g.Expect(itemNames(getGroup(ctx, g, "fromclaims"))).To(Equal([]string{"/srv/a", "data-db", "data-mail", "scratch"}))
 		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
 
-		By("deleting a claim")
+		By("deleting a claim that a finalizer keeps (as kubernetes.io/pvc-protection does while a pod uses it)")
+		updateObject(ctx, "data-db", &corev1.PersistentVolumeClaim{}, func(claim *corev1.PersistentVolumeClaim) {
+			claim.Finalizers = []string{testFinalizer}
+		})
 		Expect(k8sClient.Delete(ctx, newClaim("data-db", nil))).To(Succeed())
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, "fromclaims")
-			g.Expect(itemNames(group)).To(Equal([]string{"/srv/a", "data-mail", "scratch"}))
+			g.Expect(itemNames(group)).To(Equal([]string{"/srv/a", "data-mail", "scratch"}), "a claim being deleted is no item")
 			g.Expect(group.Status.ItemCount).To(BeEquivalentTo(3))
 		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
+		claim := &corev1.PersistentVolumeClaim{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-db"}, claim)).To(Succeed(), "the claim is still there, being deleted")
+		Expect(claim.DeletionTimestamp).NotTo(BeNil())
+
+		By("deleting a claim")
+		Expect(k8sClient.Delete(ctx, newClaim("data-mail", nil))).To(Succeed())
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "fromclaims")
+			g.Expect(itemNames(group)).To(Equal([]string{"/srv/a", "scratch"}))
+			g.Expect(group.Status.ItemCount).To(BeEquivalentTo(2))
+		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
+		updateObject(ctx, "data-db", &corev1.PersistentVolumeClaim{}, func(claim *corev1.PersistentVolumeClaim) { claim.Finalizers = nil })
 	}, SpecTimeout(time.Minute))
 
 	It("mounts the item's claim, and refuses an item that is not a claim name before any pod", func(ctx SpecContext) {
