@@ -125,6 +125,10 @@ const (
 	ReasonPodNotFound = "PodNotFound"
 	// ReasonDeadlineExceeded: the run took longer than spec.runTimeout and was stopped.
 	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonPendingTimeout: no container of the run's pod started within spec.pendingTimeout
+	// (unschedulable, a volume that cannot be mounted, an image that cannot be pulled); the run
+	// was stopped and counts as a failure.
+	ReasonPendingTimeout = "PendingTimeout"
 	// ReasonInterrupted: the run was stopped because a blackout window with stopRunning opened;
 	// it counts as neither success nor failure.
 	ReasonInterrupted = "Interrupted"

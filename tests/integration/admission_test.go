@@ -61,6 +61,8 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 			func(g *v1alpha1.OaatGroup) {
 				g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{}}}
 			}, "spec.oaatItemsFrom[0].persistentVolumeClaims.selector: Required value"),
+		Entry("a pending timeout that is no duration", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.PendingTimeout = "soon" }, `"soon" is not a valid duration`),
 		Entry("an empty item", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{"a", ""} }, "spec.oaatItems[1] in body should be at least 1 chars long"),
 		Entry("an item of 254 characters", SpecTimeout(specTimeout),

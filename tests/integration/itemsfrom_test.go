@@ -8,10 +8,10 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // itemSource is the label that makes a ConfigMap a source of items.
@@ -21,13 +21,7 @@ var itemSource = map[string]string{v1alpha1.LabelItemSource: "true"}
 // mutate and writes it, again on a conflict.
 func updateObject[T client.Object](ctx SpecContext, name string, obj T, mutate func(T)) {
 	GinkgoHelper()
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
-			return err
-		}
-		mutate(obj)
-		return k8sClient.Update(ctx, obj)
-	})).To(Succeed())
+	Expect(support.Update(ctx, k8sClient, client.ObjectKey{Namespace: ns, Name: name}, obj, mutate)).To(Succeed())
 }
 
 // updateConfigMap changes the ConfigMap's data.
@@ -127,14 +121,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 
 		setLabels := func(labels map[string]string) {
 			GinkgoHelper()
-			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				cm := &corev1.ConfigMap{}
-				if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "private"}, cm); err != nil {
-					return err
-				}
-				cm.Labels = labels
-				return k8sClient.Update(ctx, cm)
-			})).To(Succeed())
+			updateObject(ctx, "private", &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) { cm.Labels = labels })
 		}
 		By("opting in: the label added")
 		setLabels(itemSource)

@@ -13,10 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // backupScript writes the item into the claim mounted at /data, working for two seconds between
@@ -90,14 +90,8 @@ var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(group), og)).To(Succeed())
 			g.Expect(og.Status.CurrentRun).NotTo(BeNil(), "no run has started")
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			claim := &corev1.PersistentVolumeClaim{}
-			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-4"}, claim); err != nil {
-				return err
-			}
-			claim.Labels = nightly
-			return k8sClient.Update(ctx, claim)
-		})).To(Succeed())
+		Expect(support.Update(ctx, k8sClient, client.ObjectKey{Namespace: ns, Name: "data-4"}, &corev1.PersistentVolumeClaim{},
+			func(claim *corev1.PersistentVolumeClaim) { claim.Labels = nightly })).To(Succeed())
 
 		var runs []processRun
 		for _, item := range []string{"data-1", "data-2", "data-3", "data-4"} {
