@@ -114,4 +114,55 @@ var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
 		}
 		Expect(tracker.PodsOf(ns, "pvc-backup")).To(HaveLen(4), "one pod per labelled claim")
 	})
+
+	It("ends the run of a claim that cannot be mounted with PendingTimeout, and backs up the others", SpecTimeout(4*time.Minute), func(ctx SpecContext) {
+		dir := filepath.Join(cluster.StateDir, "volumes", ns)
+		DeferCleanup(func() { Expect(os.RemoveAll(dir)).To(Succeed()) })
+		nightly := map[string]string{"backup": "nightly"}
+		hostPathClaim(ctx, dir, ns, "data-1", nightly)
+		// a-unbound sorts first, so it runs first: no volume of its class exists, it stays Pending.
+		unbound := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "a-unbound", Namespace: ns, Labels: nightly},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &ns,
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
+			},
+		}
+		create(ctx, unbound)
+
+		container := busybox("main", backupScript)
+		container.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		typ := newType("pvc-backup", corev1.PodSpec{Containers: []corev1.Container{container}, Volumes: []corev1.Volume{{
+			Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "{{oaat_item}}"}},
+		}}})
+		group := newGroup("pvc-backup", "pvc-backup")
+		group.Spec.PendingTimeout = "10s"
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{
+			Selector: &metav1.LabelSelector{MatchLabels: nightly},
+		}}}
+		create(ctx, typ, group)
+
+		stuck := waitForOutcome(ctx, "pvc-backup", "a-unbound", time.Minute)
+		Expect(stuck.LastFailure).NotTo(BeNil())
+		Expect(stuck.LastReason).To(Equal(v1alpha1.ReasonPendingTimeout))
+		Eventually(func(g Gomega) {
+			g.Expect(runEvents(ctx, g, "pvc-backup", stuck.LastPodName, v1alpha1.ReasonRunStopping)).To(Equal(1))
+		}).WithContext(ctx).Should(Succeed())
+		events, err := clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		var stopping []string
+		for _, e := range events.Items {
+			if e.Reason == v1alpha1.ReasonRunStopping {
+				stopping = append(stopping, e.Note)
+			}
+		}
+		GinkgoWriter.Printf("RunStopping: %q\n", stopping)
+		Expect(stopping).To(ConsistOf(ContainSubstring("no container started within spec.pendingTimeout 10s (not scheduled: Unschedulable")))
+
+		done := waitForOutcome(ctx, "pvc-backup", "data-1", time.Minute)
+		Expect(done.LastSuccess).NotTo(BeNil(), "data-1: the run failed (%s, exit %v)", done.LastReason, done.LastExitCode)
+		written, err := os.ReadFile(filepath.Join(dir, "data-1", "backed-up"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(written)).To(Equal("data-1\n"))
+	})
 })
