@@ -130,4 +130,60 @@ var _ = Describe("Items from PersistentVolumeClaims", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(pods).To(HaveLen(1))
 	}, SpecTimeout(time.Minute))
+
+	It("puts the item pod on the node where its ReadWriteOnce claim is in use, unless the template places it", func(ctx SpecContext) {
+		typ := newOaatType(typeName)
+		typ.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "{{oaat_item}}", ReadOnly: true},
+		}}}
+		shared := newClaim("data-shared", backupLabel)
+		shared.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+		// The application's pods: one on node-a mounts data-web; one on node-b mounts data-shared,
+		// which any node may mount; one that has ended on node-c mounted data-web.
+		app := func(name, node, claim string) *corev1.Pod {
+			return &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "busybox"}},
+					Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
+					}}}},
+			}
+		}
+		ended := app("old-web", "node-c", "data-web")
+		create(ctx, typ, newClaim("data-web", backupLabel), shared, app("web", "node-a", "data-web"),
+			app("shared", "node-b", "data-shared"), ended)
+		ended.Status.Phase = corev1.PodSucceeded
+		Expect(k8sClient.Status().Update(ctx, ended)).To(Succeed())
+		group := newGroup("placed")
+		group.Spec.OaatItemsFrom = claimsSource()
+		create(ctx, group)
+
+		onNodeA := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-a"}}},
+			}}},
+		}}
+		want := map[string]*corev1.Affinity{"data-web": onNodeA, "data-shared": nil}
+		var previous []string
+		for range want {
+			pod := waitForLivePod(ctx, "placed", previous...)
+			item := pod.Annotations[v1alpha1.AnnotationItem]
+			Expect(want).To(HaveKey(item))
+			Expect(pod.Spec.Affinity).To(Equal(want[item]), "the affinity of the pod of %s", item)
+			finishPod(ctx, pod.Name, 0, "Completed")
+			previous = append(previous, pod.Name)
+		}
+
+		By("a template that places its pods itself")
+		updateObject(ctx, typeName, &v1alpha1.OaatType{}, func(typ *v1alpha1.OaatType) {
+			typ.Spec.Template.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+		})
+		Expect(k8sClient.Create(ctx, &v1alpha1.OaatRun{
+			ObjectMeta: metav1.ObjectMeta{Name: "again", Namespace: ns},
+			Spec:       v1alpha1.OaatRunSpec{OaatGroup: "placed", Item: "data-web"},
+		})).To(Succeed())
+		pod := waitForLivePod(ctx, "placed", previous...)
+		Expect(pod.Spec.NodeSelector).To(Equal(map[string]string{"disk": "ssd"}))
+		Expect(pod.Spec.Affinity).To(BeNil())
+	}, SpecTimeout(time.Minute))
 })
