@@ -800,8 +800,8 @@ $(KUBELET):
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kubelet,$(KUBE_LDFLAGS))
 
 .PHONY: processes
-processes: $(PROCESSES) ## Build hack/processes (the local cluster's and the demo's process supervisor, support.Daemons) into bin/ if its sources changed.
-$(PROCESSES): hack/processes/main.go tests/support/daemon.go tests/support/process.go | $(LOCALBIN)
+processes: $(PROCESSES) ## Build hack/processes (the local cluster's and the demo's process supervisor, devkit.Daemons) into bin/ if its sources changed.
+$(PROCESSES): hack/processes/main.go $(wildcard hack/devkit/*.go) | $(LOCALBIN)
 	go build -o $@ ./hack/processes
 
 # cluster.sh's `down` removes the real node's pods through the CRI with it (Debian has no crictl).

@@ -5,6 +5,7 @@ package main
 import (
 	"crypto/tls"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
 	"github.com/oaat-io/oaat-operator/internal/leader"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/metricsauth"
 )
@@ -39,6 +41,7 @@ func main() {
 		leaderElectionNamespace    string
 		seed                       uint64
 		concurrency                int
+		adoptionWindow             time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to: :8443 for HTTPS, :8080 for HTTP, 0 to disable it.")
@@ -56,6 +59,10 @@ func main() {
 		"Namespace of the leader election lease; empty means the namespace the operator runs in.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4,
 		"How many OaatGroups are reconciled at once; one group is never reconciled by two workers at a time.")
+	flag.DurationVar(&adoptionWindow, "cluster-lock-adoption-window", locks.DefaultAdoptionWindow,
+		"How long a ClusterOaatLock gives no slot after its creation when the operator watches only some namespaces "+
+			"(WATCH_NAMESPACE): the time other installations sharing it have to list their live runs in it again "+
+			"after a re-create, a failover included.")
 	flag.Uint64Var(&seed, "random-seed", 0,
 		"Seed of the random tie-breaks between equally due items; 0 picks one at start.")
 	opts := zap.Options{}
@@ -63,6 +70,10 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	setupLog := ctrl.Log.WithName("setup")
+	if adoptionWindow <= 0 {
+		setupLog.Error(fmt.Errorf("--cluster-lock-adoption-window=%s", adoptionWindow), "The adoption window of a ClusterOaatLock must be positive")
+		os.Exit(1)
+	}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -130,7 +141,7 @@ func main() {
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
-		LockMetrics: lockMetrics, Namespaces: watchNamespaces,
+		LockMetrics: lockMetrics, Namespaces: watchNamespaces, AdoptionWindow: adoptionWindow,
 		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
 		// Lease check notices it before the elector's renew deadline.
 		OnLeaseLost: func(err error) {

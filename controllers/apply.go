@@ -162,6 +162,9 @@ func (r *OaatGroupReconciler) persistStatus(ctx context.Context, a *applying) (*
 	for _, run := range plan.Finished {
 		r.Runs.Observe(group.Namespace, group.Name, run.Item, string(run.Result), run.Duration)
 	}
+	for _, probe := range plan.Probes {
+		r.Runs.Probe(group.Namespace, group.Name, string(probe))
+	}
 	if plan.RoundOverrun {
 		r.Runs.RoundOverrun(group.Namespace, group.Name)
 	}

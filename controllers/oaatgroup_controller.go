@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
@@ -58,6 +59,9 @@ type OaatGroupReconciler struct {
 	// (locks.InstallationOf), empty when it watches all: a group counts the claims of the other
 	// installations on a ClusterOaatLock, not its own installation's (its waiters it sees).
 	Installation string
+	// AdoptionWindow is how long a new ClusterOaatLock gives no slot to an installation of some
+	// namespaces (locks.Input.AdoptionWindow).
+	AdoptionWindow time.Duration
 
 	onDemandRuns onDemandRunWriter
 	// refusals paces the start attempts of groups whose status the API server refuses.

@@ -33,7 +33,7 @@ const (
 // ClusterOaatLock, its namespace's labels. A group that names no lock and holds none costs two
 // indexed cache reads.
 func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.OaatGroup) (locks.Input, error) {
-	in := locks.Input{Locks: map[string]v1alpha1.Lock{}, Installation: r.Installation}
+	in := locks.Input{Locks: map[string]v1alpha1.Lock{}, Installation: r.Installation, AdoptionWindow: r.AdoptionWindow}
 	held := &v1alpha1.OaatLockList{}
 	if err := r.List(ctx, held, client.InNamespace(group.Namespace), client.MatchingFields{lockHolderIndex: group.Name}); err != nil {
 		return in, fmt.Errorf("listing the OaatLocks the group holds: %w", err)

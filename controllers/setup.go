@@ -1,9 +1,11 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -243,6 +245,9 @@ type Options struct {
 	// Namespaces are the namespaces the manager's cache holds (WATCH_NAMESPACE, CacheOptions),
 	// none when it holds all.
 	Namespaces []string
+	// AdoptionWindow is how long a ClusterOaatLock gives no slot after its creation to an
+	// installation of some Namespaces (locks.DefaultAdoptionWindow when zero).
+	AdoptionWindow time.Duration
 }
 
 // Setup registers the field indexes and the reconcilers with the manager.
@@ -259,6 +264,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		Leader: guard, LockMetrics: opts.LockMetrics, Namespaces: opts.Namespaces, Installation: locks.InstallationOf(opts.Namespaces),
+		AdoptionWindow: cmp.Or(opts.AdoptionWindow, locks.DefaultAdoptionWindow),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}

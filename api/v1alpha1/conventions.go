@@ -74,6 +74,10 @@ const (
 	// the OaatType cannot run (an item that would make an invalid claimName), which it reports in
 	// a group without sources too.
 	ConditionItemsValid = "ItemsValid"
+	// ConditionTargetAvailable is, for a group with spec.circuitBreaker, True while its breaker
+	// is closed and False while it is open: so many items failed in a row that the target they
+	// share is taken to be down.
+	ConditionTargetAvailable = "TargetAvailable"
 )
 
 // Reasons of the Ready condition.
@@ -185,6 +189,19 @@ const (
 	ReasonItemsPending = "ItemsPending"
 )
 
+// Reasons of the TargetAvailable condition and of the circuit breaker's events
+// (spec.circuitBreaker).
+const (
+	// ReasonBreakerClosed: the breaker is closed, items run as usual; also the reason of the
+	// Normal event sent when an open breaker closes (a probe succeeded, the reset annotation
+	// changed, or spec.circuitBreaker was removed).
+	ReasonBreakerClosed = "BreakerClosed"
+	// ReasonBreakerOpen: the breaker is open, one item at a time runs as a probe.
+	ReasonBreakerOpen = "BreakerOpen"
+	// ReasonBreakerOpened: the Warning event sent once when the breaker opens (not per probe).
+	ReasonBreakerOpened = "BreakerOpened"
+)
+
 // Wait reasons of ItemStatus.waitReason: why an item does not start now.
 const (
 	// WaitRunning: the item is the group's current run.
@@ -209,4 +226,7 @@ const (
 	WaitLockHeld = "LockHeld"
 	// WaitRemoved: the item is no longer one of the group's; its entry goes with its last pod.
 	WaitRemoved = "Removed"
+	// WaitBreakerOpen: the group's circuit breaker is open and the next probe is not due yet
+	// (status.circuitBreaker.nextProbeAt).
+	WaitBreakerOpen = "BreakerOpen"
 )

@@ -196,6 +196,16 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Cluster locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
 	ClusterLocks []string `json:"clusterLocks,omitempty"`
+
+	// circuitBreaker turns on, when present, the group's circuit breaker, which treats failures
+	// of many items in a row as one problem of the target they share: once
+	// consecutiveItemFailures distinct items fail in a row, no item's failure count or cool-off
+	// grows and one item at a time runs as a probe, until one succeeds (status.circuitBreaker,
+	// condition TargetAvailable). An empty circuitBreaker ({}) turns it on with its defaults.
+	// Absent: off, each item backs off on its own. Removing it closes an open breaker.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:circuitBreaker"}
+	// +optional
+	CircuitBreaker *CircuitBreaker `json:"circuitBreaker,omitempty"`
 }
 
 // CurrentRun is the run of an item that the operator has started and whose outcome it has not
@@ -305,7 +315,8 @@ type ItemStatus struct {
 	// waitReason says why the item does not start before nextEligibleAt: Running,
 	// SucceededRecently, CoolingOff, Blackout, Overrun, Suspended, Parked, Done, NextTick (with
 	// spec.schedule, the item waits for the next round), LockHeld (a lock of spec.locks has no
-	// slot for the group, see status.lockWait) or Removed (the item is no longer the group's; its
+	// slot for the group, see status.lockWait), BreakerOpen (the circuit breaker is open: the
+	// item waits for the next probe, status.circuitBreaker.nextProbeAt) or Removed (the item is no longer the group's; its
 	// entry goes with its last pod); absent when nothing holds it. Once
 	// nextEligibleAt has passed the reason no longer applies.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
@@ -322,7 +333,8 @@ type OaatGroupStatus struct {
 
 	// conditions are the group's conditions: Ready (the spec is valid and its OaatType found),
 	// Running (an item pod is active) and, when they apply, Suspended, Parked, Complete,
-	// ItemsValid and RoundOverrun (with spec.schedule).
+	// ItemsValid, RoundOverrun (with spec.schedule) and TargetAvailable (with
+	// spec.circuitBreaker).
 	// +listType=map
 	// +listMapKey=type
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
@@ -377,6 +389,12 @@ type OaatGroupStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting for locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	LockWait *LockWait `json:"lockWait,omitempty"`
+
+	// circuitBreaker is the state of the circuit breaker of spec.circuitBreaker; absent without
+	// one.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	CircuitBreaker *CircuitBreakerStatus `json:"circuitBreaker,omitempty"`
 }
 
 // OaatGroup runs a set of items one at a time: at most one item pod of the group is live at any

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 // controlPlaneVars name the binaries envtest starts; `make test` builds and sets them.
@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 // runWithControlPlane runs the tests between the start and the stop of the control plane and
 // returns their exit code, or why they could not run or the control plane could not stop.
 func runWithControlPlane(m *testing.M) (code int, err error) {
-	if err := support.RequireFiles(controlPlaneVars...); err != nil {
+	if err := devkit.RequireFiles(controlPlaneVars...); err != nil {
 		return 0, fmt.Errorf("%w. The kubectl-oaat tests need a real kube-apiserver, etcd and kubectl: run them with "+
 			"`make test`, which builds the binaries into bin/ and sets them", err)
 	}

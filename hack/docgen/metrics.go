@@ -52,12 +52,13 @@ func registerOperatorMetrics(reg prometheus.Registerer) error {
 	runs.Observe("ns", "group", "item", "succeeded", time.Minute)
 	runs.OnDemandRun("ns", "group", "succeeded")
 	runs.RoundOverrun("ns", "group")
+	runs.Probe("ns", "group", "failed")
 	locks.ObserveWait("ns", "lock", 0)
 	return nil
 }
 
 // fixtureReader stands for the manager's cache: one OaatGroup whose item runs and has both
-// succeeded and failed (so that every status gauge has a series), one OaatLock and one
+// succeeded and failed, with a circuit breaker (so that every status gauge has a series), one OaatLock and one
 // ClusterOaatLock.
 type fixtureReader struct{}
 
@@ -73,6 +74,7 @@ func (fixtureReader) List(_ context.Context, list client.ObjectList, _ ...client
 		g := v1alpha1.OaatGroup{ObjectMeta: meta}
 		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "item", StartedAt: now}
 		g.Status.Items = []v1alpha1.ItemStatus{{Name: "item", LastSuccess: &now, LastFailure: &now, FailureCount: 1}}
+		g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed}
 		l.Items = []v1alpha1.OaatGroup{g}
 	case *v1alpha1.OaatLockList:
 		l.Items = []v1alpha1.OaatLock{{ObjectMeta: meta}}

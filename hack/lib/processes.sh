@@ -34,7 +34,7 @@ lock_state_dir() {
 log_file() { printf '%s/logs/%s.log' "$STATE_DIR" "$1"; }
 
 # ---------------------------------------------------------------------------------------------
-# Processes: started, found and stopped by hack/processes (support.Daemons, the one implementation
+# Processes: started, found and stopped by hack/processes (devkit.Daemons in hack/devkit, the one implementation
 # of process supervision, the Go suites' too), whose path make passes in PROCESSES. A recorded pid
 # counts only while that process lives and its command line names a path under STATE_DIR, so a
 # recycled pid is never taken for ours nor signalled: some argument of every process started here

@@ -1,8 +1,8 @@
 // Command local-operator runs the operator's manager on this machine, outside the cluster, as the
 // operator's ServiceAccount (oaat-operator-system/oaat-operator-controller-manager): it holds
 // exactly the permissions config/rbac grants, as it would in its Deployment. make demo uses it;
-// the Go suites and programs call the same code (support.LocalOperator, support.ManagerFlags) and
-// the manager runs as a daemon of support.Daemons, as the local cluster's components do.
+// the Go suites and programs call the same code (devkit.LocalOperator, devkit.ManagerFlags) and
+// the manager runs as a daemon of devkit.Daemons, as the local cluster's components do.
 //
 // Usage: local-operator [-repo DIR] prepare | start | stop [--purge] | status
 //
@@ -36,7 +36,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 const (
@@ -72,7 +72,7 @@ func main() {
 // local is one state directory of the local operator.
 type local struct {
 	repo, state, clusterKubeconfig string
-	daemons                        support.Daemons
+	daemons                        devkit.Daemons
 }
 
 func run(ctx context.Context, repo string, args []string) (int, error) {
@@ -86,7 +86,7 @@ func run(ctx context.Context, repo string, args []string) (int, error) {
 	}
 	clusterDir := cmp.Or(os.Getenv("OAAT_CLUSTER_DIR"), filepath.Join(root, ".state", "cluster"))
 	l := local{
-		repo: root, state: state, daemons: support.Daemons{StateDir: state},
+		repo: root, state: state, daemons: devkit.Daemons{StateDir: state},
 		clusterKubeconfig: cmp.Or(os.Getenv("CLUSTER_KUBECONFIG"), filepath.Join(clusterDir, "kubeconfig")),
 	}
 	switch {
@@ -139,13 +139,13 @@ func (l local) locked(f func() error) error {
 
 // prepare applies config/local and writes the ServiceAccount's kubeconfig.
 func (l local) prepare(ctx context.Context) error {
-	if err := support.RequireFiles("KUSTOMIZE", "KUBECTL"); err != nil {
+	if err := devkit.RequireFiles("KUSTOMIZE", "KUBECTL"); err != nil {
 		return err
 	}
 	if _, err := os.Stat(l.clusterKubeconfig); err != nil {
 		return fmt.Errorf("no cluster kubeconfig at %s (start the cluster: make cluster-up)", l.clusterKubeconfig)
 	}
-	return support.LocalOperator{
+	return devkit.LocalOperator{
 		Kustomize: os.Getenv("KUSTOMIZE"), Kubectl: os.Getenv("KUBECTL"), RepoRoot: l.repo,
 		AdminKubeconfig: l.clusterKubeconfig, Log: os.Stderr,
 	}.Prepare(ctx, l.kubeconfig(), tokenTTL)
@@ -154,7 +154,7 @@ func (l local) prepare(ctx context.Context) error {
 // start prepares, starts the manager unless it runs, and waits until it is ready.
 func (l local) start(ctx context.Context) error {
 	started := time.Now()
-	if err := support.RequireFiles("MANAGER"); err != nil {
+	if err := devkit.RequireFiles("MANAGER"); err != nil {
 		return err
 	}
 	if err := l.prepare(ctx); err != nil {
@@ -171,13 +171,13 @@ func (l local) start(ctx context.Context) error {
 		return err
 	}
 	readyz := "http://" + strings.TrimSpace(string(data)) + "/readyz"
-	for deadline := time.Now().Add(readyTimeout); support.CheckReady(ctx, readyz, 2*time.Second) != nil; time.Sleep(300 * time.Millisecond) {
+	for deadline := time.Now().Add(readyTimeout); devkit.CheckReady(ctx, readyz, 2*time.Second) != nil; time.Sleep(300 * time.Millisecond) {
 		if _, ok := l.daemons.PID(name); !ok {
-			return fmt.Errorf("the manager exited; last lines of %s:\n%s", l.daemons.LogFile(name), support.LogTail(l.daemons.LogFile(name), 20))
+			return fmt.Errorf("the manager exited; last lines of %s:\n%s", l.daemons.LogFile(name), devkit.LogTail(l.daemons.LogFile(name), 20))
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("the manager was not ready at %s within %v; last lines of %s:\n%s", readyz, readyTimeout,
-				l.daemons.LogFile(name), support.LogTail(l.daemons.LogFile(name), 20))
+				l.daemons.LogFile(name), devkit.LogTail(l.daemons.LogFile(name), 20))
 		}
 	}
 	logf("manager ready at %s (start took %ds)", readyz, int(time.Since(started).Seconds()))
@@ -187,7 +187,7 @@ func (l local) start(ctx context.Context) error {
 
 // startManager starts the manager as a daemon, its probes on a free loopback port.
 func (l local) startManager() error {
-	port, err := support.FreePort()
+	port, err := devkit.FreePort()
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (l local) startManager() error {
 	if err := os.WriteFile(l.probeAddrFile(), []byte(probeAddr+"\n"), 0o644); err != nil {
 		return err
 	}
-	args := support.ManagerFlags{
+	args := devkit.ManagerFlags{
 		Kubeconfig: l.kubeconfig(), MetricsAddr: "0", ProbeAddr: probeAddr, LeaderElect: true,
 		Extra: strings.Fields(os.Getenv("OAAT_OPERATOR_ARGS")),
 	}.Args()

@@ -1,4 +1,4 @@
-// Command processes starts, finds and stops the daemons of a state directory (support.Daemons):
+// Command processes starts, finds and stops the daemons of a state directory (devkit.Daemons):
 // the one implementation of process supervision, which hack/lib/processes.sh calls for the local
 // cluster's components and the demo's manager.
 //
@@ -14,7 +14,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 func main() {
@@ -37,7 +37,7 @@ func run(args []string) error {
 	if *state == "" || fs.NArg() == 0 {
 		return fmt.Errorf("%s: -state DIR and NAME are required", args[0])
 	}
-	d := support.Daemons{StateDir: *state}
+	d := devkit.Daemons{StateDir: *state}
 	name := fs.Arg(0)
 	switch args[0] {
 	case "start":

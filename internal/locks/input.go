@@ -30,6 +30,9 @@ type Input struct {
 	// claim on a ClusterOaatLock is its waiters, which it sees; empty for one that watches all
 	// namespaces.
 	Installation string
+	// AdoptionWindow is how long a ClusterOaatLock gives no slot to such an installation after
+	// its creation (AdoptedAt; DefaultAdoptionWindow).
+	AdoptionWindow time.Duration
 	// Runners are the other groups that name one of the group's locks and have a current run
 	// (status.currentRun): each takes a slot of every lock it names, listed by the lock or not
 	// (the lock was created again, or named by an edit, while the run went on).

@@ -115,6 +115,10 @@ func TestTakeCountsOtherInstallationsClaims(t *testing.T) {
 		{name: "a later claim of another installation", claim: claim("team-b", 1, time.Minute, 0), wantTaken: true},
 		{name: "an expired claim", claim: claim("team-b", 1, -time.Hour, -ClaimExpiry), wantTaken: true},
 		{name: "the installation's own claim", claim: claim("team-a", 1, -time.Minute, 0), wantTaken: true},
+		// Both installations' groups began to wait in the same second (metav1.Time): the one of
+		// the installation first by name takes the slot, whichever side decides.
+		{name: "a claim of the same time, of an installation after mine by name", claim: claim("team-b", 1, 0, 0), wantTaken: true},
+		{name: "a claim of the same time, of an installation before mine by name", claim: claim("team-0", 1, 0, 0)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,7 +126,7 @@ func TestTakeCountsOtherInstallationsClaims(t *testing.T) {
 			l.Status.InstallationClaims = []v1alpha1.InstallationClaim{tt.claim}
 			in := input(l)
 			in.Installation = "team-a"
-			acquire, blocked := Take(&g, in, mine, h, t0)
+			acquire, blocked, _ := Take(&g, in, mine, h, t0)
 			if taken := len(acquire) == 1 && blocked == nil; taken != tt.wantTaken {
 				t.Fatalf("taken %v (blocked %v), want %v", taken, blocked, tt.wantTaken)
 			}

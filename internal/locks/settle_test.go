@@ -66,7 +66,7 @@ func TestTake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			acquire, blocked := Take(&g, tt.in, mine, run, t0)
+			acquire, blocked, _ := Take(&g, tt.in, mine, run, t0)
 			if !slices.Equal(blocked, tt.wantBlocked) {
 				t.Fatalf("blocked %v, want %v", blocked, tt.wantBlocked)
 			}

@@ -13,22 +13,38 @@ import (
 // claim before mine that name it: a slot freed is kept for the group that has waited longest,
 // even while that group still waits for another lock, so that a group needing two locks is not
 // starved by groups needing one. It returns the updates, by lock key, or, when a lock has no
-// room, the keys of those without room and no update.
-func Take(group *v1alpha1.OaatGroup, in Input, mine Claim, holder v1alpha1.LockHolder, now time.Time) (acquire []Update, blocked []string) {
+// room, the keys of those without room and no update. A lock that gives no slot to the
+// installation yet (AdoptedAt) has no room: retryAt is then when the last such lock will, the zero
+// time when none is.
+func Take(group *v1alpha1.OaatGroup, in Input, mine Claim, holder v1alpha1.LockHolder, now time.Time) (acquire []Update, blocked []string, retryAt time.Time) {
 	keys := slices.Sorted(slices.Values(group.Spec.LockKeys()))
 	for _, key := range keys {
+		adopted := AdoptedAt(in.Locks[key], in)
+		if now.Before(adopted) {
+			retryAt = later(retryAt, adopted)
+			blocked = append(blocked, key)
+			continue
+		}
 		if !room(group, in, in.Locks[key], mine, now) {
 			blocked = append(blocked, key)
 		}
 	}
 	if len(blocked) > 0 {
-		return nil, blocked
+		return nil, blocked, retryAt
 	}
 	for _, key := range keys {
 		lock := in.Locks[key]
 		acquire = append(acquire, Update{Lock: lock, Holders: with(Others(lock, group), holderIn(holder, lock, group))})
 	}
-	return acquire, nil
+	return acquire, nil, time.Time{}
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // room reports whether the lock has a slot for the claim: more free slots than earlier claims of
@@ -52,9 +68,14 @@ func room(group *v1alpha1.OaatGroup, in Input, lock v1alpha1.Lock, mine Claim, n
 		}
 	}
 	if cl, ok := lock.(*v1alpha1.ClusterOaatLock); ok {
+		// Against another installation's claim, the group's claim is its installation's: both
+		// installations then order the two claims alike, a tie of their times by their names.
+		// Compared with the group's namespace and name, the other claim would come first in
+		// both, and neither would take the slot.
+		ours := Claim{Since: mine.Since, Group: in.Installation}
 		for _, c := range cl.Status.InstallationClaims {
 			theirs := Claim{Since: c.Since.Time, Group: c.Installation}
-			if c.Installation != in.Installation && Counts(c, now) && theirs.Before(mine) {
+			if c.Installation != in.Installation && Counts(c, now) && theirs.Before(ours) {
 				free--
 			}
 		}

@@ -16,6 +16,7 @@ type RunMetrics struct {
 	total    *prometheus.CounterVec
 	onDemand *prometheus.CounterVec
 	overruns *prometheus.CounterVec
+	probes   *prometheus.CounterVec
 
 	// mu guards items: the items that have run series, by group, so that the series of an item
 	// removed from its group can be dropped.
@@ -47,8 +48,18 @@ func NewRunMetrics() *RunMetrics {
 			Name: "oaat_round_overruns_total",
 			Help: "Ticks of a group's spec.schedule that came while items of the previous round had not yet succeeded (the rounds merged).",
 		}, []string{"namespace", "group"}),
+		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oaat_circuit_breaker_probes_total",
+			Help: "Probes of a group's open circuit breaker (spec.circuitBreaker) that ended, by result: succeeded (it closed the breaker) or failed.",
+		}, []string{"namespace", "group", "result"}),
 		items: map[groupKey]map[string]struct{}{},
 	}
+}
+
+// Probe counts a probe of a group's open circuit breaker that ended; result is succeeded or
+// failed.
+func (m *RunMetrics) Probe(namespace, group, result string) {
+	m.probes.WithLabelValues(namespace, group, result).Inc()
 }
 
 // RoundOverrun counts a scheduled round that started while items of the previous one had not
@@ -106,11 +117,12 @@ func (m *RunMetrics) Forget(namespace, group string) {
 	m.total.DeletePartialMatch(labels)
 	m.onDemand.DeletePartialMatch(labels)
 	m.overruns.DeletePartialMatch(labels)
+	m.probes.DeletePartialMatch(labels)
 }
 
 // Register registers the run metrics and the status collector with reg.
 func Register(reg prometheus.Registerer, runs *RunMetrics, status *StatusCollector) error {
-	for _, c := range []prometheus.Collector{runs.duration, runs.total, runs.onDemand, runs.overruns, status} {
+	for _, c := range []prometheus.Collector{runs.duration, runs.total, runs.onDemand, runs.overruns, runs.probes, status} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -128,3 +128,22 @@ func TestRunMetricsRetainItems(t *testing.T) {
 		t.Fatalf("%d run series after the item came back, want 3", got)
 	}
 }
+
+// The probes of a group's breaker are counted by result, and go with the group.
+func TestRunMetricsProbes(t *testing.T) {
+	m := NewRunMetrics()
+	m.Probe("ns", "backups", "failed")
+	m.Probe("ns", "backups", "failed")
+	m.Probe("ns", "backups", "succeeded")
+	m.Probe("ns", "gone", "failed")
+	m.Forget("ns", "gone")
+	want := `
+# HELP oaat_circuit_breaker_probes_total Probes of a group's open circuit breaker (spec.circuitBreaker) that ended, by result: succeeded (it closed the breaker) or failed.
+# TYPE oaat_circuit_breaker_probes_total counter
+oaat_circuit_breaker_probes_total{group="backups",namespace="ns",result="failed"} 2
+oaat_circuit_breaker_probes_total{group="backups",namespace="ns",result="succeeded"} 1
+`
+	if err := testutil.CollectAndCompare(m.probes, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}

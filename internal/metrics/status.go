@@ -31,6 +31,8 @@ var (
 		"1 while an item pod of the group runs, else 0.", []string{"namespace", "group"}, nil)
 	frequencyDesc = prometheus.NewDesc("oaat_group_frequency_seconds",
 		"How often each item of the group should succeed; absent while the frequency is invalid, and for a group with spec.schedule.", []string{"namespace", "group"}, nil)
+	breakerOpenDesc = prometheus.NewDesc("oaat_group_circuit_breaker_open",
+		"1 while the group's circuit breaker (spec.circuitBreaker) is open, 0 while it is closed; absent for a group without one.", []string{"namespace", "group"}, nil)
 	runSecondsDesc = prometheus.NewDesc("oaat_item_running_seconds",
 		"How long the item's current run has been going; present only while it runs.", itemLabels, nil)
 )
@@ -48,7 +50,7 @@ func NewStatusCollector(reader client.Reader, clk clock.PassiveClock) *StatusCol
 
 // Describe sends the descriptions of the gauges.
 func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc} {
+	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc} {
 		ch <- d
 	}
 }
@@ -77,6 +79,13 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 			max(now.Sub(cr.StartedAt.Time), 0).Seconds(), g.Namespace, g.Name, cr.Item)
 	}
 	ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, running, g.Namespace, g.Name)
+	if cb := g.Status.CircuitBreaker; cb != nil {
+		open := 0.0
+		if cb.State == v1alpha1.BreakerOpen {
+			open = 1
+		}
+		ch <- prometheus.MustNewConstMetric(breakerOpenDesc, prometheus.GaugeValue, open, g.Namespace, g.Name)
+	}
 
 	overdue, ok := overdueOf(g, now)
 	if ok && g.Spec.Schedule == "" {

@@ -126,3 +126,25 @@ oaat_item_overdue_seconds{group="nightly",item="late",namespace="ns"} 39600
 		t.Fatal(err)
 	}
 }
+
+// A group with a circuit breaker has its state as a gauge, 1 while open; a group without one has
+// no series.
+func TestCollectBreaker(t *testing.T) {
+	group := func(name string, cb *v1alpha1.CircuitBreakerStatus) *v1alpha1.OaatGroup {
+		return &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Status: v1alpha1.OaatGroupStatus{CircuitBreaker: cb}}
+	}
+	want := `
+# HELP oaat_group_circuit_breaker_open 1 while the group's circuit breaker (spec.circuitBreaker) is open, 0 while it is closed; absent for a group without one.
+# TYPE oaat_group_circuit_breaker_open gauge
+oaat_group_circuit_breaker_open{group="closed",namespace="ns"} 0
+oaat_group_circuit_breaker_open{group="open",namespace="ns"} 1
+`
+	gs := groups{
+		group("open", &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerOpen}),
+		group("closed", &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed}),
+		group("without", nil),
+	}
+	if err := testutil.CollectAndCompare(gs, strings.NewReader(want), "oaat_group_circuit_breaker_open"); err != nil {
+		t.Fatal(err)
+	}
+}

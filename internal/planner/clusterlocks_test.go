@@ -175,3 +175,28 @@ func TestDescribeLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestNewClusterLockWaitsForItsAdoption: an installation of some namespaces takes no slot of a
+// ClusterOaatLock created less than its adoption window ago; the group waits for it and is looked
+// at again when the window ends, not a lockRecheck later, and then starts.
+func TestNewClusterLockWaitsForItsAdoption(t *testing.T) {
+	g := newGroup("a")
+	g.Spec.ClusterLocks = []string{"db"}
+	lock := newClusterLock("db", 1)
+	lock.CreationTimestamp = *at(-10 * time.Second)
+	in := mixedInput(g, 0, []v1alpha1.Lock{lock}, selected, nil)
+	in.Locks.Installation, in.Locks.AdoptionWindow = "ns", locks.DefaultAdoptionWindow
+	p := Decide(in)
+	if p.Create != nil || p.Status.LockWait == nil || !slices.Equal(p.Status.LockWait.Locks, []string{"ClusterOaatLock/db"}) {
+		t.Fatalf("create %v, lockWait %+v: want a wait for ClusterOaatLock/db", p.Create, p.Status.LockWait)
+	}
+	if want := locks.DefaultAdoptionWindow - 10*time.Second; p.RequeueAfter != want {
+		t.Fatalf("requeueAfter %v, want %v", p.RequeueAfter, want)
+	}
+
+	in = mixedInput(applied(g, p), locks.DefaultAdoptionWindow-10*time.Second, []v1alpha1.Lock{lock}, selected, nil)
+	in.Locks.Installation, in.Locks.AdoptionWindow = "ns", locks.DefaultAdoptionWindow
+	if p := Decide(in); p.Create == nil || !slices.Equal(acquired(p), []string{"ClusterOaatLock/db"}) {
+		t.Fatalf("create %v, acquired %v once the window has passed", p.Create, acquired(p))
+	}
+}

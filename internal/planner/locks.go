@@ -16,11 +16,13 @@ import (
 const lockRecheck = time.Minute
 
 // takeLocks plans the acquisition of every lock the group names for the run of item in pod
-// (locks.Take), and reports whether the run may start. When a lock has no room, nothing is
-// acquired and status.lockWait records the wait, keeping its start.
-func (d *decision) takeLocks(item, pod string) bool {
+// (locks.Take), and reports whether the run may start, or else when to look again: after
+// lockRecheck, or sooner when a lock begins to give slots to the installation (locks.AdoptedAt).
+// When a lock has no room, nothing is acquired and status.lockWait records the wait, keeping its
+// start.
+func (d *decision) takeLocks(item, pod string) (ok bool, retryAt time.Time) {
 	if len(d.group.Spec.LockKeys()) == 0 {
-		return true
+		return true, time.Time{}
 	}
 	st := &d.plan.Status
 	mine := locks.Claim{Since: d.stamp.Time, Namespace: d.group.Namespace, Group: d.group.Name}
@@ -28,18 +30,22 @@ func (d *decision) takeLocks(item, pod string) bool {
 		mine.Since = st.LockWait.Since.Time
 	}
 	holder := v1alpha1.LockHolder{Group: d.group.Name, GroupUID: string(d.group.UID), Item: item, Pod: pod, Since: d.stamp}
-	acquire, blocked := locks.Take(d.group, d.in.Locks, mine, holder, d.in.Now)
+	acquire, blocked, adopted := locks.Take(d.group, d.in.Locks, mine, holder, d.in.Now)
 	if len(blocked) > 0 {
 		d.lockBlocked = true
 		st.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(mine.Since), Locks: blocked}
-		return false
+		retryAt = d.in.Now.Add(lockRecheck)
+		if !adopted.IsZero() && adopted.Before(retryAt) {
+			retryAt = adopted
+		}
+		return false, retryAt
 	}
 	if st.LockWait != nil {
 		d.plan.Locks.Waited = max(d.in.Now.Sub(st.LockWait.Since.Time), 0)
 		st.LockWait = nil
 	}
 	d.plan.Locks.Acquire = acquire
-	return true
+	return true, time.Time{}
 }
 
 // settleLocks ends the lock wait of a group that no longer waits, lists its live run in the locks

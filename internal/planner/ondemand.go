@@ -69,12 +69,14 @@ func (d *decision) settleFromHistory(onDemandRun *v1alpha1.OaatRun) bool {
 }
 
 // recordedResult is how the last recorded run of an item ended, as its status says: a success
-// clears the failure count and a failure raises it, an interruption changes neither.
+// clears the failure count and a failure raises it, an interruption changes neither; a failed
+// probe of an open circuit breaker changes neither either, but its start is after the last
+// success (a success is recorded at or after its run's start).
 func recordedResult(it *v1alpha1.ItemStatus) Result {
 	switch {
 	case it.LastReason == v1alpha1.ReasonInterrupted:
 		return ResultInterrupted
-	case it.FailureCount == 0 && it.LastSuccess != nil:
+	case it.FailureCount == 0 && it.LastSuccess != nil && (it.LastStarted == nil || !it.LastSuccess.Before(it.LastStarted)):
 		return ResultSucceeded
 	}
 	return ResultFailed

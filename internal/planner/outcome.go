@@ -52,6 +52,10 @@ func (d *decision) recordCurrentRun() {
 	run := min(max(out.finishedAt.Sub(started.Time), 0), max(d.stamp.Sub(cr.StartedAt.Time), 0))
 	out.finishedAt = clampTime(out.finishedAt, cr.StartedAt, d.stamp)
 
+	failedProbe := d.failedProbe(out)
+	if failedProbe {
+		out.detail = joinDetail(out.detail, "a failed probe of the open circuit breaker: the item's failure count and cool-off do not grow")
+	}
 	it := d.item(cr.Item)
 	it.LastPodName = cr.PodName
 	it.LastExitCode = out.exitCode
@@ -62,8 +66,10 @@ func (d *decision) recordCurrentRun() {
 		it.FailureCount = 0
 		it.ParkedGeneration = 0
 	case ResultFailed:
-		it.LastFailure = &out.finishedAt
-		it.FailureCount++
+		if !failedProbe {
+			it.LastFailure = &out.finishedAt
+			it.FailureCount++
+		}
 	case ResultInterrupted:
 		// Neither a success nor a failure: the item's record and its cool-off stay as they were.
 	}
@@ -75,12 +81,21 @@ func (d *decision) recordCurrentRun() {
 	d.plan.Finished = append(d.plan.Finished, Outcome{Item: cr.Item, Result: out.result, Duration: run})
 	d.settleOnDemandRun(cr, out)
 	d.announceOutcome(cr, out)
+	d.observeForBreaker(cr.Item, out)
 	if out.doNotRetry != nil {
 		it.ParkedGeneration = d.group.Generation
 		d.event(corev1.EventTypeWarning, v1alpha1.ReasonItemParked, fmt.Sprintf(
 			"Item %q exited with code %d, listed in spec.exitCodes.doNotRetry: it does not run again until the group's spec changes",
 			cr.Item, *out.doNotRetry))
 	}
+}
+
+// joinDetail appends more to a run's detail.
+func joinDetail(detail, more string) string {
+	if detail == "" {
+		return more
+	}
+	return detail + "; " + more
 }
 
 // clampTime returns t within [earliest, latest]; latest wins when they cross.

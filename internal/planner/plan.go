@@ -80,6 +80,9 @@ type Plan struct {
 	DeleteBatch []*corev1.Pod
 	// Finished are the runs whose outcome Status records for the first time.
 	Finished []Outcome
+	// Probes are the results of the circuit breaker's probes whose outcome Status records for
+	// the first time; the controller counts them once Status is persisted.
+	Probes []Result
 	// RoundOverrun reports that Status starts a scheduled round while items of the previous one
 	// had not succeeded; the controller counts it once Status is persisted.
 	RoundOverrun bool
@@ -150,29 +153,34 @@ type Outcome struct {
 // what the steps before it produced, which fixes their order:
 //
 //	step                    reads                                          produces
-//	recordCurrentRun        status.currentRun, the run's pod               the item's outcome and history, Finished, the
-//	                                                                       OaatRun of the run settled; currentRun cleared
+//	recordCurrentRun        status.currentRun, the run's pod,              the item's outcome and history, Finished, the
+//	                        status.circuitBreaker                          OaatRun of the run settled; currentRun cleared;
+//	                                                                       the breaker's count, opening, probes, closing
 //	deleteRoguePods         live pods, currentRun as recorded              Deletions of pods that are not the current run
 //	pruneHistory            finished pods, spec.podHistory                 Deletions of old pods; entries of removed items go
 //	syncItems               the resolved items, status.items (recorded)    status.items in the group's order, history kept
 //	setItemsValid           the item sources' read results                 condition ItemsValid
 //	reviewOnDemandRuns      open OaatRuns, status.items, recorded outcome  the queue of on-demand runs; rejections, settlements
 //	observeReset            oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
+//	settleBreaker           spec.circuitBreaker, the reset just observed   status.circuitBreaker kept, closed or removed
 //	observeTick             spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
 //	stopCurrentRun          a run still live, runTimeout, blackouts        stopReason and the pod's deletion, or a wake-up
 //	checkReady              the policy, the OaatType, create backoff       condition Ready; whether a run may start
-//	startNext               the queue, items and rounds, Input.Locks       the intent (currentRun, runCount), the pod, locks to take
+//	startNext               the queue, items and rounds, Input.Locks,      the intent (currentRun, runCount), the pod, locks to take;
+//	                        the breaker (an open one starts only probes)   while the breaker is open, the probe or its time
 //	updateOpenOnDemandRuns  the queue, startNext's choice                  each on-demand run's phase and reason
-//	setWaits                items, startNext's choice                      nextEligibleAt and waitReason, a wake-up
+//	setWaits                items, startNext's choice, the breaker         nextEligibleAt and waitReason, a wake-up
 //	setGateConditions       suspend, parked items, the round               conditions Suspended, Parked, Complete
 //	settleLocks             Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
+//	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
 //	batchSuperseded         pruneHistory's superseded pods, currentRun     DeleteBatch now, or none while they wait
 //
 // The steps that wait for a time return it, and Decide alone turns the earliest into the plan's
 // wake-up (RequeueAfter): observeTick (the next round), stopCurrentRun (a timeout or a blackout),
-// checkReady (a pod create or an invalid spec retried), startNext (a lock to look at again, or
-// an OaatType that cannot make the chosen item's pod) and setWaits (the first waiting item).
+// checkReady (a pod create or an invalid spec retried), startNext (a lock to look at again, an
+// OaatType that cannot make the chosen item's pod, or the open breaker's next probe) and setWaits
+// (the first waiting item).
 func Decide(in Input) Plan {
 	d := newDecision(in)
 	var wake wakeUp
@@ -183,6 +191,7 @@ func Decide(in Input) Plan {
 	d.setItemsValid()
 	d.reviewOnDemandRuns()
 	d.observeReset()
+	d.settleBreaker()
 	wake.at(d.observeTick())
 	// Also with an invalid spec: a run already started keeps the stops that can still be read.
 	wake.at(d.stopCurrentRun())
@@ -197,6 +206,7 @@ func Decide(in Input) Plan {
 		d.setGateConditions()
 	}
 	d.settleLocks()
+	d.setBreakerCondition()
 	d.setRunningCondition()
 	d.batchSuperseded()
 	d.plan.RequeueAfter = wake.after(in.Now)

@@ -23,6 +23,7 @@ type policy struct {
 	suspended      string // the reason of the Suspended condition, empty when not suspended
 	history        *v1alpha1.PodHistory
 	calendar       schedule.Calendar // spec.schedule; the zero Calendar without one
+	breaker        *breakerPolicy    // spec.circuitBreaker; nil without one
 }
 
 // readPolicy reads the group's spec; an error names the first field that cannot be used. Every
@@ -79,6 +80,11 @@ func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 		}
 		p.timing.Exponential = true
 		if p.timing.MaxCoolOff, err = parseDuration("spec.backoff.maxCoolOff", maxCoolOff); err != nil {
+			keep(err)
+		}
+	}
+	if spec.CircuitBreaker != nil {
+		if p.breaker, err = readBreakerPolicy(spec.CircuitBreaker); err != nil {
 			keep(err)
 		}
 	}

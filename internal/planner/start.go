@@ -16,7 +16,7 @@ import (
 // startNext chooses the next item when nothing runs and plans its intent and pod: the oldest
 // on-demand run that may start, else the schedule's choice among the items the group does
 // not hold (parked, done, suspended). When the chosen run cannot start, it returns when to look
-// again: after lockRecheck when it waits for a lock, or as for a group that is not ready.
+// again: when takeLocks says while it waits for a lock, or as for a group that is not ready.
 func (d *decision) startNext() (wake time.Time) {
 	st := &d.plan.Status
 	if st.CurrentRun != nil || d.pods.anyLive() {
@@ -25,10 +25,14 @@ func (d *decision) startNext() (wake time.Time) {
 	if onDemandRun := d.nextOnDemandRun(); onDemandRun != nil {
 		return d.start(onDemandRun.Spec.Item, onDemandRun.Name)
 	}
+	if d.breakerOpen() {
+		// While the circuit breaker is open, its probe takes the schedule's place (breaker.go).
+		return d.startProbe()
+	}
 	var free []schedule.Item
 	for i := range st.Items {
 		if d.held(&st.Items[i]) == "" {
-			free = append(free, scheduleItem(&st.Items[i]))
+			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
 	if next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand); ok {
@@ -47,8 +51,8 @@ func (d *decision) start(item, onDemandRun string) (retryAt time.Time) {
 		d.setReady(metav1.ConditionFalse, v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", d.in.Type.Name, err))
 		return d.notReadyRetryAt()
 	}
-	if !d.takeLocks(item, pod.Name) {
-		return d.in.Now.Add(lockRecheck)
+	if ok, retryAt := d.takeLocks(item, pod.Name); !ok {
+		return retryAt
 	}
 	annotateOnDemandRun(pod, onDemandRun)
 	st.RunCount = run

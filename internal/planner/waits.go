@@ -77,7 +77,7 @@ func (d *decision) setWaits() (wake time.Time) {
 			it.NextEligibleAt, it.WaitReason = d.heldUntil(reason), reason
 			continue
 		}
-		w := d.policy.timing.WaitOf(scheduleItem(it), d.in.Now)
+		w := d.waitOf(it)
 		it.NextEligibleAt, it.WaitReason = optionalTime(w.Until), w.Reason
 		if st.CurrentRun == nil {
 			first.at(w.Until)

@@ -37,6 +37,9 @@ type Item struct {
 	FailureCount int32
 	// ExpectedRun is how long a run of the item is expected to take; zero when unknown.
 	ExpectedRun time.Duration
+	// CoolOffWaived says that the item's failures do not hold it (a group's circuit breaker is
+	// open, or closed after them); they still order it among the candidates.
+	CoolOffWaived bool
 }
 
 // Wait says why an item may not start at some instant and until when; the zero Wait means it
@@ -73,7 +76,7 @@ func (t Timing) EligibleAt(it Item) (time.Time, string) {
 	if !it.LastSuccess.IsZero() {
 		at, reason = it.LastSuccess.Add(t.Frequency), v1alpha1.WaitSucceededRecently
 	}
-	if coolOff := t.CoolOff(it.FailureCount); coolOff > 0 && !it.LastFailure.IsZero() {
+	if coolOff := t.CoolOff(it.FailureCount); coolOff > 0 && !it.LastFailure.IsZero() && !it.CoolOffWaived {
 		if ends := it.LastFailure.Add(coolOff); ends.After(at) {
 			at, reason = ends, v1alpha1.WaitCoolingOff
 		}

@@ -24,6 +24,13 @@ func TestEligibleAt(t *testing.T) {
 			want:       now.Add(9 * time.Minute),
 			wantReason: v1alpha1.WaitCoolingOff,
 		},
+		{name: "a waived cool-off does not hold", item: Item{LastFailure: now, FailureCount: 3, CoolOffWaived: true}, want: time.Time{}},
+		{
+			name:       "a waived cool-off leaves the frequency",
+			item:       Item{LastSuccess: ago(5 * time.Minute), LastFailure: now, FailureCount: 1, CoolOffWaived: true},
+			want:       now.Add(55 * time.Minute),
+			wantReason: v1alpha1.WaitSucceededRecently,
+		},
 		{
 			name:       "frequency still running after a failure",
 			item:       Item{LastSuccess: ago(5 * time.Minute), LastFailure: ago(time.Minute), FailureCount: 1},

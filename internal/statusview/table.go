@@ -17,12 +17,18 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// Write writes the group's heading and item table to w, then the line of its on-demand runs
+// Write writes the group's heading, the line of its circuit breaker if it has one (see Breaker),
+// and item table to w, then the line of its on-demand runs
 // that wait or run (see OnDemand), if any. runs are the group's OaatRuns, in any phase and order.
 func Write(w io.Writer, g *v1alpha1.OaatGroup, runs []v1alpha1.OaatRun, now time.Time) error {
 	if _, err := fmt.Fprintf(w, "%s/%s  type=%s  %s  failureCoolOff=%s  %s\n",
 		g.Namespace, g.Name, g.Spec.OaatType, timing(g, now), orNone(string(g.Spec.FailureCoolOff)), Summary(g)); err != nil {
 		return err
+	}
+	if line := Breaker(g, now); line != "" {
+		if _, err := fmt.Fprintf(w, "  circuit breaker: %s\n", line); err != nil {
+			return err
+		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ITEM\tRUNNING\tLAST SUCCESS\tLAST FAILURE\tFAILURES\tLAST RESULT\tNEXT")
@@ -57,6 +63,9 @@ func Summary(g *v1alpha1.OaatGroup) string {
 			c.Type == v1alpha1.ConditionParked || c.Type == v1alpha1.ConditionRoundOverrun) {
 			ready += "  " + strings.ToLower(c.Type) + " (" + c.Reason + ")"
 		}
+	}
+	if cb := g.Status.CircuitBreaker; cb != nil && cb.State == v1alpha1.BreakerOpen {
+		ready += "  circuitBreaker=Open"
 	}
 	if w := g.Status.LockWait; w != nil {
 		ready += "  waiting for " + Item(v1alpha1.DescribeLocks(w.Locks))

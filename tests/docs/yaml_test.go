@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 // Markers: an HTML comment on the line before a ```yaml block says how to check it.
@@ -67,7 +67,7 @@ var controlPlaneVars = []string{"TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD", 
 // kind the API server serves, such as ConfigMap) must be accepted, or refused where the docs say
 // so. Kinds the API server does not serve (OLM's) must parse and name their apiVersion and kind.
 func TestYAMLBlocks(t *testing.T) {
-	if err := support.RequireFiles(controlPlaneVars...); err != nil {
+	if err := devkit.RequireFiles(controlPlaneVars...); err != nil {
 		t.Fatalf("%v. The docs' YAML is checked against a real kube-apiserver: run `make test-docs` "+
 			"(or `make test`), which builds the binaries into bin/ and sets them", err)
 	}

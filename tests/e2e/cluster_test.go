@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 // binaryVars name the binaries the suite runs: those cluster.sh starts (the Makefile's
@@ -32,7 +32,7 @@ type testPaths struct {
 // loadPaths reads the binaries from the environment and fails, saying how to run the suite, when
 // one is missing: the suite must not pass by testing nothing.
 func loadPaths() (testPaths, error) {
-	if err := support.RequireFiles(binaryVars...); err != nil {
+	if err := devkit.RequireFiles(binaryVars...); err != nil {
 		return testPaths{}, fmt.Errorf("%w. The end-to-end tests need the local cluster's binaries, kustomize and "+
 			"bin/manager and bin/kubectl-oaat: run them with `make test-e2e`, which builds them and sets them", err)
 	}
@@ -55,7 +55,7 @@ func loadPaths() (testPaths, error) {
 }
 
 // operatorUser is the user name the operator's token authenticates as.
-var operatorUser = support.ServiceAccountUser(operatorNamespace, operatorServiceAccount)
+var operatorUser = devkit.ServiceAccountUser(operatorNamespace, operatorServiceAccount)
 
 func itoa(i int) string { return strconv.Itoa(i) }
 

@@ -45,6 +45,7 @@ var _ = Describe("The Grafana dashboard and the runbooks", func() {
 		// The succeeding and the running group share a lock, so that the lock panels have data.
 		succeeding, running := newGroup("dash-succeeding", "dash-ok", "a", "b"), newGroup("dash-running", "dash-slow", "a")
 		succeeding.Spec.Locks = []string{"dash-lock"}
+		succeeding.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{} // closed all along: the breaker panel's series is 0
 		running.Spec.Locks = []string{"dash-lock"}
 		create(ctx, &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "dash-lock", Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 2}},
 			newOaatType("dash-ok", "2s", 0), newOaatType("dash-bad", "2s", 1), newOaatType("dash-slow", "10m", 0),

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -290,10 +291,10 @@ func dumpDiagnostics(ctx context.Context, namespace string) {
 	}
 	fmt.Fprintf(w, "--- Pods seen by the watcher\n%s", tracker.Describe(namespace))
 	if prom != nil {
-		fmt.Fprintf(w, "--- Last lines of Prometheus's log %s\n%s\n", prom.logPath, support.LogTail(prom.logPath, 10))
+		fmt.Fprintf(w, "--- Last lines of Prometheus's log %s\n%s\n", prom.logPath, devkit.LogTail(prom.logPath, 10))
 	}
 	fmt.Fprintf(w, "--- Last lines of the operator's log %s\n%s\n===== End of diagnostics\n",
-		operator.logPath, support.LogTail(operator.logPath, 80))
+		operator.logPath, devkit.LogTail(operator.logPath, 80))
 }
 
 // itemsOf returns the items of the records, in order.

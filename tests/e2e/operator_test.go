@@ -19,7 +19,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 // leaderMessage matches what the operator logs (through client-go's leader election) once it
@@ -34,7 +34,7 @@ type operatorProcess struct {
 	logPath    string
 
 	mu        sync.Mutex
-	proc      *support.Process // the running process; nil when none runs
+	proc      *devkit.Process // the running process; nil when none runs
 	probeAddr string
 	// metricsAddr is where the operator serves its metrics, over HTTPS with authentication and
 	// authorization (the default of --metrics-secure). Chosen at the first start and kept when the
@@ -52,7 +52,7 @@ func startOperator(ctx context.Context) {
 		}
 		return operator.ready()
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(),
-		"the operator's /readyz; log %s:\n%s", operator.logPath, support.LogTail(operator.logPath, 40))
+		"the operator's /readyz; log %s:\n%s", operator.logPath, devkit.LogTail(operator.logPath, 40))
 }
 
 // killOperator kills the operator with SIGKILL, as a node failure or an OOM kill would, and
@@ -61,7 +61,7 @@ func killOperator() {
 	GinkgoHelper()
 	pid := operator.pid()
 	Expect(operator.kill()).To(Succeed())
-	Expect(support.ProcessAlive(pid)).To(BeFalse(), "operator pid %d still alive after SIGKILL", pid)
+	Expect(devkit.ProcessAlive(pid)).To(BeFalse(), "operator pid %d still alive after SIGKILL", pid)
 }
 
 // waitForLeadership waits until the operator started last holds the leader lease.
@@ -77,7 +77,7 @@ func waitForLeadership(ctx context.Context) {
 }
 
 func (o *operatorProcess) start() error {
-	port, err := support.FreePort()
+	port, err := devkit.FreePort()
 	if err != nil {
 		return err
 	}
@@ -88,16 +88,16 @@ func (o *operatorProcess) start() error {
 	}
 	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
 	if o.metricsAddr == "" {
-		metricsPort, err := support.FreePort()
+		metricsPort, err := devkit.FreePort()
 		if err != nil {
 			return err
 		}
 		o.metricsAddr = "127.0.0.1:" + strconv.Itoa(metricsPort)
 	}
-	proc, err := support.StartProcess(support.ProcessSpec{
+	proc, err := devkit.StartProcess(devkit.ProcessSpec{
 		Name:   "operator",
 		Binary: o.binary,
-		Args: support.ManagerFlags{
+		Args: devkit.ManagerFlags{
 			Kubeconfig: o.kubeconfig, MetricsAddr: o.metricsAddr, ProbeAddr: probeAddr, LeaderElect: true,
 			Extra: []string{"--zap-log-level=debug"},
 		}.Args(),
@@ -118,7 +118,7 @@ func (o *operatorProcess) ready() error {
 	o.mu.Lock()
 	addr := o.probeAddr
 	o.mu.Unlock()
-	return support.CheckReady(context.Background(), "http://"+addr+"/readyz", time.Second)
+	return devkit.CheckReady(context.Background(), "http://"+addr+"/readyz", time.Second)
 }
 
 // metricsURL is the URL of the operator's metrics endpoint; empty before the first start.
@@ -132,7 +132,7 @@ func (o *operatorProcess) metricsURL() string {
 }
 
 // running returns the running process, nil when none runs.
-func (o *operatorProcess) running() *support.Process {
+func (o *operatorProcess) running() *devkit.Process {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.proc
@@ -156,17 +156,17 @@ func (o *operatorProcess) unexpectedExit() error {
 
 // kill sends SIGKILL and waits until the process is reaped.
 func (o *operatorProcess) kill() error {
-	return o.signalAndWait(func(p *support.Process) error { return p.Signal(syscall.SIGKILL, 10*time.Second) })
+	return o.signalAndWait(func(p *devkit.Process) error { return p.Signal(syscall.SIGKILL, 10*time.Second) })
 }
 
 // stop stops the operator gracefully (SIGTERM, so that it releases its lease), with SIGKILL as a
 // last resort.
 func (o *operatorProcess) stop() error {
-	return o.signalAndWait(func(p *support.Process) error { return p.Stop(30 * time.Second) })
+	return o.signalAndWait(func(p *devkit.Process) error { return p.Stop(30 * time.Second) })
 }
 
 // signalAndWait ends the running process with end and, once it is reaped, forgets it.
-func (o *operatorProcess) signalAndWait(end func(*support.Process) error) error {
+func (o *operatorProcess) signalAndWait(end func(*devkit.Process) error) error {
 	p := o.running()
 	if p == nil {
 		return nil

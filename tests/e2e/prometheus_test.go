@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -47,7 +48,7 @@ type prometheusProcess struct {
 	logPath string
 
 	mu      sync.Mutex
-	proc    *support.Process // nil until started
+	proc    *devkit.Process // nil until started
 	baseURL string
 }
 
@@ -101,7 +102,7 @@ func (p *prometheusProcess) start(token string, job support.ScrapeJob) error {
 }
 
 // running returns the process, nil when it was never started.
-func (p *prometheusProcess) running() *support.Process {
+func (p *prometheusProcess) running() *devkit.Process {
 	if p == nil {
 		return nil
 	}
@@ -141,7 +142,7 @@ func (p *prometheusProcess) url(path string) string {
 
 // ready asks Prometheus's /-/ready.
 func (p *prometheusProcess) ready(ctx context.Context) error {
-	return support.CheckReady(ctx, p.url("/-/ready"), 2*time.Second)
+	return devkit.CheckReady(ctx, p.url("/-/ready"), 2*time.Second)
 }
 
 // waitForTarget waits until Prometheus has scraped the operator successfully.

@@ -24,13 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // Where config/local puts the operator's identity, and the lease it elects a leader with.
 const (
-	operatorNamespace      = support.OperatorNamespace
-	operatorServiceAccount = support.OperatorServiceAccount
+	operatorNamespace      = devkit.OperatorNamespace
+	operatorServiceAccount = devkit.OperatorServiceAccount
 )
 
 // Labels the suite puts on what it creates.
@@ -85,7 +86,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	support.RemoveSuiteNamespaces(ctx, k8sClient, labelSuite)
 	// The token outlives the suite (go test -timeout); the API server may extend it.
 	operatorKubeconfig := filepath.Join(cluster.StateDir, "operator.kubeconfig")
-	Expect(support.LocalOperator{
+	Expect(devkit.LocalOperator{
 		Kustomize: paths.kustomize, Kubectl: paths.kubectl, RepoRoot: paths.repoRoot,
 		AdminKubeconfig: kubeconfig, Log: GinkgoWriter,
 	}.Prepare(ctx, operatorKubeconfig, 2*time.Hour)).To(Succeed())

@@ -108,7 +108,39 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 		Entry("a negative pod history", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) { g.Spec.PodHistory = &v1alpha1.PodHistory{Failed: ptr.To[int32](-1)} },
 			"spec.podHistory.failed: Invalid value: -1"),
+		Entry("a circuit breaker that one failed item would open", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 1}
+			},
+			"spec.circuitBreaker.consecutiveItemFailures: Invalid value: 1"),
+		Entry("a circuit breaker's probe interval in milliseconds", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 3, ProbeInterval: "500ms"}
+			}, `"500ms" is not a valid duration`),
+		Entry("a circuit breaker's maximum probe interval below its probe interval", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 3, ProbeInterval: "10 min", MaxProbeInterval: "5m"}
+			}, `circuitBreaker.maxProbeInterval "5m" is shorter than probeInterval "10 min"`),
+		Entry("a circuit breaker's probe interval above the default maximum (1h)", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 3, ProbeInterval: "2h"}
+			}, `circuitBreaker.maxProbeInterval "1h" is shorter than probeInterval "2h"`),
 	)
+
+	It("turns an empty circuit breaker on with its defaults", func(ctx SpecContext) {
+		group := newGroup("breaker-defaults", "a")
+		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{}
+		Expect(k8sClient.Create(ctx, group)).To(Succeed())
+		Expect(group.Spec.CircuitBreaker).To(Equal(&v1alpha1.CircuitBreaker{ConsecutiveItemFailures: v1alpha1.DefaultConsecutiveItemFailures}))
+	}, SpecTimeout(specTimeout))
+
+	It("accepts a circuit breaker whose maximum probe interval is equal to or above its probe interval, in any spelling", func(ctx SpecContext) {
+		for i, pair := range [][2]v1alpha1.Duration{{"60m", "1 hour"}, {"", "1m"}, {"30s", ""}, {"1d", "1w"}} {
+			group := newGroup(fmt.Sprintf("breaker-%d", i), "a")
+			group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: pair[0], MaxProbeInterval: pair[1]}
+			Expect(k8sClient.Create(ctx, group)).To(Succeed(), "probeInterval %q, maxProbeInterval %q", pair[0], pair[1])
+		}
+	}, SpecTimeout(specTimeout))
 
 	It("accepts a maximum cool-off equal to or above the failure cool-off, in any spelling", func(ctx SpecContext) {
 		for i, pair := range [][2]v1alpha1.Duration{{"90m", "1h 30 min"}, {"2 weeks", "14d"}, {"30s", "1w"}} {

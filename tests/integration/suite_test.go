@@ -34,6 +34,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -123,7 +124,7 @@ var _ = BeforeSuite(func() {
 // checkControlPlaneVars fails, saying how to run the suite, when the control plane binaries are
 // not named by the environment: the suite must not pass by testing nothing.
 func checkControlPlaneVars() error {
-	if err := support.RequireFiles(controlPlaneVars...); err != nil {
+	if err := devkit.RequireFiles(controlPlaneVars...); err != nil {
 		return fmt.Errorf("%w. The integration tests need a real kube-apiserver, etcd and kubectl: run them with "+
 			"`make test`, which builds the binaries into bin/ and sets them", err)
 	}
@@ -181,6 +182,9 @@ type managerOptions struct {
 	leaseNamespace string
 	// workers, when not zero, is the manager's MaxConcurrentReconciles (4 otherwise).
 	workers int
+	// adoptionWindow, when not zero, is how long a new ClusterOaatLock gives no slot to a manager
+	// of some namespaces (--cluster-lock-adoption-window; locks.DefaultAdoptionWindow otherwise).
+	adoptionWindow time.Duration
 }
 
 // startManagerWith is startManager with options.
@@ -223,7 +227,7 @@ func startManagerWith(o managerOptions) (stop func()) {
 	Expect(controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: cmp.Or(o.workers, 4), Leader: identity,
 		// As cmd/main.go sets it from WATCH_NAMESPACE.
-		Namespaces: o.namespaces,
+		Namespaces: o.namespaces, AdoptionWindow: o.adoptionWindow,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())

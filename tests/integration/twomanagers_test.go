@@ -212,7 +212,10 @@ var _ = Describe("Two managers of some namespaces sharing a ClusterOaatLock", fu
 		// SingleNamespace mode, and no installation of all namespaces: nothing may write
 		// status.waitingGroups.
 		stopManager()
-		stopFirst, stopSecond := startManager(ns), startManager(second)
+		// The new lock's adoption window (adoption_test.go) is cut short: this spec is about the
+		// turns the installations take, not about a re-create.
+		stopFirst := startManagerWith(managerOptions{namespaces: []string{ns}, adoptionWindow: time.Second})
+		stopSecond := startManagerWith(managerOptions{namespaces: []string{second}, adoptionWindow: time.Second})
 		stopManager = func() {
 			stopFirst()
 			stopSecond()

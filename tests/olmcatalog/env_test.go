@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 // fileVars name the files the suite runs and reads: the binaries cluster.sh starts (the
@@ -52,7 +52,7 @@ type testEnv struct {
 // loadEnv reads the environment and fails, saying how to run the suite, when something is
 // missing: the suite must never pass, or skip, by testing nothing.
 func loadEnv() (testEnv, error) {
-	if err := support.RequireFiles(fileVars...); err != nil {
+	if err := devkit.RequireFiles(fileVars...); err != nil {
 		return testEnv{}, fmt.Errorf("%w. The OLM catalog test needs the local cluster's binaries with the real node's, "+
 			"opm and OLM's manifests: run it with `make test-olm-catalog`", err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 // envVars name what the suite runs and reads: the binaries cluster.sh starts (the Makefile's
@@ -48,7 +48,7 @@ type testEnv struct {
 // loadEnv reads the paths from the environment and fails, saying how to run the suite, when one
 // is missing: the suite must never pass, or skip, by testing nothing.
 func loadEnv() (testEnv, error) {
-	if err := support.RequireFiles(envVars...); err != nil {
+	if err := devkit.RequireFiles(envVars...); err != nil {
 		return testEnv{}, fmt.Errorf("%w. The OLM install test needs the local cluster's binaries, olm, catalog, opm, "+
 			"bin/manager and the CRD directories: run it with `make test-olm-install`, which builds them and sets them", err)
 	}
@@ -78,8 +78,8 @@ func loadEnv() (testEnv, error) {
 
 // startProcess starts binary with args and env (added to the suite's environment), its output
 // appended to logPath, and adds it to started.
-func startProcess(name, logPath string, env []string, binary string, args ...string) (*support.Process, error) {
-	p, err := support.StartProcess(support.ProcessSpec{
+func startProcess(name, logPath string, env []string, binary string, args ...string) (*devkit.Process, error) {
+	p, err := devkit.StartProcess(devkit.ProcessSpec{
 		Name: name, Binary: binary, Args: args, Env: env, LogPath: logPath, Log: GinkgoWriter,
 	})
 	if err != nil {
@@ -93,21 +93,21 @@ func startProcess(name, logPath string, env []string, binary string, args ...str
 // (the last started first) and checks that none is left.
 type processList struct {
 	mu    sync.Mutex
-	procs []*support.Process
+	procs []*devkit.Process
 }
 
 var started processList
 
-func (l *processList) add(p *support.Process) {
+func (l *processList) add(p *devkit.Process) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.procs = append(l.procs, p)
 }
 
-func (l *processList) all() []*support.Process {
+func (l *processList) all() []*devkit.Process {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]*support.Process(nil), l.procs...)
+	return append([]*devkit.Process(nil), l.procs...)
 }
 
 // ---------------------------------------------------------------------------------------------

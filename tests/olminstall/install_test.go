@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -169,6 +170,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 	watchNamespace := expectDeployment(ctx, m)
 	expectOperatorGroupStatus(ctx, m)
 	expectPermissions(ctx, m, saName)
+	expectUserRoles(ctx, m)
 
 	By("running the manager outside the cluster as ServiceAccount " + m.InstallNamespace + "/" + saName +
 		", WATCH_NAMESPACE=" + fmt.Sprintf("%q", watchNamespace))
@@ -660,9 +662,9 @@ func dumpDiagnostics(ctx context.Context, m installMode) {
 			fmt.Fprintf(w, "%s %s %s/%s: %s\n", e.LastTimestamp.Format(time.RFC3339), e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
 		}
 	}
-	for _, p := range []*support.Process{olmProc, catalogProc} {
+	for _, p := range []*devkit.Process{olmProc, catalogProc} {
 		if p != nil {
-			fmt.Fprintf(w, "--- Last lines of %s\n%s\n", p.LogPath, support.LogTail(p.LogPath, 40))
+			fmt.Fprintf(w, "--- Last lines of %s\n%s\n", p.LogPath, devkit.LogTail(p.LogPath, 40))
 		}
 	}
 	fmt.Fprintln(w, "===== End of diagnostics")

@@ -22,6 +22,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -149,7 +150,7 @@ func serveCatalog(ctx context.Context) *servedCatalog {
 	_, err = runCommand(ctx, env.repoRoot, nil, env.opm, "validate", dir)
 	Expect(err).NotTo(HaveOccurred(), "opm validate of the rendered catalog")
 
-	c.port, err = support.FreePort()
+	c.port, err = devkit.FreePort()
 	Expect(err).NotTo(HaveOccurred())
 	logs := filepath.Join(cluster.StateDir, "logs")
 	// opm serve listens on all interfaces (":PORT", fixed in its code); no pprof endpoint (its

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -55,12 +56,12 @@ func subjectAccessReview(user string, groups []string, namespace, group, resourc
 // startManager runs bin/manager outside the cluster as the ServiceAccount, with the
 // WATCH_NAMESPACE OLM gives the Deployment's pod and the lease in the install namespace, metrics
 // off; it waits until the manager is ready and leads.
-func startManager(ctx context.Context, m installMode, saName, watchNamespace string) *support.Process {
+func startManager(ctx context.Context, m installMode, saName, watchNamespace string) *devkit.Process {
 	GinkgoHelper()
 	kubeconfig := filepath.Join(cluster.StateDir, "manager-"+m.Name+".kubeconfig")
-	Expect(support.WriteServiceAccountKubeconfig(ctx, clientset, adminKubeconfig, m.InstallNamespace, saName, kubeconfig, time.Hour)).
+	Expect(devkit.WriteServiceAccountKubeconfig(ctx, clientset, adminKubeconfig, m.InstallNamespace, saName, kubeconfig, time.Hour)).
 		To(Succeed(), "a kubeconfig of the CSV's ServiceAccount")
-	port, err := support.FreePort()
+	port, err := devkit.FreePort()
 	Expect(err).NotTo(HaveOccurred())
 	probeAddr := "127.0.0.1:" + strconv.Itoa(port)
 	logPath := filepath.Join(cluster.StateDir, "logs", "manager-"+m.Name+".log")
@@ -75,7 +76,7 @@ func startManager(ctx context.Context, m installMode, saName, watchNamespace str
 		if err := p.UnexpectedExit(30); err != nil {
 			return StopTrying("the manager exited while starting").Wrap(err)
 		}
-		return support.CheckReady(ctx, "http://"+probeAddr+"/readyz", time.Second)
+		return devkit.CheckReady(ctx, "http://"+probeAddr+"/readyz", time.Second)
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the manager's /readyz; log %s", logPath)
 	Eventually(func() (string, error) {
 		if err := p.UnexpectedExit(30); err != nil {

@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -58,7 +59,7 @@ var (
 	dynClient       dynamic.Interface
 	objects         support.Objects // reads and writes OLM's objects through dynClient
 
-	olmProc, catalogProc, opmProc *support.Process
+	olmProc, catalogProc, opmProc *devkit.Process
 	catalog                       *servedCatalog
 )
 
@@ -134,7 +135,7 @@ func tearDown() {
 // expectRunning fails at once, with the end of its log, if one of OLM's processes or opm serve
 // exited: waiting out a timeout would only hide the reason.
 func expectRunning() {
-	for _, p := range []*support.Process{olmProc, catalogProc, opmProc} {
+	for _, p := range []*devkit.Process{olmProc, catalogProc, opmProc} {
 		if err := p.UnexpectedExit(30); err != nil {
 			StopTrying("a process of the suite exited").Wrap(err).Now()
 		}

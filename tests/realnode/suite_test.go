@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -71,7 +72,7 @@ func TestRealNode(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	Expect(support.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL",
+	Expect(devkit.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL",
 		"ETCD", "KWOK", "KUBELET", "CRI_TEARDOWN", "KUSTOMIZE")).To(Succeed(), "run this suite with make test-realnode")
 	Expect(os.Getenv("OAAT_PAUSE_IMAGE")).NotTo(BeEmpty(), "run this suite with make test-realnode")
 	operatorImage = os.Getenv("IMG")
@@ -132,7 +133,7 @@ func tearDown() {
 	// By command line rather than by recorded pid: on a busy machine a pid is soon another
 	// program's. Every process of the cluster names the state dir in its command line, the
 	// containerd shims included, and a container left running keeps its shim.
-	if left := support.ProcessesUsing(cluster.StateDir); len(left) > 0 {
+	if left := devkit.ProcessesUsing(cluster.StateDir); len(left) > 0 {
 		problems = append(problems, "processes left that name the state dir: "+strings.Join(left, "; "))
 	}
 	problems = append(problems, machineLeftovers(cluster.StateDir)...)

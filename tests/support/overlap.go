@@ -2,8 +2,9 @@
 // (tests/e2e) and the OLM install suite (tests/olminstall) share: the tracker of live pods that
 // checks the operator's invariant (at most one live pod per OaatGroup) from pod watch events, the
 // watch that feeds it, helpers that read an OaatGroup's status and pods, the check that the
-// binaries a suite runs exist, the wrapper of the local cluster (hack/cluster/cluster.sh) and the
-// child processes a suite runs outside the cluster.
+// binaries a suite runs exist and the wrapper of the local cluster (hack/cluster/cluster.sh). The
+// child processes a suite runs outside the cluster are hack/devkit's, which the hack/ tools use
+// too.
 package support
 
 import (

@@ -1,6 +1,8 @@
 package support
 
 import (
+	"github.com/oaat-io/oaat-operator/hack/devkit"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,13 +36,13 @@ func PrometheusBinary() (string, error) {
 // StartPrometheus starts the Prometheus server binary with configFile, its TSDB in dataDir and its
 // output in logPath, on a free loopback port, and returns the process and its base URL
 // (http://127.0.0.1:PORT). It does not wait until the server is ready (CheckReady on /-/ready).
-func StartPrometheus(binary, configFile, dataDir, logPath string, log io.Writer) (*Process, string, error) {
-	port, err := FreePort()
+func StartPrometheus(binary, configFile, dataDir, logPath string, log io.Writer) (*devkit.Process, string, error) {
+	port, err := devkit.FreePort()
 	if err != nil {
 		return nil, "", err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	proc, err := StartProcess(ProcessSpec{
+	proc, err := devkit.StartProcess(devkit.ProcessSpec{
 		Name:   "prometheus",
 		Binary: binary,
 		Args: []string{

@@ -1,6 +1,8 @@
 package support
 
 import (
+	"github.com/oaat-io/oaat-operator/hack/devkit"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -106,7 +108,7 @@ type ScrapeJob struct {
 // StartScrapingPrometheus writes the token and a configuration with the job into dir and starts
 // the Prometheus server binary on it, its TSDB in dir/data and its output in logPath; it returns
 // the process and its base URL (see StartPrometheus).
-func StartScrapingPrometheus(binary, dir, logPath, token string, job ScrapeJob, log io.Writer) (*Process, string, error) {
+func StartScrapingPrometheus(binary, dir, logPath, token string, job ScrapeJob, log io.Writer) (*devkit.Process, string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}

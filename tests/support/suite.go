@@ -1,6 +1,8 @@
 package support
 
 import (
+	"github.com/oaat-io/oaat-operator/hack/devkit"
+
 	"context"
 	"fmt"
 	"time"
@@ -73,14 +75,14 @@ func ProcessesLeft(pids map[string]int, dir string, timeout time.Duration) []str
 	var left []string
 	deadline := time.Now().Add(timeout)
 	for name, pid := range pids {
-		for ProcessAlive(pid) && time.Now().Before(deadline) {
+		for devkit.ProcessAlive(pid) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if ProcessAlive(pid) {
+		if devkit.ProcessAlive(pid) {
 			left = append(left, fmt.Sprintf("process left running: %s pid %d", name, pid))
 		}
 	}
-	for _, p := range ProcessesUsing(dir) {
+	for _, p := range devkit.ProcessesUsing(dir) {
 		left = append(left, "process left running that uses "+dir+": "+p)
 	}
 	return left

@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
-	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // frequencies are what spec edits choose from.
@@ -243,10 +243,10 @@ func (c *chaos) restartAPIServer(ctx context.Context) error {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return err
 	}
-	for support.ProcessAlive(pid) && time.Since(start) < 10*time.Second {
+	for devkit.ProcessAlive(pid) && time.Since(start) < 10*time.Second {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if support.ProcessAlive(pid) {
+	if devkit.ProcessAlive(pid) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			return err
 		}

@@ -10,11 +10,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 // leaseRole is config/rbac's leader election Role as config/local names it in
-// support.OperatorNamespace: the rights on the operator's own Lease.
+// devkit.OperatorNamespace: the rights on the operator's own Lease.
 const leaseRole = "oaat-operator-leader-election-role"
 
 // startSecond starts the second installation: bReplicaCount manager process(es) that watch
@@ -44,13 +44,13 @@ func (c *chaos) startSecond(ctx context.Context) (func(), error) {
 }
 
 // grantLease creates bLeaseNamespace and, in it, a copy of the leader election Role of
-// support.OperatorNamespace bound to the operator's ServiceAccount.
+// devkit.OperatorNamespace bound to the operator's ServiceAccount.
 func (c *chaos) grantLease(ctx context.Context) error {
 	if err := c.env.Namespace(ctx, bLeaseNamespace); err != nil {
 		return err
 	}
 	rbac := c.env.Clientset.RbacV1()
-	role, err := rbac.Roles(support.OperatorNamespace).Get(ctx, leaseRole, metav1.GetOptions{})
+	role, err := rbac.Roles(devkit.OperatorNamespace).Get(ctx, leaseRole, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading the leader election Role: %w", err)
 	}
@@ -62,7 +62,7 @@ func (c *chaos) grantLease(ctx context.Context) error {
 		ObjectMeta: metav1.ObjectMeta{Name: leaseRole, Namespace: bLeaseNamespace},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: leaseRole},
 		Subjects: []rbacv1.Subject{{
-			Kind: rbacv1.ServiceAccountKind, Name: support.OperatorServiceAccount, Namespace: support.OperatorNamespace,
+			Kind: rbacv1.ServiceAccountKind, Name: devkit.OperatorServiceAccount, Namespace: devkit.OperatorNamespace,
 		}},
 	}
 	if _, err := rbac.RoleBindings(bLeaseNamespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {

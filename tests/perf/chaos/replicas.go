@@ -45,7 +45,7 @@ type installation struct {
 	prefix string
 	// watch is WATCH_NAMESPACE, the namespaces the replicas watch; empty: all.
 	watch string
-	// leaseNamespace holds the installation's Lease; empty: support.OperatorNamespace.
+	// leaseNamespace holds the installation's Lease; empty: devkit.OperatorNamespace.
 	leaseNamespace string
 }
 

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -44,9 +45,9 @@ type Env struct {
 
 // StartCluster purges the cluster in .state/<name> (a measurement starts from an empty cluster),
 // starts it with nodes fake Nodes, applies config/local and mints the operator's kubeconfig
-// (support.LocalOperator). The binaries come from the environment, as make passes them.
+// (devkit.LocalOperator). The binaries come from the environment, as make passes them.
 func StartCluster(ctx context.Context, root, name string, nodes int, log io.Writer) (*Env, error) {
-	if err := support.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER",
+	if err := devkit.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER",
 		"KUBECTL", "ETCD", "KWOK", "KUSTOMIZE", "MANAGER"); err != nil {
 		return nil, fmt.Errorf("%w: run this through make", err)
 	}
@@ -93,7 +94,7 @@ func (e *Env) prepareOperator(ctx context.Context, kubeconfig string) (string, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	local := support.LocalOperator{
+	local := devkit.LocalOperator{
 		Kustomize: os.Getenv("KUSTOMIZE"), Kubectl: os.Getenv("KUBECTL"), RepoRoot: e.Root,
 		AdminKubeconfig: kubeconfig, Log: e.Log,
 	}

@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/oaat-io/oaat-operator/tests/support"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 )
 
 // Manager is bin/manager run as a separate process with the operator's ServiceAccount token, its
@@ -27,7 +27,7 @@ type Manager struct {
 	Binary, Kubeconfig, LogPath string
 	// LeaderElect runs the manager with --leader-elect, its Lease in LeaseNamespace.
 	LeaderElect bool
-	// LeaseNamespace is the namespace of the leader election Lease, support.OperatorNamespace
+	// LeaseNamespace is the namespace of the leader election Lease, devkit.OperatorNamespace
 	// when empty; another installation of the operator has its own, where the ServiceAccount
 	// must be granted its Lease.
 	LeaseNamespace string
@@ -37,7 +37,7 @@ type Manager struct {
 	// Log receives what happens to the process.
 	Log io.Writer
 
-	proc        *support.Process
+	proc        *devkit.Process
 	metricsAddr string
 	probeAddr   string
 	pprofAddr   string
@@ -59,7 +59,7 @@ func (m *Manager) Start() error {
 	}
 	var ports [3]int
 	for i := range ports {
-		port, err := support.FreePort()
+		port, err := devkit.FreePort()
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (m *Manager) Start() error {
 	m.metricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 	m.probeAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 	m.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
-	proc, err := support.StartProcess(support.ProcessSpec{
+	proc, err := devkit.StartProcess(devkit.ProcessSpec{
 		Name: m.Name, Binary: m.Binary, Args: m.args(), Env: m.Env, LogPath: m.LogPath, Log: m.Log,
 	})
 	if err != nil {
@@ -80,7 +80,7 @@ func (m *Manager) Start() error {
 
 // args are the process's command-line flags, with the addresses of the current start.
 func (m *Manager) args() []string {
-	flags := support.ManagerFlags{
+	flags := devkit.ManagerFlags{
 		Kubeconfig: m.Kubeconfig, MetricsAddr: m.metricsAddr, MetricsInsecure: true, ProbeAddr: m.probeAddr,
 		LeaderElect: m.LeaderElect, Extra: []string{"--pprof-bind-address", m.pprofAddr},
 	}
@@ -100,7 +100,7 @@ func (m *Manager) WaitReady(ctx context.Context, timeout time.Duration) error {
 		if err := m.UnexpectedExit(); err != nil {
 			return false, err
 		}
-		return support.CheckReady(ctx, "http://"+m.probeAddr+"/readyz", time.Second) == nil, nil
+		return devkit.CheckReady(ctx, "http://"+m.probeAddr+"/readyz", time.Second) == nil, nil
 	})
 	if err != nil {
 		return fmt.Errorf("%s not ready: %w; log %s", m.Name, err, m.LogPath)

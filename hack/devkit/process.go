@@ -1,4 +1,10 @@
-package support
+// Package devkit is what the hack/ tools and the test suites share to run things locally: daemons
+// that outlive the command that started them (Daemons, hack/processes), processes supervised for
+// the length of a test (StartProcess), the operator run outside the cluster with a
+// ServiceAccount's rights (LocalOperator, WriteServiceAccountKubeconfig, ManagerFlags), and small
+// checks of files and readiness. It holds no test assertion: tests/support builds the suites'
+// fixtures on it.
+package devkit
 
 import (
 	"bytes"

@@ -1,0 +1,205 @@
+package integration
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+var _ = Describe("The circuit breaker of a group", func() {
+	// A target shared by four items goes down: three distinct items fail in a row and open the
+	// breaker; no failure count grows after that; one probe at a time runs on the breaker's
+	// schedule (2s, then 4s, the cap); the target comes back, the probe succeeds, the breaker
+	// closes and the other items start at once, though their own cool-off (1h) has not ended.
+	It("opens after K distinct failed items, probes one at a time and closes on the first success", func(ctx SpecContext) {
+		const name = "nas"
+		group := newGroup(name, "a", "b", "c", "d")
+		group.Spec.FailureCoolOff = "1h"
+		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{
+			ConsecutiveItemFailures: 3, ExitCodes: []int32{75}, ProbeInterval: "2s", MaxProbeInterval: "4s",
+		}
+		create(ctx, newOaatType(typeName), group)
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, name)
+			g.Expect(group.Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerClosed))
+			expectCondition(g, group, v1alpha1.ConditionTargetAvailable, metav1.ConditionTrue, v1alpha1.ReasonBreakerClosed)
+		}).WithContext(ctx).Should(Succeed())
+
+		By("failing three distinct items with the target's exit code")
+		var previous, failed []string
+		var openedBy metav1.Time
+		for range 3 {
+			pod := waitForLivePod(ctx, name, previous...)
+			markRunning(ctx, pod.Name)
+			openedBy = finishPod(ctx, pod.Name, 75, "Error")
+			previous = append(previous, pod.Name)
+			failed = append(failed, pod.Annotations[v1alpha1.AnnotationItem])
+		}
+		Expect(slices.Compact(slices.Sorted(slices.Values(failed)))).To(HaveLen(3), "distinct items failed: %v", failed)
+		var fourth string
+		for _, item := range []string{"a", "b", "c", "d"} {
+			if !slices.Contains(failed, item) {
+				fourth = item
+			}
+		}
+
+		By("opening the breaker, with its condition and one event")
+		var nextProbe time.Time
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, name)
+			cb := group.Status.CircuitBreaker
+			g.Expect(cb).NotTo(BeNil())
+			g.Expect(cb.State).To(Equal(v1alpha1.BreakerOpen))
+			g.Expect(cb.FailedItems).To(Equal(failed))
+			g.Expect(cb.LastFailureExitCode).To(HaveValue(Equal(int32(75))))
+			g.Expect(cb.NextProbeAt).NotTo(BeNil())
+			g.Expect(cb.NextProbeAt.Time).To(BeTemporally("==", openedBy.Add(2*time.Second)))
+			expectCondition(g, group, v1alpha1.ConditionTargetAvailable, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen)
+			g.Expect(condition(group, v1alpha1.ConditionTargetAvailable).Message).To(ContainSubstring("exit code 75"))
+			nextProbe = cb.NextProbeAt.Time
+		}).WithContext(ctx).Should(Succeed())
+		expectEvent(ctx, name, corev1.EventTypeWarning, v1alpha1.ReasonBreakerOpened)
+
+		By("running the first probe, the item that never failed, only at nextProbeAt")
+		probe, probeFailed := runProbe(ctx, name, nextProbe, previous, 75, "Error")
+		Expect(probe.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationItem, fourth))
+		previous = append(previous, probe.Name)
+
+		By("recording the failed probe without growing any item's failure count; the next waits twice as long")
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, name)
+			cb := group.Status.CircuitBreaker
+			g.Expect(cb.State).To(Equal(v1alpha1.BreakerOpen))
+			g.Expect(cb.FailedProbes).To(Equal(int32(1)))
+			g.Expect(cb.NextProbeAt.Time).To(BeTemporally("==", probeFailed.Add(4*time.Second)))
+			g.Expect(group.Status.CurrentRun).To(BeNil())
+			expectFailureCounts(g, group, failed, fourth)
+			g.Expect(itemStatus(group, fourth).LastFailure).To(BeNil())
+			g.Expect(itemStatus(group, fourth).LastExitCode).To(HaveValue(Equal(int32(75))))
+			nextProbe = cb.NextProbeAt.Time
+		}).WithContext(ctx).Should(Succeed())
+
+		By("running the second probe, one at a time, at its time: an item that opened the breaker, not probed yet")
+		probe, closedAt := runProbe(ctx, name, nextProbe, previous, 0, "Completed")
+		Expect(failed).To(ContainElement(probe.Annotations[v1alpha1.AnnotationItem]))
+		previous = append(previous, probe.Name)
+
+		By("closing the breaker on its success, with one event")
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, name)
+			g.Expect(group.Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerClosed))
+			expectCondition(g, group, v1alpha1.ConditionTargetAvailable, metav1.ConditionTrue, v1alpha1.ReasonBreakerClosed)
+		}).WithContext(ctx).Should(Succeed())
+		expectEvent(ctx, name, corev1.EventTypeNormal, v1alpha1.ReasonBreakerClosed)
+
+		By("starting the other items at once, one after the other, in their 1h cool-off")
+		for range 3 {
+			pod := waitForLivePodWithin(ctx, 3*time.Second, name, previous...)
+			Expect(pod.CreationTimestamp.Time).To(BeTemporally("<", closedAt.Add(3*time.Second)))
+			markRunning(ctx, pod.Name)
+			closedAt = finishPod(ctx, pod.Name, 0, "Completed")
+			previous = append(previous, pod.Name)
+		}
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, name)
+			for _, item := range []string{"a", "b", "c", "d"} {
+				g.Expect(itemStatus(group, item).LastSuccess).NotTo(BeNil(), "item %s", item)
+				g.Expect(itemStatus(group, item).FailureCount).To(BeZero(), "item %s", item)
+			}
+		}).WithContext(ctx).Should(Succeed())
+
+		By("sending one event for the opening and one for the closing, and counting the probes")
+		expectOneEvent(ctx, name, v1alpha1.ReasonBreakerOpened)
+		expectOneEvent(ctx, name, v1alpha1.ReasonBreakerClosed)
+		groupLabels := map[string]string{"namespace": ns, "group": name}
+		Eventually(func(g Gomega) {
+			g.Expect(metricValue(g, "oaat_circuit_breaker_probes_total", withResult(groupLabels, "failed"))).To(Equal(1.0))
+			g.Expect(metricValue(g, "oaat_circuit_breaker_probes_total", withResult(groupLabels, "succeeded"))).To(Equal(1.0))
+			g.Expect(metricValue(g, "oaat_group_circuit_breaker_open", groupLabels)).To(Equal(0.0))
+		}).WithContext(ctx).Should(Succeed())
+	}, SpecTimeout(specTimeout))
+
+	It("closes when spec.circuitBreaker is removed, and the items' cool-offs apply again", func(ctx SpecContext) {
+		const name = "bucket"
+		group := newGroup(name, "a", "b", "c")
+		group.Spec.FailureCoolOff = "1h"
+		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: "1h"}
+		create(ctx, newOaatType(typeName), group)
+
+		By("failing two items, which opens the breaker until the probe in 1h")
+		var previous []string
+		for range 2 {
+			pod := waitForLivePod(ctx, name, previous...)
+			markRunning(ctx, pod.Name)
+			finishPod(ctx, pod.Name, 1, "Error")
+			previous = append(previous, pod.Name)
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(getGroup(ctx, g, name).Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerOpen))
+		}).WithContext(ctx).Should(Succeed())
+		groupLabels := map[string]string{"namespace": ns, "group": name}
+		Eventually(func(g Gomega) {
+			g.Expect(metricValue(g, "oaat_group_circuit_breaker_open", groupLabels)).To(Equal(1.0))
+		}).WithContext(ctx).Should(Succeed())
+		expectNoLivePod(ctx, name, time.Second)
+
+		By("removing spec.circuitBreaker: the breaker closes, its status and condition go")
+		updateGroupSpec(ctx, name, func(spec *v1alpha1.OaatGroupSpec) { spec.CircuitBreaker = nil })
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, name)
+			g.Expect(group.Status.ObservedGeneration).To(Equal(group.Generation))
+			g.Expect(group.Status.CircuitBreaker).To(BeNil())
+			g.Expect(condition(group, v1alpha1.ConditionTargetAvailable)).To(BeNil())
+		}).WithContext(ctx).Should(Succeed())
+		expectOneEvent(ctx, name, v1alpha1.ReasonBreakerClosed)
+
+		By("running the item that never failed; the two failed ones wait for their cool-off")
+		pod := waitForLivePod(ctx, name, previous...)
+		markRunning(ctx, pod.Name)
+		finishPod(ctx, pod.Name, 0, "Completed")
+		expectNoLivePod(ctx, name, 2*time.Second)
+	}, SpecTimeout(specTimeout))
+})
+
+// runProbe checks that no pod of the group starts before nextProbe and that the probe's does
+// after it, then plays the probe's pod: running, then ended with exitCode and reason. It returns
+// the pod and when it ended.
+func runProbe(ctx context.Context, group string, nextProbe time.Time, previous []string, exitCode int32, reason string) (*corev1.Pod, metav1.Time) {
+	GinkgoHelper()
+	expectNoLivePod(ctx, group, time.Until(nextProbe)-300*time.Millisecond)
+	probe := waitForLivePodWithin(ctx, 7*time.Second, group, previous...)
+	Expect(probe.CreationTimestamp.Time).NotTo(BeTemporally("<", nextProbe))
+	markRunning(ctx, probe.Name)
+	return probe, finishPod(ctx, probe.Name, exitCode, reason)
+}
+
+// expectFailureCounts checks that the items that opened the breaker have one failure each and the
+// probe's item none.
+func expectFailureCounts(g Gomega, group *v1alpha1.OaatGroup, failed []string, probed string) {
+	for _, item := range failed {
+		g.ExpectWithOffset(1, itemStatus(group, item).FailureCount).To(Equal(int32(1)), "item %s", item)
+	}
+	g.ExpectWithOffset(1, itemStatus(group, probed).FailureCount).To(BeZero(), "item %s", probed)
+}
+
+// expectOneEvent checks that the group has exactly one occurrence of an event of that reason.
+func expectOneEvent(ctx context.Context, group, reason string) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		g.Expect(occurrences(groupEvents(ctx, g, group, reason))).To(Equal(1), "%s events about group %s", reason, group)
+	}).WithContext(ctx).Should(Succeed())
+}
+
+// withResult is labels with the result label too.
+func withResult(labels map[string]string, result string) map[string]string {
+	with := maps.Clone(labels)
+	with["result"] = result
+	return with
+}
