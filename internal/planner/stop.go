@@ -12,8 +12,8 @@ import (
 
 // stopCurrentRun stops the current run once it has run longer than spec.runTimeout (Pending
 // time included), its pod has waited longer than spec.pendingTimeout for a container to start, or
-// a blackout window with stopRunning is open, and otherwise returns when
-// either happens, to be woken then (zero when neither will). The reason is written into status
+// a blackout window with stopRunning is open, and otherwise returns when the first of these
+// happens, to be woken then (zero when none will). The reason is written into status
 // before the pod is deleted, so that the run is recorded with it once the pod is gone, whichever
 // pass sees that.
 func (d *decision) stopCurrentRun() (wake time.Time) {
