@@ -324,8 +324,10 @@ func refused(err error) bool {
 
 // createPod creates the pod of the run that status intends, if this process still leads. A pod of
 // that name that exists already is the run's pod when the group controls it (created by an earlier
-// pass that did not see the result); any other pod of that name makes the run fail to start.
+// pass that did not see the result); any other pod of that name makes the run fail to start. A pod
+// that mounts ReadWriteOnce claims in use goes to their node (place).
 func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.OaatGroup, pod *corev1.Pod) error {
+	r.place(ctx, pod)
 	if err := r.Leader.Check(ctx); err != nil {
 		return fmt.Errorf("not creating pod %s: %w", pod.Name, err)
 	}

@@ -59,6 +59,11 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		return planner.Input{}, err
 	}
 
+	claims, err := r.claims(ctx, group)
+	if err != nil {
+		return planner.Input{}, err
+	}
+
 	onDemandRuns := &v1alpha1.OaatRunList{}
 	if err := r.List(ctx, onDemandRuns, client.InNamespace(group.Namespace),
 		client.MatchingFields{oaatGroupIndex: group.Name}); err != nil {
@@ -82,6 +87,7 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		Pods:         pods.Items,
 		OnDemandRuns: onDemandRuns.Items,
 		ConfigMaps:   configMaps,
+		Claims:       claims,
 		Now:          r.Clock.Now(),
 		Rand:         r.random(group),
 		History:      previous,

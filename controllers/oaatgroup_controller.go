@@ -86,6 +86,7 @@ func (r *OaatGroupReconciler) watches(namespace string) bool {
 // +kubebuilder:rbac:groups=oaat.io,resources=oaattypes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one OaatGroup a step closer to its items running one at a time.

@@ -33,8 +33,8 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
 
-// Field indexes: OaatGroups by the OaatType and the ConfigMaps they name, OaatRuns by the
-// OaatGroup they name.
+// Field indexes: OaatGroups by the OaatType and the ConfigMaps they name (and by whether they
+// take claims, claimSourceIndex), OaatRuns by the OaatGroup they name.
 const (
 	oaatTypeIndex  = "spec.oaatType"
 	configMapIndex = "spec.oaatItemsFrom.configMap.name"
@@ -46,7 +46,8 @@ const (
 // label, since the operator never needs the others and a cluster may have many, and of those
 // only what the operator reads (trimPod); of ConfigMaps only the metadata of those that opted in
 // as item sources (a ConfigMap whose label is removed leaves the watch with a delete event, so
-// the groups naming it look again and refuse it); no object's managedFields.
+// the groups naming it look again and refuse it); of PersistentVolumeClaims only the metadata
+// (claimMetadata, watched with builder.OnlyMetadata); no object's managedFields.
 func CacheOptions(namespaces ...string) cache.Options {
 	hasGroup, err := labels.NewRequirement(v1alpha1.LabelGroup, selection.Exists, nil)
 	if err != nil {
@@ -110,6 +111,9 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		}); err != nil {
 		return fmt.Errorf("indexing OaatGroups by ConfigMap: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatGroup{}, claimSourceIndex, takesClaimsValue); err != nil {
+		return fmt.Errorf("indexing OaatGroups by their claim sources: %w", err)
+	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatRun{}, oaatGroupIndex,
 		func(obj client.Object) []string {
 			return []string{obj.(*v1alpha1.OaatRun).Spec.OaatGroup}
@@ -121,7 +125,8 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 
 // SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a
 // group's label (owned or rogue), of an OaatType or a ConfigMap, for every group that names it,
-// and of an OaatRun, for the group it names.
+// of a PersistentVolumeClaim's labels or deletion, for every group that selects it (before or
+// after), and of an OaatRun, for the group it names.
 func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
 	reprioritize := &reprioritizer{r: r, cache: mgr.GetCache(), queued: make(chan struct{})}
@@ -136,6 +141,8 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: overdue.Idle}).
 		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: overdue.Unknown}).
 		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: overdue.Unknown}, builder.OnlyMetadata).
+		Watches(claimMetadata(), claimHandler{prioritized{r: r, toGroups: r.groupsSelectingClaim, floor: overdue.Unknown}},
+			builder.OnlyMetadata, builder.WithPredicates(claimChanged)).
 		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: onDemandRunToGroup, floor: overdue.Unknown, dueOnCreate: true}).
 		Watches(&v1alpha1.OaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).
 		Watches(&v1alpha1.ClusterOaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).

@@ -52,7 +52,7 @@ func TestHugeItemSourceDoesNotFreezeTheGroup(t *testing.T) {
 		Data:       map[string]string{"list": strings.Join(lines, "\n")},
 	}
 	group := testGroup("g")
-	group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "dirs", Key: "list"}}}
+	group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "dirs", Key: "list"}}}
 	server := newFakeClient(t, interceptor.Funcs{SubResourceUpdate: refuseLongMessages}, testType(), group, cm)
 	r := newTestReconciler(server, server)
 

@@ -70,7 +70,9 @@ const (
 	// ConditionComplete is, in mode EachOnce, True once every item has succeeded in the round.
 	ConditionComplete = "Complete"
 	// ConditionItemsValid is, for a group with spec.oaatItemsFrom, True when every source was
-	// read and every entry is a valid item; False names what was skipped.
+	// read and every entry is a valid item; False names what was skipped, including items that
+	// the OaatType cannot run (an item that would make an invalid claimName), which it reports in
+	// a group without sources too.
 	ConditionItemsValid = "ItemsValid"
 	// ConditionTargetAvailable is, for a group with spec.circuitBreaker, True while its breaker
 	// is closed and False while it is open: so many items failed in a row that the target they
@@ -127,6 +129,10 @@ const (
 	ReasonPodNotFound = "PodNotFound"
 	// ReasonDeadlineExceeded: the run took longer than spec.runTimeout and was stopped.
 	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonPendingTimeout: no container of the run's pod started within spec.pendingTimeout
+	// (unschedulable, a volume that cannot be mounted, an image that cannot be pulled); the run
+	// was stopped and counts as a failure.
+	ReasonPendingTimeout = "PendingTimeout"
 	// ReasonInterrupted: the run was stopped because a blackout window with stopRunning opened;
 	// it counts as neither success nor failure.
 	ReasonInterrupted = "Interrupted"

@@ -144,6 +144,16 @@ type OaatGroupSpec struct {
 	// +optional
 	RunTimeout Duration `json:"runTimeout,omitempty"`
 
+	// pendingTimeout is the longest a run's pod may wait before any of its containers starts,
+	// counted from the run's start: a pod that cannot be scheduled, whose volume cannot be
+	// mounted (a claim that is not bound, a ReadWriteOnce volume attached to another node) or
+	// whose image cannot be pulled is then stopped, and the run counted as a failure with reason
+	// PendingTimeout. Once a container (an init container too) has started, only runTimeout
+	// applies. Absent means no limit but runTimeout.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pending timeout",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	PendingTimeout Duration `json:"pendingTimeout,omitempty"`
+
 	// podHistory says how many finished pods to keep per item, for succeeded and for failed
 	// runs; absent keeps the latest finished pod of each item, whatever its result. The pods
 	// beyond it are deleted together, in one request, when the group goes idle or once 8 of
@@ -231,7 +241,8 @@ type CurrentRun struct {
 	StartedAt metav1.Time `json:"startedAt"`
 
 	// stopReason is set once the operator has decided to stop the run, DeadlineExceeded (it ran
-	// longer than spec.runTimeout) or Interrupted (a blackout window with stopRunning opened),
+	// longer than spec.runTimeout), PendingTimeout (no container of its pod started within
+	// spec.pendingTimeout) or Interrupted (a blackout window with stopRunning opened),
 	// after which it deletes the pod; or once it has seen the pod disrupted (Disrupted: evicted,
 	// preempted, or lost with its node). The run is recorded with this reason; an Interrupted or
 	// Disrupted run counts as neither success nor failure.

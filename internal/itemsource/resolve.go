@@ -1,5 +1,6 @@
 // Package itemsource works out a group's items: those of its spec, then those of its sources
-// (ConfigMaps), in order, without duplicates. It is pure: the ConfigMaps are read by the caller.
+// (ConfigMaps, PersistentVolumeClaims), in order, without duplicates. It is pure: the objects are
+// read by the caller.
 package itemsource
 
 import (
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -19,11 +21,20 @@ const (
 	maxItemLength = 253
 )
 
+// Objects are the objects of the group's namespace that its sources read.
+type Objects struct {
+	// ConfigMaps are the ConfigMaps named by the sources that exist, by name.
+	ConfigMaps map[string]*corev1.ConfigMap
+	// Claims are the metadata of the namespace's PersistentVolumeClaims, when a source selects
+	// claims (TakesClaims), in any order.
+	Claims []metav1.PartialObjectMetadata
+}
+
 // Names returns the names of the ConfigMaps the spec takes items from, without duplicates.
 func Names(spec *v1alpha1.OaatGroupSpec) []string {
 	var names []string
 	for _, src := range spec.OaatItemsFrom {
-		if !slices.Contains(names, src.ConfigMap.Name) {
+		if src.ConfigMap != nil && !slices.Contains(names, src.ConfigMap.Name) {
 			names = append(names, src.ConfigMap.Name)
 		}
 	}
@@ -31,8 +42,7 @@ func Names(spec *v1alpha1.OaatGroupSpec) []string {
 }
 
 // Resolve returns the group's items and what was skipped, each problem in a sentence.
-// configMaps holds the ConfigMaps named by the sources that exist, by name.
-func Resolve(spec *v1alpha1.OaatGroupSpec, configMaps map[string]*corev1.ConfigMap) (items, problems []string) {
+func Resolve(spec *v1alpha1.OaatGroupSpec, objects Objects) (items, problems []string) {
 	seen := make(map[string]bool, len(spec.OaatItems))
 	dropped := 0
 	add := func(item string) {
@@ -49,7 +59,7 @@ func Resolve(spec *v1alpha1.OaatGroupSpec, configMaps map[string]*corev1.ConfigM
 		add(item)
 	}
 	for i, src := range spec.OaatItemsFrom {
-		entries, problem := read(src.ConfigMap, configMaps[src.ConfigMap.Name])
+		entries, problem := readSource(src, objects)
 		if problem != "" {
 			problems = append(problems, fmt.Sprintf("spec.oaatItemsFrom[%d]: %s", i, problem))
 		}
@@ -72,6 +82,17 @@ func Resolve(spec *v1alpha1.OaatGroupSpec, configMaps map[string]*corev1.ConfigM
 type entry struct {
 	item  string
 	where string
+}
+
+// readSource returns the entries of one source, or why it cannot be read.
+func readSource(src v1alpha1.ItemsSource, objects Objects) ([]entry, string) {
+	switch {
+	case src.ConfigMap != nil:
+		return read(*src.ConfigMap, objects.ConfigMaps[src.ConfigMap.Name])
+	case src.PersistentVolumeClaims != nil:
+		return selectClaims(src.PersistentVolumeClaims.Selector, objects.Claims)
+	}
+	return nil, "" // no member set: refused at admission
 }
 
 // IsSource reports whether the ConfigMap opted in as a source of items: only its label

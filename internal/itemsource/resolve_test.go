@@ -20,7 +20,7 @@ func configMap(name string, data map[string]string) *corev1.ConfigMap {
 }
 
 func source(name, key string) v1alpha1.ItemsSource {
-	return v1alpha1.ItemsSource{ConfigMap: v1alpha1.ConfigMapItems{Name: name, Key: key}}
+	return v1alpha1.ItemsSource{ConfigMap: &v1alpha1.ConfigMapItems{Name: name, Key: key}}
 }
 
 func TestResolve(t *testing.T) {
@@ -31,12 +31,7 @@ func TestResolve(t *testing.T) {
 		"other":  {ObjectMeta: metav1.ObjectMeta{Name: "other", Labels: map[string]string{v1alpha1.LabelItemSource: "yes"}}, Data: map[string]string{"k": ""}},
 		"lines":  configMap("lines", map[string]string{"list": "  /srv/photos \n\n# a comment\nb\n" + long + "\n/srv/music\n"}),
 	}
-	tests := []struct {
-		name         string
-		spec         v1alpha1.OaatGroupSpec
-		wantItems    []string
-		wantProblems []string
-	}{
+	checkResolve(t, Objects{ConfigMaps: configMaps}, []resolveCase{
 		{name: "spec only", spec: v1alpha1.OaatGroupSpec{OaatItems: []string{"b", "a"}}, wantItems: []string{"b", "a"}},
 		{
 			name:      "each key, sorted, after the spec's items, without duplicates",
@@ -67,10 +62,23 @@ func TestResolve(t *testing.T) {
 				`spec.oaatItemsFrom[1]: ConfigMap other is not an item source: it lacks the label oaat.io/item-source="true"`,
 			},
 		},
-	}
+	})
+}
+
+// resolveCase is a spec and what Resolve must make of it.
+type resolveCase struct {
+	name         string
+	spec         v1alpha1.OaatGroupSpec
+	wantItems    []string
+	wantProblems []string
+}
+
+// checkResolve resolves each case's spec with the objects and compares the whole result.
+func checkResolve(t *testing.T, objects Objects, tests []resolveCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			items, problems := Resolve(&tt.spec, configMaps)
+			items, problems := Resolve(&tt.spec, objects)
 			if !slices.Equal(items, tt.wantItems) || !slices.Equal(problems, tt.wantProblems) {
 				t.Fatalf("Resolve() = %q, %q\nwant %q, %q", items, problems, tt.wantItems, tt.wantProblems)
 			}
@@ -84,7 +92,7 @@ func TestResolveCapsTheItems(t *testing.T) {
 		lines[i] = fmt.Sprintf("item-%d", i)
 	}
 	spec := v1alpha1.OaatGroupSpec{OaatItems: []string{"first"}, OaatItemsFrom: []v1alpha1.ItemsSource{source("many", "list")}}
-	items, problems := Resolve(&spec, map[string]*corev1.ConfigMap{"many": configMap("many", map[string]string{"list": strings.Join(lines, "\n")})})
+	items, problems := Resolve(&spec, Objects{ConfigMaps: map[string]*corev1.ConfigMap{"many": configMap("many", map[string]string{"list": strings.Join(lines, "\n")})}})
 	if len(items) != MaxItems || items[0] != "first" {
 		t.Fatalf("%d items starting with %q", len(items), items[0])
 	}
@@ -94,7 +102,9 @@ func TestResolveCapsTheItems(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	spec := v1alpha1.OaatGroupSpec{OaatItemsFrom: []v1alpha1.ItemsSource{source("a", "x"), source("b", ""), source("a", "y")}}
+	spec := v1alpha1.OaatGroupSpec{OaatItemsFrom: []v1alpha1.ItemsSource{
+		source("a", "x"), claimSource(metav1.LabelSelector{}), source("b", ""), source("a", "y"),
+	}}
 	if got := Names(&spec); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("Names() = %v", got)
 	}

@@ -25,8 +25,8 @@ type decision struct {
 	plan      Plan
 	// queue are the group's valid pending on-demand runs, oldest first, once reviewed.
 	queue []*v1alpha1.OaatRun
-	// items are the group's items, from its spec and its sources; itemSet holds the same;
-	// itemProblems say what of the sources was skipped.
+	// items are the group's items, from its spec and its sources, but those the OaatType cannot
+	// run; itemSet holds the same; itemProblems say what was skipped.
 	items        []string
 	itemSet      map[string]bool
 	itemProblems []string
@@ -45,7 +45,8 @@ func newDecision(in Input) *decision {
 		stamp: metav1.NewTime(in.Now.Truncate(time.Second)),
 	}
 	d.policy, d.policyErr = readPolicy(in.Group)
-	d.items, d.itemProblems = itemsource.Resolve(&in.Group.Spec, in.ConfigMaps)
+	d.items, d.itemProblems = itemsource.Resolve(&in.Group.Spec, itemsource.Objects{ConfigMaps: in.ConfigMaps, Claims: in.Claims})
+	d.items, d.itemProblems = fitItems(in.Type, d.items, d.itemProblems)
 	d.itemSet = make(map[string]bool, len(d.items))
 	for _, item := range d.items {
 		d.itemSet[item] = true

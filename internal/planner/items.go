@@ -1,12 +1,15 @@
 package planner
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/message"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // syncItems lists the group's items in their order, keeping their history. The history of an
@@ -35,9 +38,28 @@ func (d *decision) syncItems() {
 	st.Items = items
 }
 
-// setItemsValid says, for a group with sources of items, whether all of them were read and used.
+// fitItems keeps of items those that the OaatType's pod template can run, and adds to problems
+// why each other is skipped (podbuild.CheckItem): an item that would make an invalid claim name is
+// refused here, never sent to the API server in a pod. Without an OaatType every item is kept.
+func fitItems(typ *v1alpha1.OaatType, items, problems []string) (fit, allProblems []string) {
+	if typ == nil {
+		return items, problems
+	}
+	fit = items[:0:0]
+	for _, item := range items {
+		if err := podbuild.CheckItem(&typ.Spec.Template, item); err != nil {
+			problems = append(problems, fmt.Sprintf("OaatType %s: %v", typ.Name, err))
+			continue
+		}
+		fit = append(fit, item)
+	}
+	return fit, problems
+}
+
+// setItemsValid says, for a group with sources of items or items its OaatType cannot run, whether
+// all of them were read and used.
 func (d *decision) setItemsValid() {
-	if len(d.group.Spec.OaatItemsFrom) == 0 {
+	if len(d.group.Spec.OaatItemsFrom) == 0 && len(d.itemProblems) == 0 {
 		meta.RemoveStatusCondition(&d.plan.Status.Conditions, v1alpha1.ConditionItemsValid)
 		return
 	}

@@ -46,7 +46,7 @@ func checkBounded(t *testing.T, p Plan) {
 func TestDecideBoundsEveryMessage(t *testing.T) {
 	t.Run("items skipped, some valid", func(t *testing.T) {
 		g := newGroup()
-		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
+		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
 		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000) + "\na\nb"})})
 		p := Decide(withOnDemandRuns(in, newOnDemandRun("waiting", "backups", "b", 0)))
 		checkBounded(t, p)
@@ -66,7 +66,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 	})
 	t.Run("no valid item", func(t *testing.T) {
 		g := newGroup()
-		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
+		g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
 		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000)})})
 		p := Decide(withOnDemandRuns(in, newOnDemandRun("waiting", "backups", "b", 0)))
 		checkBounded(t, p)

@@ -155,6 +155,8 @@ func stopped(reason string, pod ended) ended {
 	switch reason {
 	case v1alpha1.ReasonDeadlineExceeded:
 		out.detail = "stopped after running longer than spec.runTimeout"
+	case v1alpha1.ReasonPendingTimeout:
+		out.detail = "stopped because no container of its pod started within spec.pendingTimeout"
 	case v1alpha1.ReasonInterrupted:
 		out.result = ResultInterrupted
 		out.detail = "stopped because a blackout window with stopRunning opened"

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
@@ -22,6 +23,9 @@ type Input struct {
 	OnDemandRuns []v1alpha1.OaatRun
 	// ConfigMaps are the ConfigMaps named by spec.oaatItemsFrom that exist, by name.
 	ConfigMaps map[string]*corev1.ConfigMap
+	// Claims are the metadata of the namespace's PersistentVolumeClaims when a source of
+	// spec.oaatItemsFrom selects claims, else none.
+	Claims []metav1.PartialObjectMetadata
 	// Now is the time of the decision.
 	Now time.Time
 	// Rand breaks the last tie of the item selection.

@@ -16,18 +16,20 @@ import (
 type policy struct {
 	timing     schedule.Timing
 	runTimeout time.Duration
-	exitCodes  v1alpha1.ExitCodes
-	eachOnce   bool
-	suspended  string // the reason of the Suspended condition, empty when not suspended
-	history    *v1alpha1.PodHistory
-	calendar   schedule.Calendar // spec.schedule; the zero Calendar without one
-	breaker    *breakerPolicy    // spec.circuitBreaker; nil without one
+	// pendingTimeout bounds the wait for a run's first container to start.
+	pendingTimeout time.Duration
+	exitCodes      v1alpha1.ExitCodes
+	eachOnce       bool
+	suspended      string // the reason of the Suspended condition, empty when not suspended
+	history        *v1alpha1.PodHistory
+	calendar       schedule.Calendar // spec.schedule; the zero Calendar without one
+	breaker        *breakerPolicy    // spec.circuitBreaker; nil without one
 }
 
 // readPolicy reads the group's spec; an error names the first field that cannot be used. Every
 // field is read even after an error, and the policy returned holds all that could be read: an
 // invalid edit during a run (say a mistyped time zone) makes the group not Ready, but the run
-// already started keeps its runTimeout and the stopRunning windows that still parse (stopCurrentRun
+// already started keeps its runTimeout, pendingTimeout and the stopRunning windows that still parse (stopCurrentRun
 // uses them). A window that cannot be parsed is left out.
 func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 	spec := &g.Spec
@@ -66,6 +68,9 @@ func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 		keep(err)
 	}
 	if p.runTimeout, err = parseDuration("spec.runTimeout", spec.RunTimeout); err != nil {
+		keep(err)
+	}
+	if p.pendingTimeout, err = parseDuration("spec.pendingTimeout", spec.PendingTimeout); err != nil {
 		keep(err)
 	}
 	if b := spec.Backoff; b != nil && b.Policy == v1alpha1.BackoffExponential {

@@ -11,8 +11,9 @@ import (
 )
 
 // stopCurrentRun stops the current run once it has run longer than spec.runTimeout (Pending
-// time included) or a blackout window with stopRunning is open, and otherwise returns when
-// either happens, to be woken then (zero when neither will). The reason is written into status
+// time included), its pod has waited longer than spec.pendingTimeout for a container to start, or
+// a blackout window with stopRunning is open, and otherwise returns when the first of these
+// happens, to be woken then (zero when none will). The reason is written into status
 // before the pod is deleted, so that the run is recorded with it once the pod is gone, whichever
 // pass sees that.
 func (d *decision) stopCurrentRun() (wake time.Time) {
@@ -36,10 +37,15 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 	}
 	event := Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
 		Message: fmt.Sprintf("Stopping item %q in pod %s: a blackout window with stopRunning opened", cr.Item, cr.PodName)}
-	if cr.StopReason == v1alpha1.ReasonDeadlineExceeded {
+	switch cr.StopReason {
+	case v1alpha1.ReasonDeadlineExceeded:
 		event.Type = corev1.EventTypeWarning
 		event.Message = fmt.Sprintf("Stopping item %q in pod %s: it ran longer than spec.runTimeout %s",
 			cr.Item, cr.PodName, d.group.Spec.RunTimeout)
+	case v1alpha1.ReasonPendingTimeout:
+		event.Type = corev1.EventTypeWarning
+		event.Message = fmt.Sprintf("Stopping item %q in pod %s: no container started within spec.pendingTimeout %s (%s)",
+			cr.Item, cr.PodName, d.group.Spec.PendingTimeout, waitingFor(pod))
 	}
 	event.Message = message.Event(event.Message)
 	d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &event})
@@ -54,6 +60,13 @@ func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason string, wake time
 		deadline := cr.StartedAt.Add(timeout)
 		if !d.in.Now.Before(deadline) {
 			return v1alpha1.ReasonDeadlineExceeded, time.Time{}
+		}
+		next.at(deadline)
+	}
+	if timeout := d.policy.pendingTimeout; timeout > 0 && !Started(d.pods.current) {
+		deadline := cr.StartedAt.Add(timeout)
+		if !d.in.Now.Before(deadline) {
+			return v1alpha1.ReasonPendingTimeout, time.Time{}
 		}
 		next.at(deadline)
 	}

@@ -36,10 +36,12 @@ type Input struct {
 // LabelItem, LabelRun and AnnotationItem). Its spec is a copy of the template's with
 // restartPolicy Never, and in every container and init container the placeholders of Substitute
 // replaced in command, args and env values, and the env variable v1alpha1.EnvItem set to the item
-// (see setItem).
+// (see setItem); the placeholders are also replaced in every volume's
+// persistentVolumeClaim.claimName.
 //
-// Build fails when the template cannot run an item: a restartPolicy other than Never, or no
-// containers. The error names the field of the OaatType at fault.
+// Build fails when the template cannot run an item: a restartPolicy other than Never, no
+// containers, or an item that does not make a valid claim name where the template substitutes it
+// into one (CheckItem). The error names the field of the OaatType at fault.
 func Build(in Input) (*corev1.Pod, error) {
 	if err := checkInput(in); err != nil {
 		return nil, err
@@ -53,6 +55,7 @@ func Build(in Input) (*corev1.Pod, error) {
 	for i := range spec.Containers {
 		setItem(&spec.Containers[i], in.Item, replacer)
 	}
+	substituteClaimNames(spec.Volumes, replacer)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            Name(in.Group.Name, in.Item, in.Run),
@@ -81,6 +84,9 @@ func checkInput(in Input) error {
 	}
 	if len(spec.Containers) == 0 {
 		return errors.New("spec.template.spec.containers is empty: a pod needs at least one container")
+	}
+	if err := CheckItem(&in.Template, in.Item); err != nil {
+		return fmt.Errorf("spec.template.spec.volumes: %w", err)
 	}
 	return nil
 }

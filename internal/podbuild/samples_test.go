@@ -50,10 +50,20 @@ func sampleTypes(t *testing.T) map[string]v1alpha1.OaatType {
 // command substitution, applies the kubelet's $(VAR) expansion, and checks that the item reaches
 // the containers only as data: the env value OAAT_ITEM, or a whole argv element; never inside the
 // script of a shell's -c, where the shell would run it.
+//
+// A type that substitutes the item into a claimName refuses that item (CheckItem: no claim name
+// holds $, ( or /): it never reaches a pod. Its containers are then checked with an item that is
+// a claim name, which must not reach a shell's script either.
 func TestSampleTypesNeverRunTheItem(t *testing.T) {
-	const item = "$(touch /tmp/p)"
 	for name, typ := range sampleTypes(t) {
 		t.Run(name, func(t *testing.T) {
+			item := "$(touch /tmp/p)"
+			if err := CheckItem(&typ.Spec.Template, item); err != nil {
+				if _, buildErr := Build(Input{Group: testGroup(), Template: typ.Spec.Template, Item: item, Run: 1}); buildErr == nil {
+					t.Fatalf("CheckItem refuses %q (%v) but Build makes its pod", item, err)
+				}
+				item = "data-web"
+			}
 			pod, err := Build(Input{Group: testGroup(), Template: typ.Spec.Template, Item: item, Run: 1})
 			if err != nil {
 				t.Fatal(err)

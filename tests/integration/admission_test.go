@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,8 +45,24 @@ var _ = Describe("Admission of OaatGroups and OaatTypes", func() {
 			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{} }, "spec.oaatItems or spec.oaatItemsFrom must give the group at least one item"),
 		Entry("an item source naming an invalid ConfigMap", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) {
-				g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "Not_A_Name"}}}
+				g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "Not_A_Name"}}}
 			}, `spec.oaatItemsFrom[0].configMap.name: Invalid value: "Not_A_Name"`),
+		Entry("an item source with two members", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{
+					ConfigMap:              &v1alpha1.ConfigMapItems{Name: "dirs"},
+					PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{Selector: &metav1.LabelSelector{}},
+				}}
+			}, "spec.oaatItemsFrom[0]: Invalid value: exactly one of the fields in [configMap persistentVolumeClaims] must be set"),
+		Entry("an item source with no member", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{}} },
+			"spec.oaatItemsFrom[0]: Invalid value: exactly one of the fields in [configMap persistentVolumeClaims] must be set"),
+		Entry("a PersistentVolumeClaims source without a selector", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) {
+				g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{}}}
+			}, "spec.oaatItemsFrom[0].persistentVolumeClaims.selector: Required value"),
+		Entry("a pending timeout that is no duration", SpecTimeout(specTimeout),
+			func(g *v1alpha1.OaatGroup) { g.Spec.PendingTimeout = "soon" }, `"soon" is not a valid duration`),
 		Entry("an empty item", SpecTimeout(specTimeout),
 			func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{"a", ""} }, "spec.oaatItems[1] in body should be at least 1 chars long"),
 		Entry("an item of 254 characters", SpecTimeout(specTimeout),

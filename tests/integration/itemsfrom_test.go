@@ -8,26 +8,26 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // itemSource is the label that makes a ConfigMap a source of items.
 var itemSource = map[string]string{v1alpha1.LabelItemSource: "true"}
 
+// updateObject reads the object of the test's namespace named name into obj, changes it with
+// mutate and writes it, again on a conflict.
+func updateObject[T client.Object](ctx SpecContext, name string, obj T, mutate func(T)) {
+	GinkgoHelper()
+	Expect(support.Update(ctx, k8sClient, client.ObjectKey{Namespace: ns, Name: name}, obj, mutate)).To(Succeed())
+}
+
 // updateConfigMap changes the ConfigMap's data.
 func updateConfigMap(ctx SpecContext, name string, data map[string]string) {
 	GinkgoHelper()
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm := &corev1.ConfigMap{}
-		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
-			return err
-		}
-		cm.Data = data
-		return k8sClient.Update(ctx, cm)
-	})).To(Succeed())
+	updateObject(ctx, name, &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) { cm.Data = data })
 }
 
 var _ = Describe("Items from ConfigMaps", func() {
@@ -38,7 +38,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 		}
 		group := newGroup("fromcm", "/srv/a")
 		group.Spec.Suspend = true // the items' status is what this test is about
-		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "dirs", Key: "list"}}}
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "dirs", Key: "list"}}}
 		create(ctx, newOaatType(typeName), cm, group)
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, "fromcm")
@@ -68,7 +68,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 	It("keeps a removed item's entry until its last pod is gone", func(ctx SpecContext) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one", Namespace: ns, Labels: itemSource}, Data: map[string]string{"only": ""}}
 		group := newGroup("shrinking", "kept")
-		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "one"}}}
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "one"}}}
 		create(ctx, newOaatType(typeName), cm, group)
 		var pod *corev1.Pod
 		Eventually(func(g Gomega) {
@@ -107,7 +107,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 		}
 		group := newGroup("optin", "/srv/a")
 		group.Spec.Suspend = true // the items' status is what this test is about
-		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "private"}}}
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "private"}}}
 		create(ctx, newOaatType(typeName), cm, group)
 		refused := func(g Gomega) {
 			group := getGroup(ctx, g, "optin")
@@ -121,14 +121,7 @@ var _ = Describe("Items from ConfigMaps", func() {
 
 		setLabels := func(labels map[string]string) {
 			GinkgoHelper()
-			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				cm := &corev1.ConfigMap{}
-				if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "private"}, cm); err != nil {
-					return err
-				}
-				cm.Labels = labels
-				return k8sClient.Update(ctx, cm)
-			})).To(Succeed())
+			updateObject(ctx, "private", &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) { cm.Labels = labels })
 		}
 		By("opting in: the label added")
 		setLabels(itemSource)

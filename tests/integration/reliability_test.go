@@ -114,7 +114,7 @@ var _ = Describe("Reliability", func() {
 			Data:       map[string]string{"list": strings.Join(lines, "\n")},
 		}
 		group := newGroup("fromhuge")
-		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "huge", Key: "list"}}}
 		create(ctx, newOaatType(typeName), cm, group)
 
 		var ran []string

@@ -341,6 +341,7 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 		{"", "pods", "", "create", ""}, {"", "pods", "", "delete", ""}, {"", "pods", "", "get", ""},
 		{"", "pods", "", "list", ""}, {"", "pods", "", "watch", ""},
 		{"", "configmaps", "", "get", ""}, {"", "configmaps", "", "list", ""}, {"", "configmaps", "", "watch", ""},
+		{"", "persistentvolumeclaims", "", "get", ""}, {"", "persistentvolumeclaims", "", "list", ""}, {"", "persistentvolumeclaims", "", "watch", ""},
 		{"oaat.io", "oaatgroups", "", "get", ""}, {"oaat.io", "oaatgroups", "", "list", ""}, {"oaat.io", "oaatgroups", "", "watch", ""},
 		{"oaat.io", "oaatgroups", "status", "update", ""}, {"oaat.io", "oaatgroups", "finalizers", "update", ""},
 		{"oaat.io", "oaatgroups", "", "patch", ""},
@@ -355,7 +356,7 @@ func expectPermissions(ctx context.Context, m installMode, saName string) {
 	}
 	neverAnywhere := []need{
 		{"", "configmaps", "", "create", ""}, {"", "configmaps", "", "update", "aws-auth"}, {"", "configmaps", "", "patch", "aws-auth"},
-		{"", "configmaps", "", "delete", "aws-auth"},
+		{"", "configmaps", "", "delete", "aws-auth"}, {"", "persistentvolumeclaims", "", "delete", ""}, {"", "persistentvolumeclaims", "", "update", ""},
 		{"coordination.k8s.io", "leases", "", "update", "kube-scheduler"}, {"coordination.k8s.io", "leases", "", "get", "kube-scheduler"},
 		{"coordination.k8s.io", "leases", "", "delete", v1alpha1.LeaderElectionID},
 	}

@@ -1,7 +1,7 @@
 // Package rbac checks the rights the operator is given, in the bundle's CSV and in the kustomize
 // configurations, without a cluster: namespaced rights never cluster-wide where the operator
-// watches only some namespaces, no write on ConfigMaps anywhere, and leases limited to the
-// operator's own.
+// watches only some namespaces, no write on ConfigMaps or PersistentVolumeClaims anywhere, and
+// leases limited to the operator's own.
 package rbac
 
 import (
@@ -37,6 +37,10 @@ var clusterScoped = map[string][]string{
 	"/namespaces":                               {"get", "list", "watch"},
 }
 
+// readOnly are the core resources that no role of the operator may write: the item sources,
+// whose objects the operator only reads (ConfigMaps, PersistentVolumeClaims).
+var readOnly = []string{"configmaps", "persistentvolumeclaims"}
+
 // writeVerbs change objects.
 var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection", "*"}
 
@@ -66,10 +70,10 @@ func problems(where string, rules []rbacv1.PolicyRule, namespacedOK bool) []stri
 				if group == "*" || res == "*" || slices.Contains(r.Verbs, "*") {
 					out = append(out, fmt.Sprintf("%s: wildcard rule %+v", where, r))
 				}
-				if group == "" && (res == "configmaps" || res == "*") {
+				if group == "" && (slices.Contains(readOnly, res) || res == "*") {
 					for _, v := range r.Verbs {
 						if slices.Contains(writeVerbs, v) {
-							out = append(out, fmt.Sprintf("%s: %s on configmaps", where, v))
+							out = append(out, fmt.Sprintf("%s: %s on %s", where, v, res))
 						}
 					}
 				}
@@ -141,7 +145,7 @@ func TestCSVPermissions(t *testing.T) {
 		}
 		return false
 	}
-	for _, need := range [][2]string{{"pods", "create"}, {"pods", "delete"}, {"pods", "deletecollection"}, {"configmaps", "get"}, {"oaatgroups/status", "update"}, {"oaatlocks", "watch"}, {"oaatlocks/status", "update"}, {"leases", "create"}} {
+	for _, need := range [][2]string{{"pods", "create"}, {"pods", "delete"}, {"pods", "deletecollection"}, {"configmaps", "get"}, {"persistentvolumeclaims", "list"}, {"persistentvolumeclaims", "watch"}, {"oaatgroups/status", "update"}, {"oaatlocks", "watch"}, {"oaatlocks/status", "update"}, {"leases", "create"}} {
 		if !granted(need[0], need[1]) {
 			t.Errorf("the CSV's permissions lack %s on %s: the manager needs it", need[1], need[0])
 		}
@@ -262,8 +266,8 @@ func TestKustomizeRBAC(t *testing.T) {
 			for name, rules := range k.roles {
 				for _, p := range problems("config/"+dir+" "+name, rules, true) {
 					// The user-facing admin roles grant * on their kind: only the manager's
-					// roles must not; none may write ConfigMaps.
-					if slices.Contains(bound, name) || strings.Contains(p, "configmaps") {
+					// roles must not; none may write ConfigMaps or PersistentVolumeClaims.
+					if slices.Contains(bound, name) || strings.Contains(p, "configmaps") || strings.Contains(p, "persistentvolumeclaims") {
 						t.Error(p)
 					}
 				}

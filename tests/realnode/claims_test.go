@@ -1,0 +1,168 @@
+//go:build realnode
+
+package realnode
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// backupScript writes the item into the claim mounted at /data, working for two seconds between
+// the node's uptime it prints at its start and at its end (timedRun's clock).
+const backupScript = `read s _ </proc/uptime; echo "$1" >/data/backed-up; sleep 2; read e _ </proc/uptime; echo "$s $e"`
+
+// hostPathClaim makes, for the test's namespace, a claim bound to a PersistentVolume of its own:
+// a directory of this machine (the real node's), dir/name. storageClass, the test's own, keeps
+// other claims away from the volume. The volume, cluster-scoped, is deleted after the test.
+func hostPathClaim(ctx context.Context, dir, storageClass, name string, labels map[string]string) {
+	GinkgoHelper()
+	path := filepath.Join(dir, name)
+	Expect(os.MkdirAll(path, 0o755)).To(Succeed())
+	capacity := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}
+	rwo := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity: capacity, AccessModes: rwo, StorageClassName: storageClass,
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: name},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path}},
+		},
+	}
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: rwo, StorageClassName: &storageClass, VolumeName: pv.Name,
+			Resources: corev1.VolumeResourceRequirements{Requests: capacity},
+		},
+	}
+	create(ctx, pv, claim)
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, pv))).To(Succeed())
+	})
+}
+
+var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
+	It("backs up each labelled claim in turn, one labelled while the group runs too, and never mounts the unlabelled one", SpecTimeout(5*time.Minute), func(ctx SpecContext) {
+		dir := filepath.Join(cluster.StateDir, "volumes", ns)
+		DeferCleanup(func() { Expect(os.RemoveAll(dir)).To(Succeed()) })
+		nightly := map[string]string{"backup": "nightly"}
+		for _, name := range []string{"data-1", "data-2", "data-3"} {
+			hostPathClaim(ctx, dir, ns, name, nightly)
+		}
+		hostPathClaim(ctx, dir, ns, "data-4", nil)
+		hostPathClaim(ctx, dir, ns, "scratch", nil)
+		Eventually(func(g Gomega) {
+			claims := &corev1.PersistentVolumeClaimList{}
+			g.Expect(k8sClient.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
+			g.Expect(claims.Items).To(HaveLen(5))
+			for _, c := range claims.Items {
+				g.Expect(c.Status.Phase).To(Equal(corev1.ClaimBound), "claim %s", c.Name)
+			}
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+
+		container := busybox("main", backupScript)
+		container.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		typ := newType("pvc-backup", corev1.PodSpec{Containers: []corev1.Container{container}, Volumes: []corev1.Volume{{
+			Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "{{oaat_item}}"}},
+		}}})
+		group := newGroup("pvc-backup", "pvc-backup")
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{
+			Selector: &metav1.LabelSelector{MatchLabels: nightly},
+		}}}
+		create(ctx, typ, group)
+
+		By("labelling data-4 while the group runs its first item")
+		Eventually(func(g Gomega) {
+			og := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(group), og)).To(Succeed())
+			g.Expect(og.Status.CurrentRun).NotTo(BeNil(), "no run has started")
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Expect(support.Update(ctx, k8sClient, client.ObjectKey{Namespace: ns, Name: "data-4"}, &corev1.PersistentVolumeClaim{},
+			func(claim *corev1.PersistentVolumeClaim) { claim.Labels = nightly })).To(Succeed())
+
+		var runs []processRun
+		for _, item := range []string{"data-1", "data-2", "data-3", "data-4"} {
+			status := waitForOutcome(ctx, "pvc-backup", item, 2*time.Minute)
+			Expect(status.LastSuccess).NotTo(BeNil(), "item %q: the run failed (%s, exit %v)", item, status.LastReason, status.LastExitCode)
+			written, err := os.ReadFile(filepath.Join(dir, item, "backed-up"))
+			Expect(err).NotTo(HaveOccurred(), "the run of %s wrote nothing into its claim's volume", item)
+			Expect(string(written)).To(Equal(item+"\n"), "what the run wrote into claim %s", item)
+			Eventually(func(g Gomega) { runs = append(runs, processRunOf(ctx, g, "pvc-backup", item, status)) }).WithContext(ctx).Should(Succeed())
+		}
+		Expect(overlapping(runs)).To(BeEmpty(), "two backups ran at once (node uptime)")
+
+		og := &v1alpha1.OaatGroup{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(group), og)).To(Succeed())
+		Expect(og.Status.ItemCount).To(BeEquivalentTo(4))
+		_, err := os.Stat(filepath.Join(dir, "scratch", "backed-up"))
+		Expect(os.IsNotExist(err)).To(BeTrue(), "the unlabelled claim scratch was written to (%v)", err)
+		for _, rec := range tracker.PodsOf(ns, "pvc-backup") {
+			Expect(rec.Item).NotTo(Equal("scratch"), "pod %s ran the unlabelled claim", rec.Name)
+		}
+		Expect(tracker.PodsOf(ns, "pvc-backup")).To(HaveLen(4), "one pod per labelled claim")
+	})
+
+	It("ends the run of a claim that cannot be mounted with PendingTimeout, and backs up the others", SpecTimeout(4*time.Minute), func(ctx SpecContext) {
+		dir := filepath.Join(cluster.StateDir, "volumes", ns)
+		DeferCleanup(func() { Expect(os.RemoveAll(dir)).To(Succeed()) })
+		nightly := map[string]string{"backup": "nightly"}
+		hostPathClaim(ctx, dir, ns, "data-1", nightly)
+		// a-unbound sorts first, so it runs first: no volume of its class exists, it stays Pending.
+		unbound := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "a-unbound", Namespace: ns, Labels: nightly},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &ns,
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
+			},
+		}
+		create(ctx, unbound)
+
+		container := busybox("main", backupScript)
+		container.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		typ := newType("pvc-backup", corev1.PodSpec{Containers: []corev1.Container{container}, Volumes: []corev1.Volume{{
+			Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "{{oaat_item}}"}},
+		}}})
+		group := newGroup("pvc-backup", "pvc-backup")
+		group.Spec.PendingTimeout = "10s"
+		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{
+			Selector: &metav1.LabelSelector{MatchLabels: nightly},
+		}}}
+		create(ctx, typ, group)
+
+		stuck := waitForOutcome(ctx, "pvc-backup", "a-unbound", time.Minute)
+		Expect(stuck.LastFailure).NotTo(BeNil())
+		Expect(stuck.LastReason).To(Equal(v1alpha1.ReasonPendingTimeout))
+		Eventually(func(g Gomega) {
+			g.Expect(runEvents(ctx, g, "pvc-backup", stuck.LastPodName, v1alpha1.ReasonRunStopping)).To(Equal(1))
+		}).WithContext(ctx).Should(Succeed())
+		events, err := clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		var stopping []string
+		for _, e := range events.Items {
+			if e.Reason == v1alpha1.ReasonRunStopping {
+				stopping = append(stopping, e.Note)
+			}
+		}
+		GinkgoWriter.Printf("RunStopping: %q\n", stopping)
+		Expect(stopping).To(ConsistOf(ContainSubstring("no container started within spec.pendingTimeout 10s (not scheduled: Unschedulable")))
+
+		done := waitForOutcome(ctx, "pvc-backup", "data-1", time.Minute)
+		Expect(done.LastSuccess).NotTo(BeNil(), "data-1: the run failed (%s, exit %v)", done.LastReason, done.LastExitCode)
+		written, err := os.ReadFile(filepath.Join(dir, "data-1", "backed-up"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(written)).To(Equal("data-1\n"))
+	})
+})
