@@ -113,8 +113,19 @@ func editTranscripts(root, file string, edit func(TranscriptBlock) string) error
 		if end < 0 {
 			return fmt.Errorf("%s:%d: the block of transcript %s is not closed", file, i+1, pending)
 		}
-		body := lines[i+1 : i+1+end]
-		out.WriteString(edit(TranscriptBlock{Name: pending, File: file, Line: i + 1, Text: strings.Join(body, "")}))
+		// A block in a list item is indented: its text is not.
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		var text strings.Builder
+		for _, l := range lines[i+1 : i+1+end] {
+			text.WriteString(strings.TrimPrefix(l, indent))
+		}
+		edited := edit(TranscriptBlock{Name: pending, File: file, Line: i + 1, Text: text.String()})
+		for _, l := range strings.SplitAfter(edited, "\n") {
+			if strings.TrimSpace(l) != "" {
+				l = indent + l
+			}
+			out.WriteString(l)
+		}
 		i += end
 		pending = ""
 	}
