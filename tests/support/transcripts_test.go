@@ -91,7 +91,7 @@ func TestReadAndWriteTranscripts(t *testing.T) {
 	if err != nil || strings.Join(written, " ") != "locks indented" {
 		t.Fatalf("written %v, %v", written, err)
 	}
-	got, err := os.ReadFile(filepath.Join(root, "docs/locks.md"))
+	got, err := os.ReadFile(filepath.Join(root, "docs", "locks.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
