@@ -277,6 +277,8 @@ func deleteGroups(ctx SpecContext, names ...string) {
 // nightly waits for its first round, and testsimple's item1 succeeded, item2 and item3 failed
 // within the last 30 s (its failureCoolOff) and /srv/photos runs. Which item a group runs next is
 // random among equals, so each group gets its items one at a time: the only candidate runs.
+// nightly's first round starts at one instant between 00:00 and 00:15 UTC (01:00 Berlin time in
+// winter, plus its jitter); a run of the test across that instant would see its items run.
 func groupScenario(ctx SpecContext) {
 	GinkgoHelper()
 	oaatType := newOaatType("oaattest", "2m", 0)
