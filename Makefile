@@ -282,6 +282,14 @@ test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests aga
 		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
 		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
 
+# docs-transcripts runs the e2e spec of the documentation's transcripts with WRITE_TRANSCRIPTS=1: the
+# console blocks marked <!-- transcript: NAME --> get what their commands print on the local
+# cluster (tests/e2e/transcripts_test.go). Without it, the same spec (in make test-e2e) fails when
+# a block no longer matches.
+.PHONY: docs-transcripts
+docs-transcripts: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the documentation's console transcripts on a local cluster and write their outputs into the pages (README.md, docs/).
+	WRITE_TRANSCRIPTS=1 $(MAKE) test-e2e E2E_FOCUS='documentation.s transcripts'
+
 # The real-node suite (tests/realnode, build tag realnode) brings up a local cluster of its own with
 # the real node (.state/realnode-cluster, kept between runs; hack/cluster/realnode.sh), deploys
 # config/default from the operator image as `make deploy` does, and runs item pods in real

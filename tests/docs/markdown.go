@@ -6,11 +6,12 @@ package docs
 import (
 	"bufio"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // repoRoot is the repository's root, relative to this package.
@@ -48,24 +49,8 @@ type page struct {
 var markerRE = regexp.MustCompile(`^<!--\s*(.*?)\s*-->$`)
 
 // markdownFiles lists README.md and every Markdown file under docs/, relative to the
-// repository's root.
-func markdownFiles() ([]string, error) {
-	files := []string{"README.md"}
-	err := filepath.WalkDir(filepath.Join(repoRoot, "docs"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".md") {
-			rel, err := filepath.Rel(repoRoot, path)
-			if err != nil {
-				return err
-			}
-			files = append(files, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return files, err
-}
+// repository's root: the pages whose transcripts the e2e suite checks too.
+func markdownFiles() ([]string, error) { return support.DocPages(repoRoot) }
 
 // readPage reads a Markdown file. Fences are lines starting with ``` (indented ones too, as in a
 // list item); a block ends at the next fence line of the same indentation.
