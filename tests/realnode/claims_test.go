@@ -120,7 +120,8 @@ var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
 		DeferCleanup(func() { Expect(os.RemoveAll(dir)).To(Succeed()) })
 		nightly := map[string]string{"backup": "nightly"}
 		hostPathClaim(ctx, dir, ns, "data-1", nightly)
-		// a-unbound sorts first, so it runs first: no volume of its class exists, it stays Pending.
+		// a-unbound: no volume of its class exists, its pod stays Pending. Neither item has run, so
+		// which runs first is the schedule's random tie-break; either order must end the same.
 		unbound := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: "a-unbound", Namespace: ns, Labels: nightly},
 			Spec: corev1.PersistentVolumeClaimSpec{
@@ -137,6 +138,8 @@ var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
 		}}})
 		group := newGroup("pvc-backup", "pvc-backup")
 		group.Spec.PendingTimeout = "10s"
+		// One stopped run of a-unbound, whichever item runs first: it then cools off, not retried.
+		group.Spec.FailureCoolOff = "1h"
 		group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{PersistentVolumeClaims: &v1alpha1.PersistentVolumeClaimItems{
 			Selector: &metav1.LabelSelector{MatchLabels: nightly},
 		}}}
