@@ -67,16 +67,33 @@ var (
 	runTranscripts = []transcript{
 		{name: "get-orun", commands: []string{"kubectl get orun --sort-by=.metadata.creationTimestamp"}},
 	}
+	// With the circuit breaker of nas open after /srv/photos, /srv/music and /srv/documents failed
+	// with exit code 75, and one probe, of /srv/mail, failed too.
+	breakerOpenTranscripts = []transcript{
+		{name: "breaker-condition", commands: []string{
+			`kubectl get oag nas -o jsonpath='{.status.conditions[?(@.type=="TargetAvailable")].message}'`,
+		}},
+		{name: "breaker-status", commands: []string{"kubectl get oag nas -o jsonpath='{.status.circuitBreaker}'"}},
+		{name: "breaker-oaat-status", commands: []string{"kubectl oaat status nas"}},
+	}
+	// From there: the next probe, of /srv/photos, succeeded and closed it.
+	breakerClosedTranscripts = []transcript{
+		{name: "breaker-events", commands: []string{
+			"kubectl get events --field-selector involvedObject.name=nas,reason=BreakerOpened",
+			"kubectl get events --field-selector involvedObject.name=nas,reason=BreakerClosed",
+		}},
+	}
 )
 
 var _ = Describe("The documentation's transcripts", func() {
-	It("are what their commands print on the cluster, ages and generated names aside", SpecTimeout(4*time.Minute), func(ctx SpecContext) {
+	It("are what their commands print on the cluster, ages and generated names aside", SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 		pages, err := support.DocPages(paths.repoRoot)
 		Expect(err).NotTo(HaveOccurred())
 		blocks, err := support.ReadTranscripts(paths.repoRoot, pages)
 		Expect(err).NotTo(HaveOccurred())
 		var names []string
-		for _, set := range [][]transcript{lockTranscripts, groupTranscripts, actionTranscripts, runTranscripts} {
+		for _, set := range [][]transcript{lockTranscripts, groupTranscripts, actionTranscripts, runTranscripts,
+			breakerOpenTranscripts, breakerClosedTranscripts} {
 			for _, t := range set {
 				names = append(names, t.name)
 			}
@@ -129,6 +146,10 @@ var _ = Describe("The documentation's transcripts", func() {
 			g.Expect(phases).To(ConsistOf(v1alpha1.OaatRunSucceeded, v1alpha1.OaatRunRejected))
 		}).WithContext(ctx).WithTimeout(20 * time.Second).Should(Succeed())
 		capture(runTranscripts)
+
+		By("opening the circuit breaker of nas with three failures, failing one probe, then closing it with the next")
+		breakerScenario(ctx, func() { capture(breakerOpenTranscripts) })
+		capture(breakerClosedTranscripts)
 
 		if os.Getenv("WRITE_TRANSCRIPTS") == "1" {
 			written, err := support.WriteTranscripts(paths.repoRoot, pages, outputs)
@@ -183,10 +204,11 @@ func useDemoNamespace(ctx SpecContext) string {
 }
 
 // demoCommand runs a command line of a page, "kubectl ..." or "kubectl oaat ...", with the
-// kubeconfig, and returns its output (stdout and stderr, as a terminal shows them).
+// kubeconfig, and returns its output (stdout and stderr, as a terminal shows them). Its words are
+// split as a shell splits them (support.CommandWords): quotes, and a trailing "# ..." comment.
 func demoCommand(ctx context.Context, kubeconfig, line string) (string, error) {
-	line, _, _ = strings.Cut(line, "#")
-	args := strings.Fields(line)
+	args, err := support.CommandWords(line)
+	Expect(err).NotTo(HaveOccurred())
 	Expect(len(args)).To(BeNumerically(">=", 2), "command %q", line)
 	Expect(args[0]).To(Equal("kubectl"), "command %q: the transcripts run kubectl and its plugin only", line)
 	binary, args := paths.kubectl, args[1:]
@@ -341,4 +363,56 @@ func waitForOutcome(ctx SpecContext, group, item string, succeeded bool) {
 func expectSuspended(ctx SpecContext, group string, suspended bool) {
 	GinkgoHelper()
 	Expect(getGroup(ctx, Default, group).Spec.Suspend).To(Equal(suspended))
+}
+
+// breakerScenario brings group nas (of lockScenario's type backup, whose pods stand for a target
+// that exits 75 while it is down) to the state of docs/circuit-breaker.md and calls whileOpen there: its
+// breaker opened after /srv/photos, /srv/music and /srv/documents failed in a row, and the first
+// probe, of /srv/mail, failed. Which item runs next is random among equals, so the group gets
+// its first three items one at a time (each earlier one cools off for 10m) and /srv/mail once
+// the breaker is open: the first probe is the item that never failed, the next one the item
+// whose failure is the oldest of those not probed yet, /srv/photos. Then the target comes back
+// and that probe closes the breaker. The probe waits (15s, then 30s) leave whileOpen its time.
+func breakerScenario(ctx SpecContext, whileOpen func()) {
+	GinkgoHelper()
+	const name = "nas"
+	items := []string{"/srv/photos", "/srv/music", "/srv/documents", "/srv/mail"}
+	updateType(ctx, "backup", scriptRun("1s", "75"))
+	nas := newGroup(name, "backup", items[0])
+	nas.Spec.Frequency = "1d"
+	nas.Spec.FailureCoolOff = "10m"
+	nas.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{
+		ConsecutiveItemFailures: 3, ExitCodes: []int32{75}, ProbeInterval: "15s", MaxProbeInterval: "1m",
+	}
+	create(ctx, nas)
+	waitForOutcome(ctx, name, items[0], false)
+	for i, item := range items[1:3] {
+		updateGroup(ctx, name, func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = items[:i+2] })
+		waitForOutcome(ctx, name, item, false)
+	}
+	Eventually(func(g Gomega) {
+		group := getGroup(ctx, g, name)
+		g.Expect(group.Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerOpen))
+		g.Expect(group.Status.CircuitBreaker.FailedItems).To(Equal(items[:3]))
+	}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+	updateGroup(ctx, name, func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = items })
+
+	Eventually(func(g Gomega) {
+		group := getGroup(ctx, g, name)
+		g.Expect(group.Status.ObservedGeneration).To(Equal(group.Generation))
+		g.Expect(group.Status.CircuitBreaker).To(HaveField("FailedProbes", BeEquivalentTo(1)))
+		g.Expect(group.Status.CurrentRun).To(BeNil())
+		g.Expect(itemOf(g, group, "/srv/mail").LastStarted).NotTo(BeNil(), "the first probe is /srv/mail's")
+	}).WithContext(ctx).WithTimeout(40 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+	whileOpen()
+	Expect(getGroup(ctx, Default, name).Status.CircuitBreaker).To(HaveField("FailedProbes", BeEquivalentTo(1)),
+		"the second probe came before the transcripts of the open breaker were done")
+
+	updateType(ctx, "backup", scriptRun("1s", "0"))
+	Eventually(func(g Gomega) {
+		group := getGroup(ctx, g, name)
+		g.Expect(group.Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerClosed))
+		g.Expect(groupEvents(ctx, g, name, v1alpha1.ReasonBreakerClosed)).To(HaveLen(1))
+	}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+	Expect(groupEvents(ctx, Default, name, v1alpha1.ReasonBreakerOpened)).To(HaveLen(1))
 }

@@ -209,3 +209,42 @@ func TranscriptDiff(page, printed string) string {
 	}
 	return b.String()
 }
+
+// CommandWords splits a command line of a transcript into its words as a POSIX shell would for
+// the simple lines the pages show: blanks separate words, '...' and "..." quote (no escapes, no
+// expansion; the quotes are not part of the word), and an unquoted # that starts a word begins
+// the page's comment, which is dropped. An unterminated quote is an error.
+func CommandWords(line string) ([]string, error) {
+	var words []string
+	var word strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			word.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+				inWord = false
+			}
+		case r == '#' && !inWord:
+			return words, nil
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("command %q: unterminated %c", line, quote)
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words, nil
+}

@@ -3,6 +3,7 @@ package support
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,5 +113,32 @@ func TestTranscriptMarkerWithoutConsoleBlock(t *testing.T) {
 		if _, err := ReadTranscripts(root, []string{"README.md"}); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+func TestCommandWords(t *testing.T) {
+	cases := []struct {
+		line string
+		want []string
+	}{
+		{"kubectl oaat status testsimple", []string{"kubectl", "oaat", "status", "testsimple"}},
+		{"kubectl oaat suspend testsimple      # spec.suspend=true: a running item finishes",
+			[]string{"kubectl", "oaat", "suspend", "testsimple"}},
+		{`kubectl get oag nas -o jsonpath='{.status.conditions[?(@.type=="TargetAvailable")].message}'`,
+			[]string{"kubectl", "get", "oag", "nas", "-o", `jsonpath={.status.conditions[?(@.type=="TargetAvailable")].message}`}},
+		{`kubectl get events --field-selector "reason=Breaker Opened"`, []string{"kubectl", "get", "events", "--field-selector", "reason=Breaker Opened"}},
+		{"kubectl get oag -o jsonpath='{.items[*].metadata.name}#x' # a comment",
+			[]string{"kubectl", "get", "oag", "-o", "jsonpath={.items[*].metadata.name}#x"}},
+		{"kubectl get oag a#b", []string{"kubectl", "get", "oag", "a#b"}},
+		{"kubectl ''", []string{"kubectl", ""}},
+	}
+	for _, c := range cases {
+		got, err := CommandWords(c.line)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("CommandWords(%q) = %q, %v; want %q", c.line, got, err, c.want)
+		}
+	}
+	if got, err := CommandWords("kubectl get oag -o jsonpath='{.x}"); err == nil {
+		t.Errorf("an unterminated quote: got %q and no error", got)
 	}
 }
