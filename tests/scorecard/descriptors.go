@@ -15,8 +15,9 @@ const descriptorsCompleteTest = "oaat-descriptors-complete"
 // descriptor describes the field. Every other field of spec and status, at any depth, is the
 // project's own and needs a descriptor.
 var describedAsAWhole = map[string][]string{
-	"OaatType":  {"spec.template"},
-	"OaatGroup": {"status.conditions"},
+	"OaatType": {"spec.template"},
+	// A label selector, as ClusterOaatLock's, for the claims that are items.
+	"OaatGroup": {"status.conditions", "spec.oaatItemsFrom[0].persistentVolumeClaims.selector"},
 	// A label selector, which the console edits as one (its selector x-descriptor).
 	"ClusterOaatLock": {"spec.namespaceSelector"},
 }
