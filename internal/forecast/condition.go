@@ -1,0 +1,81 @@
+package forecast
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+// ConditionOptions bound the forecast behind condition AtRisk: a day ahead, at most four passes
+// per item (a run's start and end, and wake-ups between) and 64 more, ended as soon as every
+// deadline it judges is known.
+func ConditionOptions(items int) Options {
+	return Options{Horizon: 24 * time.Hour, MaxPasses: 4*items + 64, DefaultRun: DefaultRun, UntilAssessed: true}
+}
+
+// shownRisks is how many missed deadlines the condition's message names.
+const shownRisks = 3
+
+// Refresh sets condition AtRisk in plan's status from a forecast of in and plan, when plan records
+// the end of a run, the condition is missing or was set for an earlier generation; otherwise the
+// condition stays as it was, since with every run taking its expected time the forecast would say
+// the same. It reports whether it made a forecast. The forecast replays Decide many times: made
+// once per run rather than once per reconcile, its cost stays a small part of a run's.
+func Refresh(in planner.Input, plan *planner.Plan) bool {
+	st := &plan.Status
+	prev := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAtRisk)
+	if prev != nil && prev.ObservedGeneration == in.Group.Generation && len(plan.Finished) == 0 {
+		return false
+	}
+	f := Simulate(in, *plan, ConditionOptions(len(st.Items)))
+	meta.SetStatusCondition(&st.Conditions, Condition(Assess(in.Group, f), in.Group.Generation, in.Now))
+	return true
+}
+
+// Condition is condition AtRisk for the risks found.
+func Condition(risks []Risk, generation int64, now time.Time) metav1.Condition {
+	c := metav1.Condition{
+		Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOnTime,
+		Message:            "Every deadline the forecast reaches is met, if every run succeeds in its expected time",
+		ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
+	}
+	if len(risks) == 0 {
+		return c
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, risks[0].Reason
+	described := make([]string, 0, shownRisks)
+	for _, r := range risks[:min(len(risks), shownRisks)] {
+		described = append(described, r.String())
+	}
+	text := strings.Join(described, "; ")
+	if more := len(risks) - shownRisks; more > 0 {
+		text += fmt.Sprintf("; and %d more", more)
+	}
+	c.Message = message.Condition(text)
+	return c
+}
+
+// String says what deadline is missed and by how much.
+func (r Risk) String() string {
+	predicted := "none predicted before then"
+	if !r.Predicted.IsZero() {
+		predicted = "predicted " + stamp(r.Predicted)
+	}
+	switch r.Reason {
+	case v1alpha1.ReasonItemLate:
+		return fmt.Sprintf("item %q goes overdue at %s, its next success %s", r.Item, stamp(r.Deadline), predicted)
+	case v1alpha1.ReasonRoundLate:
+		return fmt.Sprintf("the round ends after the next tick at %s: %s", stamp(r.Deadline), predicted)
+	default:
+		return fmt.Sprintf("the round waits for a blackout window from %s: its end %s", stamp(r.Deadline), predicted)
+	}
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
