@@ -23,20 +23,62 @@ func ConditionOptions(items int) Options {
 // shownRisks is how many missed deadlines the condition's message names.
 const shownRisks = 3
 
-// Refresh sets condition AtRisk in plan's status from a forecast of in and plan, when plan records
-// the end of a run, the condition is missing or was set for an earlier generation; otherwise the
-// condition stays as it was, since with every run taking its expected time the forecast would say
-// the same. It reports whether it made a forecast. The forecast replays Decide many times: made
-// once per run rather than once per reconcile, its cost stays a small part of a run's.
+// Refresh sets condition AtRisk in plan's status from a forecast of in and plan when one is due
+// (forecastDue); otherwise the condition stays as it was. It reports whether it made a forecast.
 func Refresh(in planner.Input, plan *planner.Plan) bool {
-	st := &plan.Status
-	prev := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAtRisk)
-	if prev != nil && prev.ObservedGeneration == in.Group.Generation && len(plan.Finished) == 0 {
+	if !forecastDue(in, plan) {
 		return false
 	}
-	f := Simulate(in, *plan, ConditionOptions(len(st.Items)))
-	meta.SetStatusCondition(&st.Conditions, Condition(Assess(in.Group, f), in.Group.Generation, in.Now))
+	f := Simulate(in, *plan, ConditionOptions(len(plan.Status.Items)))
+	meta.SetStatusCondition(&plan.Status.Conditions, Condition(Assess(in.Group, f), in.Group.Generation, in.Now))
 	return true
+}
+
+// forecastDue reports whether the condition must be forecast again: it is missing or of an
+// earlier generation, a new round starts, or a run ended otherwise than the last forecast
+// assumed (not a success, or longer than its item's expected time), or it is the run that closes
+// a cycle of as many runs as the group has items. A forecast replays Decide about twice per item,
+// so made at every run's end it would cost about 2n decisions per run for n items; while every
+// run goes as assumed, the forecast made a cycle ago still holds, and a cycle spreads its cost to
+// about two decisions per run (docs/forecast.md, "Cost").
+func forecastDue(in planner.Input, plan *planner.Plan) bool {
+	st := &plan.Status
+	prev := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAtRisk)
+	switch {
+	case prev == nil || prev.ObservedGeneration != in.Group.Generation:
+		return true
+	case !sameTime(st.RoundStartedAt, in.Group.Status.RoundStartedAt):
+		return true
+	}
+	for _, o := range plan.Finished {
+		if o.Result != planner.ResultSucceeded || o.Duration > expectedRun(in.Group.Status.Items, o.Item) {
+			return true
+		}
+		if n := int64(max(len(st.Items), 1)); in.Group.Status.RunCount%n == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// expectedRun is the run time a forecast assumed for item (longestRun), with a second more: status
+// keeps whole seconds, and a run within the second of its expectation went as assumed.
+func expectedRun(items []v1alpha1.ItemStatus, item string) time.Duration {
+	for _, it := range items {
+		if it.Name == item {
+			if longest, ok := longestRun(it); ok {
+				return longest + time.Second
+			}
+		}
+	}
+	return DefaultRun
+}
+
+func sameTime(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
 }
 
 // Condition is condition AtRisk for the risks found.

@@ -198,10 +198,10 @@ func (s *simulation) pod(name string) *corev1.Pod {
 }
 
 // assessed reports whether every item due at the start has a predicted success and the round
-// going at the start has ended.
+// going at the start has ended, or merged into the next.
 func (s *simulation) assessed() bool {
 	f := &s.forecast
-	if len(f.Rounds) > 0 && f.Rounds[0].EndsAt.IsZero() {
+	if len(f.Rounds) > 0 && f.Rounds[0].EndsAt.IsZero() && !f.Rounds[0].Overrun {
 		return false
 	}
 	for _, it := range f.Start.Items {

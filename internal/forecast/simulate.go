@@ -197,22 +197,32 @@ func newSimulation(in planner.Input, opts Options) *simulation {
 	return s
 }
 
-// runTimes are the expected run times of the items: the longest of their recent runs, as the
-// planner expects them for avoidOverrun windows, at least a second.
+// runTimes are the expected run times of the items (longestRun), DefaultRun without recent runs.
 func (s *simulation) runTimes(items []v1alpha1.ItemStatus) []RunTime {
 	out := make([]RunTime, 0, len(items))
 	for _, it := range items {
-		rt := RunTime{Item: it.Name, Run: s.opts.DefaultRun, Assumed: len(it.RecentRunSeconds) == 0}
-		if !rt.Assumed {
-			rt.Run = time.Duration(max(it.RecentRunSeconds[0], 1)) * time.Second
-			for _, sec := range it.RecentRunSeconds {
-				rt.Run = max(rt.Run, time.Duration(sec)*time.Second)
-			}
+		longest, ok := longestRun(it)
+		rt := RunTime{Item: it.Name, Run: longest, Assumed: !ok}
+		if !ok {
+			rt.Run = s.opts.DefaultRun
 		}
 		s.runEnds[it.Name] = rt.Run
 		out = append(out, rt)
 	}
 	return out
+}
+
+// longestRun is the longest of the item's recent runs in status, at least a second, as the planner
+// expects its runs for avoidOverrun windows; false when status has none.
+func longestRun(it v1alpha1.ItemStatus) (time.Duration, bool) {
+	if len(it.RecentRunSeconds) == 0 {
+		return 0, false
+	}
+	longest := int64(1)
+	for _, sec := range it.RecentRunSeconds {
+		longest = max(longest, sec)
+	}
+	return time.Duration(longest) * time.Second, true
 }
 
 // input is the snapshot of the next pass.
