@@ -71,6 +71,9 @@ func itemRisks(group *v1alpha1.OaatGroup, f Forecast, reached time.Time) []Risk 
 		if it.LastSuccess != nil {
 			base = it.LastSuccess.Time
 		}
+		if base.IsZero() {
+			continue // a group not created yet (a dry run) has no deadline
+		}
 		deadline := base.Add(overdueFrequencies * frequency)
 		success, ok := f.NextSuccess(it.Name)
 		if (ok && success.After(deadline)) || (!ok && deadline.Before(reached)) {
