@@ -56,20 +56,14 @@ func TestAssess(t *testing.T) {
 	}, {
 		name: "a scheduled round that ends after the next tick",
 		group: func() *v1alpha1.OaatGroup {
-			g := group(item{"a", ago(time.Hour), 25 * time.Minute}, item{"b", ago(50 * time.Minute), 25 * time.Minute}, item{"c", ago(40 * time.Minute), 25 * time.Minute})
-			g.Spec.Frequency, g.Spec.Schedule = "", "0 * * * *"
-			g.Status.RoundStartedAt, g.Status.NextRoundAt = stampAt(0), stampAt(time.Hour)
-			return g
+			return hourly(item{"a", ago(time.Hour), 25 * time.Minute}, item{"b", ago(50 * time.Minute), 25 * time.Minute}, item{"c", ago(40 * time.Minute), 25 * time.Minute})
 		},
 		opts: ConditionOptions(3),
 		want: []Risk{{Reason: v1alpha1.ReasonRoundLate, Deadline: at(time.Hour)}},
 	}, {
 		name: "a scheduled round that ends before the next tick",
 		group: func() *v1alpha1.OaatGroup {
-			g := group(item{"a", ago(time.Hour), 15 * time.Minute}, item{"b", ago(50 * time.Minute), 15 * time.Minute})
-			g.Spec.Frequency, g.Spec.Schedule = "", "0 * * * *"
-			g.Status.RoundStartedAt, g.Status.NextRoundAt = stampAt(0), stampAt(time.Hour)
-			return g
+			return hourly(item{"a", ago(time.Hour), 15 * time.Minute}, item{"b", ago(50 * time.Minute), 15 * time.Minute})
 		},
 		opts: ConditionOptions(2),
 	}, {

@@ -47,6 +47,14 @@ func group(items ...item) *v1alpha1.OaatGroup {
 	return g
 }
 
+// hourly is group with spec.schedule "0 * * * *" instead of a frequency, its round started at t0.
+func hourly(items ...item) *v1alpha1.OaatGroup {
+	g := group(items...)
+	g.Spec.Frequency, g.Spec.Schedule = "", "0 * * * *"
+	g.Status.RoundStartedAt, g.Status.NextRoundAt = stampAt(0), stampAt(time.Hour)
+	return g
+}
+
 // item is an item of group.
 type item struct {
 	name        string

@@ -87,10 +87,7 @@ func TestPredict(t *testing.T) {
 	}, {
 		name: "a schedule whose round outlasts the tick: the rounds merge",
 		group: func() *v1alpha1.OaatGroup {
-			g := group(item{"a", ago(time.Hour), 25 * time.Minute}, item{"b", ago(50 * time.Minute), 25 * time.Minute}, item{"c", ago(40 * time.Minute), 25 * time.Minute})
-			g.Spec.Frequency, g.Spec.Schedule = "", "0 * * * *"
-			g.Status.RoundStartedAt, g.Status.NextRoundAt = stampAt(0), stampAt(time.Hour)
-			return g
+			return hourly(item{"a", ago(time.Hour), 25 * time.Minute}, item{"b", ago(50 * time.Minute), 25 * time.Minute}, item{"c", ago(40 * time.Minute), 25 * time.Minute})
 		},
 		opts: Options{Horizon: 80 * time.Minute, MaxPasses: 100},
 		want: shape{Stop: StopHorizon,
