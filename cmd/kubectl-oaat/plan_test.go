@@ -28,7 +28,7 @@ func newSleeperType(t *testing.T, ns string) {
 }
 
 // planRow matches a row of the plan's table: its start and item (its end may be "-").
-var planRow = regexp.MustCompile(`(?m)^  (\S+) \(\S+\)\s+(?:\S+ \(\S+\)|-)\s+(\S+)`)
+var planRow = regexp.MustCompile(`(?m)^ {2}(\S+) \(\S+\)\s+(?:\S+ \(\S+\)|-)\s+(\S+)`)
 
 func TestPlan(t *testing.T) {
 	t.Parallel()

@@ -37,16 +37,16 @@ const DefaultRun = 5 * time.Minute
 type Stop string
 
 const (
-	// StopHorizon: the next thing to happen lies beyond the horizon.
+	// StopHorizon means the next thing to happen lies beyond the horizon.
 	StopHorizon Stop = "Horizon"
-	// StopIdle: nothing happens again until something changes (the group is done, suspended, not
+	// StopIdle means nothing happens again until something changes (the group is done, suspended, not
 	// Ready, or waits for a lock or a change).
 	StopIdle Stop = "Idle"
-	// StopLockHeld: the group waits for a lock that other groups hold, taken to stay held.
+	// StopLockHeld means the group waits for a lock that other groups hold, taken to stay held.
 	StopLockHeld Stop = "LockHeld"
-	// StopPassLimit: the forecast made Options.MaxPasses passes.
+	// StopPassLimit means the forecast made Options.MaxPasses passes.
 	StopPassLimit Stop = "PassLimit"
-	// StopAssessed: with Options.UntilAssessed, all that Assess reads is known.
+	// StopAssessed means with Options.UntilAssessed, all that Assess reads is known.
 	StopAssessed Stop = "Assessed"
 )
 
@@ -119,43 +119,6 @@ func Simulate(in planner.Input, first planner.Plan, opts Options) Forecast {
 	return newSimulation(in, opts).run(first)
 }
 
-// run plays the passes from the first plan on.
-func (s *simulation) run(first planner.Plan) Forecast {
-	opts := s.opts
-	f := &s.forecast
-	f.Start = *first.Status.DeepCopy()
-	f.RunTimes = s.runTimes(first.Status.Items)
-	plan := first
-	for {
-		f.Passes++
-		s.observe(plan)
-		s.apply(plan)
-		if opts.UntilAssessed && s.assessed() {
-			f.Stop = StopAssessed
-			break
-		}
-		next, ok := s.nextEvent(plan)
-		switch {
-		case s.group.Status.LockWait != nil && s.group.Status.CurrentRun == nil:
-			f.Stop = StopLockHeld
-		case !ok:
-			f.Stop = StopIdle
-		case next.After(f.Until):
-			f.Stop = StopHorizon
-		case f.Passes >= max(opts.MaxPasses, 1):
-			f.Stop = StopPassLimit
-		}
-		if f.Stop != "" {
-			break
-		}
-		s.advance(next)
-		plan = planner.Decide(s.input())
-	}
-	f.End = s.group.Status
-	f.ReachedAt = s.now
-	return *f
-}
-
 // simulation is the state a forecast plays forward.
 type simulation struct {
 	in       planner.Input
@@ -195,6 +158,43 @@ func newSimulation(in planner.Input, opts Options) *simulation {
 	s.forecast.From = in.Now
 	s.forecast.Until = in.Now.Add(opts.Horizon)
 	return s
+}
+
+// run plays the passes from the first plan on.
+func (s *simulation) run(first planner.Plan) Forecast {
+	opts := s.opts
+	f := &s.forecast
+	f.Start = *first.Status.DeepCopy()
+	f.RunTimes = s.runTimes(first.Status.Items)
+	plan := first
+	for {
+		f.Passes++
+		s.observe(plan)
+		s.apply(plan)
+		if opts.UntilAssessed && s.assessed() {
+			f.Stop = StopAssessed
+			break
+		}
+		next, ok := s.nextEvent(plan)
+		switch {
+		case s.group.Status.LockWait != nil && s.group.Status.CurrentRun == nil:
+			f.Stop = StopLockHeld
+		case !ok:
+			f.Stop = StopIdle
+		case next.After(f.Until):
+			f.Stop = StopHorizon
+		case f.Passes >= max(opts.MaxPasses, 1):
+			f.Stop = StopPassLimit
+		}
+		if f.Stop != "" {
+			break
+		}
+		s.advance(next)
+		plan = planner.Decide(s.input())
+	}
+	f.End = s.group.Status
+	f.ReachedAt = s.now
+	return *f
 }
 
 // runTimes are the expected run times of the items (longestRun), DefaultRun without recent runs.

@@ -63,7 +63,9 @@ func TestPredict(t *testing.T) {
 			g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: podbuild.Name("backups", "a", 7), StartedAt: *stampAt(-4 * time.Minute)}
 			return g
 		},
-		pods: func(g *v1alpha1.OaatGroup) []corev1.Pod { return []corev1.Pod{runningPod(t, g, "a", 7, -4*time.Minute)} },
+		pods: func(g *v1alpha1.OaatGroup) []corev1.Pod {
+			return []corev1.Pod{runningPod(t, g, "a", 7, -4*time.Minute)}
+		},
 		opts: Options{Horizon: 30 * time.Minute, MaxPasses: 100},
 		want: shape{Stop: StopHorizon, Runs: []Run{
 			{Item: "a", Start: at(-4 * time.Minute), End: at(6 * time.Minute), Result: planner.ResultSucceeded, Going: true},

@@ -15,7 +15,7 @@ import (
 
 // plannedRow is a row of `kubectl oaat plan`'s table whose run ends within the forecast: its
 // start and its item.
-var plannedRow = regexp.MustCompile(`(?m)^  (\S+Z) \(\S+\)\s+\S+Z \(\S+\)\s+(\S+)`)
+var plannedRow = regexp.MustCompile(`(?m)^ {2}(\S+Z) \(\S+\)\s+\S+Z \(\S+\)\s+(\S+)`)
 
 // plannedRun is a run that `kubectl oaat plan` predicts.
 type plannedRun struct {
