@@ -35,9 +35,9 @@ func Refresh(in planner.Input, plan *planner.Plan) bool {
 }
 
 // forecastDue reports whether the condition must be forecast again: it is missing or of an
-// earlier generation, a new round starts, or a run ended otherwise than the last forecast
-// assumed (not a success, or longer than its item's expected time), or it is the run that closes
-// a cycle of as many runs as the group has items. A forecast replays Decide about twice per item,
+// earlier generation, a new round starts, a run ended otherwise than the last forecast assumed
+// (longer than its item's expected time, or the item's first failure or interruption since its
+// last success), or it is the run that closes a cycle of as many runs as the group has items. A forecast replays Decide about twice per item,
 // so made at every run's end it would cost about 2n decisions per run for n items; while every
 // run goes as assumed, the forecast made a cycle ago still holds, and a cycle spreads its cost to
 // about two decisions per run (docs/forecast.md, "Cost").
@@ -51,8 +51,12 @@ func forecastDue(in planner.Input, plan *planner.Plan) bool {
 		return true
 	}
 	for _, o := range plan.Finished {
-		if o.Result != planner.ResultSucceeded || o.Duration > expectedRun(in.Group.Status.Items, o.Item) {
+		before := itemStatus(in.Group.Status.Items, o.Item)
+		switch {
+		case o.Result == planner.ResultSucceeded && o.Duration > expectedRun(before):
 			return true
+		case o.Result != planner.ResultSucceeded && before.FailureCount == 0:
+			return true // its first failure: a failing group does not pay a forecast per failed run
 		}
 		if n := int64(max(len(st.Items), 1)); in.Group.Status.RunCount%n == 0 {
 			return true
@@ -61,17 +65,23 @@ func forecastDue(in planner.Input, plan *planner.Plan) bool {
 	return false
 }
 
-// expectedRun is the run time a forecast assumed for item (longestRun), with a second more: status
-// keeps whole seconds, and a run within the second of its expectation went as assumed.
-func expectedRun(items []v1alpha1.ItemStatus, item string) time.Duration {
-	for _, it := range items {
-		if it.Name == item {
-			if longest, ok := longestRun(it); ok {
-				return longest + time.Second
-			}
-		}
+// expectedRun is the run time a forecast assumed for an item (longestRun), with a second more:
+// status keeps whole seconds, and a run within the second of its expectation went as assumed.
+func expectedRun(it v1alpha1.ItemStatus) time.Duration {
+	if longest, ok := longestRun(it); ok {
+		return longest + time.Second
 	}
 	return DefaultRun
+}
+
+// itemStatus is the status entry of item, empty when there is none.
+func itemStatus(items []v1alpha1.ItemStatus, item string) v1alpha1.ItemStatus {
+	for _, it := range items {
+		if it.Name == item {
+			return it
+		}
+	}
+	return v1alpha1.ItemStatus{Name: item}
 }
 
 func sameTime(a, b *metav1.Time) bool {

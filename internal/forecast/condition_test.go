@@ -94,6 +94,14 @@ func TestRefresh(t *testing.T) {
 		name: "a run failed", group: base(1, stale),
 		finished: []planner.Outcome{{Item: "a", Result: planner.ResultFailed, Duration: time.Second}}, wantMade: true,
 	}, {
+		name: "an item failing again: its first failure made the forecast",
+		group: func() *v1alpha1.OaatGroup {
+			g := base(1, stale)()
+			g.Status.Items[0].FailureCount = 1
+			return g
+		},
+		finished: []planner.Outcome{{Item: "a", Result: planner.ResultFailed, Duration: time.Second}},
+	}, {
 		name: "the run that closes a cycle of as many runs as items", group: base(4, stale),
 		finished: succeeded("a", time.Minute), wantMade: true,
 	}, {
