@@ -59,3 +59,51 @@ func TestWriteForecast(t *testing.T) {
 		t.Errorf("forecast (-want +got):\n%s", diff)
 	}
 }
+
+func TestForecastLines(t *testing.T) {
+	from := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return from.Add(d) }
+	got := []string{
+		runNote(forecast.Run{Item: "a", Start: at(-time.Minute), End: at(time.Minute), Result: planner.ResultSucceeded, Going: true, OnDemandRun: "backups-x1"}),
+		runNote(forecast.Run{Item: "a", Start: at(0), End: at(time.Minute), Result: planner.ResultInterrupted}),
+		runNote(forecast.Run{Item: "a", Start: at(0)}),
+		roundLine(forecast.Round{StartedAt: at(0), NextRoundAt: at(time.Hour), Overrun: true}, from),
+		stopLine(forecast.Forecast{Stop: forecast.StopLockHeld, ReachedAt: at(time.Minute)}),
+		stopLine(forecast.Forecast{Stop: forecast.StopPassLimit, ReachedAt: at(time.Hour), Passes: 20000}),
+		stopLine(forecast.Forecast{Stop: forecast.StopHorizon, Until: at(24 * time.Hour)}),
+	}
+	want := []string{
+		"running now; on demand: backups-x1",
+		"interrupted by a blackout window with stopRunning",
+		"ends beyond the forecast",
+		"started 2026-11-21T12:00:00Z (+0s), does not end within the forecast; next round 2026-11-21T13:00:00Z (+60m): late, it merges into the next round",
+		"at 2026-11-21T12:01:00Z, waiting for a lock that other groups hold (taken to stay held)",
+		"at 2026-11-21T13:00:00Z, after 20000 passes (the limit)",
+		"the horizon 2026-11-22T12:00:00Z",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteForecastAssumptions(t *testing.T) {
+	g := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"},
+		Spec: v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *", ScheduleTimeZone: "Europe/Berlin", Locks: []string{"nas"}, ClusterLocks: []string{"wan"}},
+	}
+	var out strings.Builder
+	if err := writeAssumptions(&out, g, forecast.Forecast{RunTimes: []forecast.RunTime{{Item: "a", Run: time.Minute}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := `  assumptions:
+    - run times: a 1m0s (longest recent run)
+    - every run succeeds in its run time; failures, cool-offs and the circuit breaker's probes are not predicted
+    - the order and the waits are the operator's planner's own, played forward on a simulated clock
+    - schedule "0 1 * * *" in Europe/Berlin
+    - locks nas, ClusterOaatLock/wan: as held now; other groups' slots are not given back within the forecast
+    - on-demand runs: those queued now; none added
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("assumptions (-want +got):\n%s", diff)
+	}
+}
