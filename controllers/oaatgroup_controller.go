@@ -22,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
-	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 

@@ -89,7 +89,7 @@ func TestForecastLines(t *testing.T) {
 func TestWriteForecastAssumptions(t *testing.T) {
 	g := &v1alpha1.OaatGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"},
-		Spec: v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *", ScheduleTimeZone: "Europe/Berlin", Locks: []string{"nas"}, ClusterLocks: []string{"wan"}},
+		Spec:       v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *", ScheduleTimeZone: "Europe/Berlin", Locks: []string{"nas"}, ClusterLocks: []string{"wan"}},
 	}
 	var out strings.Builder
 	if err := writeAssumptions(&out, g, forecast.Forecast{RunTimes: []forecast.RunTime{{Item: "a", Run: time.Minute}}}); err != nil {
