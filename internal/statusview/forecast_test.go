@@ -62,7 +62,7 @@ func TestWriteForecast(t *testing.T) {
 
 func TestForecastLines(t *testing.T) {
 	from := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return from.Add(d) }
+	at := from.Add
 	got := []string{
 		runNote(forecast.Run{Item: "a", Start: at(-time.Minute), End: at(time.Minute), Result: planner.ResultSucceeded, Going: true, OnDemandRun: "backups-x1"}),
 		runNote(forecast.Run{Item: "a", Start: at(0), End: at(time.Minute), Result: planner.ResultInterrupted}),
