@@ -14,8 +14,8 @@ import (
 )
 
 // ConditionOptions bound the forecast behind condition AtRisk: a day ahead, at most four passes
-// per item (a run's start and end, and wake-ups between) and 64 more, ended as soon as every
-// deadline it judges is known.
+// per item (two per run, and wake-ups between) and 64 more, ended as soon as every deadline it
+// judges is known.
 func ConditionOptions(items int) Options {
 	return Options{Horizon: 24 * time.Hour, MaxPasses: 4*items + 64, DefaultRun: DefaultRun, UntilAssessed: true}
 }
@@ -37,10 +37,12 @@ func Refresh(in planner.Input, plan *planner.Plan) bool {
 // forecastDue reports whether the condition must be forecast again: it is missing or of an
 // earlier generation, a new round starts, a run ended otherwise than the last forecast assumed
 // (longer than its item's expected time, or the item's first failure or interruption since its
-// last success), or it is the run that closes a cycle of as many runs as the group has items. A forecast replays Decide about twice per item,
-// so made at every run's end it would cost about 2n decisions per run for n items; while every
-// run goes as assumed, the forecast made a cycle ago still holds, and a cycle spreads its cost to
-// about two decisions per run (docs/forecast.md, "Cost").
+// last success), or it is the run that closes a cycle of as many runs as the group has items. A
+// forecast replays Decide about twice per item (the pass that records a run's end and starts the
+// next, and the pass the new pod wakes), so made at every run's end it would cost about 2n
+// decisions per run for n items; while every run goes as assumed, the forecast made a cycle ago
+// still holds, and a cycle spreads its cost to about two decisions per run (docs/forecast.md,
+// "Cost").
 func forecastDue(in planner.Input, plan *planner.Plan) bool {
 	st := &plan.Status
 	prev := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAtRisk)

@@ -124,8 +124,8 @@ func (s *simulation) apply(plan planner.Plan) {
 }
 
 // nextEvent is when the next pass happens: the wake-up the plan asks for, the expected end of the
-// run in progress, or at once when the current run has no live pod (it was stopped, or the
-// controller would find it gone); false when nothing would wake the group.
+// run in progress, or at once after a pod's creation or when the current run has no live pod (it
+// was stopped, or the controller would find it gone); false when nothing would wake the group.
 func (s *simulation) nextEvent(plan planner.Plan) (time.Time, bool) {
 	var next time.Time
 	at := func(t time.Time) {
@@ -135,6 +135,11 @@ func (s *simulation) nextEvent(plan planner.Plan) (time.Time, bool) {
 	}
 	if plan.RequeueAfter > 0 {
 		at(s.now.Add(plan.RequeueAfter))
+	}
+	if plan.Create != nil {
+		// The new pod's events (its scheduling, its start) wake the group at once: the pass that
+		// sees the run going asks for its stops (spec.runTimeout, a stopRunning window).
+		at(s.now)
 	}
 	if cr := s.group.Status.CurrentRun; cr != nil {
 		if pod := s.pod(cr.PodName); pod == nil || planner.Terminal(pod) {

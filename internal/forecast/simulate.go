@@ -21,7 +21,8 @@ import (
 type Options struct {
 	// Horizon is how far ahead of the snapshot's time the forecast looks.
 	Horizon time.Duration
-	// MaxPasses caps the simulated passes of Decide (a run takes two: its start and its end).
+	// MaxPasses caps the simulated passes of Decide (a run takes about two: the pass that starts
+	// it, which also records the previous run's end, and the pass its new pod wakes).
 	MaxPasses int
 	// DefaultRun is the run time of an item whose status has no recent run.
 	DefaultRun time.Duration

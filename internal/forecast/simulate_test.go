@@ -29,6 +29,7 @@ func TestPredict(t *testing.T) {
 		name  string
 		group func() *v1alpha1.OaatGroup
 		pods  func(*v1alpha1.OaatGroup) []corev1.Pod
+		runs  []v1alpha1.OaatRun
 		opts  Options
 		want  shape
 	}{{
@@ -126,6 +127,32 @@ func TestPredict(t *testing.T) {
 			Rounds: []Round{{StartedAt: at(-time.Minute), EndsAt: at(70 * time.Minute), BlackoutAt: at(20 * time.Minute)}},
 		},
 	}, {
+		name: "a queued on-demand run goes first, once; then the schedule's order",
+		group: func() *v1alpha1.OaatGroup {
+			return group(item{"a", ago(2 * time.Hour), time.Minute}, item{"b", ago(90 * time.Minute), time.Minute})
+		},
+		runs: []v1alpha1.OaatRun{{
+			ObjectMeta: metav1.ObjectMeta{Name: "backups-now", Namespace: "ns", CreationTimestamp: *stampAt(-time.Minute)},
+			Spec:       v1alpha1.OaatRunSpec{OaatGroup: "backups", Item: "b", TTLAfterFinished: "1h"},
+		}},
+		opts: Options{Horizon: 5 * time.Minute, MaxPasses: 100},
+		want: shape{Stop: StopHorizon, Runs: []Run{
+			{Item: "b", Start: at(0), End: at(time.Minute), Result: planner.ResultSucceeded, OnDemandRun: "backups-now"},
+			ran("a", time.Minute, time.Minute),
+		}},
+	}, {
+		name: "a blackout window with stopRunning interrupts a run, which runs again after it",
+		group: func() *v1alpha1.OaatGroup {
+			g := group(item{"a", ago(2 * time.Hour), 20 * time.Minute})
+			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:10", End: "12:30", StopRunning: true}}
+			return g
+		},
+		opts: Options{Horizon: time.Hour, MaxPasses: 100},
+		want: shape{Stop: StopHorizon, Runs: []Run{
+			{Item: "a", Start: at(0), End: at(10 * time.Minute), Result: planner.ResultInterrupted},
+			ran("a", 30*time.Minute, 20*time.Minute),
+		}},
+	}, {
 		name: "a suspended group runs nothing",
 		group: func() *v1alpha1.OaatGroup {
 			g := group(item{"a", ago(2 * time.Hour), time.Minute})
@@ -139,7 +166,7 @@ func TestPredict(t *testing.T) {
 		group: func() *v1alpha1.OaatGroup {
 			return group(item{"a", ago(2 * time.Hour), time.Minute}, item{"b", ago(time.Hour), time.Minute})
 		},
-		opts: Options{Horizon: 24 * time.Hour, MaxPasses: 2},
+		opts: Options{Horizon: 24 * time.Hour, MaxPasses: 3}, // a's start, the pass its pod wakes, a's end and b's start
 		want: shape{Stop: StopPassLimit, Runs: []Run{ran("a", 0, time.Minute), {Item: "b", Start: at(time.Minute)}}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,6 +175,7 @@ func TestPredict(t *testing.T) {
 			if tc.pods != nil {
 				in.Pods = tc.pods(g)
 			}
+			in.OnDemandRuns = tc.runs
 			f := Predict(in, tc.opts)
 			if diff := cmp.Diff(tc.want, shapeOf(f), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("forecast (-want +got):\n%s", diff)
