@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
@@ -87,6 +88,8 @@ func startedStatus(items ...string) v1alpha1.OaatGroupStatus {
 				Reason: v1alpha1.ReasonReady, Message: fmt.Sprintf("OaatType worker found, %d items", len(items))},
 			{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: t0,
 				Reason: v1alpha1.ReasonItemRunning, Message: fmt.Sprintf("Item %q runs in pod %s", item, pod)},
+			// A group's first pass makes its first forecast (forecast.Refresh).
+			forecast.Condition(nil, 1, testT0),
 		},
 		CurrentRun: &v1alpha1.CurrentRun{Item: item, PodName: pod, StartedAt: t0},
 		RunCount:   1,
@@ -105,6 +108,7 @@ func withdrawnStatus(text string) v1alpha1.OaatGroupStatus {
 			Reason: v1alpha1.ReasonPodCreateFailed, Message: text},
 		{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: stamp(testT0),
 			Reason: v1alpha1.ReasonIdle, Message: "No item pod is active"},
+		forecast.Condition(nil, 1, testT0),
 	}
 	return s
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/planner"
@@ -110,6 +111,8 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 	plan := planner.Decide(in)
+	// Condition AtRisk: the same decision played forward, when a forecast is due (forecast.Refresh).
+	forecast.Refresh(in, &plan)
 	result, err := r.apply(ctx, in.Group, plan)
 	if result.RequeueAfter > 0 {
 		result.Priority = wakeUpPriority()

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -29,7 +31,7 @@ func connect(flags *genericclioptions.ConfigFlags) (client.WithWatch, string, er
 		return nil, "", fmt.Errorf("finding the namespace: %w", err)
 	}
 	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
 		return nil, "", fmt.Errorf("registering the oaat.io types: %w", err)
 	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})

@@ -50,7 +50,7 @@ func NewStatusCollector(reader client.Reader, clk clock.PassiveClock) *StatusCol
 
 // Describe sends the descriptions of the gauges.
 func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc} {
+	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc, atRiskDesc} {
 		ch <- d
 	}
 }
@@ -86,6 +86,7 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 		}
 		ch <- prometheus.MustNewConstMetric(breakerOpenDesc, prometheus.GaugeValue, open, g.Namespace, g.Name)
 	}
+	collectForecast(ch, g)
 
 	overdue, ok := overdueOf(g, now)
 	if ok && g.Spec.Schedule == "" {

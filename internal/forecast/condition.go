@@ -1,0 +1,135 @@
+package forecast
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+// ConditionOptions bound the forecast behind condition AtRisk: a day ahead, at most four passes
+// per item (two per run, and wake-ups between) and 64 more, ended as soon as every deadline it
+// judges is known.
+func ConditionOptions(items int) Options {
+	return Options{Horizon: 24 * time.Hour, MaxPasses: 4*items + 64, DefaultRun: DefaultRun, UntilAssessed: true}
+}
+
+// shownRisks is how many missed deadlines the condition's message names.
+const shownRisks = 3
+
+// Refresh sets condition AtRisk in plan's status from a forecast of in and plan when one is due
+// (forecastDue); otherwise the condition stays as it was. It reports whether it made a forecast.
+func Refresh(in planner.Input, plan *planner.Plan) bool {
+	if !forecastDue(in, plan) {
+		return false
+	}
+	f := Simulate(in, *plan, ConditionOptions(len(plan.Status.Items)))
+	meta.SetStatusCondition(&plan.Status.Conditions, Condition(Assess(in.Group, f), in.Group.Generation, in.Now))
+	return true
+}
+
+// forecastDue reports whether the condition must be forecast again: it is missing or of an
+// earlier generation, a new round starts, a run ended otherwise than the last forecast assumed
+// (longer than its item's expected time, or the item's first failure or interruption since its
+// last success), or it is the run that closes a cycle of as many runs as the group has items. A
+// forecast replays Decide about twice per item (the pass that records a run's end and starts the
+// next, and the pass the new pod wakes), so made at every run's end it would cost about 2n
+// decisions per run for n items; while every run goes as assumed, the forecast made a cycle ago
+// still holds, and a cycle spreads its cost to about two decisions per run (docs/forecast.md,
+// "Cost").
+func forecastDue(in planner.Input, plan *planner.Plan) bool {
+	st := &plan.Status
+	prev := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAtRisk)
+	switch {
+	case prev == nil || prev.ObservedGeneration != in.Group.Generation:
+		return true
+	case !sameTime(st.RoundStartedAt, in.Group.Status.RoundStartedAt):
+		return true
+	}
+	for _, o := range plan.Finished {
+		before := itemStatus(in.Group.Status.Items, o.Item)
+		switch {
+		case o.Result == planner.ResultSucceeded && o.Duration > expectedRun(before):
+			return true
+		case o.Result != planner.ResultSucceeded && before.FailureCount == 0:
+			return true // its first failure: a failing group does not pay a forecast per failed run
+		}
+		if n := int64(max(len(st.Items), 1)); in.Group.Status.RunCount%n == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// expectedRun is the run time a forecast assumed for an item (longestRun), with a second more:
+// status keeps whole seconds, and a run within the second of its expectation went as assumed.
+func expectedRun(it v1alpha1.ItemStatus) time.Duration {
+	if longest, ok := longestRun(it); ok {
+		return longest + time.Second
+	}
+	return DefaultRun
+}
+
+// itemStatus is the status entry of item, empty when there is none.
+func itemStatus(items []v1alpha1.ItemStatus, item string) v1alpha1.ItemStatus {
+	for _, it := range items {
+		if it.Name == item {
+			return it
+		}
+	}
+	return v1alpha1.ItemStatus{Name: item}
+}
+
+func sameTime(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
+}
+
+// Condition is condition AtRisk for the risks found.
+func Condition(risks []Risk, generation int64, now time.Time) metav1.Condition {
+	c := metav1.Condition{
+		Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOnTime,
+		Message:            "Every deadline the forecast reaches is met, if every run succeeds in its expected time",
+		ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
+	}
+	if len(risks) == 0 {
+		return c
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, risks[0].Reason
+	described := make([]string, 0, shownRisks)
+	for _, r := range risks[:min(len(risks), shownRisks)] {
+		described = append(described, r.String())
+	}
+	text := strings.Join(described, "; ")
+	if more := len(risks) - shownRisks; more > 0 {
+		text += fmt.Sprintf("; and %d more", more)
+	}
+	c.Message = message.Condition(text)
+	return c
+}
+
+// String says what deadline is missed and by how much.
+func (r Risk) String() string {
+	predicted := "none predicted before then"
+	if !r.Predicted.IsZero() {
+		predicted = "predicted " + stamp(r.Predicted)
+	}
+	switch r.Reason {
+	case v1alpha1.ReasonItemLate:
+		return fmt.Sprintf("item %q goes overdue at %s, its next success %s", r.Item, stamp(r.Deadline), predicted)
+	case v1alpha1.ReasonRoundLate:
+		return fmt.Sprintf("the round ends after the next tick at %s: %s", stamp(r.Deadline), predicted)
+	default:
+		return fmt.Sprintf("the round waits for a blackout window from %s: its end %s", stamp(r.Deadline), predicted)
+	}
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,0 +1,250 @@
+package forecast
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+// observe reads a pass's plan: the runs it ends and starts, and the round.
+func (s *simulation) observe(plan planner.Plan) {
+	f := &s.forecast
+	for _, o := range plan.Finished {
+		if s.running >= 0 && f.Runs[s.running].Item == o.Item {
+			f.Runs[s.running].End, f.Runs[s.running].Result = s.now, o.Result
+			s.running = -1
+		}
+	}
+	cr := plan.Status.CurrentRun
+	switch {
+	case plan.Create != nil && cr != nil:
+		run := Run{Item: cr.Item, Start: s.now, OnDemandRun: cr.OaatRun}
+		if s.rand.calls > 0 {
+			run.Ties = s.rand.n
+		}
+		s.running = len(f.Runs)
+		f.Runs = append(f.Runs, run)
+	case f.Passes == 1 && cr != nil:
+		s.running = len(f.Runs)
+		f.Runs = append(f.Runs, Run{Item: cr.Item, Start: cr.StartedAt.Time, OnDemandRun: cr.OaatRun, Going: true})
+	}
+	s.observeRound(&plan.Status)
+}
+
+// observeRound follows the round in status: a new one, its end, its wait for a blackout window.
+func (s *simulation) observeRound(st *v1alpha1.OaatGroupStatus) {
+	spec := &s.group.Spec
+	if spec.Mode != v1alpha1.ModeEachOnce && spec.Schedule == "" {
+		return
+	}
+	started := s.group.CreationTimestamp.Time
+	if st.RoundStartedAt != nil {
+		started = st.RoundStartedAt.Time
+	} else if spec.Schedule != "" {
+		return // no tick has come yet
+	}
+	f := &s.forecast
+	if n := len(f.Rounds); n == 0 || !f.Rounds[n-1].StartedAt.Equal(started) {
+		if n > 0 && f.Rounds[n-1].EndsAt.IsZero() {
+			f.Rounds[n-1].Overrun = true
+		}
+		f.Rounds = append(f.Rounds, Round{StartedAt: started})
+	}
+	round := &f.Rounds[len(f.Rounds)-1]
+	if st.NextRoundAt != nil {
+		round.NextRoundAt = st.NextRoundAt.Time
+	}
+	if !round.EndsAt.IsZero() {
+		return
+	}
+	pending, blackout := false, false
+	var last time.Time
+	for i := range st.Items {
+		it := &st.Items[i]
+		switch it.WaitReason {
+		case v1alpha1.WaitDone, v1alpha1.WaitNextTick, v1alpha1.WaitParked, v1alpha1.WaitRemoved:
+			if it.LastSuccess != nil && it.LastSuccess.After(last) {
+				last = it.LastSuccess.Time
+			}
+		case v1alpha1.WaitBlackout, v1alpha1.WaitOverrun:
+			pending, blackout = true, true
+		default:
+			pending = true
+		}
+	}
+	switch {
+	case !pending:
+		round.EndsAt = later(last, started)
+	case blackout && st.CurrentRun == nil && round.BlackoutAt.IsZero():
+		round.BlackoutAt = s.now
+	}
+}
+
+// apply makes the pass's plan happen to the simulated objects, as the controller would: the
+// status written, the pods created (running from now) and deleted, the OaatRuns and locks updated.
+func (s *simulation) apply(plan planner.Plan) {
+	s.group.Status = plan.Status
+	gone := map[string]bool{}
+	for _, d := range plan.Delete {
+		gone[d.Pod.Name] = true
+	}
+	for _, p := range plan.DeleteBatch {
+		gone[p.Name] = true
+	}
+	s.pods = slices.DeleteFunc(s.pods, func(p corev1.Pod) bool { return gone[p.Name] })
+	if plan.Create != nil {
+		pod := *plan.Create.DeepCopy()
+		started := metav1.NewTime(s.now)
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started}
+		s.pods = append(s.pods, pod)
+	}
+	for _, updates := range [][]planner.OnDemandRunUpdate{plan.FinalOnDemandRuns, plan.OpenOnDemandRuns} {
+		for _, u := range updates {
+			for i := range s.runs {
+				if s.runs[i].Name == u.OnDemandRun.Name {
+					s.runs[i].Status = u.Status
+				}
+			}
+		}
+	}
+	for _, updates := range [][]locks.Update{plan.Locks.Acquire, plan.Locks.Assert, plan.Locks.Release} {
+		for _, u := range updates {
+			if lock, ok := u.Lock.DeepCopyObject().(v1alpha1.Lock); ok {
+				lock.SetLockHolders(u.Holders)
+				s.locks[lock.LockKey()] = lock
+			}
+		}
+	}
+}
+
+// nextEvent is when the next pass happens: the wake-up the plan asks for, the expected end of the
+// run in progress, or at once after a pod's creation or when the current run has no live pod (it
+// was stopped, or the controller would find it gone); false when nothing would wake the group.
+func (s *simulation) nextEvent(plan planner.Plan) (time.Time, bool) {
+	var next time.Time
+	at := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	if plan.RequeueAfter > 0 {
+		at(s.now.Add(plan.RequeueAfter))
+	}
+	if plan.Create != nil {
+		// The new pod's events (its scheduling, its start) wake the group at once: the pass that
+		// sees the run going asks for its stops (spec.runTimeout, a stopRunning window).
+		at(s.now)
+	}
+	if cr := s.group.Status.CurrentRun; cr != nil {
+		if pod := s.pod(cr.PodName); pod == nil || planner.Terminal(pod) {
+			at(s.now)
+		} else if s.running >= 0 {
+			at(later(s.expectedEnd(), s.now))
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// expectedEnd is when the run in progress ends: its start plus its item's run time.
+func (s *simulation) expectedEnd() time.Time {
+	run := s.forecast.Runs[s.running]
+	d, ok := s.runEnds[run.Item]
+	if !ok {
+		d = s.opts.DefaultRun
+	}
+	return run.Start.Add(d).Truncate(time.Second)
+}
+
+// advance moves the clock to next and ends the run in progress when its time has come: its pod
+// succeeds, its container ending then.
+func (s *simulation) advance(next time.Time) {
+	s.now = next
+	cr := s.group.Status.CurrentRun
+	if cr == nil || s.running < 0 {
+		return
+	}
+	end := s.expectedEnd()
+	if end.After(s.now) {
+		return
+	}
+	pod := s.pod(cr.PodName)
+	if pod == nil {
+		return
+	}
+	finished := metav1.NewTime(later(end, pod.CreationTimestamp.Time))
+	pod.Status.Phase = corev1.PodSucceeded
+	if pod.Status.StartTime == nil {
+		started := metav1.NewTime(s.forecast.Runs[s.running].Start)
+		pod.Status.StartTime = &started
+	}
+	name := "main"
+	if len(pod.Spec.Containers) > 0 {
+		name = pod.Spec.Containers[0].Name
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: name, State: corev1.ContainerState{
+		Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: finished},
+	}}}
+}
+
+// pod is the simulated pod of that name, nil when there is none.
+func (s *simulation) pod(name string) *corev1.Pod {
+	for i := range s.pods {
+		if s.pods[i].Name == name {
+			return &s.pods[i]
+		}
+	}
+	return nil
+}
+
+// assessed reports whether every item due at the start has a predicted success and the round
+// going at the start has ended, or merged into the next.
+func (s *simulation) assessed() bool {
+	f := &s.forecast
+	if len(f.Rounds) > 0 && f.Rounds[0].EndsAt.IsZero() && !f.Rounds[0].Overrun {
+		return false
+	}
+	for _, it := range f.Start.Items {
+		if heldAtStart(it.WaitReason) {
+			continue
+		}
+		if _, ok := f.NextSuccess(it.Name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// heldAtStart reports whether an item with that wait reason at the start has no success due:
+// done in its round, parked or removed.
+func heldAtStart(waitReason string) bool {
+	switch waitReason {
+	case v1alpha1.WaitDone, v1alpha1.WaitNextTick, v1alpha1.WaitParked, v1alpha1.WaitRemoved:
+		return true
+	}
+	return false
+}
+
+// NextSuccess is the end of the item's first predicted successful run, and false when the
+// forecast predicts none.
+func (f *Forecast) NextSuccess(item string) (time.Time, bool) {
+	for _, r := range f.Runs {
+		if r.Item == item && r.Result == planner.ResultSucceeded {
+			return r.End, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

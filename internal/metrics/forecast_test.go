@@ -1,0 +1,39 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+func TestCollectForecast(t *testing.T) {
+	withCondition := func(name string, status metav1.ConditionStatus, reason string) *v1alpha1.OaatGroup {
+		return &v1alpha1.OaatGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+			Spec:       v1alpha1.OaatGroupSpec{Frequency: "1h"},
+			Status: v1alpha1.OaatGroupStatus{Conditions: []metav1.Condition{
+				{Type: v1alpha1.ConditionAtRisk, Status: status, Reason: reason},
+			}},
+		}
+	}
+	never := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "never", Namespace: "ns"}}
+	want := `
+# HELP oaat_group_at_risk 1 while the group's forecast predicts a missed deadline (condition AtRisk True: an item succeeding only after it goes overdue, a round ending after the next tick or waiting for a blackout window), else 0; absent before the operator has made a forecast of the group.
+# TYPE oaat_group_at_risk gauge
+oaat_group_at_risk{group="late",namespace="ns",reason="ItemLate"} 1
+oaat_group_at_risk{group="ontime",namespace="ns",reason="OnTime"} 0
+`
+	got := groups{
+		withCondition("late", metav1.ConditionTrue, v1alpha1.ReasonItemLate),
+		withCondition("ontime", metav1.ConditionFalse, v1alpha1.ReasonOnTime),
+		withCondition("unknown", metav1.ConditionUnknown, "Unknown"),
+		never,
+	}
+	if err := testutil.CollectAndCompare(got, strings.NewReader(want), "oaat_group_at_risk"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,109 @@
+package statusview
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/forecast"
+	"github.com/oaat-io/oaat-operator/internal/planner"
+)
+
+func TestWriteForecast(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	stamp := func(d time.Duration) *metav1.Time {
+		t := metav1.NewTime(now.Add(d))
+		return &t
+	}
+	g := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "ns", UID: types.UID("uid"), Generation: 1,
+			CreationTimestamp: *stamp(-90 * time.Minute)},
+		Spec: v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: []string{"a", "b", "c"}, Mode: v1alpha1.ModeEachOnce,
+			BlackoutWindows: []v1alpha1.BlackoutWindow{{Start: "12:22", End: "13:00"}}},
+		Status: v1alpha1.OaatGroupStatus{ObservedGeneration: 1, RoundStartedAt: stamp(-time.Hour), Items: []v1alpha1.ItemStatus{
+			{Name: "a", LastSuccess: stamp(-80 * time.Minute), RecentRunSeconds: []int64{600}},
+			{Name: "b", RecentRunSeconds: []int64{1200, 900}},
+			{Name: "c"},
+		}},
+	}
+	typ := &v1alpha1.OaatType{ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "ns"}, Spec: v1alpha1.OaatTypeSpec{
+		Type: v1alpha1.OaatTypePod, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}},
+	}}
+	f := forecast.Predict(planner.Input{Group: g, Type: typ, Now: now}, forecast.Options{Horizon: 6 * time.Hour, MaxPasses: 100})
+	var out strings.Builder
+	if err := WriteForecast(&out, g, f, forecast.Assess(g, f)); err != nil {
+		t.Fatal(err)
+	}
+	want := `ns/backups  forecast for 6h from 2026-11-21T12:00:00Z  ready=unknown  running=none
+  START                        END                          ITEM  NOTE
+  2026-11-21T12:00:00Z (+0s)   2026-11-21T12:20:00Z (+20m)  b     picked at random among 2 equally due: the operator's pick may differ
+  2026-11-21T12:20:00Z (+20m)  2026-11-21T12:25:00Z (+25m)  c
+  2026-11-21T13:00:00Z (+60m)  2026-11-21T13:10:00Z (+70m)  a
+  round: started 2026-11-21T11:00:00Z (-60m), ends 2026-11-21T13:10:00Z (+70m); its items wait for a blackout window from 2026-11-21T12:25:00Z (+25m)
+  at risk: the round waits for a blackout window from 2026-11-21T12:25:00Z: its end predicted 2026-11-21T13:10:00Z
+  forecast ends: nothing more runs until something changes (the group is done, suspended, not Ready, or waits for a change)
+  assumptions:
+    - run times: a 10m0s (longest recent run), b 20m0s (longest recent run), c 5m0s (no run recorded: default)
+    - every run succeeds in its run time; failures, cool-offs and the circuit breaker's probes are not predicted
+    - the order and the waits are the operator's planner's own, played forward on a simulated clock
+    - blackout windows: the 1 of spec.blackoutWindows
+    - on-demand runs: those queued now; none added
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("forecast (-want +got):\n%s", diff)
+	}
+}
+
+func TestForecastLines(t *testing.T) {
+	from := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	at := from.Add
+	got := []string{
+		runNote(forecast.Run{Item: "a", Start: at(-time.Minute), End: at(time.Minute), Result: planner.ResultSucceeded, Going: true, OnDemandRun: "backups-x1"}),
+		runNote(forecast.Run{Item: "a", Start: at(0), End: at(time.Minute), Result: planner.ResultInterrupted}),
+		runNote(forecast.Run{Item: "a", Start: at(0)}),
+		roundLine(forecast.Round{StartedAt: at(0), NextRoundAt: at(time.Hour), Overrun: true}, from),
+		stopLine(forecast.Forecast{Stop: forecast.StopLockHeld, ReachedAt: at(time.Minute)}),
+		stopLine(forecast.Forecast{Stop: forecast.StopPassLimit, ReachedAt: at(time.Hour), Passes: 20000}),
+		stopLine(forecast.Forecast{Stop: forecast.StopHorizon, Until: at(24 * time.Hour)}),
+	}
+	want := []string{
+		"running now; on demand: backups-x1",
+		"interrupted by a blackout window with stopRunning",
+		"ends beyond the forecast",
+		"started 2026-11-21T12:00:00Z (+0s), does not end within the forecast; next round 2026-11-21T13:00:00Z (+60m): late, it merges into the next round",
+		"at 2026-11-21T12:01:00Z, waiting for a lock that other groups hold (taken to stay held)",
+		"at 2026-11-21T13:00:00Z, after 20000 passes (the limit)",
+		"the horizon 2026-11-22T12:00:00Z",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteForecastAssumptions(t *testing.T) {
+	g := &v1alpha1.OaatGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"},
+		Spec:       v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *", ScheduleTimeZone: "Europe/Berlin", Locks: []string{"nas"}, ClusterLocks: []string{"wan"}},
+	}
+	var out strings.Builder
+	if err := writeAssumptions(&out, g, forecast.Forecast{RunTimes: []forecast.RunTime{{Item: "a", Run: time.Minute}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := `  assumptions:
+    - run times: a 1m0s (longest recent run)
+    - every run succeeds in its run time; failures, cool-offs and the circuit breaker's probes are not predicted
+    - the order and the waits are the operator's planner's own, played forward on a simulated clock
+    - schedule "0 1 * * *" in Europe/Berlin
+    - locks nas, ClusterOaatLock/wan: as held now; other groups' slots are not given back within the forecast
+    - on-demand runs: those queued now; none added
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("assumptions (-want +got):\n%s", diff)
+	}
+}
