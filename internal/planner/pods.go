@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,4 +78,27 @@ func RunNumber(pod *corev1.Pod) int64 {
 		return 0
 	}
 	return n
+}
+
+// untrackPods plans the removal of the finalizer oaat.io/run-tracking from every pod that carries
+// it and is not the current run of the status this pass writes: the pod of a run recorded in this
+// pass or before, a rogue pod, a pod of an earlier group of the same name. The current run's pod
+// keeps it until its outcome is in status, so that a pod evicted or deleted while the operator is
+// away stays, ended, until its last state has been read (a pod whose containers still run when
+// it is deleted ends by its own grace period, as without the finalizer).
+func (d *decision) untrackPods() {
+	var current string
+	if cr := d.plan.Status.CurrentRun; cr != nil {
+		current = cr.PodName
+	}
+	for _, pod := range append([]*corev1.Pod{d.pods.current}, d.pods.others...) {
+		if pod != nil && pod.Name != current && Tracked(pod) {
+			d.plan.Untrack = append(d.plan.Untrack, pod)
+		}
+	}
+}
+
+// Tracked reports whether the pod carries the finalizer oaat.io/run-tracking.
+func Tracked(pod *corev1.Pod) bool {
+	return slices.Contains(pod.Finalizers, v1alpha1.FinalizerRunTracking)
 }
