@@ -275,8 +275,8 @@ func (r *OaatGroupReconciler) livePod(ctx context.Context, group *v1alpha1.OaatG
 		return "", fmt.Errorf("listing the pods of the group from the API server: %w", err)
 	}
 	for i := range pods.Items {
-		if !planner.Terminal(&pods.Items[i]) {
-			return pods.Items[i].Name, nil
+		if pod := &pods.Items[i]; !planner.Terminal(pod) && !planner.Gone(pod) {
+			return pod.Name, nil
 		}
 	}
 	return "", nil

@@ -16,12 +16,20 @@ type pods struct {
 	current *corev1.Pod
 	// others are all the other pods with the group's label.
 	others []*corev1.Pod
+	// gone are the pods with the group's label that are deleted without a grace period and have
+	// not ended (Gone): kept by a finalizer, they are taken as gone, as they were before the
+	// finalizer oaat.io/run-tracking, and only released.
+	gone []*corev1.Pod
 }
 
 func sortPods(group *v1alpha1.OaatGroup, list []corev1.Pod) pods {
 	var p pods
 	for i := range list {
 		pod := &list[i]
+		if Gone(pod) {
+			p.gone = append(p.gone, pod)
+			continue
+		}
 		if cr := group.Status.CurrentRun; cr != nil && pod.Name == cr.PodName && metav1.IsControlledBy(pod, group) {
 			p.current = pod
 			continue
@@ -65,6 +73,24 @@ func (p pods) maxRun() int64 {
 	return highest
 }
 
+// Gone reports whether the pod is deleted without a grace period (force-deleted, or never
+// scheduled: the API server gives those none) and has not ended: only finalizers keep the object,
+// no kubelet waits for its containers to stop, and the API server takes it as deleted.
+func Gone(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 &&
+		!Terminal(pod)
+}
+
+// disruptedGone reports whether the gone pod of that name was ended by a disruption.
+func (p pods) disruptedGone(name string) bool {
+	for _, pod := range p.gone {
+		if pod.Name == name && Disrupted(pod) {
+			return true
+		}
+	}
+	return false
+}
+
 // Terminal reports whether the pod has ended: phase Succeeded or Failed. A pod being deleted that
 // has not ended is live: its containers may still run.
 func Terminal(pod *corev1.Pod) bool {
@@ -91,7 +117,7 @@ func (d *decision) untrackPods() {
 	if cr := d.plan.Status.CurrentRun; cr != nil {
 		current = cr.PodName
 	}
-	for _, pod := range append([]*corev1.Pod{d.pods.current}, d.pods.others...) {
+	for _, pod := range append(append([]*corev1.Pod{d.pods.current}, d.pods.others...), d.pods.gone...) {
 		if pod != nil && pod.Name != current && Tracked(pod) {
 			d.plan.Untrack = append(d.plan.Untrack, pod)
 		}

@@ -78,3 +78,46 @@ func TestPodsOtherThanTheCurrentRunAreUntracked(t *testing.T) {
 		t.Errorf("deletes %v; want the rogue pod too", deleted(p))
 	}
 }
+
+// forceDelete marks the pod as the API server marks a pod deleted without a grace period
+// (force-deleted, or never scheduled) that a finalizer keeps.
+func forceDelete(pod corev1.Pod) corev1.Pod {
+	pod.DeletionTimestamp = at(time.Minute)
+	pod.DeletionGracePeriodSeconds = new(int64)
+	return pod
+}
+
+// A pod deleted without a grace period that has not ended is gone, as it was before the
+// finalizer: no kubelet will report its end. Its run is recorded as PodNotFound (a failure), or as
+// interrupted when the pod says it was disrupted, the pod is released and the next run starts.
+func TestForceDeletedPodIsGone(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		disrupted  bool
+		wantResult Result
+		wantReason string
+	}{
+		{name: "deleted by a user", wantResult: ResultFailed, wantReason: v1alpha1.ReasonPodNotFound},
+		{name: "deleted by the pod garbage collector of a lost node", disrupted: true, wantResult: ResultInterrupted, wantReason: v1alpha1.ReasonDisrupted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGroup("a", "b")
+			running(t, g, "a", 1, at(0))
+			pod := runPod(t, g, "a", 1, corev1.PodRunning)
+			if tc.disrupted {
+				pod = disrupt(pod, "DeletionByPodGC")
+			}
+			pod = forceDelete(pod)
+			p := Decide(input(g, 2*time.Minute, pod))
+			if len(p.Finished) != 1 || p.Finished[0].Result != tc.wantResult || planItem(t, p, "a").LastReason != tc.wantReason {
+				t.Errorf("finished %+v, item a %+v; want %s with reason %s", p.Finished, planItem(t, p, "a"), tc.wantResult, tc.wantReason)
+			}
+			if !slices.Equal(untracked(p), []string{pod.Name}) {
+				t.Errorf("untracks %v; want %s", untracked(p), pod.Name)
+			}
+			if p.Create == nil {
+				t.Errorf("no run starts; want the next one: the gone pod is not live")
+			}
+		})
+	}
+}

@@ -1,0 +1,132 @@
+package integration
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracking)", func() {
+	DescribeTable("records a run whose pod was disrupted while the operator was stopped as interrupted, and runs its item again",
+		func(ctx SpecContext, disrupt func(ctx context.Context, pod *corev1.Pod)) {
+			items := [2]string{"a", "b"}
+			group := newGroup("drained", items[:]...)
+			group.Spec.FailureCoolOff = "1h"
+			create(ctx, newOaatType(typeName), group)
+			pod := waitForLivePod(ctx, "drained")
+			item := pod.Annotations[v1alpha1.AnnotationItem]
+			Expect(pod.Finalizers).To(ContainElement(v1alpha1.FinalizerRunTracking), "the pod is created with it")
+			markRunning(ctx, pod.Name)
+			Eventually(func(g Gomega) {
+				g.Expect(getGroup(ctx, g, "drained").Status.CurrentRun).To(HaveField("PodName", pod.Name))
+			}).WithContext(ctx).Should(Succeed())
+
+			By("stopping the operator, then disrupting the pod; it ends as its kubelet ends it")
+			stopManager()
+			disrupt(ctx, pod)
+			finishPod(ctx, pod.Name, 143, "Error")
+			Consistently(func(g Gomega) {
+				kept := &corev1.Pod{}
+				g.Expect(k8sClient.Get(ctx, keyOf(pod), kept)).To(Succeed(), "the finalizer keeps the pod until its run is recorded")
+				g.Expect(kept.DeletionTimestamp).NotTo(BeNil())
+			}).WithContext(ctx).WithTimeout(time.Second).Should(Succeed())
+
+			By("starting the operator: it records an interruption, releases the pod and runs the item again")
+			stopManager = startManager()
+			interrupted := func(g Gomega) {
+				group := getGroup(ctx, g, "drained")
+				it := itemStatus(group, item)
+				g.Expect(it).NotTo(BeNil())
+				g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonDisrupted))
+				g.Expect(it.FailureCount).To(BeZero())
+				g.Expect(it.LastFailure).To(BeNil())
+				g.Expect(it.LastPodName).To(Equal(pod.Name))
+				g.Expect(occurrences(groupEvents(ctx, g, "drained", v1alpha1.ReasonRunInterrupted))).To(Equal(1))
+				g.Expect(groupEvents(ctx, g, "drained", v1alpha1.ReasonRunFailed)).To(BeEmpty())
+				err := k8sClient.Get(ctx, keyOf(pod), &corev1.Pod{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the released pod is gone: %v", err)
+			}
+			Eventually(interrupted).WithContext(ctx).Should(Succeed())
+			next := waitForLivePod(ctx, "drained", pod.Name)
+			Expect(next.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationItem, item), "the interrupted item keeps its place")
+			Consistently(interrupted).WithContext(ctx).WithTimeout(time.Second).Should(Succeed())
+		},
+		Entry("evicted through the Eviction API (a kubectl drain)", SpecTimeout(specTimeout), func(ctx context.Context, pod *corev1.Pod) {
+			Expect(clientset.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{
+				ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: ns},
+			})).To(Succeed())
+		}),
+		Entry("deleted at once with DisruptionTarget (a lost node's pod garbage collector)", SpecTimeout(specTimeout), func(ctx context.Context, pod *corev1.Pod) {
+			updatePodStatus(ctx, pod.Name, func(pod *corev1.Pod) {
+				pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
+					Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByPodGC",
+					LastTransitionTime: metav1.Now(),
+				})
+			})
+			Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		}),
+	)
+
+	It("releases the pods of a group being deleted, and of a group that is gone", func(ctx SpecContext) {
+		create(ctx, newOaatType(typeName), newGroup("leaving", "a"), newGroup("gone", "a"))
+		leaving := waitForLivePod(ctx, "leaving")
+		gone := waitForLivePod(ctx, "gone")
+
+		By("deleting a group while its item runs: the pod loses the finalizer with the group's")
+		Expect(k8sClient.Delete(ctx, newGroup("leaving"))).To(Succeed())
+		Eventually(func(g Gomega) {
+			pod := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, keyOf(leaving), pod)).To(Succeed())
+			g.Expect(pod.Finalizers).NotTo(ContainElement(v1alpha1.FinalizerRunTracking))
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "leaving"}, &v1alpha1.OaatGroup{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "group leaving: %v", err)
+		}).WithContext(ctx).Should(Succeed())
+
+		By("removing a group while the operator is stopped, then deleting its pod as the garbage collector would")
+		stopManager()
+		Expect(k8sClient.Delete(ctx, newGroup("gone"))).To(Succeed())
+		dropHistoryFinalizers(ctx)
+		stopManager = startManager()
+		Expect(k8sClient.Delete(ctx, gone)).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := k8sClient.Get(ctx, keyOf(gone), &corev1.Pod{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the orphaned pod is released and gone: %v", err)
+		}).WithContext(ctx).Should(Succeed())
+	}, SpecTimeout(specTimeout))
+})
+
+// untrackPod removes the finalizer oaat.io/run-tracking from the pod, as an administrator clearing
+// it would (or as a pod created by an earlier version of the operator lacks it).
+func untrackPod(ctx context.Context, name string) {
+	ExpectWithOffset(1, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if !controllerutil.RemoveFinalizer(pod, v1alpha1.FinalizerRunTracking) {
+			return nil
+		}
+		return client.IgnoreNotFound(k8sClient.Update(ctx, pod))
+	})).To(Succeed())
+}
+
+// dropRunTrackingFinalizers removes the finalizer oaat.io/run-tracking from the test's pods: with
+// no manager to remove it, it would keep them.
+func dropRunTrackingFinalizers(ctx context.Context) {
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+	for i := range pods.Items {
+		untrackPod(ctx, pods.Items[i].Name)
+	}
+}
