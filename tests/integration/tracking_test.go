@@ -32,17 +32,16 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 				g.Expect(getGroup(ctx, g, "drained").Status.CurrentRun).To(HaveField("PodName", pod.Name))
 			}).WithContext(ctx).Should(Succeed())
 
-			By("stopping the operator, then disrupting the pod; it ends as its kubelet ends it")
+			By("stopping the operator, then disrupting the pod")
 			stopManager()
 			disrupt(ctx, pod)
-			finishPod(ctx, pod.Name, 143, "Error")
 			Consistently(func(g Gomega) {
 				kept := &corev1.Pod{}
 				g.Expect(k8sClient.Get(ctx, keyOf(pod), kept)).To(Succeed(), "the finalizer keeps the pod until its run is recorded")
 				g.Expect(kept.DeletionTimestamp).NotTo(BeNil())
 			}).WithContext(ctx).WithTimeout(time.Second).Should(Succeed())
 
-			By("starting the operator: it records an interruption, releases the pod and runs the item again")
+			By("starting the operator: it records an interruption and releases the pod")
 			stopManager = startManager()
 			interrupted := func(g Gomega) {
 				group := getGroup(ctx, g, "drained")
@@ -58,22 +57,39 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the released pod is gone: %v", err)
 			}
 			Eventually(interrupted).WithContext(ctx).Should(Succeed())
-			next := waitForLivePod(ctx, "drained", pod.Name)
-			Expect(next.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationItem, item), "the interrupted item keeps its place")
 			Consistently(interrupted).WithContext(ctx).WithTimeout(time.Second).Should(Succeed())
+
+			By("running the interrupted item again with no cool-off (spec.failureCoolOff is 1h)")
+			next := waitForLivePod(ctx, "drained", pod.Name)
+			if next.Annotations[v1alpha1.AnnotationItem] != item {
+				finishPod(ctx, next.Name, 0, "Completed")
+				next = waitForLivePod(ctx, "drained", pod.Name, next.Name)
+			}
+			Expect(next.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationItem, item))
 		},
-		Entry("evicted through the Eviction API (a kubectl drain)", SpecTimeout(specTimeout), func(ctx context.Context, pod *corev1.Pod) {
+		Entry("evicted through the Eviction API (a kubectl drain), ended by its kubelet", SpecTimeout(specTimeout), func(ctx context.Context, pod *corev1.Pod) {
+			bind(ctx, pod.Name)
+			Expect(clientset.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{
+				ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: ns},
+			})).To(Succeed())
+			finishPod(ctx, pod.Name, 143, "Error")
+			// The kubelet deletes the pod once its containers stopped; the finalizer keeps it.
+			Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		}),
+		Entry("evicted through the Eviction API before it was scheduled", SpecTimeout(specTimeout), func(ctx context.Context, pod *corev1.Pod) {
 			Expect(clientset.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{
 				ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: ns},
 			})).To(Succeed())
 		}),
-		Entry("deleted at once with DisruptionTarget (a lost node's pod garbage collector)", SpecTimeout(specTimeout), func(ctx context.Context, pod *corev1.Pod) {
+		Entry("ended and deleted with DisruptionTarget (a lost node's pod garbage collector)", SpecTimeout(specTimeout), func(ctx context.Context, pod *corev1.Pod) {
+			bind(ctx, pod.Name)
 			updatePodStatus(ctx, pod.Name, func(pod *corev1.Pod) {
 				pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
 					Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByPodGC",
 					LastTransitionTime: metav1.Now(),
 				})
 			})
+			finishPod(ctx, pod.Name, 137, "Error")
 			Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
 		}),
 	)
@@ -105,6 +121,14 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 		}).WithContext(ctx).Should(Succeed())
 	}, SpecTimeout(specTimeout))
 })
+
+// bind binds the pod to a node, so that its deletion waits for the kubelet (the test plays it).
+func bind(ctx context.Context, name string) {
+	ExpectWithOffset(1, clientset.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: "node-1"},
+	}, metav1.CreateOptions{})).To(Succeed())
+}
 
 // untrackPod removes the finalizer oaat.io/run-tracking from the pod, as an administrator clearing
 // it would (or as a pod created by an earlier version of the operator lacks it).
