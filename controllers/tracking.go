@@ -63,11 +63,10 @@ func (r *OaatGroupReconciler) releasePods(ctx context.Context, key types.Namespa
 		ref := metav1.GetControllerOf(pod)
 		ours := owner != "" && ref != nil && ref.UID == owner
 		orphan := owner == "" && pod.DeletionTimestamp != nil
-		if !planner.Tracked(pod) || !(ours || orphan) {
-			continue
-		}
-		if err := r.untrack(ctx, pod); err != nil {
-			return err
+		if (ours || orphan) && planner.Tracked(pod) {
+			if err := r.untrack(ctx, pod); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -2,6 +2,11 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
 var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracking)", func() {
@@ -94,6 +100,77 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 		}),
 	)
 
+	It("costs one write per run, the removal of the finalizer, measured on the API server", func(ctx SpecContext) {
+		const runs = 5
+		items := []string{"a", "b", "c", "d", "e"}
+		create(ctx, newOaatType(typeName))
+		before, err := perfkit.APIRequests(ctx, clientset)
+		Expect(err).NotTo(HaveOccurred())
+		create(ctx, newGroup("metered", items...))
+		var previous []string
+		for range runs {
+			pod := waitForLivePod(ctx, "metered", previous...)
+			finishPod(ctx, pod.Name, 0, "Completed")
+			previous = append(previous, pod.Name)
+		}
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "metered")
+			g.Expect(group.Status.CurrentRun).To(BeNil())
+			for _, item := range items {
+				g.Expect(itemStatus(group, item).LastSuccess).NotTo(BeNil())
+			}
+			pods, err := podsOf(ctx, "metered")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pods).To(HaveLen(runs))
+			for _, pod := range pods {
+				g.Expect(pod.Finalizers).NotTo(ContainElement(v1alpha1.FinalizerRunTracking), "pod %s", pod.Name)
+			}
+		}).WithContext(ctx).Should(Succeed())
+		time.Sleep(time.Second) // the last writes settle (an event after the status)
+		after, err := perfkit.APIRequests(ctx, clientset)
+		Expect(err).NotTo(HaveOccurred())
+		writes := operatorWrites(before, after)
+		total := 0.0
+		for _, n := range writes {
+			total += n
+		}
+		AddReportEntry("operator writes for 5 runs", writes, fmt.Sprintf("%.2f per run", total/runs))
+		GinkgoWriter.Printf("operator writes for %d runs: %v, %.2f per run\n", runs, writes, total/runs)
+		Expect(writes).To(HaveKeyWithValue("pods PATCH", float64(runs)), "one finalizer removal per run")
+	}, SpecTimeout(specTimeout))
+
+	It("lets the command of docs/troubleshooting.md release the pods the uninstalled operator left", func(ctx SpecContext) {
+		create(ctx, newOaatType(typeName), newGroup("abandoned", "a"))
+		pod := waitForLivePod(ctx, "abandoned")
+
+		By("uninstalling the operator, then deleting the group and its pod")
+		stopManager()
+		DeferCleanup(func() { stopManager = startManager() })
+		Expect(k8sClient.Delete(ctx, newGroup("abandoned"))).To(Succeed())
+		dropHistoryFinalizers(ctx)
+		bind(ctx, pod.Name)
+		finishPod(ctx, pod.Name, 0, "Completed")
+		Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, keyOf(pod), &corev1.Pod{})).To(Succeed(), "the finalizer keeps the pod")
+		}).WithContext(ctx).WithTimeout(time.Second).Should(Succeed())
+
+		By("running the documented command")
+		dir := GinkgoT().TempDir()
+		kubeconfig := filepath.Join(dir, "kubeconfig")
+		Expect(os.WriteFile(kubeconfig, testEnv.KubeConfig, 0o600)).To(Succeed())
+		Expect(os.Symlink(os.Getenv("TEST_ASSET_KUBECTL"), filepath.Join(dir, "kubectl"))).To(Succeed())
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", documentedCommand("../../docs/troubleshooting.md",
+			"## A pod stuck Terminating with the finalizer oaat.io/run-tracking"))
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "output:\n%s", out)
+		Eventually(func(g Gomega) {
+			err := k8sClient.Get(ctx, keyOf(pod), &corev1.Pod{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the pod is gone: %v", err)
+		}).WithContext(ctx).Should(Succeed())
+	}, SpecTimeout(specTimeout))
+
 	It("releases the pods of a group being deleted, and of a group that is gone", func(ctx SpecContext) {
 		create(ctx, newOaatType(typeName), newGroup("leaving", "a"), newGroup("gone", "a"))
 		leaving := waitForLivePod(ctx, "leaving")
@@ -121,6 +198,37 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 		}).WithContext(ctx).Should(Succeed())
 	}, SpecTimeout(specTimeout))
 })
+
+// operatorWrites are the writes the API server counted from before to after that the manager
+// makes (the test's own are left out: its pod status updates, its creates), by request; leases
+// are left out too (leader election renews them by time, not by run).
+func operatorWrites(before, after perfkit.Requests) map[string]float64 {
+	writes := map[string]float64{}
+	for key, n := range after {
+		if !key.Write() || key.Failed || key.Group == "coordination.k8s.io" || (key.Resource == "pods" && key.Subresource == "status") ||
+			(key.Verb == "POST" && key.Group == "oaat.io" && (key.Resource == "oaattypes" || key.Resource == "oaatgroups")) {
+			continue
+		}
+		if d := n - before[key]; d > 0 {
+			writes[key.String()] = d
+		}
+	}
+	return writes
+}
+
+// documentedCommand returns the first sh block after the heading in the document.
+func documentedCommand(doc, heading string) string {
+	GinkgoHelper()
+	text, err := os.ReadFile(doc)
+	Expect(err).NotTo(HaveOccurred())
+	_, section, found := strings.Cut(string(text), "\n"+heading+"\n")
+	Expect(found).To(BeTrue(), "heading %q in %s", heading, doc)
+	_, block, found := strings.Cut(section, "```sh\n")
+	Expect(found).To(BeTrue(), "an sh block after %q", heading)
+	command, _, found := strings.Cut(block, "```")
+	Expect(found).To(BeTrue(), "the end of the sh block after %q", heading)
+	return command
+}
 
 // bind binds the pod to a node, so that its deletion waits for the kubelet (the test plays it).
 func bind(ctx context.Context, name string) {
