@@ -27,6 +27,20 @@ type plannedRun struct {
 // suite's API server, as a user would, and returns its output and the runs it predicts.
 func kubectlOaatPlan(ctx SpecContext, group string, horizon time.Duration) (string, []plannedRun) {
 	GinkgoHelper()
+	out := buildPlugin(ctx)(ctx, "plan", group, "--for", horizon.String())
+	var runs []plannedRun
+	for _, m := range plannedRow.FindAllStringSubmatch(out, -1) {
+		start, err := time.Parse(time.RFC3339, m[1])
+		Expect(err).NotTo(HaveOccurred())
+		runs = append(runs, plannedRun{item: m[2], start: start})
+	}
+	return out, runs
+}
+
+// buildPlugin builds the plugin and returns a function that runs it against the suite's API
+// server in the test's namespace, as a user would, and returns its output; it must succeed.
+func buildPlugin(ctx SpecContext) func(ctx SpecContext, args ...string) string {
+	GinkgoHelper()
 	dir := GinkgoT().TempDir()
 	plugin := filepath.Join(dir, "kubectl-oaat")
 	build := exec.CommandContext(ctx, "go", "build", "-o", plugin, "../../cmd/kubectl-oaat")
@@ -34,15 +48,12 @@ func kubectlOaatPlan(ctx SpecContext, group string, horizon time.Duration) (stri
 	Expect(err).NotTo(HaveOccurred(), "building the plugin: %s", out)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	Expect(os.WriteFile(kubeconfig, testEnv.KubeConfig, 0o600)).To(Succeed())
-	out, err = exec.CommandContext(ctx, plugin, "--kubeconfig", kubeconfig, "-n", ns, "plan", group, "--for", horizon.String()).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "kubectl oaat plan: %s", out)
-	var runs []plannedRun
-	for _, m := range plannedRow.FindAllStringSubmatch(string(out), -1) {
-		start, err := time.Parse(time.RFC3339, m[1])
-		Expect(err).NotTo(HaveOccurred())
-		runs = append(runs, plannedRun{item: m[2], start: start})
+	return func(ctx SpecContext, args ...string) string {
+		GinkgoHelper()
+		out, err := exec.CommandContext(ctx, plugin, append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "kubectl oaat %v: %s", args, out)
+		return string(out)
 	}
-	return string(out), runs
 }
 
 // fakeKubelet plays the kubelet for the pods of a group: each run it is asked for succeeds after runFor.

@@ -134,8 +134,7 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 		for _, n := range writes {
 			total += n
 		}
-		AddReportEntry("operator writes for 5 runs", writes, fmt.Sprintf("%.2f per run", total/runs))
-		GinkgoWriter.Printf("operator writes for %d runs: %v, %.2f per run\n", runs, writes, total/runs)
+		AddReportEntry("operator writes", fmt.Sprintf("%d runs: %v, %.2f per run", runs, writes, total/runs))
 		Expect(writes).To(HaveKeyWithValue("pods PATCH", float64(runs)), "one finalizer removal per run")
 	}, SpecTimeout(specTimeout))
 
