@@ -147,7 +147,7 @@ func readopt(ctx context.Context, c client.Client, group *v1alpha1.OaatGroup) er
 
 // readRecord reads an OaatGroupHistory from file ("-": in), as `history export` writes it.
 func readRecord(in io.Reader, file string) (*v1alpha1.OaatGroupHistory, error) {
-	var r io.Reader = in
+	r := in
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
