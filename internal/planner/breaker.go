@@ -188,13 +188,13 @@ func (d *decision) markClosed(cb *v1alpha1.CircuitBreakerStatus) {
 	*cb = v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, ClosedAt: &closed}
 }
 
-// settleBreaker follows the spec and the reset annotation: without spec.circuitBreaker the
-// breaker (an open one closes) and its condition go; a reset observed in this pass closes an open
+// settleBreaker follows the spec and the reset annotation: without spec.circuitBreaker (nor a
+// lock carrying one, carriedBreakerPolicy) the breaker (an open one closes) and its condition go; a reset observed in this pass closes an open
 // breaker, as it releases parked items.
 func (d *decision) settleBreaker() {
 	st := &d.plan.Status
 	if d.policy.breaker == nil {
-		d.closeBreaker("spec.circuitBreaker was removed")
+		d.closeBreaker("the group has no spec.circuitBreaker, nor a lock that carries one")
 		st.CircuitBreaker = nil
 		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTargetAvailable)
 		return

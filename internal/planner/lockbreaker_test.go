@@ -223,6 +223,41 @@ func TestLockBreakerDecisions(t *testing.T) {
 				TargetMessage: "The circuit breaker is closed: 0 of the 3 distinct items in a row whose failures open it have failed",
 			},
 		},
+		{
+			name: "a group without spec.circuitBreaker whose lock no longer carries one loses its breaker, which closes",
+			setup: func(g *v1alpha1.OaatGroup) {
+				g.Spec.CircuitBreaker = nil
+				g.Status.CircuitBreaker = following(-time.Minute, time.Minute, 0)
+			},
+			lock: func() *v1alpha1.OaatLock {
+				l := breakerLock(lockOpenedBy(-time.Minute, time.Minute, 0))
+				l.Spec.CarriesCircuitBreaker = false
+				return l
+			}(),
+			want: lockBreakerView{
+				Group: breakerView{
+					Items:   map[string]string{"a": "0 - Running@-", "b": "0 - @-", "c": "0 - @-", "d": "0 - @-"},
+					Started: "a", Events: []string{"Normal BreakerClosed"}},
+				Acquired: []string{"nas"},
+			},
+		},
+		{
+			name: "a reset of any group naming the lock closes the lock's breaker for all",
+			setup: func(g *v1alpha1.OaatGroup) {
+				g.Status.CircuitBreaker = following(-time.Minute, time.Minute, 0)
+				g.Annotations = map[string]string{v1alpha1.AnnotationReset: "again"}
+			},
+			lock: breakerLock(lockOpenedBy(-time.Minute, time.Minute, 0)),
+			want: lockBreakerView{
+				Group: breakerView{Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(0)},
+					Items:   map[string]string{"a": "0 - Running@-", "b": "0 - @-", "c": "0 - @-", "d": "0 - @-"},
+					Started: "a", Events: []string{"Normal GroupReset", "Normal BreakerClosed"}, Target: "True BreakerClosed"},
+				Lock: []lockBreakerWrite{{Key: "nas", Event: "Normal BreakerClosed",
+					Breaker: &v1alpha1.LockCircuitBreakerStatus{State: closed, ClosedAt: at(0), ClosedBy: "ns/backups"}}},
+				Acquired:      []string{"nas"},
+				TargetMessage: "The circuit breaker is closed: 0 of the 3 distinct items in a row whose failures open it have failed",
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := breakerGroup()
