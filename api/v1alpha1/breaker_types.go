@@ -146,9 +146,9 @@ type CircuitBreakerStatus struct {
 }
 
 // LockCircuitBreakerStatus is the state of the circuit breaker a lock carries for the groups
-// naming it (spec.carriesCircuitBreaker). The groups write it: the one whose breaker opens opens
-// it, each failed probe pushes nextProbeAt, the one whose probe succeeds closes it; every group
-// naming the lock follows it.
+// naming it (spec.carriesCircuitBreaker). The groups write it: it opens with the breaker of the
+// first of them to open, each failed probe pushes nextProbeAt, and the group whose probe succeeds
+// closes it; every group naming the lock follows it.
 type LockCircuitBreakerStatus struct {
 	// state is Closed (the groups run as usual) or Open (they hold; one probe at a time runs
 	// for all of them).
