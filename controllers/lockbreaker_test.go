@@ -19,7 +19,7 @@ import (
 // event, and the pass ends with a retry.
 func TestWriteLockBreakers(t *testing.T) {
 	carrying := testLock("nas", 2)
-	carrying.Spec.CarriesCircuitBreaker = true
+	carrying.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 	opened := &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen, OpenedBy: "ns/g", LastFailureReason: "Error"}
 	update := planner.LockBreakerUpdate{Lock: carrying.DeepCopy(), Breaker: opened,
 		Event: &planner.Event{Type: "Warning", Reason: v1alpha1.ReasonBreakerOpened, Message: "opened"}}
@@ -62,17 +62,18 @@ func TestWriteLockBreakers(t *testing.T) {
 // A lock that no longer carries the breaker loses its status.circuitBreaker at its reconciler's
 // next pass; one that carries it keeps it.
 func TestLockForgetsTheBreakerItNoLongerCarries(t *testing.T) {
-	for _, carries := range []bool{true, false} {
+	for _, mode := range []v1alpha1.LockBreakerMode{v1alpha1.LockBreakerShared, v1alpha1.LockBreakerNone, ""} {
+		carries := mode == v1alpha1.LockBreakerShared
 		lock := testLock("nas", 1)
-		lock.Spec.CarriesCircuitBreaker = carries
+		lock.Spec.CircuitBreaker = mode
 		lock.Status.CircuitBreaker = &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen, OpenedBy: "ns/g"}
 		c := newFakeClient(t, interceptor.Funcs{}, lock)
 		r := &OaatLockReconciler{Client: c, APIReader: c, Clock: clocktesting.NewFakeClock(testT0)}
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(lock)}); err != nil {
-			t.Fatalf("carries %v: %v", carries, err)
+			t.Fatalf("circuitBreaker %q: %v", mode, err)
 		}
 		if kept := getLock(t, c, "nas").Status.CircuitBreaker != nil; kept != carries {
-			t.Errorf("carries %v: breaker kept %v", carries, kept)
+			t.Errorf("circuitBreaker %q: breaker kept %v, want %v", mode, kept, carries)
 		}
 	}
 }

@@ -145,8 +145,20 @@ type CircuitBreakerStatus struct {
 	FailedProbes int32 `json:"failedProbes,omitempty"`
 }
 
+// LockBreakerMode says whether a lock carries the circuit breaker of the groups naming it.
+// +kubebuilder:validation:Enum=Shared;None
+type LockBreakerMode string
+
+const (
+	// LockBreakerShared: the lock carries the breaker of the groups naming it; when it opens on
+	// one of them, all of them hold and one probe at a time runs for all.
+	LockBreakerShared LockBreakerMode = "Shared"
+	// LockBreakerNone: the lock carries no breaker (as when spec.circuitBreaker is absent).
+	LockBreakerNone LockBreakerMode = "None"
+)
+
 // LockCircuitBreakerStatus is the state of the circuit breaker a lock carries for the groups
-// naming it (spec.carriesCircuitBreaker). The groups write it: it opens with the breaker of the
+// naming it (spec.circuitBreaker: Shared). The groups write it: it opens with the breaker of the
 // first of them to open, each failed probe pushes nextProbeAt, and the group whose probe succeeds
 // closes it; every group naming the lock follows it.
 type LockCircuitBreakerStatus struct {

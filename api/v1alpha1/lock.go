@@ -26,7 +26,7 @@ type Lock interface {
 	// LockKey names the lock among a group's locks: the name of an OaatLock,
 	// KindClusterOaatLock/name of a ClusterOaatLock.
 	LockKey() string
-	// CarriesBreaker is spec.carriesCircuitBreaker.
+	// CarriesBreaker reports whether spec.circuitBreaker is Shared.
 	CarriesBreaker() bool
 	// LockBreaker is status.circuitBreaker.
 	LockBreaker() *LockCircuitBreakerStatus
@@ -47,8 +47,8 @@ func (s *OaatGroupSpec) LockKeys() []string {
 	return keys
 }
 
-// CarriesBreaker is spec.carriesCircuitBreaker.
-func (l *ClusterOaatLock) CarriesBreaker() bool { return l.Spec.CarriesCircuitBreaker }
+// CarriesBreaker reports whether spec.circuitBreaker is Shared.
+func (l *ClusterOaatLock) CarriesBreaker() bool { return l.Spec.CircuitBreaker == LockBreakerShared }
 
 // LockBreaker is status.circuitBreaker.
 func (l *ClusterOaatLock) LockBreaker() *LockCircuitBreakerStatus { return l.Status.CircuitBreaker }
@@ -77,8 +77,8 @@ func (l *ClusterOaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups
 // LockKey is KindClusterOaatLock/name.
 func (l *ClusterOaatLock) LockKey() string { return ClusterLockKey(l.Name) }
 
-// CarriesBreaker is spec.carriesCircuitBreaker.
-func (l *OaatLock) CarriesBreaker() bool { return l.Spec.CarriesCircuitBreaker }
+// CarriesBreaker reports whether spec.circuitBreaker is Shared.
+func (l *OaatLock) CarriesBreaker() bool { return l.Spec.CircuitBreaker == LockBreakerShared }
 
 // LockBreaker is status.circuitBreaker.
 func (l *OaatLock) LockBreaker() *LockCircuitBreakerStatus { return l.Status.CircuitBreaker }

@@ -7,7 +7,7 @@ import (
 )
 
 // BreakerOpen reports whether the lock carries the groups' circuit breaker
-// (spec.carriesCircuitBreaker) and it is open.
+// (spec.circuitBreaker: Shared) and it is open.
 func BreakerOpen(lock v1alpha1.Lock) bool {
 	cb := lock.LockBreaker()
 	return lock.CarriesBreaker() && cb != nil && cb.State == v1alpha1.BreakerOpen

@@ -14,7 +14,7 @@ import (
 // when empty), with the holders.
 func carrying(state v1alpha1.BreakerState, holders ...v1alpha1.LockHolder) *v1alpha1.OaatLock {
 	l := lock("nas", 3, holders...)
-	l.Spec.CarriesCircuitBreaker = true
+	l.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 	if state != "" {
 		l.Status.CircuitBreaker = &v1alpha1.LockCircuitBreakerStatus{State: state}
 	}
@@ -25,9 +25,9 @@ func carrying(state v1alpha1.BreakerState, holders ...v1alpha1.LockHolder) *v1al
 // that the groups naming it probe one at a time; closed, absent or not carried, its capacity.
 func TestBreakerSlots(t *testing.T) {
 	notCarried := carrying(v1alpha1.BreakerOpen)
-	notCarried.Spec.CarriesCircuitBreaker = false
+	notCarried.Spec.CircuitBreaker = v1alpha1.LockBreakerNone
 	clusterOpen := clusterLock("shared", 5)
-	clusterOpen.Spec.CarriesCircuitBreaker = true
+	clusterOpen.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 	clusterOpen.Status.CircuitBreaker = &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen}
 	for _, tc := range []struct {
 		name  string
@@ -79,7 +79,7 @@ func TestBreakerChanged(t *testing.T) {
 	held := opened.DeepCopy()
 	held.Status.Holders = []v1alpha1.LockHolder{holder("b", "b-x-1")}
 	dropped := opened.DeepCopy()
-	dropped.Spec.CarriesCircuitBreaker = false
+	dropped.Spec.CircuitBreaker = v1alpha1.LockBreakerNone
 	for _, tc := range []struct {
 		name          string
 		before, after v1alpha1.Lock

@@ -24,7 +24,7 @@ var (
 	waitingDesc = prometheus.NewDesc("oaat_lock_waiting_groups",
 		"Groups waiting for a slot of the OaatLock or ClusterOaatLock (status.waitingGroups).", lockLabels, nil)
 	lockBreakerOpenDesc = prometheus.NewDesc("oaat_lock_circuit_breaker_open",
-		"1 while the circuit breaker the OaatLock or ClusterOaatLock carries for the groups naming it (spec.carriesCircuitBreaker) is open, 0 while it is closed; absent for a lock that carries none.", lockLabels, nil)
+		"1 while the circuit breaker the OaatLock or ClusterOaatLock carries for the groups naming it (spec.circuitBreaker: Shared) is open, 0 while it is closed; absent for a lock that carries none.", lockLabels, nil)
 )
 
 // LockMetrics observes how long groups waited for the locks they took. A nil *LockMetrics

@@ -12,7 +12,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
-// A lock that carries the circuit breaker (spec.carriesCircuitBreaker) shares it among the groups
+// A lock that carries the circuit breaker (spec.circuitBreaker: Shared) shares it among the groups
 // naming it. Each group keeps its own status.circuitBreaker and follows the lock's
 // (status.circuitBreaker of the lock), which the groups write, compared by their times so that a
 // pass that decides again from the same statuses decides the same:

@@ -14,7 +14,7 @@ import (
 // breakerLock is the OaatLock nas of capacity 2 that carries the breaker, its breaker as given.
 func breakerLock(cb *v1alpha1.LockCircuitBreakerStatus, holders ...v1alpha1.LockHolder) *v1alpha1.OaatLock {
 	l := newLock("nas", 2, holders...)
-	l.Spec.CarriesCircuitBreaker = true
+	l.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 	l.Status.CircuitBreaker = cb
 	return l
 }
@@ -212,7 +212,7 @@ func TestLockBreakerDecisions(t *testing.T) {
 			name: "a lock that no longer carries the breaker is not followed",
 			lock: func() *v1alpha1.OaatLock {
 				l := breakerLock(lockOpenedBy(-10*time.Second, 50*time.Second, 0))
-				l.Spec.CarriesCircuitBreaker = false
+				l.Spec.CircuitBreaker = v1alpha1.LockBreakerNone
 				return l
 			}(),
 			want: lockBreakerView{
@@ -231,7 +231,7 @@ func TestLockBreakerDecisions(t *testing.T) {
 			},
 			lock: func() *v1alpha1.OaatLock {
 				l := breakerLock(lockOpenedBy(-time.Minute, time.Minute, 0))
-				l.Spec.CarriesCircuitBreaker = false
+				l.Spec.CircuitBreaker = v1alpha1.LockBreakerNone
 				return l
 			}(),
 			want: lockBreakerView{

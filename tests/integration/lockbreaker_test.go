@@ -31,7 +31,7 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 			return g
 		}
 		lock := newLock(lockName, 2)
-		lock.Spec.CarriesCircuitBreaker = true
+		lock.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 		create(ctx, newOaatType(typeName), lock, breaker(lockedGroup(photos, []string{lockName}, "a", "b", "c")))
 
 		By("failing two items of photos with the NAS's exit code")
