@@ -150,10 +150,11 @@ type CircuitBreakerStatus struct {
 type LockBreakerMode string
 
 const (
-	// LockBreakerShared: the lock carries the breaker of the groups naming it; when it opens on
-	// one of them, all of them hold and one probe at a time runs for all.
+	// LockBreakerShared means that the lock carries the breaker of the groups naming it: when
+	// it opens on one of them, all of them hold and one probe at a time runs for all.
 	LockBreakerShared LockBreakerMode = "Shared"
-	// LockBreakerNone: the lock carries no breaker (as when spec.circuitBreaker is absent).
+	// LockBreakerNone means that the lock carries no breaker, as when spec.circuitBreaker is
+	// absent.
 	LockBreakerNone LockBreakerMode = "None"
 )
 
