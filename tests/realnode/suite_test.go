@@ -59,8 +59,10 @@ var (
 	cluster       *support.Cluster
 	k8sClient     client.Client // not cached: every assertion reads the API server itself
 	clientset     kubernetes.Interface
-	tracker       *support.OverlapTracker
-	podWatch      *support.PodWatch
+	// adminKubeconfig is the cluster's admin kubeconfig, for the commands a test runs.
+	adminKubeconfig string
+	tracker         *support.OverlapTracker
+	podWatch        *support.PodWatch
 
 	// ns is the namespace of the running test, created for it alone.
 	ns string
@@ -85,7 +87,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	cluster = support.NewCluster(repoRoot, "realnode-cluster", GinkgoWriter)
 	DeferCleanup(tearDown)
 	kubeconfig, clients := support.StartSuiteCluster(ctx, cluster, poll, false)
-	k8sClient, clientset = clients.Client, clients.Clientset
+	k8sClient, clientset, adminKubeconfig = clients.Client, clients.Clientset, kubeconfig
 
 	support.RemoveSuiteNamespaces(ctx, k8sClient, labelSuite)
 	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
