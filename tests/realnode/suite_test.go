@@ -95,24 +95,22 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	deployStart := time.Now()
-	deployOperator(ctx, kubeconfig)
+	deployOperator(ctx)
 	waitForOperator(ctx)
 	GinkgoWriter.Printf("Operator deployed and leading after %s\n", time.Since(deployStart).Round(time.Millisecond))
 }, NodeTimeout(8*time.Minute))
 
-// deployOperator applies config/default as `make deploy` does: the manager's Deployment, its
-// RBAC, the CRDs and the metrics Service, with the image the committed kustomization names.
-func deployOperator(ctx context.Context, kubeconfig string) {
+// deployOperator installs the operator as docs/install.md's kustomize block says (kubectl apply
+// --server-side -k config/default, marked checked-by: tests/realnode install-kustomize): the
+// manager's Deployment, its RBAC, the CRDs and the metrics Service, with the image the committed
+// kustomization names.
+func deployOperator(ctx context.Context) {
 	GinkgoHelper()
 	build := exec.CommandContext(ctx, os.Getenv("KUSTOMIZE"), "build", filepath.Join(repoRoot, "config", "default"))
 	manifests, err := build.Output()
 	Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
 	Expect(string(manifests)).To(ContainSubstring("image: "+operatorImage), "config/default names the operator image")
-	apply := exec.CommandContext(ctx, os.Getenv("KUBECTL"), "--kubeconfig", kubeconfig, "apply", "--server-side",
-		"--force-conflicts", "-f", "-")
-	apply.Stdin = strings.NewReader(string(manifests))
-	out, err := apply.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "kubectl apply of config/default:\n%s", out)
+	runDocBlocks(ctx, docBin(ctx, false), "install-kustomize", nil)
 }
 
 // tearDown stops the watcher and the cluster, then checks that the real node left nothing on the
