@@ -24,7 +24,7 @@ func scrapeJobBlock(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blockRE := regexp.MustCompile("(?ms)^```yaml\n(- job_name:.*?)^```$")
+	blockRE := regexp.MustCompile("(?m)^```yaml\n(- job_name:(?s:.*?))\n```$")
 	blocks := blockRE.FindAllStringSubmatch(string(data), -1)
 	if len(blocks) != 1 {
 		t.Fatalf("%s: %d ```yaml blocks of scrape jobs, want 1", scrapePage, len(blocks))

@@ -58,7 +58,7 @@ func CheckedBlocks(root, pkg, name string) ([]CheckedBlock, error) {
 		lines := strings.Split(string(data), "\n")
 		for i := 0; i < len(lines); i++ {
 			m := checkedByRE.FindStringSubmatch(strings.TrimSpace(lines[i]))
-			if m == nil || m[1] != pkg || m[2] != name {
+			if len(m) != 3 || m[1] != pkg || m[2] != name {
 				continue
 			}
 			j := i + 1
