@@ -72,18 +72,13 @@ func (s docShell) runAll(ctx context.Context, name string, values map[string]str
 	}
 }
 
-// useNamespace makes name the test's namespace until the test ends, then deletes it and waits
-// until it is gone; the namespace exists already when created is false.
-func useNamespace(ctx SpecContext, name string, created bool) {
+// useNamespace makes name the test's namespace until the test ends: makeIt creates it (as a page
+// does, or the test), then it is labelled as the suite's; at the end it is deleted, and the test
+// waits until it is gone, even when makeIt failed half-way.
+func useNamespace(ctx SpecContext, name string, makeIt func()) {
 	GinkgoHelper()
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelSuite: "true"}}}
-	if created {
-		Expect(k8sClient.Create(ctx, namespace)).To(Succeed())
-	} else {
-		Expect(k8sClient.Patch(ctx, namespace, client.Merge)).To(Succeed())
-	}
 	previous := ns
-	ns = name
 	DeferCleanup(func(ctx SpecContext) {
 		ns = previous
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, namespace))).To(Succeed())
@@ -93,6 +88,9 @@ func useNamespace(ctx SpecContext, name string, created bool) {
 			g.Expect(err).To(HaveOccurred(), "namespace %s still exists", name)
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
+	makeIt()
+	Expect(k8sClient.Patch(ctx, namespace, client.Merge)).To(Succeed())
+	ns = name
 }
 
 var _ = Describe("The documentation's commands", func() {
@@ -100,8 +98,7 @@ var _ = Describe("The documentation's commands", func() {
 		shell := newDocShell(ctx)
 
 		By("README.md: the namespace oaat-demo and the samples")
-		shell.runAll(ctx, "quickstart", nil)
-		useNamespace(ctx, transcriptsNamespace, false)
+		useNamespace(ctx, transcriptsNamespace, func() { shell.runAll(ctx, "quickstart", nil) })
 		Eventually(func(g Gomega) {
 			g.Expect(getGroup(ctx, g, "testsimple").Spec.OaatType).To(Equal("oaattest"))
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
@@ -132,7 +129,9 @@ var _ = Describe("The documentation's commands", func() {
 		Expect(getGroup(ctx, Default, "nightly-migrations").Annotations).To(HaveKey(v1alpha1.AnnotationReset))
 
 		By("docs/forecast.md: the plan of nightly in team-a")
-		useNamespace(ctx, "team-a", true)
+		useNamespace(ctx, "team-a", func() {
+			Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})).To(Succeed())
+		})
 		nightly := sampleGroup("oaat_v1alpha1_oaatgroup_scheduled.yaml")
 		Expect(nightly.Name).To(Equal("nightly"))
 		create(ctx, newOaatType(nightly.Spec.OaatType, "10m", 0), nightly)
