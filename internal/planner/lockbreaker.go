@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
@@ -95,7 +96,7 @@ func (d *decision) openLockBreaker(lock v1alpha1.Lock, cb *v1alpha1.CircuitBreak
 	d.plan.LockBreakers = append(d.plan.LockBreakers, LockBreakerUpdate{Lock: lock, Breaker: lb, Event: &Event{
 		Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonBreakerOpened, Message: message.Event(fmt.Sprintf(
 			"The circuit breaker of group %s opened (%d items failed in a row, the last with %s): every group naming the lock holds; one probe at a time runs for all of them, the first at %s",
-			d.groupRef(), len(cb.FailedItems), failureText(cb), cb.NextProbeAt.UTC().Format(time.RFC3339))),
+			d.groupRef(), len(cb.FailedItems), failureText(cb), stampText(cb.NextProbeAt))),
 	}})
 }
 
@@ -105,8 +106,17 @@ func (d *decision) closeLockBreaker(lock v1alpha1.Lock, lb *v1alpha1.LockCircuit
 	d.plan.LockBreakers = append(d.plan.LockBreakers, LockBreakerUpdate{Lock: lock, Breaker: closed, Event: &Event{
 		Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonBreakerClosed, Message: message.Event(fmt.Sprintf(
 			"The circuit breaker, open since %s, closes (failed probes: %d): the breaker of group %s closed; every group naming the lock goes on",
-			lb.OpenedAt.UTC().Format(time.RFC3339), lb.FailedProbes, d.groupRef())),
+			stampText(lb.OpenedAt), lb.FailedProbes, d.groupRef())),
 	}})
+}
+
+// stampText is a time of a breaker's status for a message; "an unknown time" when absent (a
+// lock's status written by hand).
+func stampText(t *metav1.Time) string {
+	if t == nil {
+		return "an unknown time"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // followLockBreaker opens the group's breaker, closed, as the lock's: the group holds with the

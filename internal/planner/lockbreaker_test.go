@@ -258,6 +258,22 @@ func TestLockBreakerDecisions(t *testing.T) {
 				TargetMessage: "The circuit breaker is closed: 0 of the 3 distinct items in a row whose failures open it have failed",
 			},
 		},
+		{
+			name: "a lock's open breaker without times (its status written by hand) is closed by the group's success, without a panic",
+			setup: func(g *v1alpha1.OaatGroup) {
+				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(-time.Second)}
+			},
+			lock: breakerLock(&v1alpha1.LockCircuitBreakerStatus{State: open}),
+			want: lockBreakerView{
+				Group: breakerView{Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(-time.Second)},
+					Items:   map[string]string{"a": "0 - Running@-", "b": "0 - @-", "c": "0 - @-", "d": "0 - @-"},
+					Started: "a", Target: "True BreakerClosed"},
+				Lock: []lockBreakerWrite{{Key: "nas", Event: "Normal BreakerClosed",
+					Breaker: &v1alpha1.LockCircuitBreakerStatus{State: closed, ClosedAt: at(-time.Second), ClosedBy: "ns/backups"}}},
+				Acquired:      []string{"nas"},
+				TargetMessage: "The circuit breaker is closed: 0 of the 3 distinct items in a row whose failures open it have failed",
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := breakerGroup()

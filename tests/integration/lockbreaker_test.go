@@ -7,9 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -123,8 +121,8 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 
 		By("sending one event on the lock for the opening and one for the closing")
 		Eventually(func(g Gomega) {
-			g.Expect(occurrences(lockEvents(ctx, g, lockName, v1alpha1.ReasonBreakerOpened))).To(Equal(1))
-			g.Expect(occurrences(lockEvents(ctx, g, lockName, v1alpha1.ReasonBreakerClosed))).To(Equal(1))
+			g.Expect(occurrences(eventsAbout(ctx, g, "OaatLock", lockName, v1alpha1.ReasonBreakerOpened))).To(Equal(1))
+			g.Expect(occurrences(eventsAbout(ctx, g, "OaatLock", lockName, v1alpha1.ReasonBreakerClosed))).To(Equal(1))
 			g.Expect(metricValue(g, "oaat_lock_circuit_breaker_open", lockLabels)).To(Equal(0.0))
 		}).WithContext(ctx).Should(Succeed())
 	}, SpecTimeout(specTimeout))
@@ -171,17 +169,4 @@ func failureCounts(group *v1alpha1.OaatGroup) int32 {
 		n += it.FailureCount
 	}
 	return n
-}
-
-// lockEvents are the events about the OaatLock of that name with the reason.
-func lockEvents(ctx context.Context, g Gomega, lock, reason string) []eventsv1.Event {
-	events := &eventsv1.EventList{}
-	g.ExpectWithOffset(1, k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
-	var found []eventsv1.Event
-	for _, e := range events.Items {
-		if e.Regarding.Kind == "OaatLock" && e.Regarding.Name == lock && e.Reason == reason {
-			found = append(found, e)
-		}
-	}
-	return found
 }
