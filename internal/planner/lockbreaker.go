@@ -50,8 +50,8 @@ func (d *decision) breakerLocks() []v1alpha1.Lock {
 	return carriers
 }
 
-// carriedBreakerPolicy is the breaker of a group without spec.circuitBreaker that names a lock
-// carrying one: the defaults, so that it holds with the others.
+// carriedBreakerPolicy gives a group without spec.circuitBreaker that names a lock carrying one
+// the breaker's defaults, so that it holds with the others.
 func (d *decision) carriedBreakerPolicy() {
 	if d.policy.breaker != nil || d.group.Spec.CircuitBreaker != nil || len(d.breakerLocks()) == 0 {
 		return
