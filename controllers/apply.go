@@ -61,6 +61,7 @@ func (r *OaatGroupReconciler) applyPhases() []applyPhase {
 		{"open on-demand runs", r.openOnDemandRuns},
 		{"delete pods", r.deletePods},
 		{"untrack pods", r.untrackPods},
+		{"write the lock breakers", r.writeLockBreakers},
 		{"give back slots", r.giveBackSlots},
 		{"add the history finalizer", r.addHistoryFinalizer},
 	}

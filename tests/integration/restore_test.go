@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -15,7 +16,13 @@ import (
 
 var _ = Describe("A group restored without its status", func() {
 	It("takes its items' history from kubectl oaat history import, and runs none before it is due", func(ctx SpecContext) {
-		kubectlOaat := buildPlugin(ctx)
+		plugin, kubeconfig := buildKubectlOaat(ctx)
+		kubectlOaat := func(ctx SpecContext, args ...string) string {
+			GinkgoHelper()
+			out, err := exec.CommandContext(ctx, plugin, append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "kubectl oaat %v: %s", args, out)
+			return string(out)
+		}
 		create(ctx, newOaatType(typeName), coolingGroup("restored", "a", "b", "c"))
 		ends := map[string]metav1.Time{}
 		for range 3 {
