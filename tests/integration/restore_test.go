@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -16,13 +14,8 @@ import (
 
 var _ = Describe("A group restored without its status", func() {
 	It("takes its items' history from kubectl oaat history import, and runs none before it is due", func(ctx SpecContext) {
-		plugin, kubeconfig := buildKubectlOaat(ctx)
-		kubectlOaat := func(ctx SpecContext, args ...string) string {
-			GinkgoHelper()
-			out, err := exec.CommandContext(ctx, plugin, append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...).CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), "kubectl oaat %v: %s", args, out)
-			return string(out)
-		}
+		dir := GinkgoT().TempDir() // where the pages' commands write GROUP-history.yaml
+		values := map[string]string{"GROUP": "restored", "NAMESPACE": ns}
 		create(ctx, newOaatType(typeName), coolingGroup("restored", "a", "b", "c"))
 		ends := map[string]metav1.Time{}
 		for range 3 {
@@ -31,9 +24,9 @@ var _ = Describe("A group restored without its status", func() {
 		}
 		old := waitForHistoryOf(ctx, "restored", "a", "b", "c")
 
-		By("exporting its history, as a backup would")
-		backup := filepath.Join(GinkgoT().TempDir(), "restored-history.yaml")
-		Expect(os.WriteFile(backup, []byte(kubectlOaat(ctx, "history", "export", "restored")), 0o600)).To(Succeed())
+		By("exporting its history, as a backup would: the command of docs/history.md")
+		runDocBlocks(ctx, dir, "history-export", values)
+		Expect(filepath.Join(dir, "restored-history.yaml")).To(BeAnExistingFile())
 
 		// hasItsHistory checks that the group holds the exported history and, unless it is
 		// suspended, that no item is due.
@@ -61,7 +54,7 @@ var _ = Describe("A group restored without its status", func() {
 
 		By("losing the group, importing its history, then restoring the group without its status")
 		lost()
-		Expect(kubectlOaat(ctx, "history", "import", "restored", "-f", backup)).To(ContainSubstring("created (3 items)"))
+		runDocBlocks(ctx, dir, "history-import", values)
 		create(ctx, coolingGroup("restored", "a", "b", "c"))
 		expectNoLivePod(ctx, "restored", 3*time.Second)
 		Eventually(hasItsHistory).WithContext(ctx).Should(Succeed())
@@ -75,7 +68,7 @@ var _ = Describe("A group restored without its status", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(getGroup(ctx, g, "restored").Finalizers).To(ContainElement(v1alpha1.FinalizerHistory), "its first pass is over")
 		}).WithContext(ctx).Should(Succeed())
-		Expect(kubectlOaat(ctx, "history", "import", "restored", "-f", backup)).To(ContainSubstring("adopts it on the operator's next pass"))
+		runDocBlocks(ctx, dir, "history-import", values)
 		Eventually(hasItsHistory).WithContext(ctx).Should(Succeed())
 		updateGroupSpec(ctx, "restored", func(spec *v1alpha1.OaatGroupSpec) { spec.Suspend = false })
 		expectNoLivePod(ctx, "restored", 3*time.Second)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracking)", func() {
@@ -155,15 +154,7 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 		}).WithContext(ctx).WithTimeout(time.Second).Should(Succeed())
 
 		By("running the documented command")
-		dir := GinkgoT().TempDir()
-		kubeconfig := filepath.Join(dir, "kubeconfig")
-		Expect(os.WriteFile(kubeconfig, testEnv.KubeConfig, 0o600)).To(Succeed())
-		Expect(os.Symlink(os.Getenv("TEST_ASSET_KUBECTL"), filepath.Join(dir, "kubectl"))).To(Succeed())
-		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", documentedCommand("../../docs/troubleshooting.md",
-			"## A pod stuck Terminating with the finalizer oaat.io/run-tracking"))
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-		out, err := cmd.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "output:\n%s", out)
+		runDocBlocks(ctx, GinkgoT().TempDir(), "stuck-tracking", nil)
 		Eventually(func(g Gomega) {
 			err := k8sClient.Get(ctx, keyOf(pod), &corev1.Pod{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the pod is gone: %v", err)
@@ -215,18 +206,22 @@ func operatorWrites(before, after perfkit.Requests) map[string]float64 {
 	return writes
 }
 
-// documentedCommand returns the first sh block after the heading in the document.
-func documentedCommand(doc, heading string) string {
+// runDocBlocks runs the blocks of the docs marked checked-by: tests/integration name, in dir, as a
+// user's shell runs them against the suite's API server (kubectl and the plugin on its PATH), the
+// placeholders replaced by values; every command must succeed.
+func runDocBlocks(ctx SpecContext, dir, name string, values map[string]string) {
 	GinkgoHelper()
-	text, err := os.ReadFile(doc)
+	blocks, err := support.CheckedBlocks("../..", "tests/integration", name)
 	Expect(err).NotTo(HaveOccurred())
-	_, section, found := strings.Cut(string(text), "\n"+heading+"\n")
-	Expect(found).To(BeTrue(), "heading %q in %s", heading, doc)
-	_, block, found := strings.Cut(section, "```sh\n")
-	Expect(found).To(BeTrue(), "an sh block after %q", heading)
-	command, _, found := strings.Cut(block, "```")
-	Expect(found).To(BeTrue(), "the end of the sh block after %q", heading)
-	return command
+	plugin, kubeconfig := buildKubectlOaat(ctx)
+	bin := filepath.Dir(plugin)
+	Expect(os.Symlink(os.Getenv("TEST_ASSET_KUBECTL"), filepath.Join(bin, "kubectl"))).To(Succeed())
+	env := []string{"KUBECONFIG=" + kubeconfig, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	for _, b := range blocks {
+		out, err := support.RunCheckedBlock(ctx, dir, env, b, values)
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("%s:\n%s%s\n", b.Where(), b.Text, out)
+	}
 }
 
 // bind binds the pod to a node, so that its deletion waits for the kubelet (the test plays it).
