@@ -60,7 +60,7 @@ func (r *OaatGroupReconciler) claimsInUse(ctx context.Context, pod *corev1.Pod) 
 	inUse := map[string][]string{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Spec.NodeName == "" || planner.Terminal(p) {
+		if p.Spec.NodeName == "" || planner.Terminal(p) || planner.Gone(p) {
 			continue
 		}
 		for _, name := range podbuild.ClaimNames(p) {

@@ -35,6 +35,11 @@ const (
 	LabelRun = "oaat.io/run"
 	// AnnotationItem holds the exact item a pod runs.
 	AnnotationItem = "oaat.io/item"
+	// FinalizerRunTracking is on every item pod from its creation until the operator has recorded
+	// its run's outcome in the group's status (or the pod is not the group's current run, or its
+	// group is gone): a pod evicted or deleted while the operator is away stays, ended, until its
+	// last state is read, as the Job controller's batch.kubernetes.io/job-tracking does.
+	FinalizerRunTracking = "oaat.io/run-tracking"
 	// AnnotationOaatRun holds, on the pod of an on-demand run, the name of the OaatRun it serves.
 	AnnotationOaatRun = "oaat.io/oaat-run"
 	// AnnotationReset starts a new round of a group when its value changes (any value, for

@@ -55,7 +55,8 @@ type Input struct {
 //  5. create the pod: Create;
 //  6. open on-demand runs: OpenOnDemandRuns;
 //  7. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
-//  8. give back slots: Locks.Release.
+//  8. untrack pods: remove the finalizer oaat.io/run-tracking from each of Untrack;
+//  9. give back slots: Locks.Release.
 //
 // An event is emitted only once the state it reports is persisted. A run's start has no event of
 // its own: status.currentRun, the Running condition and the pod say it, and one event per run (its
@@ -83,6 +84,10 @@ type Plan struct {
 	// group keeps a few more finished pods than podHistory says, whose runs are recorded already,
 	// rather than pay one write per run for them.
 	DeleteBatch []*corev1.Pod
+	// Untrack are the group's pods that carry the finalizer oaat.io/run-tracking and that Status
+	// does not name as its current run: their outcome is recorded (or they are not the group's
+	// run), so the finalizer comes off once Status is persisted, one write per run.
+	Untrack []*corev1.Pod
 	// Finished are the runs whose outcome Status records for the first time.
 	Finished []Outcome
 	// Probes are the results of the circuit breaker's probes whose outcome Status records for
@@ -228,6 +233,7 @@ func Decide(in Input) Plan {
 	d.setBreakerCondition()
 	d.setRunningCondition()
 	d.batchSuperseded()
+	d.untrackPods()
 	d.plan.RequeueAfter = wake.after(in.Now)
 	return d.plan
 }

@@ -157,6 +157,7 @@ var _ = BeforeEach(func(ctx SpecContext) {
 		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatLock{}, client.InNamespace(ns))).To(Succeed())
 		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns),
 			client.GracePeriodSeconds(0))).To(Succeed())
+		dropRunTrackingFinalizers(ctx)
 	})
 })
 
