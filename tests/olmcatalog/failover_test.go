@@ -164,7 +164,7 @@ func measureFailover(ctx context.Context, what string, disrupt func(leader *core
 	w, err := clientset.CoreV1().Pods(failoverNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGroup + "=" + failoverGroup})
 	Expect(err).NotTo(HaveOccurred())
 	defer w.Stop()
-	created := make(chan time.Time, 16)
+	created := make(chan time.Time, 64)
 	go func() {
 		defer GinkgoRecover()
 		for ev := range w.ResultChan() {
@@ -173,17 +173,6 @@ func measureFailover(ctx context.Context, what string, disrupt func(leader *core
 			}
 		}
 	}()
-	// The watch's initial events (the pods of earlier ticks) come first: drain them.
-	drain := time.After(2 * time.Second)
-drained:
-	for {
-		select {
-		case <-created:
-		case <-drain:
-			break drained
-		}
-	}
-
 	f.due = time.Now().Add(minTimeToTheTick).Truncate(time.Minute).Add(time.Minute)
 	select {
 	case <-time.After(time.Until(f.due.Add(-disruptionLead))):
@@ -193,10 +182,14 @@ drained:
 	By(fmt.Sprintf("%s of the leader %s, %s before the tick at %s", what, leader.Name, disruptionLead, f.due.Format(time.TimeOnly)))
 	f.disrupted = time.Now()
 	disrupt(leader)
-	select {
-	case f.seen = <-created:
-	case <-time.After(time.Minute):
-		Fail(what + ": no item pod within a minute of the disruption\n" + describePods(ctx, failoverNamespace))
+	// The watch's initial events and the pods of earlier ticks come before the disruption.
+	timeout := time.After(time.Minute)
+	for f.seen.Before(f.disrupted) {
+		select {
+		case f.seen = <-created:
+		case <-timeout:
+			Fail(what + ": no item pod within a minute of the disruption\n" + describePods(ctx, failoverNamespace))
+		}
 	}
 	f.fromDisruption = f.seen.Sub(f.disrupted)
 	f.fromDue = f.seen.Sub(f.due)
