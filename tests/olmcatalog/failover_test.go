@@ -206,7 +206,8 @@ func measureFailover(ctx context.Context, what string, disrupt func(leader *core
 	f.acquired = lease.Spec.AcquireTime.Time
 	Expect(f.seen).To(BeTemporally(">=", f.acquired), "the item pod was created by the new leader, after it took the Lease")
 
-	AddReportEntry("failover: "+what, f.fromDue.Round(time.Millisecond).String())
+	AddReportEntry("failover: "+what, fmt.Sprintf("item pod %s after the disruption, %s after its tick",
+		f.fromDisruption.Round(time.Millisecond), f.fromDue.Round(time.Millisecond)))
 	GinkgoWriter.Println("failover measured: " + f.String())
 	return f
 }
