@@ -32,6 +32,8 @@ const (
 	failoverGroup     = "minutely"
 	operatorName      = "oaat-operator-controller-manager"
 	managerSelector   = "control-plane=controller-manager"
+	// managerReplicas is the replicas of the Deployment (config/manager/manager.yaml).
+	managerReplicas = 2
 )
 
 // The targets of issue 27: after a crash the standby takes the Lease once it has expired (its
@@ -63,7 +65,7 @@ var _ = Describe("Failover of the operator installed from the catalog image", Or
 		By("checking the Deployment and the PodDisruptionBudget OLM made from the bundle")
 		dep, err := clientset.AppsV1().Deployments(failoverNamespace).Get(ctx, operatorName, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(dep.Spec.Replicas).To(HaveValue(BeEquivalentTo(2)))
+		Expect(dep.Spec.Replicas).To(HaveValue(BeEquivalentTo(managerReplicas)))
 		Expect(dep.Spec.Strategy.Type).To(Equal(appsv1.RollingUpdateDeploymentStrategyType))
 		Expect(dep.Spec.Strategy.RollingUpdate.MaxUnavailable).To(HaveValue(Equal(intstr.FromInt32(0))))
 		Expect(dep.Spec.Strategy.RollingUpdate.MaxSurge).To(HaveValue(Equal(intstr.FromInt32(1))))
@@ -217,12 +219,12 @@ func measureFailover(ctx context.Context, what string, disrupt func(leader *core
 func waitForReplicas(ctx context.Context) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		g.Expect(readyManagers(ctx, g)).To(HaveLen(2), "Ready replicas of the operator")
+		g.Expect(readyManagers(ctx, g)).To(HaveLen(managerReplicas), "Ready replicas of the operator")
 		leaderPod(ctx, g)
 		pdb, err := clientset.PolicyV1().PodDisruptionBudgets(failoverNamespace).Get(ctx, operatorName, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(pdb.Status.ObservedGeneration).To(Equal(pdb.Generation))
-		g.Expect(pdb.Status.CurrentHealthy).To(BeEquivalentTo(2))
+		g.Expect(pdb.Status.CurrentHealthy).To(BeEquivalentTo(managerReplicas))
 		g.Expect(pdb.Status.DisruptionsAllowed).To(BeEquivalentTo(1))
 		group := &v1alpha1.OaatGroup{}
 		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: failoverNamespace, Name: failoverGroup}, group)).To(Succeed())

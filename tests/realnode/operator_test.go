@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -195,30 +193,17 @@ func scraperToken(ctx context.Context) string {
 	return token
 }
 
-// serviceEndpoints returns the ready address:port pairs of the Service's EndpointSlices: what a
-// Prometheus with Kubernetes service discovery (role endpoints, as a ServiceMonitor makes it)
-// scrapes. There is no kube-proxy here: the pods' addresses are reachable from this machine.
+// serviceEndpoints waits until the Service has one ready endpoint per Ready replica of the
+// operator and returns them (support.ReadyEndpoints). There is no kube-proxy here: the pods'
+// addresses are reachable from this machine.
 func serviceEndpoints(ctx context.Context, namespace, service string) []string {
 	GinkgoHelper()
 	var endpoints []string
 	Eventually(func(g Gomega) {
-		slices := &discoveryv1.EndpointSliceList{}
-		g.Expect(k8sClient.List(ctx, slices, client.InNamespace(namespace),
-			client.MatchingLabels{discoveryv1.LabelServiceName: service})).To(Succeed())
-		endpoints = nil
-		for _, s := range slices.Items {
-			for _, e := range s.Endpoints {
-				if e.Conditions.Ready == nil || !*e.Conditions.Ready {
-					continue
-				}
-				for _, port := range s.Ports {
-					for _, addr := range e.Addresses {
-						endpoints = append(endpoints, net.JoinHostPort(addr, strconv.Itoa(int(*port.Port))))
-					}
-				}
-			}
-		}
-		g.Expect(endpoints).NotTo(BeEmpty())
+		var err error
+		endpoints, err = support.ReadyEndpoints(ctx, k8sClient, namespace, service)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(endpoints).To(HaveLen(len(operatorPods(ctx, g))), "ready endpoints of Service %s/%s", namespace, service)
 	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	return endpoints
 }
