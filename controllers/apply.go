@@ -60,6 +60,7 @@ func (r *OaatGroupReconciler) applyPhases() []applyPhase {
 		{"create the pod", r.createRunPod},
 		{"open on-demand runs", r.openOnDemandRuns},
 		{"delete pods", r.deletePods},
+		{"write the lock breakers", r.writeLockBreakers},
 		{"give back slots", r.giveBackSlots},
 		{"add the history finalizer", r.addHistoryFinalizer},
 	}

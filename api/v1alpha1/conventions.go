@@ -194,11 +194,13 @@ const (
 const (
 	// ReasonBreakerClosed: the breaker is closed, items run as usual; also the reason of the
 	// Normal event sent when an open breaker closes (a probe succeeded, the reset annotation
-	// changed, or spec.circuitBreaker was removed).
+	// changed, or spec.circuitBreaker was removed), about the group, or about the lock whose
+	// breaker it is (spec.circuitBreaker: Shared on an OaatLock or a ClusterOaatLock).
 	ReasonBreakerClosed = "BreakerClosed"
 	// ReasonBreakerOpen: the breaker is open, one item at a time runs as a probe.
 	ReasonBreakerOpen = "BreakerOpen"
-	// ReasonBreakerOpened: the Warning event sent once when the breaker opens (not per probe).
+	// ReasonBreakerOpened: the Warning event sent once when the breaker opens (not per probe),
+	// about the group, or about the lock whose breaker it is.
 	ReasonBreakerOpened = "BreakerOpened"
 )
 

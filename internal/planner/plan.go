@@ -88,6 +88,11 @@ type Plan struct {
 	// Probes are the results of the circuit breaker's probes whose outcome Status records for
 	// the first time; the controller counts them once Status is persisted.
 	Probes []Result
+	// LockBreakers are the new states of the circuit breakers the group's locks carry
+	// (lockbreaker.go), written once Status is persisted, before the group's slots are given
+	// back, each only if the lock's breaker is unchanged since it was read; their events follow
+	// the write.
+	LockBreakers []LockBreakerUpdate
 	// DeleteHistory is the OaatGroupHistory the group adopted (or found expired, or of another
 	// OaatType), deleted once Status is persisted; nil when none.
 	DeleteHistory *v1alpha1.OaatGroupHistory
@@ -173,6 +178,8 @@ type Outcome struct {
 //	reviewOnDemandRuns      open OaatRuns, status.items, recorded outcome  the queue of on-demand runs; rejections, settlements
 //	observeReset            oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
 //	settleBreaker           spec.circuitBreaker, the reset just observed   status.circuitBreaker kept, closed or removed
+//	syncLockBreakers        status.circuitBreaker, the breakers that       the group's breaker following the locks' breakers;
+//	                        Input.Locks carry                              LockBreakers
 //	observeTick             spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
 //	stopCurrentRun          a run still live, runTimeout, blackouts        stopReason and the pod's deletion, or a wake-up
 //	checkReady              the policy, the OaatType, create backoff       condition Ready; whether a run may start
@@ -203,6 +210,7 @@ func Decide(in Input) Plan {
 	d.reviewOnDemandRuns()
 	d.observeReset()
 	d.settleBreaker()
+	d.syncLockBreakers()
 	wake.at(d.observeTick())
 	// Also with an invalid spec: a run already started keeps the stops that can still be read.
 	wake.at(d.stopCurrentRun())
