@@ -225,8 +225,9 @@ vet: ## Run go vet against code.
 ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
 
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
-	$(call timed,go test ./...,$(ENVTEST_ENV) go test ./... -coverprofile cover.out)
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
+	$(call timed,go test (all but integration),$(ENVTEST_ENV) go test $$(go list ./... | grep -v /tests/integration) -coverprofile cover.out)
+	$(call timed,integration,$(MAKE) test-integration)
 	$(call timed,test-olm,$(MAKE) test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
 	$(call timed,test-realnode,$(MAKE) test-realnode)
@@ -238,6 +239,26 @@ test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUB
 define timed
 @echo '$(2)'; start=$$(date +%s); $(2); echo "=== $(1) took $$(( $$(date +%s) - start ))s"
 endef
+
+# The integration suite (tests/integration) runs on INTEGRATION_PROCS parallel Ginkgo processes,
+# each with its own envtest control plane (a kube-apiserver and an etcd) and its own managers: its
+# specs mostly wait on the API server and on their own timers, so processes overlap that waiting
+# (one process used about a quarter of a core). Ginkgo's CLI is built from this module's go.mod,
+# at the version of the library the suite links.
+INTEGRATION_PROCS ?= 3
+# INTEGRATION_FOCUS runs only the specs whose description matches this regular expression.
+INTEGRATION_FOCUS ?=
+GINKGO_VERSION := $(shell awk '$$1 == "github.com/onsi/ginkgo/v2" { print $$2; exit }' go.mod)
+GINKGO := $(LOCALBIN)/ginkgo-$(GINKGO_VERSION)
+
+.PHONY: test-integration
+test-integration: $(GINKGO) $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run the integration suite (real kube-apiserver and etcd, INTEGRATION_PROCS parallel processes).
+	$(ENVTEST_ENV) $(GINKGO) --procs=$(INTEGRATION_PROCS) --timeout=30m $(if $(INTEGRATION_FOCUS),--focus '$(INTEGRATION_FOCUS)') ./tests/integration
+
+.PHONY: ginkgo
+ginkgo: $(GINKGO) ## Build Ginkgo's CLI (the version go.mod requires) into bin/ if necessary.
+$(GINKGO): go.mod go.sum | $(LOCALBIN)
+	@start=$$(date +%s); go build -o $@ github.com/onsi/ginkgo/v2/ginkgo && echo "Built $(notdir $@) in $$(( $$(date +%s) - start ))s"
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
 # in the end-to-end tests). The only system package the tests need: installed when missing.
