@@ -289,19 +289,21 @@ real-node-packages: ## Install the Debian packages of the local cluster's real n
 
 # The end-to-end suite (tests/e2e, build tag e2e) brings up a local cluster of its own (state in
 # .state/e2e-cluster, kept between runs), applies config/local, runs bin/manager as a separate
-# process with a token of its ServiceAccount, and stops everything at the end. Ginkgo's timeout is
-# shorter than go test's, so that on a timeout the suite still stops the cluster and the operator.
-E2E_TIMEOUT ?= 20m
+# process with a token of its ServiceAccount, and stops everything at the end, on Ginkgo's timeout
+# too. The specs run on E2E_PROCS Ginkgo processes: the first starts the cluster, the operator and
+# Prometheus and shares them; the specs mostly wait on the operator's timers and the cluster, and
+# those that stop the operator or query Prometheus are Serial (the first process runs them last).
 E2E_GINKGO_TIMEOUT ?= 18m
+E2E_PROCS ?= 3
 # E2E_FOCUS runs only the specs whose description matches this regular expression.
 E2E_FOCUS ?=
 
 .PHONY: test-e2e
-test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager.
+test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) $(GINKGO) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager, on E2E_PROCS parallel Ginkgo processes.
 	go vet -tags e2e ./tests/e2e/
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager KUBECTL_OAAT=$(LOCALBIN)/kubectl-oaat \
-		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
-		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
+		$(GINKGO) --tags e2e --procs=$(E2E_PROCS) -v --timeout $(E2E_GINKGO_TIMEOUT) \
+		$(if $(E2E_FOCUS),--focus '$(E2E_FOCUS)') ./tests/e2e
 
 # docs-transcripts runs the e2e spec of the documentation's transcripts with WRITE_TRANSCRIPTS=1: the
 # console blocks marked <!-- transcript: NAME --> get what their commands print on the local

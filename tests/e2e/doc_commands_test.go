@@ -93,7 +93,7 @@ func useNamespace(ctx SpecContext, name string, makeIt func()) {
 	ns = name
 }
 
-var _ = Describe("The documentation's commands", func() {
+var _ = Describe("The documentation's commands", Serial, func() {
 	It("run as the pages show them, in the namespaces they name", SpecTimeout(4*time.Minute), func(ctx SpecContext) {
 		shell := newDocShell(ctx)
 

@@ -21,7 +21,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-var _ = Describe("Metrics", func() {
+var _ = Describe("Metrics", Serial, func() {
 	BeforeEach(func(ctx SpecContext) {
 		start := time.Now()
 		prom.waitForTarget(ctx)
