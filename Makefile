@@ -224,14 +224,20 @@ vet: ## Run go vet against code.
 # envtest (controller-runtime) starts the API server, etcd and kubectl named by these variables.
 ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
 
+# Two pairs of suites run side by side (TEST_PAIR; --output-sync prints each one's output whole
+# when it ends): the integration suite, which mostly waits on its API servers, beside test-olm,
+# which builds the operator's image; the real-node suite beside the OLM install on kwok's nodes,
+# two clusters of their own (state directories and ports apart) that both mostly wait on their
+# control planes. The code and manifests were generated once, by test's prerequisites: -o keeps
+# the pairs from generating them again while the other suite of the pair reads them.
+TEST_PAIR = $(MAKE) -j2 --output-sync=target -o manifests -o generate -o fmt -o vet
+
 .PHONY: test
 test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
 	$(call timed,go test (all but integration),$(ENVTEST_ENV) go test $$(go list ./... | grep -v /tests/integration) -coverprofile cover.out)
-	$(call timed,integration,$(MAKE) test-integration)
-	$(call timed,test-olm,$(MAKE) test-olm)
+	$(call timed,test-integration and test-olm,$(TEST_PAIR) test-integration test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
-	$(call timed,test-realnode,$(MAKE) test-realnode)
-	$(call timed,test-olm-install,$(MAKE) test-olm-install)
+	$(call timed,test-realnode and test-olm-install,$(TEST_PAIR) test-realnode test-olm-install)
 	$(call timed,test-olm-catalog,$(MAKE) test-olm-catalog)
 
 # timed runs the command $(2) (echoed as make would), then says how long step $(1) took: the
