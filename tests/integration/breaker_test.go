@@ -167,7 +167,76 @@ var _ = Describe("The circuit breaker of a group", func() {
 		finishPod(ctx, pod.Name, 0, "Completed")
 		expectNoLivePod(ctx, name, 2*time.Second)
 	}, SpecTimeout(specTimeout))
+
+	It("runs an on-demand run while it is open, as a probe: a failed one grows no failure count, a successful one closes it", func(ctx SpecContext) {
+		const name = "vault"
+		group := newGroup(name, "a", "b", "c")
+		group.Spec.FailureCoolOff = "1h"
+		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: "1h"}
+		create(ctx, newOaatType(typeName), group)
+
+		By("failing two items, which opens the breaker until the probe in 1h")
+		var previous, failed []string
+		for range 2 {
+			pod := waitForLivePod(ctx, name, previous...)
+			markRunning(ctx, pod.Name)
+			finishPod(ctx, pod.Name, 1, "Error")
+			previous = append(previous, pod.Name)
+			failed = append(failed, pod.Annotations[v1alpha1.AnnotationItem])
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(getGroup(ctx, g, name).Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerOpen))
+		}).WithContext(ctx).Should(Succeed())
+		fresh := otherThan([]string{"a", "b", "c"}, failed)
+		groupLabels := map[string]string{"namespace": ns, "group": name}
+
+		By("running an OaatRun of a failed item at once, an hour before nextProbeAt; its failure grows no failure count")
+		create(ctx, newOnDemandRun("probe-1", name, failed[0]))
+		pod := waitForLivePod(ctx, name, previous...)
+		Expect(pod.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationOaatRun, "probe-1"))
+		markRunning(ctx, pod.Name)
+		finishPod(ctx, pod.Name, 1, "Error")
+		previous = append(previous, pod.Name)
+		expectOnDemandRun(ctx, "probe-1", v1alpha1.OaatRunFailed, "Error")
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, name)
+			g.Expect(group.Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerOpen))
+			g.Expect(group.Status.CircuitBreaker.FailedProbes).To(Equal(int32(1)))
+			g.Expect(itemStatus(group, failed[0]).FailureCount).To(Equal(int32(1)))
+			g.Expect(metricValue(g, "oaat_circuit_breaker_probes_total", withResult(groupLabels, "failed"))).To(Equal(1.0))
+		}).WithContext(ctx).Should(Succeed())
+		expectNoLivePod(ctx, name, time.Second)
+
+		By("running an OaatRun of the item that never ran, whose success closes the breaker; a failed item then runs at once, in its 1h cool-off")
+		create(ctx, newOnDemandRun("probe-2", name, fresh))
+		pod = waitForLivePod(ctx, name, previous...)
+		Expect(pod.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationOaatRun, "probe-2"))
+		markRunning(ctx, pod.Name)
+		finishPod(ctx, pod.Name, 0, "Completed")
+		previous = append(previous, pod.Name)
+		expectOnDemandRun(ctx, "probe-2", v1alpha1.OaatRunSucceeded, "Completed")
+		Eventually(func(g Gomega) {
+			g.Expect(getGroup(ctx, g, name).Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerClosed))
+			g.Expect(metricValue(g, "oaat_circuit_breaker_probes_total", withResult(groupLabels, "succeeded"))).To(Equal(1.0))
+		}).WithContext(ctx).Should(Succeed())
+		expectOneEvent(ctx, name, v1alpha1.ReasonBreakerClosed)
+		next := waitForLivePodWithin(ctx, 3*time.Second, name, previous...)
+		Expect(failed).To(ContainElement(next.Annotations[v1alpha1.AnnotationItem]))
+	}, SpecTimeout(specTimeout))
 })
+
+// otherThan is the one item of items not in some.
+func otherThan(items, some []string) string {
+	GinkgoHelper()
+	var rest []string
+	for _, it := range items {
+		if !slices.Contains(some, it) {
+			rest = append(rest, it)
+		}
+	}
+	Expect(rest).To(HaveLen(1))
+	return rest[0]
+}
 
 // runProbe checks that no pod of the group starts before nextProbe and that the probe's does
 // after it, then plays the probe's pod: running, then ended with exitCode and reason. It returns
