@@ -77,8 +77,10 @@ func TestE2E(t *testing.T) {
 type sharedSuite struct {
 	AdminKubeconfig string
 	OperatorLog     string
-	OperatorPID     int
-	PrometheusPID   int
+	// MetricsURL is the operator's metrics endpoint, kept when the operator restarts.
+	MetricsURL    string
+	OperatorPID   int
+	PrometheusPID int
 }
 
 // shared is the first process's sharedSuite, on every process.
@@ -125,7 +127,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	GinkgoWriter.Printf("Prometheus ready after %s\n", time.Since(promStart).Round(time.Millisecond))
 	GinkgoWriter.Printf("Suite ready after %s; operator log %s\n", time.Since(start).Round(time.Millisecond), operator.logPath)
 	data, err := json.Marshal(sharedSuite{
-		AdminKubeconfig: kubeconfig, OperatorLog: operator.logPath, OperatorPID: operator.pid(), PrometheusPID: prom.pid(),
+		AdminKubeconfig: kubeconfig, OperatorLog: operator.logPath, MetricsURL: operator.metricsURL(),
+		OperatorPID: operator.pid(), PrometheusPID: prom.pid(),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	return data
