@@ -9,7 +9,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -117,51 +116,36 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 		// 100ms of it (the pods that start at the closing run for 1s): each alone while it lived.
 		// The tracker sees a pod's end up to a few hundred milliseconds late, and two probes beside
 		// each other would overlap by their whole run (1s): an overlap counts from half a second.
-		var probes int
-		for _, probe := range all {
-			created := probe.Created.Time
-			if created.Before(openedAt.Add(time.Second)) || probe.Ended.IsZero() || probe.Ended.After(closedSeen.Add(overlapSlack)) {
-				continue
-			}
-			probes++
-			for _, other := range all {
-				overlaps := other.Name != probe.Name && other.Created.Time.Before(ended(probe).Add(-overlapSlack)) &&
-					created.Before(ended(other).Add(-overlapSlack))
-				Expect(overlaps).To(BeFalse(), "probe %s beside pod %s", probe, other)
-			}
-		}
+		probePods, beside := support.Probes(all, openedAt.Add(time.Second), closedSeen, overlapSlack)
+		Expect(beside).To(BeEmpty())
+		probes := len(probePods)
 		// Two probes failed (the first may be a run of the other group that was under way when the
 		// breaker opened, and ended as a failed probe), and one closed the breaker.
 		Expect(probes).To(BeNumerically(">=", 2), "probes: a failed one and the one that closed the breaker")
 		GinkgoWriter.Printf("%d probes ran, one at a time, while the lock's breaker was open\n", probes)
 
 		By("sending one event on the lock when it opened and one when it closed")
-		Expect(lockEvents(ctx, lockName, v1alpha1.ReasonBreakerOpened)).To(HaveLen(1))
-		Expect(lockEvents(ctx, lockName, v1alpha1.ReasonBreakerClosed)).To(HaveLen(1))
+		expectLockEvents(ctx, lockName)
 	}, SpecTimeout(2*time.Minute))
 })
 
 // overlapSlack is how long two pods may seem to overlap, as the tracker sees their ends late.
 const overlapSlack = 500 * time.Millisecond
 
-// ended is when the pod ended, or a time far ahead while it is live.
-func ended(r support.PodRecord) time.Time {
-	if r.Ended.IsZero() {
-		return time.Now().Add(time.Hour)
-	}
-	return r.Ended
-}
-
-// lockEvents returns the events about the test namespace's OaatLock with the reason.
-func lockEvents(ctx context.Context, lock, reason string) []eventsv1.Event {
+// expectLockEvents checks that the test namespace's OaatLock got one BreakerOpened and one
+// BreakerClosed event; the recorder sends them in the background, after the status writes.
+func expectLockEvents(ctx context.Context, lock string) {
 	GinkgoHelper()
-	list, err := clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	var found []eventsv1.Event
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "OaatLock" && e.Regarding.Name == lock && e.Reason == reason {
-			found = append(found, e)
+	Eventually(func(g Gomega) {
+		list, err := clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		count := map[string]int{}
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "OaatLock" && e.Regarding.Name == lock {
+				count[e.Reason]++
+			}
 		}
-	}
-	return found
+		g.Expect(count).To(HaveKeyWithValue(v1alpha1.ReasonBreakerOpened, 1))
+		g.Expect(count).To(HaveKeyWithValue(v1alpha1.ReasonBreakerClosed, 1))
+	}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 }
