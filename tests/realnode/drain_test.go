@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
@@ -204,6 +205,16 @@ var _ = Describe("A drain of the real node (kubectl drain)", func() {
 				g.Expect(og.Status.CurrentRun).NotTo(BeNil())
 				g.Expect(og.Status.CurrentRun.PodName).NotTo(Equal(pod.Name))
 				g.Expect(og.Status.CurrentRun.Item).To(Equal(item))
+				// The group counts the pod as its active run, as a Job counts a Pending pod active;
+				// the item keeps its Disrupted outcome and waits for nothing but the run.
+				running := meta.FindStatusCondition(og.Status.Conditions, v1alpha1.ConditionRunning)
+				g.Expect(running).NotTo(BeNil())
+				g.Expect(running.Status).To(Equal(metav1.ConditionTrue))
+				g.Expect(running.Message).To(ContainSubstring(og.Status.CurrentRun.PodName))
+				it := support.ItemStatus(og, item)
+				g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonDisrupted))
+				g.Expect(it.WaitReason).To(Equal(v1alpha1.WaitRunning))
+				g.Expect(it.NextEligibleAt).To(BeNil())
 				pods := groupPods(ctx, g, "drained")
 				g.Expect(pods).To(HaveLen(1), "the evicted pod is gone, the next one exists")
 				g.Expect(pods[0].Name).To(Equal(og.Status.CurrentRun.PodName))
@@ -219,9 +230,6 @@ var _ = Describe("A drain of the real node (kubectl drain)", func() {
 				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(group), og)).To(Succeed())
 				g.Expect(support.ItemStatus(og, item).FailureCount).To(BeZero())
 			}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
-			og := &v1alpha1.OaatGroup{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(group), og)).To(Succeed())
-			GinkgoWriter.Printf("while cordoned: conditions %+v, item %+v\n", og.Status.Conditions, *support.ItemStatus(og, item))
 
 			By("uncordoning the node: the item runs again and succeeds")
 			_, err = kubectl(ctx, "uncordon", realNodeName)
