@@ -298,6 +298,14 @@ REALNODE_TIMEOUT ?= 20m
 REALNODE_GINKGO_TIMEOUT ?= 18m
 REALNODE_FOCUS ?=
 
+# docs-transcripts-realnode writes the console blocks of docs/pvc-backup.md, which need the real
+# node's volumes and containers, as docs-transcripts does those of the kwok cluster
+# (tests/realnode/transcripts_test.go). Without it, the same spec (in make test-realnode) fails when
+# a block no longer matches. Root, and the machine's one real node.
+.PHONY: docs-transcripts-realnode
+docs-transcripts-realnode: ## Run docs/pvc-backup.md's console transcripts on the local cluster's real node and write their outputs into the page.
+	WRITE_TRANSCRIPTS=1 $(MAKE) test-realnode REALNODE_FOCUS='pvc-backup.md.s transcripts'
+
 .PHONY: test-realnode
 test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
 	go vet -tags realnode ./tests/realnode/

@@ -133,3 +133,15 @@ var _ = Describe("docs/install.md's checks after the install", func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
 })
+
+var _ = Describe("The runbook OaatOperatorDown's commands", func() {
+	It("show the manager's Deployment, pods, their events and log in oaat-operator-system", func(ctx SpecContext) {
+		out := runDocBlocks(ctx, docBin(ctx, false), "operator-down", nil)
+		Expect(out).To(MatchRegexp(`(?m)^deployment.apps/`+operatorDeployment+`\s`), "kubectl get deployment,pods")
+		Expect(out).To(MatchRegexp(`(?m)^pod/`+operatorDeployment+`-\S+\s+1/1\s+Running\s`), "kubectl get deployment,pods")
+		Expect(out).To(MatchRegexp(`(?m)^Namespace:\s+`+operatorNamespace+`$`), "kubectl describe pods")
+		// The manager's log is JSON, one object a line, and it logs a reconcile or a lease renewal
+		// at least every few seconds.
+		Expect(out).To(MatchRegexp(`(?m)^\{"level":`), "kubectl logs")
+	})
+})
