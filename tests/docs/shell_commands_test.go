@@ -35,9 +35,6 @@ var notRun = []struct{ file, prefix, reason string }{
 var notRunYet = []struct{ file, prefix, reason string }{
 	{"docs/install.md", "kubectl ", "dist/install.yaml (make build-installer, which edits config/manager), the Prometheus " +
 		"Operator's kinds and the uninstall, which the real-node suite's kept cluster would have to re-install; tests/realnode runs the kustomize install and the checks"},
-	{"docs/olm.md", "kubectl delete ", "tests/olmcatalog (install_test.go) runs the uninstall as a copy"},
-	{"docs/runbooks/oaat-operator-down.md", "", "needs the manager's Deployment (tests/realnode) and, for kubectl get csv, OLM (tests/olmcatalog)"},
-	{"docs/upgrading.md", "operator-sdk run bundle-upgrade ", "tests/olmcatalog (upgrade_test.go) runs it as a copy"},
 }
 
 // shellCommand is a command of a page: a logical line of a shell block (continued lines,

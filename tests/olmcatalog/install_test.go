@@ -4,6 +4,7 @@ package olmcatalog
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -41,7 +42,11 @@ var items = []string{"/srv/a", "/srv/b"}
 // installMode is one way to install the operator (support.InstallMode).
 type installMode = support.InstallMode
 
-var installModes = support.InstallModes("oaat-catalog", "oaat-catalog-work")
+// pageNamespace is the namespace docs/olm.md installs the operator in: the AllNamespaces mode's,
+// whose checks and uninstall are the page's commands (and the runbook OaatOperatorDown's).
+const pageNamespace = "oaat-operator"
+
+var installModes = support.InstallModes(pageNamespace, "oaat-catalog-work")
 
 var _ = Describe("Installing from the catalog image", Ordered, func() {
 	for _, m := range installModes {
@@ -100,6 +105,12 @@ func installAndRun(ctx SpecContext, m installMode) {
 
 	By("scraping the operator through the bundle's metrics Service with Prometheus")
 	expectRunMetrics(ctx, m)
+
+	if m.InstallNamespace == pageNamespace {
+		By("running the runbook OaatOperatorDown's kubectl get csv, as its first block left NS")
+		out := runDocBlocks(ctx, "operator-down-olm", "NS="+pageNamespace)
+		Expect(out).To(MatchRegexp(`(?m)^`+regexp.QuoteMeta(csvName)+`\s.*\sSucceeded$`), "kubectl get csv")
+	}
 }
 
 // runItems creates an OaatType and an OaatGroup in every work namespace and in the namespace
@@ -190,10 +201,16 @@ func runItems(ctx context.Context, m installMode) {
 
 // uninstall deletes the groups while the operator runs, then the Subscription, then the CSV, as
 // docs/olm.md says, and waits until OLM has removed the operator's Deployment; then the
-// OperatorGroup.
+// OperatorGroup. In the page's namespace it runs the page's uninstall (marked checked-by:
+// tests/olmcatalog uninstall), which deletes the CRDs and the bundle's ClusterRoles as well: the
+// next mode's InstallPlan makes them again.
 func uninstall(ctx context.Context, m installMode) {
 	GinkgoHelper()
-	Expect(support.DeleteGroups(ctx, k8sClient, time.Minute, m.Namespaces()...)).To(Succeed())
+	if m.InstallNamespace == pageNamespace {
+		runDocBlocks(ctx, "uninstall")
+	} else {
+		Expect(support.DeleteGroups(ctx, k8sClient, time.Minute, m.Namespaces()...)).To(Succeed())
+	}
 	for _, step := range []struct {
 		what string
 		del  func() error
