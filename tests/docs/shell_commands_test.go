@@ -33,8 +33,6 @@ var notRun = []struct{ file, prefix, reason string }{
 // line, each with the test that runs them as a copy or the cluster they need: work left of issue
 // 26. An entry that no longer matches a command fails, so that the list only shrinks.
 var notRunYet = []struct{ file, prefix, reason string }{
-	{"docs/install.md", "kubectl ", "dist/install.yaml (make build-installer, which edits config/manager), the Prometheus " +
-		"Operator's kinds and the uninstall, which the real-node suite's kept cluster would have to re-install; tests/realnode runs the kustomize install and the checks"},
 }
 
 // shellCommand is a command of a page: a logical line of a shell block (continued lines,
