@@ -80,19 +80,18 @@ func (t *Transcript) Run(ctx context.Context, line string) error {
 	if !t.NoPrompt {
 		t.text.WriteString("$ " + line + "\n")
 	}
-	t.text.WriteString(out)
-	// A terminal shows the next prompt on a line of its own, after an output without a newline
-	// at its end too (kubectl get -o jsonpath).
-	if out != "" && !strings.HasSuffix(out, "\n") {
-		t.text.WriteString("\n")
+	// The next prompt on the line after the output: an output without a newline at its end
+	// (kubectl get -o jsonpath) gets one, and the blank line that ends a table of kubectl oaat
+	// status goes, as a page does not show it.
+	if out != "" {
+		t.text.WriteString(strings.TrimRight(out, "\n") + "\n")
 	}
 	return nil
 }
 
-// String returns the block: what was run, without the blank lines at its end (a table of kubectl
-// oaat status ends in one, which a page does not show).
+// String returns the block: what was run.
 func (t *Transcript) String() string {
-	return strings.TrimRight(t.text.String(), "\n") + "\n"
+	return t.text.String()
 }
 
 // CheckTranscripts compares the marked blocks of the pages with outputs, by transcript name,
