@@ -32,8 +32,7 @@ var notRun = []struct{ file, prefix, reason string }{
 // notRunYet are the commands no test runs from its page yet, by page and the start of their
 // line, each with the test that runs them as a copy or the cluster they need: work left of issue
 // 26. An entry that no longer matches a command fails, so that the list only shrinks.
-var notRunYet = []struct{ file, prefix, reason string }{
-}
+var notRunYet = []struct{ file, prefix, reason string }{}
 
 // shellCommand is a command of a page: a logical line of a shell block (continued lines,
 // heredocs and loops joined), or a $-prompt line of a console block.
