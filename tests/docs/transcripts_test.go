@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// notGeneratedYet are the pages whose console transcripts no scenario makes yet: those of
-// docs/olm.md need the OLM cluster of tests/olmcatalog (kubectl get csv, operator-sdk run
-// bundle, scorecard, the metrics endpoint).
+// notGeneratedYet are the pages some of whose console transcripts no scenario makes yet: those of
+// docs/olm.md need the OLM cluster of tests/olmcatalog, which makes kubectl get csv's but not yet
+// those of operator-sdk run bundle, scorecard and the metrics endpoint.
 var notGeneratedYet = []string{"docs/olm.md"}
 
 // Every console block of the other pages shows what commands printed on the local cluster: it is

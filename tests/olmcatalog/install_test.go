@@ -4,6 +4,7 @@ package olmcatalog
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -110,6 +111,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 		By("running the runbook OaatOperatorDown's kubectl get csv, as its first block left NS")
 		out := runDocBlocks(ctx, "operator-down-olm", "NS="+pageNamespace)
 		Expect(out).To(MatchRegexp(`(?m)^`+regexp.QuoteMeta(csvName)+`\s.*\sSucceeded$`), "kubectl get csv")
+		expectOLMTranscripts(ctx)
 	}
 }
 
@@ -197,6 +199,23 @@ func runItems(ctx context.Context, m installMode) {
 			g.Expect(pods.Items).To(BeEmpty(), "pods outside the targets")
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 	}
+}
+
+// expectOLMTranscripts makes the console transcripts of docs/olm.md (support.TranscriptPages)
+// that the install from the catalog shows, its CSV in the page's namespace: with
+// WRITE_TRANSCRIPTS=1 it writes them into the page, else each block must match, ages aside.
+func expectOLMTranscripts(ctx context.Context) {
+	GinkgoHelper()
+	block := &support.Transcript{Runner: support.TranscriptRunner{Kubectl: env.kubectl, Dir: env.repoRoot,
+		Env: []string{"KUBECONFIG=" + adminKubeconfig}}}
+	Expect(block.Run(ctx, "kubectl get csv -n oaat-operator")).To(Succeed())
+	pages, err := support.TranscriptPages(env.repoRoot, "tests/olmcatalog")
+	Expect(err).NotTo(HaveOccurred())
+	stale, err := support.CheckTranscripts(env.repoRoot, pages, map[string]string{"olm-get-csv": block.String()},
+		os.Getenv("WRITE_TRANSCRIPTS") == "1")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(stale).To(BeEmpty(), "the transcripts of docs/olm.md differ from what their commands print "+
+		"(WRITE_TRANSCRIPTS=1 make test-olm-catalog writes them):\n%s", strings.Join(stale, "\n"))
 }
 
 // uninstall deletes the groups while the operator runs, then the Subscription, then the CSV, as

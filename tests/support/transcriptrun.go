@@ -11,8 +11,9 @@ import (
 )
 
 // transcriptSuites names the test package that makes the transcripts of a page when it is not
-// tests/e2e (the kwok cluster): the pages whose commands need a real kubelet.
+// tests/e2e (the kwok cluster): the pages whose commands need a real kubelet, or OLM.
 var transcriptSuites = map[string]string{
+	"docs/olm.md":        "tests/olmcatalog",
 	"docs/pvc-backup.md": "tests/realnode",
 }
 
