@@ -181,7 +181,7 @@ var _ = Describe("docs/install.md's install from dist/install.yaml, its Promethe
 
 		By("uninstalling as the page says; the suite's install is restored after")
 		DeferCleanup(func(ctx SpecContext) {
-			deployOperator(ctx)
+			runDocBlocks(ctx, bin, "install-kustomize", nil)
 			waitForOperator(ctx)
 		}, NodeTimeout(5*time.Minute))
 		runDocBlocks(ctx, bin, "uninstall", nil)
