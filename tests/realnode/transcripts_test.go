@@ -42,14 +42,7 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 		for _, name := range []string{"data-web", "data-db", "data-mail", "scratch", "backup-target"} {
 			hostPathClaim(ctx, dir, "oaat-realnode-"+backupsNamespace, name, nil)
 		}
-		Eventually(func(g Gomega) {
-			claims := &corev1.PersistentVolumeClaimList{}
-			g.Expect(k8sClient.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
-			g.Expect(claims.Items).To(HaveLen(5))
-			for _, c := range claims.Items {
-				g.Expect(c.Status.Phase).To(Equal(corev1.ClaimBound), "claim %s", c.Name)
-			}
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		expectClaimsBound(ctx, 5)
 
 		runner := support.TranscriptRunner{Kubectl: os.Getenv("KUBECTL"), KubectlOaat: filepath.Join(bin, "kubectl-oaat"),
 			Dir: repoRoot, Env: []string{"KUBECONFIG=" + adminKubeconfig}}
