@@ -21,7 +21,10 @@ import (
 // (bundle-upgrade) and the runbook OaatOperatorDown's kubectl get csv (operator-down-olm).
 func runDocBlocks(ctx context.Context, name string, extra ...string) string {
 	GinkgoHelper()
-	bin := GinkgoT().TempDir()
+	// Not GinkgoT().TempDir(): the uninstall runs in a DeferCleanup, where no other may be made.
+	bin, err := os.MkdirTemp("", "olmcatalog-docs-")
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { Expect(os.RemoveAll(bin)).To(Succeed()) }()
 	for tool, path := range map[string]string{"kubectl": env.kubectl, "operator-sdk": env.operatorSDK} {
 		Expect(os.Symlink(path, filepath.Join(bin, tool))).To(Succeed())
 	}
