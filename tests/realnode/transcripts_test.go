@@ -61,11 +61,10 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 			}
 			return names
 		}
-		succeeded := func(item string) v1alpha1.ItemStatus {
+		succeeded := func(item string) {
 			GinkgoHelper()
 			status := waitForOutcome(ctx, group, item, 2*time.Minute)
 			Expect(status.LastSuccess).NotTo(BeNil(), "item %s: the run failed (%s, exit %v)", item, status.LastReason, status.LastExitCode)
-			return status
 		}
 
 		By("labelling two claims and applying the sample: both are backed up, one after the other")

@@ -39,16 +39,16 @@ func TestTranscriptRun(t *testing.T) {
 
 func TestCheckTranscripts(t *testing.T) {
 	root := t.TempDir()
-	page := "<!-- transcript: one -->\n```console\n$ kubectl get x\nx   5s\n```\n"
+	page := "<!-- transcript: one -->\n```console\n$ kubectl get oag\nnas   5s\n```\n"
 	if err := os.WriteFile(filepath.Join(root, "page.md"), []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pages := []string{"page.md"}
-	if stale, err := CheckTranscripts(root, pages, map[string]string{"one": "$ kubectl get x\nx 2m\n"}, false); err != nil || len(stale) > 0 {
+	if stale, err := CheckTranscripts(root, pages, map[string]string{"one": "$ kubectl get oag\nnas 2m\n"}, false); err != nil || len(stale) > 0 {
 		t.Errorf("an output that differs by its ages: stale %q, error %v", stale, err)
 	}
-	if stale, err := CheckTranscripts(root, pages, map[string]string{"one": "$ kubectl get x\ny 2m\n"}, false); err != nil ||
-		len(stale) != 1 || !strings.Contains(stale[0], "+ y <d>") {
+	if stale, err := CheckTranscripts(root, pages, map[string]string{"one": "$ kubectl get oag\nvideos 2m\n"}, false); err != nil ||
+		len(stale) != 1 || !strings.Contains(stale[0], "+ videos <d>") {
 		t.Errorf("an output that differs: stale %q, error %v", stale, err)
 	}
 	if _, err := CheckTranscripts(root, pages, map[string]string{}, false); err == nil || !strings.Contains(err.Error(), "no scenario of the test makes transcript one") {
@@ -58,14 +58,14 @@ func TestCheckTranscripts(t *testing.T) {
 		!strings.Contains(err.Error(), "has the block of transcript two") {
 		t.Errorf("an output without a block: %v", err)
 	}
-	if _, err := CheckTranscripts(root, pages, map[string]string{"one": "$ kubectl get x\ny 2m\n"}, true); err != nil {
+	if _, err := CheckTranscripts(root, pages, map[string]string{"one": "$ kubectl get oag\nvideos 2m\n"}, true); err != nil {
 		t.Fatal(err)
 	}
 	written, err := os.ReadFile(filepath.Join(root, "page.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "<!-- transcript: one -->\n```console\n$ kubectl get x\ny 2m\n```\n"; string(written) != want {
+	if want := "<!-- transcript: one -->\n```console\n$ kubectl get oag\nvideos 2m\n```\n"; string(written) != want {
 		t.Errorf("the page written:\n got %q\nwant %q", written, want)
 	}
 }
