@@ -17,7 +17,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/overdue"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // queue is the OaatGroup controller's work queue as its event handlers see it.
@@ -115,7 +115,7 @@ func (h prioritized) priorityOf(ctx context.Context, req reconcile.Request, obj 
 	}
 	cr := group.Status.CurrentRun
 	pod, isPod := obj.(*corev1.Pod)
-	if isPod && !deleted && !planner.Terminal(pod) && pod.DeletionTimestamp.IsZero() && (cr == nil || pod.Name != cr.PodName) {
+	if isPod && !deleted && !podbuild.Terminal(pod) && pod.DeletionTimestamp.IsZero() && (cr == nil || pod.Name != cr.PodName) {
 		// A live pod that is not the group's current run (as far as the cache knows): a rogue
 		// pod, which the group deletes at once; or its new run's pod seen before the status that
 		// names it, which costs an early reconcile.

@@ -41,7 +41,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/duration"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 const (
@@ -150,12 +151,12 @@ func runDueSince(group *v1alpha1.OaatGroup, cr *v1alpha1.CurrentRun, run *corev1
 	switch {
 	case cr.StopReason != "", runGone:
 		return now, true
-	case run != nil && run.Name == cr.PodName && (run.Status.Phase == corev1.PodSucceeded || run.Status.Phase == corev1.PodFailed):
+	case run != nil && run.Name == cr.PodName && podbuild.Terminal(run):
 		return podEnded(run, now), true
 	case run != nil && run.Name == cr.PodName && !run.DeletionTimestamp.IsZero():
 		return now, true
 	}
-	if timeout, err := duration.Parse(string(group.Spec.RunTimeout)); err == nil && timeout > 0 {
+	if timeout, err := groupspec.RunTimeout(group); err == nil && timeout > 0 {
 		if deadline := cr.StartedAt.Add(timeout); !deadline.After(now) {
 			return deadline, true
 		}
@@ -163,18 +164,13 @@ func runDueSince(group *v1alpha1.OaatGroup, cr *v1alpha1.CurrentRun, run *corev1
 	return time.Time{}, false
 }
 
-// podEnded is when a terminal pod ended: its last container's finishedAt, now when it has none.
+// podEnded is when a terminal pod ended (podbuild.Ended), now when no container says so or it
+// says a time still to come.
 func podEnded(pod *corev1.Pod, now time.Time) time.Time {
-	var ended time.Time
-	for _, cs := range pod.Status.ContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(ended) {
-			ended = t.FinishedAt.Time
-		}
+	if ended, ok := podbuild.Ended(pod); ok && !ended.After(now) {
+		return ended
 	}
-	if ended.IsZero() || ended.After(now) {
-		return now
-	}
-	return ended
+	return now
 }
 
 // latest is the latest of base and the times that are set.

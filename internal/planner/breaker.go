@@ -215,7 +215,7 @@ func (d *decision) startProbe() (wake time.Time) {
 			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
-	candidates := d.leastRecentlyProbed(d.policy.timing.Candidates(free, d.in.Now))
+	candidates := d.leastRecentlyProbed(d.policy.Timing.Candidates(free, d.in.Now))
 	if next, ok := schedule.Choose(candidates, d.in.Rand); ok {
 		return d.start(next.Name, "")
 	}
@@ -273,7 +273,7 @@ func (d *decision) leastRecentlyProbed(candidates []schedule.Item) []schedule.It
 // says (failures waived as failuresWaived says); while the breaker is open, not before
 // nextProbeAt (WaitBreakerOpen), and, while a probe runs, until its outcome.
 func (d *decision) waitOf(it *v1alpha1.ItemStatus) schedule.Wait {
-	w := d.policy.timing.WaitOf(d.scheduleItemOf(it), d.in.Now)
+	w := d.policy.Timing.WaitOf(d.scheduleItemOf(it), d.in.Now)
 	if !d.breakerOpen() {
 		return w
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // lockRecheck is how soon a group that waits for locks is looked at again should no event of its
@@ -58,7 +59,7 @@ func (d *decision) settleLocks() {
 		st.LockWait = nil
 	}
 	cr := st.CurrentRun
-	live := cr != nil && d.pods.current != nil && d.pods.current.Name == cr.PodName && !Terminal(d.pods.current)
+	live := cr != nil && d.pods.current != nil && d.pods.current.Name == cr.PodName && !podbuild.Terminal(d.pods.current)
 	var over []locks.Overload
 	d.plan.Locks.Assert, over = locks.Assert(d.group, d.in.Locks, cr, live, d.plan.Locks.Acquire)
 	for _, o := range over {

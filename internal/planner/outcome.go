@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // maxRecentRuns is how many run durations an item keeps in status.
@@ -30,7 +31,7 @@ func (d *decision) recordCurrentRun() {
 			reason:     v1alpha1.ReasonPodNotFound,
 			detail:     "its pod no longer exists: deleted before it ended, or never created",
 		}
-	case Terminal(pod):
+	case podbuild.Terminal(pod):
 		out = d.endedPod(pod)
 		if out.result == ResultFailed && Disrupted(pod) {
 			out = stopped(v1alpha1.ReasonDisrupted, out)
@@ -206,9 +207,6 @@ func (d *decision) endedPod(pod *corev1.Pod) ended {
 		if firstFailed == nil && term.ExitCode != 0 {
 			firstFailed = term
 		}
-		if term.FinishedAt.After(out.finishedAt.Time) {
-			out.finishedAt = metav1.NewTime(term.FinishedAt.Truncate(time.Second))
-		}
 	}
 	explaining := first
 	if pod.Status.Phase != corev1.PodSucceeded && firstFailed != nil {
@@ -226,8 +224,9 @@ func (d *decision) endedPod(pod *corev1.Pod) ended {
 		out.reason = string(pod.Status.Phase)
 	}
 	out.detail = pod.Status.Message
-	if out.finishedAt.IsZero() {
-		out.finishedAt = d.stamp
+	out.finishedAt = d.stamp
+	if end, ok := podbuild.Ended(pod); ok {
+		out.finishedAt = metav1.NewTime(end.Truncate(time.Second))
 	}
 	return out
 }

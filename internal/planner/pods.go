@@ -1,12 +1,11 @@
 package planner
 
 import (
-	"strconv"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // pods are a group's pods sorted out for a decision.
@@ -34,7 +33,7 @@ func sortPods(group *v1alpha1.OaatGroup, list []corev1.Pod) pods {
 // not: no run may start until it has ended.
 func (p pods) anyLive() bool {
 	for _, pod := range p.others {
-		if !Terminal(pod) {
+		if !podbuild.Terminal(pod) {
 			return true
 		}
 	}
@@ -58,23 +57,8 @@ func (p pods) maxRun() int64 {
 	var highest int64
 	for _, pod := range append([]*corev1.Pod{p.current}, p.others...) {
 		if pod != nil {
-			highest = max(highest, RunNumber(pod))
+			highest = max(highest, podbuild.RunNumber(pod))
 		}
 	}
 	return highest
-}
-
-// Terminal reports whether the pod has ended: phase Succeeded or Failed. A pod being deleted that
-// has not ended is live: its containers may still run.
-func Terminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
-// RunNumber is the run number of a pod (its oaat.io/run label), zero when its label is missing or malformed.
-func RunNumber(pod *corev1.Pod) int64 {
-	n, err := strconv.ParseInt(pod.Labels[v1alpha1.LabelRun], 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
 }

@@ -35,7 +35,7 @@ func (d *decision) startNext() (wake time.Time) {
 			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
-	if next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand); ok {
+	if next, ok := d.policy.Timing.Next(free, d.in.Now, d.in.Rand); ok {
 		return d.start(next.Name, "")
 	}
 	return time.Time{}

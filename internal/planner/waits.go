@@ -22,7 +22,7 @@ func (d *decision) held(it *v1alpha1.ItemStatus) string {
 		return v1alpha1.WaitParked
 	case d.done(it):
 		return d.doneReason()
-	case d.policy.suspended != "":
+	case d.policy.Suspended != "":
 		return v1alpha1.WaitSuspended
 	}
 	return ""
@@ -37,10 +37,10 @@ func (d *decision) parked(it *v1alpha1.ItemStatus) bool {
 // done reports whether, in mode EachOnce or with a schedule, the item has succeeded in the
 // current round.
 func (d *decision) done(it *v1alpha1.ItemStatus) bool {
-	if !d.policy.calendar.IsZero() {
+	if !d.policy.Calendar.IsZero() {
 		return d.doneInRound(it)
 	}
-	if !d.policy.eachOnce || it.LastSuccess == nil {
+	if !d.policy.EachOnce || it.LastSuccess == nil {
 		return false
 	}
 	round := d.plan.Status.RoundStartedAt

@@ -14,7 +14,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/hack/devkit"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
@@ -168,7 +168,7 @@ func (c *chaos) deletePod(ctx context.Context) error {
 			return err
 		}
 		for i := range pods.Items {
-			if !planner.Terminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
+			if !podbuild.Terminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
 				live = append(live, &pods.Items[i])
 			}
 		}
