@@ -166,4 +166,6 @@ func currentRun(g *v1alpha1.OaatGroup, item string, run int64, start time.Durati
 }
 
 // podName is the name of the pod of run `run` of item of g.
-func podName(g *v1alpha1.OaatGroup, item string, run int64) string { return podbuild.Name(g.Name, item, run) }
+func podName(g *v1alpha1.OaatGroup, item string, run int64) string {
+	return podbuild.Name(g.Name, item, run)
+}
