@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -33,26 +35,36 @@ func updates(us []OnDemandRunUpdate) []string {
 	return out
 }
 
+// onDemandUpdate is the update of the OaatRun run to status.
+func onDemandUpdate(run v1alpha1.OaatRun, endsRun bool, status v1alpha1.OaatRunStatus) OnDemandRunUpdate {
+	return OnDemandRunUpdate{OnDemandRun: &run, Status: status, EndsRun: endsRun}
+}
+
 func TestDecideServesOnDemandRunsFirstInOrder(t *testing.T) {
 	g := newGroup("a", "b", "c")
 	// a never ran, so the schedule would pick it; the on-demand runs go first, oldest first.
 	later := newOnDemandRun("later", "backups", "b", 2*time.Second)
 	first := newOnDemandRun("first", "backups", "c", time.Second)
 
-	p := Decide(withOnDemandRuns(input(g, time.Minute), later, first))
-	if p.Create == nil || p.Status.CurrentRun.Item != "c" || p.Status.CurrentRun.OaatRun != "first" {
-		t.Fatalf("currentRun = %+v, want item c for on-demand run first", p.Status.CurrentRun)
-	}
-	if p.Create.Annotations[v1alpha1.AnnotationOaatRun] != "first" {
-		t.Fatalf("pod annotations = %v", p.Create.Annotations)
-	}
-	want := []string{"later Pending " + v1alpha1.ReasonQueued, "first InProgress " + v1alpha1.ReasonItemRunning}
-	if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, want) {
-		t.Fatalf("open on-demand runs = %v, want %v", got, want)
-	}
-	if len(p.FinalOnDemandRuns) != 0 {
-		t.Fatalf("final on-demand runs = %v", updates(p.FinalOnDemandRuns))
-	}
+	pod := newPod(t, g, "c", 1)
+	pod.Annotations[v1alpha1.AnnotationOaatRun] = "first"
+	cr := currentRun(g, "c", 1, time.Minute)
+	cr.OaatRun = "first"
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(3, time.Minute), runningCond(g, "c", 1, time.Minute)},
+			CurrentRun:         cr, RunCount: 1, ItemCount: 3,
+			Items: []v1alpha1.ItemStatus{{Name: "a"}, {Name: "b"}, {Name: "c", LastStarted: at(time.Minute), WaitReason: v1alpha1.WaitRunning}},
+		},
+		Create: pod,
+		OpenOnDemandRuns: []OnDemandRunUpdate{
+			onDemandUpdate(later, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued,
+				Message: "waits for the group's running item or older on-demand runs"}),
+			onDemandUpdate(first, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, Reason: v1alpha1.ReasonItemRunning,
+				Message: `Item "c" runs in pod ` + pod.Name, PodName: pod.Name, StartedAt: at(time.Minute)}),
+		},
+	}, Decide(withOnDemandRuns(input(g, time.Minute), later, first)))
 }
 
 func TestDecideRejectsOnDemandRuns(t *testing.T) {
@@ -66,19 +78,19 @@ func TestDecideRejectsOnDemandRuns(t *testing.T) {
 	done := newOnDemandRun("done", "backups", "a", -time.Hour)
 	done.Status.Phase = v1alpha1.OaatRunSucceeded
 
-	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), unknown, pending, duplicate, done))
-	want := []string{"unknown Rejected " + v1alpha1.ReasonUnknownItem, "duplicate Rejected " + v1alpha1.ReasonDuplicate}
-	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, want) {
-		t.Fatalf("final on-demand runs = %v, want %v", got, want)
+	// The pending run stays queued behind the run that goes on; nothing starts.
+	rejected := func(reason, text string) v1alpha1.OaatRunStatus {
+		return v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: reason, Message: text, FinishedAt: at(time.Minute)}
 	}
-	for _, u := range p.FinalOnDemandRuns {
-		if u.Status.FinishedAt == nil || !u.Status.FinishedAt.Equal(at(time.Minute)) || u.Status.Message == "" {
-			t.Fatalf("on-demand run %s: %+v", u.OnDemandRun.Name, u.Status)
-		}
-	}
-	if p.Create != nil {
-		t.Fatal("started a run while one runs")
-	}
+	checkPlan(t, Plan{
+		FinalOnDemandRuns: []OnDemandRunUpdate{
+			onDemandUpdate(unknown, false, rejected(v1alpha1.ReasonUnknownItem, `"zzz" is not an item of OaatGroup backups`)),
+			onDemandUpdate(duplicate, false, rejected(v1alpha1.ReasonDuplicate, `OaatRun pending already asks to run item "a" and is still pending`)),
+		},
+		Status: runningStatus(g, "a", 1, 0, time.Minute),
+		OpenOnDemandRuns: []OnDemandRunUpdate{onDemandUpdate(pending, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending,
+			Reason: v1alpha1.ReasonQueued, Message: "waits for the group's running item or older on-demand runs"})},
+	}, Decide(withOnDemandRuns(input(g, time.Minute, pod), unknown, pending, duplicate, done)))
 }
 
 func TestDecideSettlesTheOnDemandRunOfAFinishedRun(t *testing.T) {
@@ -89,36 +101,33 @@ func TestDecideSettlesTheOnDemandRunOfAFinishedRun(t *testing.T) {
 	onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
 	pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 2, "Error", at(30*time.Second))
 
+	// The on-demand run of the run that the plan ends is final (since the decision), and marked
+	// EndsRun.
+	failed := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed, Reason: "Error", Message: `Item "a" failed in pod ` + pod.Name + ": Error, exit code 2",
+		PodName: pod.Name, StartedAt: at(0), FinishedAt: at(time.Minute), ExitCode: ptr.To[int32](2)}
 	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun))
-	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) {
-		t.Fatalf("final on-demand runs = %v", got)
-	}
-	if s := p.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || !s.StartedAt.Equal(at(0)) {
-		t.Fatalf("final status = %+v", s)
-	}
-	if len(p.OpenOnDemandRuns) != 0 {
-		t.Fatalf("open on-demand runs = %v", updates(p.OpenOnDemandRuns))
-	}
-	if !p.FinalOnDemandRuns[0].EndsRun {
-		t.Fatal("the on-demand run of the run that the plan ends is not marked EndsRun")
-	}
+	checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(onDemandRun, true, failed)}, nil, p)
 	// Decided again while the on-demand run is still open (its final status was not written, or the
 	// cache has not caught up), the group, which has recorded its run, settles it from the item's
 	// history with the same outcome; the group's status does not wait for it.
 	again := Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), onDemandRun))
-	if got := updates(again.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) || len(again.OpenOnDemandRuns) != 0 {
-		t.Fatalf("final on-demand runs %v, open on-demand runs %v", got, updates(again.OpenOnDemandRuns))
-	}
-	if s := again.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || again.FinalOnDemandRuns[0].EndsRun {
-		t.Fatalf("settled from history: %+v, endsRun %v", s, again.FinalOnDemandRuns[0].EndsRun)
-	}
+	checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(onDemandRun, false, failed)}, nil, again)
 
 	// An on-demand run in progress whose run the group neither runs nor recorded has lost it.
 	lost := onDemandRun.DeepCopy()
 	lost.Status.PodName = "backups-a-other-9"
 	p = Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), *lost))
-	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed " + v1alpha1.ReasonPodNotFound}) {
-		t.Fatalf("final on-demand runs = %v", got)
+	checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(*lost, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed,
+		Reason: v1alpha1.ReasonPodNotFound, Message: "the group no longer runs this on-demand run's item: its status was changed by someone else",
+		PodName: "backups-a-other-9", StartedAt: at(0), FinishedAt: at(time.Minute)})}, nil, p)
+}
+
+// checkOnDemand fails the test with the differences between the on-demand run updates wanted,
+// final and open, and the plan's.
+func checkOnDemand(t *testing.T, final, open []OnDemandRunUpdate, p Plan) {
+	t.Helper()
+	if diff := cmp.Diff([][]OnDemandRunUpdate{final, open}, [][]OnDemandRunUpdate{p.FinalOnDemandRuns, p.OpenOnDemandRuns}, planOpts...); diff != "" {
+		t.Errorf("on-demand run updates, final then open (-want +got):\n%s", diff)
 	}
 }
 
