@@ -1,0 +1,67 @@
+package podbuild
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+func TestTerminal(t *testing.T) {
+	for phase, want := range map[corev1.PodPhase]bool{
+		corev1.PodPending: false, corev1.PodRunning: false, corev1.PodUnknown: false, "": false,
+		corev1.PodSucceeded: true, corev1.PodFailed: true,
+	} {
+		if got := Terminal(&corev1.Pod{Status: corev1.PodStatus{Phase: phase}}); got != want {
+			t.Errorf("Terminal(phase %q) = %v, want %v", phase, got, want)
+		}
+	}
+	deleting := metav1.Now()
+	running := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleting}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	if Terminal(running) {
+		t.Error("a running pod being deleted is terminal; its containers may still run")
+	}
+}
+
+func TestRunNumber(t *testing.T) {
+	for label, want := range map[string]int64{"7": 7, "0": 0, "": 0, "-3": 0, "x": 0, "99999999999999999999": 0} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1alpha1.LabelRun: label}}}
+		if got := RunNumber(pod); got != want {
+			t.Errorf("RunNumber(label %q) = %d, want %d", label, got, want)
+		}
+	}
+	if got := RunNumber(&corev1.Pod{}); got != 0 {
+		t.Errorf("RunNumber(no label) = %d, want 0", got)
+	}
+}
+
+func TestEnded(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	terminated := func(name string, at time.Duration) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(t0.Add(at))}}}
+	}
+	running := corev1.ContainerStatus{Name: "sidecar", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	for _, tc := range []struct {
+		name      string
+		init, all []corev1.ContainerStatus
+		want      time.Time
+	}{
+		{name: "no status"},
+		{name: "nothing terminated", all: []corev1.ContainerStatus{running}},
+		{name: "the last container's end", all: []corev1.ContainerStatus{terminated("main", 9*time.Second), running, terminated("other", 5*time.Second)},
+			want: t0.Add(9 * time.Second)},
+		{name: "an init container that failed", init: []corev1.ContainerStatus{terminated("prepare", 2*time.Second)}, want: t0.Add(2 * time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Status: corev1.PodStatus{InitContainerStatuses: tc.init, ContainerStatuses: tc.all}}
+			got, ok := Ended(pod)
+			if !got.Equal(tc.want) || ok == tc.want.IsZero() {
+				t.Errorf("Ended = %v, %v; want %v, %v", got, ok, tc.want, !tc.want.IsZero())
+			}
+		})
+	}
+}
