@@ -126,8 +126,7 @@ func DueSince(group *v1alpha1.OaatGroup, run *corev1.Pod, runGone bool, now time
 // stopped between the run's intent and the pod's create, and the synced cache lacks the pod. The
 // run was due when the group's previous run ended (the latest end of any item's run), or at the
 // run's intent if none ended before it; counting from the intent alone ranked such a group, due
-// since its previous pod ended, behind groups due for less (a resume of 1,000 groups started one
-// 25 s after the restart, among the most overdue tenth by its pods). A group that idled between
+// since its previous pod ended, behind groups due for less. A group that idled between
 // its previous run and this run's intent is ranked as due since that run's end: an estimate that
 // moves the few groups caught by a stop forward, never a run.
 func NeverCreated(group *v1alpha1.OaatGroup, now time.Time) int {

@@ -9,5 +9,11 @@
 //   - A finished run's outcome is recorded once: recording it clears status.currentRun, which is
 //     the only key an outcome is recorded under.
 //   - The finished pods kept of each item are those spec.podHistory asks for (absent: the latest);
-//     the others are deleted, together once the group is idle or 8 of them wait.
+//     the others are deleted together (Plan.DeleteBatch) once the group is idle or 8 of them
+//     wait. The finished pods of an item removed from the group are deleted at once, each alone
+//     (Plan.Delete), its status entry going with the last.
+//
+// The group's spec is read by internal/groupspec (the circuit breaker's part by breaker.go), and
+// the facts of a pod (Terminal, RunNumber, Ended, Started) are internal/podbuild's; this package exports
+// only the planning types: Input, Plan and what a Plan holds, and the fallbacks.
 package planner

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // withStatuses is the pod with these init container and container statuses.
@@ -51,14 +52,14 @@ func TestStartedAndWaitingFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := []any{Started(&tt.pod), waitingFor(&tt.pod)}
+			got := []any{podbuild.Started(&tt.pod), waitingFor(&tt.pod)}
 			if diff := cmp.Diff([]any{tt.wantStarted, tt.wantWaiting}, got); diff != "" {
 				t.Errorf("Started, waitingFor (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if Started(nil) {
-		t.Error("Started(nil) = true: a pod not seen yet has not started")
+	if podbuild.Started(nil) {
+		t.Error("podbuild.Started(nil) = true: a pod not seen yet has not started")
 	}
 }
 

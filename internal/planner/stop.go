@@ -64,7 +64,7 @@ func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason string, wake time
 		}
 		next.at(deadline)
 	}
-	if timeout := d.policy.PendingTimeout; timeout > 0 && !Started(d.pods.current) {
+	if timeout := d.policy.PendingTimeout; timeout > 0 && !podbuild.Started(d.pods.current) {
 		deadline := cr.StartedAt.Add(timeout)
 		if !d.in.Now.Before(deadline) {
 			return v1alpha1.ReasonPendingTimeout, time.Time{}

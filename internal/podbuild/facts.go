@@ -41,3 +41,20 @@ func Ended(pod *corev1.Pod) (time.Time, bool) {
 	}
 	return ended, !ended.IsZero()
 }
+
+// Started reports whether a container of the pod, an init container too, has started: the kubelet
+// has run it, whether it still runs or has ended. A pod not yet seen (nil) has not. A pod the
+// scheduler cannot place, whose volumes cannot be mounted or whose image cannot be pulled has not.
+func Started(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, s := range statuses {
+			if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
