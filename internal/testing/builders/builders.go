@@ -44,9 +44,9 @@ func WrapGroup(g *v1alpha1.OaatGroup) *GroupWrapper { return &GroupWrapper{g} }
 // Obj is the group built.
 func (w *GroupWrapper) Obj() *v1alpha1.OaatGroup { return w.OaatGroup }
 
-// Named sets the group's namespace and name, and its UID to NAME-uid.
-func (w *GroupWrapper) Named(namespace, name string) *GroupWrapper {
-	w.Namespace, w.Name, w.UID = namespace, name, types.UID(name+"-uid")
+// UID sets the group's UID.
+func (w *GroupWrapper) UID(uid string) *GroupWrapper {
+	w.OaatGroup.UID = types.UID(uid)
 	return w
 }
 
@@ -62,66 +62,9 @@ func (w *GroupWrapper) Generation(gen int64) *GroupWrapper {
 	return w
 }
 
-// Annotation sets an annotation.
-func (w *GroupWrapper) Annotation(key, value string) *GroupWrapper {
-	if w.Annotations == nil {
-		w.Annotations = map[string]string{}
-	}
-	w.Annotations[key] = value
-	return w
-}
-
-// Frequency sets spec.frequency.
-func (w *GroupWrapper) Frequency(d v1alpha1.Duration) *GroupWrapper {
-	w.Spec.Frequency = d
-	return w
-}
-
 // FailureCoolOff sets spec.failureCoolOff.
 func (w *GroupWrapper) FailureCoolOff(d v1alpha1.Duration) *GroupWrapper {
 	w.Spec.FailureCoolOff = d
-	return w
-}
-
-// Schedule sets spec.schedule (and clears spec.frequency, which it replaces).
-func (w *GroupWrapper) Schedule(cron string) *GroupWrapper {
-	w.Spec.Schedule, w.Spec.Frequency = v1alpha1.CronSchedule(cron), ""
-	return w
-}
-
-// RunTimeout sets spec.runTimeout.
-func (w *GroupWrapper) RunTimeout(d v1alpha1.Duration) *GroupWrapper {
-	w.Spec.RunTimeout = d
-	return w
-}
-
-// PendingTimeout sets spec.pendingTimeout.
-func (w *GroupWrapper) PendingTimeout(d v1alpha1.Duration) *GroupWrapper {
-	w.Spec.PendingTimeout = d
-	return w
-}
-
-// Mode sets spec.mode.
-func (w *GroupWrapper) Mode(m v1alpha1.GroupMode) *GroupWrapper {
-	w.Spec.Mode = m
-	return w
-}
-
-// Suspend sets spec.suspend.
-func (w *GroupWrapper) Suspend() *GroupWrapper {
-	w.Spec.Suspend = true
-	return w
-}
-
-// ExitCodes sets spec.exitCodes.
-func (w *GroupWrapper) ExitCodes(success, doNotRetry []int32) *GroupWrapper {
-	w.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: success, DoNotRetry: doNotRetry}
-	return w
-}
-
-// Locks sets spec.locks.
-func (w *GroupWrapper) Locks(names ...string) *GroupWrapper {
-	w.Spec.Locks = names
 	return w
 }
 
@@ -184,9 +127,6 @@ func RunPod(g *v1alpha1.OaatGroup, template corev1.PodTemplateSpec, item string,
 	return &PodWrapper{*pod}
 }
 
-// Obj is the pod built.
-func (w *PodWrapper) Obj() *corev1.Pod { return &w.Pod }
-
 // Value is the pod built, as a value.
 func (w *PodWrapper) Value() corev1.Pod { return w.Pod }
 
@@ -207,8 +147,8 @@ func (w *PodWrapper) Finished(code int32, reason string, end *metav1.Time) *PodW
 	return w
 }
 
-// Deleting sets the pod's deletionTimestamp to d after T0.
-func (w *PodWrapper) Deleting(d time.Duration) *PodWrapper {
-	w.DeletionTimestamp = At(d)
+// Running makes the pod's phase Running, started at start.
+func (w *PodWrapper) Running(start *metav1.Time) *PodWrapper {
+	w.Status.Phase, w.Status.StartTime = corev1.PodRunning, start
 	return w
 }
