@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -137,23 +136,27 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 		setUp      func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun)
 		wantStart  bool
 		wantReason string
+		// wantMessage is the message of the on-demand run kept pending.
+		wantMessage string
 	}{
 		{"a parked item runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			it := itemStatus(g, "a")
 			it.LastFailure, it.FailureCount, it.ParkedGeneration = at(0), 1, g.Generation
-		}, true, ""},
+		}, true, "", ""},
 		{"an item within its frequency runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			itemStatus(g, "a").LastSuccess = at(0)
-		}, true, ""},
-		{"suspended", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.Suspend = true }, false, v1alpha1.WaitSuspended},
+		}, true, "", ""},
+		{"suspended", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.Suspend = true }, false, v1alpha1.WaitSuspended,
+			"the group is suspended"},
 		{"blackout", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00"}}
-		}, false, v1alpha1.WaitBlackout},
+		}, false, v1alpha1.WaitBlackout, "a blackout window is open until 2026-11-21T13:00:00Z"},
 		{"blackout ignored", func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00", StopRunning: true}}
 			onDemandRun.Spec.IgnoreBlackoutWindows = true
-		}, true, ""},
-		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, v1alpha1.ReasonGroupNotReady},
+		}, true, "", ""},
+		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, v1alpha1.ReasonGroupNotReady,
+			`the group is not Ready: OaatType "missing" not found in namespace ns`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,15 +175,15 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 				// A started on-demand run is not stopped by a window it may ignore.
 				pod := *p.Create.DeepCopy()
 				pod.Status.Phase = corev1.PodRunning
-				later := Decide(withOnDemandRuns(input(applied(g, p), 2*time.Minute, pod), onDemandRun))
-				if len(later.Delete) != 0 || later.Status.CurrentRun.StopReason != "" {
-					t.Fatalf("the on-demand run is stopped: %v", deleted(later))
+				next := applied(g, p)
+				later := Decide(withOnDemandRuns(input(next, 2*time.Minute, pod), onDemandRun))
+				if diff := cmp.Diff(next.Status, later.Status); diff != "" || len(later.Delete) != 0 {
+					t.Errorf("the on-demand run is stopped: deletes %v, status (-before +after):\n%s", deleted(later), diff)
 				}
 				return
 			}
-			if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, []string{"now Pending " + tt.wantReason}) {
-				t.Fatalf("open on-demand runs = %v", got)
-			}
+			checkOnDemand(t, nil, []OnDemandRunUpdate{onDemandUpdate(onDemandRun, false, v1alpha1.OaatRunStatus{
+				Phase: v1alpha1.OaatRunPending, Reason: tt.wantReason, Message: tt.wantMessage})}, p)
 		})
 	}
 }
@@ -194,18 +197,22 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 		wantPhase  v1alpha1.OaatRunPhase
 		wantReason string
 		wantCode   int32
+		// wantMessage is the on-demand run's final message.
+		wantMessage string
 	}{
 		"success exit code": {
 			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
 				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 3, "Error", at(30*time.Second))
 			},
 			wantPhase: v1alpha1.OaatRunSucceeded, wantReason: "Error", wantCode: 3,
+			wantMessage: `Item "a" succeeded in pod backups-a-ffd8005a72-1: Error, exit code 3`,
 		},
 		"failure": {
 			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
 				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, "Error", at(30*time.Second))
 			},
 			wantPhase: v1alpha1.OaatRunFailed, wantReason: "Error", wantCode: 1,
+			wantMessage: `Item "a" failed in pod backups-a-ffd8005a72-1: Error, exit code 1`,
 		},
 		"interrupted": {
 			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
@@ -213,6 +220,7 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 			},
 			stop:      v1alpha1.ReasonInterrupted,
 			wantPhase: v1alpha1.OaatRunFailed, wantReason: v1alpha1.ReasonInterrupted, wantCode: 137,
+			wantMessage: `Item "a" interrupted in pod backups-a-ffd8005a72-1: Interrupted, exit code 137`,
 		},
 	}
 	for name, tt := range tests {
@@ -232,16 +240,11 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 			if recorded.Status.CurrentRun != nil {
 				t.Fatalf("the run was not recorded: %+v", recorded.Status.CurrentRun)
 			}
-			// Later, its pod gone, the on-demand run is still open.
-			p := Decide(withOnDemandRuns(input(recorded, time.Hour), onDemandRun))
-			if len(p.FinalOnDemandRuns) != 1 {
-				t.Fatalf("final on-demand runs %v", updates(p.FinalOnDemandRuns))
-			}
-			s := p.FinalOnDemandRuns[0].Status
-			if s.Phase != tt.wantPhase || s.Reason != tt.wantReason || s.ExitCode == nil || *s.ExitCode != tt.wantCode ||
-				s.PodName != pod.Name || s.FinishedAt == nil || !s.StartedAt.Equal(at(0)) {
-				t.Fatalf("final status = %+v", s)
-			}
+			// Later, its pod gone, the on-demand run is still open: it is settled, final since then.
+			checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(onDemandRun, false, v1alpha1.OaatRunStatus{
+				Phase: tt.wantPhase, Reason: tt.wantReason, Message: tt.wantMessage, PodName: pod.Name,
+				ExitCode: ptr.To(tt.wantCode), StartedAt: at(0), FinishedAt: at(time.Hour),
+			})}, nil, Decide(withOnDemandRuns(input(recorded, time.Hour), onDemandRun)))
 		})
 	}
 }
