@@ -61,26 +61,38 @@ func TestDecideInvalidEditKeepsTheRunsStops(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 	pod := runPod(t, g, "a", 1, corev1.PodRunning)
 
-	p := Decide(input(g, 4*time.Minute, pod))
-	if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonInvalidSpec {
-		t.Fatalf("Ready = %+v, want InvalidSpec", c)
+	// Not Ready, the run goes on; the spec is read again in 5s (before the run's deadline). With
+	// the spec unread, no item's wait is written: the running item's stays as it was.
+	text := `spec.blackoutWindows[1]: time zone "Europe/Berln": unknown time zone Europe/Berln`
+	invalid := func(now time.Duration, stop string) Plan {
+		status := runningStatus(g, "a", 1, 0, 4*time.Minute, v1alpha1.ItemStatus{Name: "b"})
+		status.Conditions[0] = cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, text, now)
+		status.CurrentRun.StopReason, status.Items[0].WaitReason = stop, ""
+		return Plan{Status: status}
 	}
-	if p.RequeueAfter == 0 || p.RequeueAfter > time.Minute {
-		t.Fatalf("requeueAfter = %v, want a wake-up by the run's deadline in 1m", p.RequeueAfter)
-	}
-	p = Decide(input(g, 5*time.Minute, pod))
-	if p.Status.CurrentRun == nil || p.Status.CurrentRun.StopReason != v1alpha1.ReasonDeadlineExceeded || len(p.Delete) != 1 {
-		t.Fatalf("at the deadline: currentRun %+v, deletes %v", p.Status.CurrentRun, deleted(p))
-	}
+	want := invalid(4*time.Minute, "")
+	want.Events = []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}}
+	want.RequeueAfter = 5 * time.Second
+	checkPlan(t, want, Decide(input(g, 4*time.Minute, pod)))
 
+	// At the deadline the run stops.
+	want = invalid(5*time.Minute, v1alpha1.ReasonDeadlineExceeded)
+	want.Status.Conditions[1] = runningCond(g, "a", 1, 5*time.Minute)
+	want.Events = []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}}
+	want.Delete = []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping,
+		Message: `Stopping item "a" in pod ` + pod.Name + ": it ran longer than spec.runTimeout 5m"}}}
+	want.RequeueAfter = 5 * time.Second
+	checkPlan(t, want, Decide(input(g, 5*time.Minute, pod)))
+
+	// Without a runTimeout, the valid stopRunning window stops it when it opens; nothing starts.
 	g.Spec.RunTimeout = ""
-	p = Decide(input(g, 30*time.Minute, pod))
-	if p.Status.CurrentRun == nil || p.Status.CurrentRun.StopReason != v1alpha1.ReasonInterrupted || len(p.Delete) != 1 {
-		t.Fatalf("when the valid stopRunning window opens: currentRun %+v, deletes %v", p.Status.CurrentRun, deleted(p))
-	}
-	if p.Create != nil {
-		t.Fatal("started an item of a group with an invalid spec")
-	}
+	want = invalid(30*time.Minute, v1alpha1.ReasonInterrupted)
+	want.Status.Conditions[1] = runningCond(g, "a", 1, 30*time.Minute)
+	want.Events = []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}}
+	want.Delete = []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
+		Message: `Stopping item "a" in pod ` + pod.Name + ": a blackout window with stopRunning opened"}}}
+	want.RequeueAfter = 5 * time.Second
+	checkPlan(t, want, Decide(input(g, 30*time.Minute, pod)))
 }
 
 // The pass that starts a round (a reset) starts its first item with the round's own stamp: a
