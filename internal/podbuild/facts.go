@@ -28,18 +28,22 @@ func RunNumber(pod *corev1.Pod) int64 {
 	return n
 }
 
-// Ended is when the pod ended: the latest finishedAt of its terminated containers, init
-// containers included; false when no container says so.
+// Ended is when the pod ended: the latest finishedAt of its terminated containers, or, when none
+// has terminated (an init container failed), of its init containers; false when no container
+// says so. Init containers end before the others start, so they date the pod's end only alone.
 func Ended(pod *corev1.Pod) (time.Time, bool) {
-	var ended time.Time
-	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		var ended time.Time
 		for _, cs := range statuses {
 			if t := cs.State.Terminated; t != nil && t.FinishedAt.After(ended) {
 				ended = t.FinishedAt.Time
 			}
 		}
+		if !ended.IsZero() {
+			return ended, true
+		}
 	}
-	return ended, !ended.IsZero()
+	return time.Time{}, false
 }
 
 // Started reports whether a container of the pod, an init container too, has started: the kubelet
