@@ -61,6 +61,8 @@ func (r *OaatGroupReconciler) applyPhases() []applyPhase {
 		{"create the pod", r.createRunPod},
 		{"open on-demand runs", r.openOnDemandRuns},
 		{"delete pods", r.deletePods},
+		{"untrack pods", r.untrackPods},
+		{"write the lock breakers", r.writeLockBreakers},
 		{"give back slots", r.giveBackSlots},
 		{"add the history finalizer", r.addHistoryFinalizer},
 	}
@@ -275,8 +277,8 @@ func (r *OaatGroupReconciler) livePod(ctx context.Context, group *v1alpha1.OaatG
 		return "", fmt.Errorf("listing the pods of the group from the API server: %w", err)
 	}
 	for i := range pods.Items {
-		if !podbuild.Terminal(&pods.Items[i]) {
-			return pods.Items[i].Name, nil
+		if pod := &pods.Items[i]; !podbuild.Terminal(pod) && !planner.Gone(pod) {
+			return pod.Name, nil
 		}
 	}
 	return "", nil

@@ -97,12 +97,17 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		if apierrors.IsNotFound(err) {
 			r.Runs.Forget(req.Namespace, req.Name)
 			r.refusals.forget(req.NamespacedName)
+			return ctrl.Result{}, r.releasePods(ctx, req.NamespacedName, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatGroup", klog.KObj(group)))
 	if !group.DeletionTimestamp.IsZero() {
-		return r.finalize(ctx, group) // its pods go with it through their owner reference
+		// Its pods go with it through their owner reference, released from their finalizer.
+		if err := r.releasePods(ctx, req.NamespacedName, group.UID); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.finalize(ctx, group)
 	}
 	r.Runs.RetainItems(group.Namespace, group.Name, hasItemStatus(group))
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // Field indexes of the locks: OaatGroups by the OaatLocks and ClusterOaatLocks they name, OaatLocks
@@ -158,6 +159,43 @@ func (r *OaatGroupReconciler) assertHolders(ctx context.Context, updates []locks
 	return true, nil
 }
 
+// writeLockBreakers writes the new states of the breakers the group's locks carry
+// (planner.LockBreakerUpdate), after the group's status that they follow, before its slots are
+// given back: a group naming the lock sees the probe's outcome before the slot it frees. A lock
+// is read again from the API server, as the pass may have taken a slot of it; its breaker is
+// written only if unchanged since the decision read it, else the pass ends and the next decides
+// again. Each event follows its write.
+func (r *OaatGroupReconciler) writeLockBreakers(ctx context.Context, a *applying) (*ctrl.Result, error) {
+	for _, u := range a.plan.LockBreakers {
+		key := client.ObjectKeyFromObject(u.Lock)
+		var changed bool
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			lock := u.Lock.DeepCopyObject().(v1alpha1.Lock)
+			if err := r.APIReader.Get(ctx, key, lock); err != nil {
+				return err
+			}
+			if changed = !equality.Semantic.DeepEqual(lock.LockBreaker(), u.Lock.LockBreaker()); changed {
+				return nil
+			}
+			lock.SetLockBreaker(u.Breaker)
+			return r.Status().Update(ctx, lock)
+		})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("writing the circuit breaker of %s: %w", v1alpha1.DescribeLocks([]string{u.Lock.LockKey()}), err)
+		case changed:
+			return requeueAfter(conflictRetry), nil
+		}
+		if e := u.Event; e != nil {
+			r.Recorder.Eventf(u.Lock, nil, e.Type, e.Reason, "Reconcile", "%s", message.Event(e.Message))
+			log.FromContext(ctx).Info(e.Message, "reason", e.Reason, "lock", u.Lock.LockKey())
+		}
+	}
+	return nil, nil
+}
+
 // giveBack removes the group's holder for pod from each lock, read again from the API server.
 func (r *OaatGroupReconciler) giveBack(ctx context.Context, group *v1alpha1.OaatGroup, updates []locks.Update, pod string) error {
 	for _, u := range updates {
@@ -272,7 +310,8 @@ func holderGroups(obj client.Object) []string {
 // lockHandler queues the groups a lock's event concerns. Its creation and deletion concern every
 // group naming it (each becomes Ready, or not Ready with LockNotFound); a change of it (holders,
 // waiting count, capacity) only the groups that can act on it (groupsToWake): with a thousand
-// groups waiting on one lock, a slot's hand-off costs a few reconciles, not a thousand.
+// groups waiting on one lock, a slot's hand-off costs a few reconciles, not a thousand. A change
+// of the circuit breaker the lock carries concerns every group naming it, which follows it.
 type lockHandler struct {
 	prioritized
 }
@@ -281,6 +320,10 @@ type lockHandler struct {
 func (h lockHandler) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 	onChange := h.prioritized
 	onChange.toGroups = h.r.groupsToWake
+	if before, ok := e.ObjectOld.(v1alpha1.Lock); ok && locks.BreakerChanged(before, e.ObjectNew.(v1alpha1.Lock)) {
+		// Every group naming the lock follows the breaker it carries.
+		onChange.toGroups = h.r.groupsOfLock
+	}
 	onChange.enqueue(ctx, e.ObjectNew, seen{}, q)
 }
 

@@ -104,6 +104,9 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	before := lock.DeepCopyObject().(v1alpha1.Lock)
 	lock.SetLockHolders(holders)
+	if !lock.CarriesBreaker() {
+		lock.SetLockBreaker(nil)
+	}
 	var countOnly bool
 	if cl, ok := lock.(*v1alpha1.ClusterOaatLock); ok && r.Installation != "" {
 		now := r.Clock.Now()

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
@@ -59,7 +60,7 @@ func (r *OaatGroupReconciler) claimsInUse(ctx context.Context, pod *corev1.Pod) 
 	inUse := map[string][]string{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Spec.NodeName == "" || podbuild.Terminal(p) {
+		if p.Spec.NodeName == "" || podbuild.Terminal(p) || planner.Gone(p) {
 			continue
 		}
 		for _, name := range podbuild.ClaimNames(p) {

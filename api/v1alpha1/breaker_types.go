@@ -144,3 +144,76 @@ type CircuitBreakerStatus struct {
 	// +optional
 	FailedProbes int32 `json:"failedProbes,omitempty"`
 }
+
+// LockBreakerMode says whether a lock carries the circuit breaker of the groups naming it.
+// +kubebuilder:validation:Enum=Shared;None
+type LockBreakerMode string
+
+const (
+	// LockBreakerShared means that the lock carries the breaker of the groups naming it: when
+	// it opens on one of them, all of them hold and one probe at a time runs for all.
+	LockBreakerShared LockBreakerMode = "Shared"
+	// LockBreakerNone means that the lock carries no breaker, as when spec.circuitBreaker is
+	// absent.
+	LockBreakerNone LockBreakerMode = "None"
+)
+
+// LockCircuitBreakerStatus is the state of the circuit breaker a lock carries for the groups
+// naming it (spec.circuitBreaker: Shared). The groups write it: it opens with the breaker of the
+// first of them to open, each failed probe pushes nextProbeAt, and the group whose probe succeeds
+// closes it; every group naming the lock follows it.
+type LockCircuitBreakerStatus struct {
+	// state is Closed (the groups run as usual) or Open (they hold; one probe at a time runs
+	// for all of them).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Breaker state",xDescriptors={"urn:alm:descriptor:text"}
+	// +required
+	State BreakerState `json:"state,omitempty"`
+
+	// openedBy is the group whose breaker opened the lock's, as namespace/name.
+	// +kubebuilder:validation:MaxLength=317
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Opened by",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	OpenedBy string `json:"openedBy,omitempty"`
+
+	// openedAt is when it opened (the breaker of openedBy opened then); absent while closed.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Opened at",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	OpenedAt *metav1.Time `json:"openedAt,omitempty"`
+
+	// lastFailureReason is the reason of the failure that opened it, or of the last failed probe
+	// of any of the groups (at most 1024 characters).
+	// +kubebuilder:validation:MaxLength=1024
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last failure reason",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	LastFailureReason string `json:"lastFailureReason,omitempty"`
+
+	// lastFailureExitCode is the exit code of that failure, absent when it had none.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last failure exit code",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	LastFailureExitCode *int32 `json:"lastFailureExitCode,omitempty"`
+
+	// nextProbeAt is, while open, when the next probe of any of the groups may start: the latest
+	// that a group's breaker has set (after the failure that opened it, then after each failed
+	// probe).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next probe at",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	NextProbeAt *metav1.Time `json:"nextProbeAt,omitempty"`
+
+	// failedProbes is how many probes, of all the groups, have failed since it opened.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Failed probes",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	FailedProbes int32 `json:"failedProbes,omitempty"`
+
+	// closedAt is when it last closed; absent while open. A group whose breaker opened before
+	// closes its own then.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Closed at",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	ClosedAt *metav1.Time `json:"closedAt,omitempty"`
+
+	// closedBy is the group whose breaker closed it (a probe succeeded, a reset, its
+	// spec.circuitBreaker removed), as namespace/name; absent while open.
+	// +kubebuilder:validation:MaxLength=317
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Closed by",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	ClosedBy string `json:"closedBy,omitempty"`
+}

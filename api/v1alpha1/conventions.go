@@ -41,6 +41,11 @@ const (
 	LabelRun = "oaat.io/run"
 	// AnnotationItem holds the exact item a pod runs.
 	AnnotationItem = "oaat.io/item"
+	// FinalizerRunTracking is on every item pod from its creation until the operator has recorded
+	// its run's outcome in the group's status (or the pod is not the group's current run, or its
+	// group is gone): a pod evicted or deleted while the operator is away stays, ended, until its
+	// last state is read, as the Job controller's batch.kubernetes.io/job-tracking does.
+	FinalizerRunTracking = "oaat.io/run-tracking"
 	// AnnotationOaatRun holds, on the pod of an on-demand run, the name of the OaatRun it serves.
 	AnnotationOaatRun = "oaat.io/oaat-run"
 	// AnnotationReset starts a new round of a group when its value changes (any value, for
@@ -200,11 +205,13 @@ const (
 const (
 	// ReasonBreakerClosed: the breaker is closed, items run as usual; also the reason of the
 	// Normal event sent when an open breaker closes (a probe succeeded, the reset annotation
-	// changed, or spec.circuitBreaker was removed).
+	// changed, or spec.circuitBreaker was removed), about the group, or about the lock whose
+	// breaker it is (spec.circuitBreaker: Shared on an OaatLock or a ClusterOaatLock).
 	ReasonBreakerClosed = "BreakerClosed"
 	// ReasonBreakerOpen: the breaker is open, one item at a time runs as a probe.
 	ReasonBreakerOpen = "BreakerOpen"
-	// ReasonBreakerOpened: the Warning event sent once when the breaker opens (not per probe).
+	// ReasonBreakerOpened: the Warning event sent once when the breaker opens (not per probe),
+	// about the group, or about the lock whose breaker it is.
 	ReasonBreakerOpened = "BreakerOpened"
 )
 

@@ -26,6 +26,12 @@ type Lock interface {
 	// LockKey names the lock among a group's locks: the name of an OaatLock,
 	// KindClusterOaatLock/name of a ClusterOaatLock.
 	LockKey() string
+	// CarriesBreaker reports whether spec.circuitBreaker is Shared.
+	CarriesBreaker() bool
+	// LockBreaker is status.circuitBreaker.
+	LockBreaker() *LockCircuitBreakerStatus
+	// SetLockBreaker sets status.circuitBreaker.
+	SetLockBreaker(cb *LockCircuitBreakerStatus)
 }
 
 // ClusterLockKey is the key of the ClusterOaatLock of that name among a group's locks.
@@ -40,6 +46,15 @@ func (s *OaatGroupSpec) LockKeys() []string {
 	}
 	return keys
 }
+
+// CarriesBreaker reports whether spec.circuitBreaker is Shared.
+func (l *ClusterOaatLock) CarriesBreaker() bool { return l.Spec.CircuitBreaker == LockBreakerShared }
+
+// LockBreaker is status.circuitBreaker.
+func (l *ClusterOaatLock) LockBreaker() *LockCircuitBreakerStatus { return l.Status.CircuitBreaker }
+
+// SetLockBreaker sets status.circuitBreaker.
+func (l *ClusterOaatLock) SetLockBreaker(cb *LockCircuitBreakerStatus) { l.Status.CircuitBreaker = cb }
 
 // CapacityOrDefault is spec.capacity, 1 when unset.
 func (l *ClusterOaatLock) CapacityOrDefault() int { return max(int(l.Spec.Capacity), 1) }
@@ -61,6 +76,15 @@ func (l *ClusterOaatLock) SetLockWaitingGroups(n int32) { l.Status.WaitingGroups
 
 // LockKey is KindClusterOaatLock/name.
 func (l *ClusterOaatLock) LockKey() string { return ClusterLockKey(l.Name) }
+
+// CarriesBreaker reports whether spec.circuitBreaker is Shared.
+func (l *OaatLock) CarriesBreaker() bool { return l.Spec.CircuitBreaker == LockBreakerShared }
+
+// LockBreaker is status.circuitBreaker.
+func (l *OaatLock) LockBreaker() *LockCircuitBreakerStatus { return l.Status.CircuitBreaker }
+
+// SetLockBreaker sets status.circuitBreaker.
+func (l *OaatLock) SetLockBreaker(cb *LockCircuitBreakerStatus) { l.Status.CircuitBreaker = cb }
 
 // CapacityOrDefault is spec.capacity, 1 when unset.
 func (l *OaatLock) CapacityOrDefault() int { return max(int(l.Spec.Capacity), 1) }

@@ -14,6 +14,18 @@ type OaatLockSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Capacity",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	// +optional
 	Capacity int32 `json:"capacity,omitempty"`
+
+	// circuitBreaker Shared makes the lock carry the circuit breaker of the groups naming it
+	// (spec.locks), for a lock that stands for a target they all need: when the breaker of one of
+	// them opens, the lock records it in status.circuitBreaker and every group naming the lock
+	// holds, its own breaker open too (a group without spec.circuitBreaker uses the breaker's
+	// defaults); one probe at a time runs for all of them, as the lock gives one slot at a time
+	// while its breaker is open, whatever its capacity; the first probe that succeeds, in any of
+	// the groups, closes it for all. The groups count their failures and time their probes by
+	// their own spec.circuitBreaker. Absent or None: the lock carries no breaker.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Shared","urn:alm:descriptor:com.tectonic.ui:select:None"}
+	// +optional
+	CircuitBreaker LockBreakerMode `json:"circuitBreaker,omitempty"`
 }
 
 // LockHolder is a run that holds a slot of a lock. It is written before the run's pod is created
@@ -85,6 +97,13 @@ type OaatLockStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting groups",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	WaitingGroups int32 `json:"waitingGroups,omitempty"`
+
+	// circuitBreaker is the state of the circuit breaker the lock carries for the groups naming
+	// it (spec.circuitBreaker: Shared), written by the groups' reconciles: present once a group's
+	// breaker has opened it, removed when the lock no longer carries a breaker.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	CircuitBreaker *LockCircuitBreakerStatus `json:"circuitBreaker,omitempty"`
 }
 
 // OaatLock is a semaphore shared by OaatGroups of its namespace: at most spec.capacity item pods

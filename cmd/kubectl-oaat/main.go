@@ -1,8 +1,9 @@
 // Command kubectl-oaat is a kubectl plugin for oaat-operator: `kubectl oaat status` shows what
 // each OaatGroup's items did and which one runs, `kubectl oaat run` asks for an item to run now
 // (an OaatRun) and can wait for its result, and `kubectl oaat suspend` and `resume` stop and
-// restart a group's new runs, `kubectl oaat locks` shows the OaatLocks' holders and waiters, and
-// `kubectl oaat plan` predicts a group's next runs.
+// restart a group's new runs, `kubectl oaat locks` shows the OaatLocks' holders and waiters,
+// `kubectl oaat plan` predicts a group's next runs, and `kubectl oaat history export` and `import`
+// back up and restore a group's item history.
 package main
 
 import (
@@ -38,6 +39,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		newSuspendCommand(flags, streams, false),
 		newLocksCommand(flags, streams),
 		newPlanCommand(flags, streams),
+		newHistoryCommand(flags, streams),
 	)
 	return root
 }

@@ -78,7 +78,7 @@ func (fixtureReader) List(_ context.Context, list client.ObjectList, _ ...client
 		g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOnTime}}
 		l.Items = []v1alpha1.OaatGroup{g}
 	case *v1alpha1.OaatLockList:
-		l.Items = []v1alpha1.OaatLock{{ObjectMeta: meta}}
+		l.Items = []v1alpha1.OaatLock{{ObjectMeta: meta, Spec: v1alpha1.OaatLockSpec{CircuitBreaker: v1alpha1.LockBreakerShared}}}
 	case *v1alpha1.ClusterOaatLockList:
 		l.Items = []v1alpha1.ClusterOaatLock{{ObjectMeta: metav1.ObjectMeta{Name: "name"}}}
 	default:

@@ -64,7 +64,7 @@ func ToWake(lock v1alpha1.Lock, naming []v1alpha1.OaatGroup) []types.NamespacedN
 	for _, h := range lock.LockHolders() {
 		add(types.NamespacedName{Namespace: v1alpha1.HolderNamespace(h, lock), Name: h.Group})
 	}
-	free := lock.CapacityOrDefault() - len(lock.LockHolders())
+	free := Slots(lock) - len(lock.LockHolders())
 	var waiting []Claim
 	for i := range naming {
 		g := &naming[i]

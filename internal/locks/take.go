@@ -10,7 +10,8 @@ import (
 // Take plans the acquisition of every lock the group names for the run that holder describes,
 // all or none. A lock has room for the group when its free slots (those not held by other groups,
 // nor taken by another group's current run that it does not list) outnumber the waiters with a
-// claim before mine that name it: a slot freed is kept for the group that has waited longest,
+// claim before mine that name it (the slots are Slots: one while the breaker the lock carries is
+// open): a slot freed is kept for the group that has waited longest,
 // even while that group still waits for another lock, so that a group needing two locks is not
 // starved by groups needing one. It returns the updates, by lock key, or, when a lock has no
 // room, the keys of those without room and no update. A lock that gives no slot to the
@@ -54,7 +55,7 @@ func later(a, b time.Time) time.Time {
 // earlier claim when its longest-waiting group began to wait before mine: its groups are not
 // among the waiters this one sees.
 func room(group *v1alpha1.OaatGroup, in Input, lock v1alpha1.Lock, mine Claim, now time.Time) bool {
-	free := lock.CapacityOrDefault() - len(Others(lock, group))
+	free := Slots(lock) - len(Others(lock, group))
 	for _, run := range in.Runners {
 		if slices.Contains(run.Locks, lock.LockKey()) && !Lists(lock, run.Namespace, run.Group, run.Pod) {
 			free--

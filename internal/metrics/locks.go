@@ -23,6 +23,8 @@ var (
 		"Slots of the OaatLock or ClusterOaatLock (spec.capacity).", lockLabels, nil)
 	waitingDesc = prometheus.NewDesc("oaat_lock_waiting_groups",
 		"Groups waiting for a slot of the OaatLock or ClusterOaatLock (status.waitingGroups).", lockLabels, nil)
+	lockBreakerOpenDesc = prometheus.NewDesc("oaat_lock_circuit_breaker_open",
+		"1 while the circuit breaker the OaatLock or ClusterOaatLock carries for the groups naming it (spec.circuitBreaker: Shared) is open, 0 while it is closed; absent for a lock that carries none.", lockLabels, nil)
 )
 
 // LockMetrics observes how long groups waited for the locks they took. A nil *LockMetrics
@@ -48,7 +50,7 @@ func (m *LockMetrics) ObserveWait(namespace, lock string, d time.Duration) {
 	m.wait.WithLabelValues(namespace, lock).Observe(d.Seconds())
 }
 
-// LockCollector reports the locks' holders, capacity and waiting groups as gauges, read from a
+// LockCollector reports the locks' holders, capacity, waiting groups and carried breakers as gauges, read from a
 // cache at scrape time, so that a deleted lock leaves no series behind.
 type LockCollector struct {
 	reader client.Reader
@@ -61,7 +63,7 @@ func NewLockCollector(reader client.Reader) *LockCollector {
 
 // Describe sends the descriptions of the gauges.
 func (c *LockCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{holdersDesc, capacityDesc, waitingDesc} {
+	for _, d := range []*prometheus.Desc{holdersDesc, capacityDesc, waitingDesc, lockBreakerOpenDesc} {
 		ch <- d
 	}
 }
@@ -93,6 +95,13 @@ func (c *LockCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(holdersDesc, prometheus.GaugeValue, float64(len(l.LockHolders())), labels...)
 		ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, float64(l.CapacityOrDefault()), labels...)
 		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.LockWaitingGroups()), labels...)
+		if l.CarriesBreaker() {
+			open := 0.0
+			if cb := l.LockBreaker(); cb != nil && cb.State == v1alpha1.BreakerOpen {
+				open = 1
+			}
+			ch <- prometheus.MustNewConstMetric(lockBreakerOpenDesc, prometheus.GaugeValue, open, labels...)
+		}
 	}
 }
 

@@ -21,8 +21,8 @@ func TestLockCollectorAndWait(t *testing.T) {
 	}
 	lock := &v1alpha1.OaatLock{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nas"},
-		Spec:       v1alpha1.OaatLockSpec{Capacity: 2},
-		Status: v1alpha1.OaatLockStatus{WaitingGroups: 3, Holders: []v1alpha1.LockHolder{
+		Spec:       v1alpha1.OaatLockSpec{Capacity: 2, CircuitBreaker: v1alpha1.LockBreakerShared},
+		Status: v1alpha1.OaatLockStatus{WaitingGroups: 3, CircuitBreaker: &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen}, Holders: []v1alpha1.LockHolder{
 			{Group: "photos", GroupUID: "u", Item: "a", Pod: "p"},
 		}},
 	}
@@ -48,6 +48,9 @@ func TestLockCollectorAndWait(t *testing.T) {
 # TYPE oaat_lock_capacity gauge
 oaat_lock_capacity{lock="nas",namespace=""} 1
 oaat_lock_capacity{lock="nas",namespace="ns"} 2
+# HELP oaat_lock_circuit_breaker_open 1 while the circuit breaker the OaatLock or ClusterOaatLock carries for the groups naming it (spec.circuitBreaker: Shared) is open, 0 while it is closed; absent for a lock that carries none.
+# TYPE oaat_lock_circuit_breaker_open gauge
+oaat_lock_circuit_breaker_open{lock="nas",namespace="ns"} 1
 # HELP oaat_lock_holders Runs holding a slot of the OaatLock, or of the ClusterOaatLock when namespace is empty.
 # TYPE oaat_lock_holders gauge
 oaat_lock_holders{lock="nas",namespace=""} 2
@@ -58,7 +61,7 @@ oaat_lock_waiting_groups{lock="nas",namespace=""} 0
 oaat_lock_waiting_groups{lock="nas",namespace="ns"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"oaat_lock_capacity", "oaat_lock_holders", "oaat_lock_waiting_groups"); err != nil {
+		"oaat_lock_capacity", "oaat_lock_circuit_breaker_open", "oaat_lock_holders", "oaat_lock_waiting_groups"); err != nil {
 		t.Error(err)
 	}
 	families, err := reg.Gather()

@@ -179,17 +179,22 @@ func (d *decision) closeBreaker(why string) {
 			cb.OpenedAt.UTC().Format(time.RFC3339), cb.FailedProbes, why)
 	}
 	d.event(corev1.EventTypeNormal, v1alpha1.ReasonBreakerClosed, text)
+	d.markClosed(cb)
+}
+
+// markClosed closes the breaker now, keeping nothing of its open state.
+func (d *decision) markClosed(cb *v1alpha1.CircuitBreakerStatus) {
 	closed := d.stamp
 	*cb = v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, ClosedAt: &closed}
 }
 
-// settleBreaker follows the spec and the reset annotation: without spec.circuitBreaker the
-// breaker (an open one closes) and its condition go; a reset observed in this pass closes an open
+// settleBreaker follows the spec and the reset annotation: without spec.circuitBreaker (nor a
+// lock carrying one, carriedBreakerPolicy) the breaker (an open one closes) and its condition go; a reset observed in this pass closes an open
 // breaker, as it releases parked items.
 func (d *decision) settleBreaker() {
 	st := &d.plan.Status
 	if d.policy.breaker == nil {
-		d.closeBreaker("spec.circuitBreaker was removed")
+		d.closeBreaker("the group has no spec.circuitBreaker, nor a lock that carries one")
 		st.CircuitBreaker = nil
 		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionTargetAvailable)
 		return
@@ -306,6 +311,12 @@ func (d *decision) setBreakerCondition() {
 		probe = fmt.Sprintf("item %q runs as a probe", cr.Item)
 	case cb.NextProbeAt != nil && d.in.Now.Before(cb.NextProbeAt.Time):
 		probe = "the next probe starts at " + cb.NextProbeAt.UTC().Format(time.RFC3339)
+	}
+	if carried := d.carriedBy(); carried != "" {
+		d.setCondition(v1alpha1.ConditionTargetAvailable, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen,
+			fmt.Sprintf("The circuit breaker is open%s: the last failure with %s; failed probes: %d; %s",
+				carried, failureText(cb), cb.FailedProbes, probe))
+		return
 	}
 	d.setCondition(v1alpha1.ConditionTargetAvailable, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen,
 		fmt.Sprintf("The circuit breaker is open: %d items failed in a row (%s), the last failure with %s; failed probes: %d; %s",

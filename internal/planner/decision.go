@@ -45,6 +45,7 @@ func newDecision(in Input) *decision {
 		stamp: metav1.NewTime(in.Now.Truncate(time.Second)),
 	}
 	d.policy, d.policyErr = readPolicy(in.Group)
+	d.carriedBreakerPolicy()
 	d.items, d.itemProblems = itemsource.Resolve(&in.Group.Spec, itemsource.Objects{ConfigMaps: in.ConfigMaps, Claims: in.Claims})
 	d.items, d.itemProblems = fitItems(in.Type, d.items, d.itemProblems)
 	d.itemSet = make(map[string]bool, len(d.items))

@@ -61,6 +61,7 @@ func TestDecideSuspend(t *testing.T) {
 				Events: []Event{succeededEvent("a", pod.Name),
 					{Type: corev1.EventTypeNormal, Reason: tt.wantReason, Message: tt.wantText}},
 				Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: time.Minute}},
+				Untrack:  []*corev1.Pod{&pod},
 			}, p)
 
 			resumed := applied(g, p)
@@ -77,8 +78,9 @@ func TestDecideSuspend(t *testing.T) {
 					RunCount:   2, ItemCount: 2,
 					Items: []v1alpha1.ItemStatus{a, {Name: "b", LastStarted: at(2 * time.Minute), WaitReason: v1alpha1.WaitRunning}},
 				},
-				Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonResumed, Message: "New items may start"}},
-				Create: newPod(t, g, "b", 2),
+				Events:  []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonResumed, Message: "New items may start"}},
+				Create:  newPod(t, g, "b", 2),
+				Untrack: []*corev1.Pod{&pod},
 			}, Decide(input(resumed, 2*time.Minute, pod)))
 		})
 	}
@@ -123,11 +125,12 @@ func TestDecideEachOnce(t *testing.T) {
 		},
 		Events:   []Event{succeededEvent("b", pod.Name), {Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonAllSucceeded, Message: allText}},
 		Finished: []Outcome{{Item: "b", Result: ResultSucceeded, Duration: time.Minute}},
+		Untrack:  []*corev1.Pod{&pod},
 	}, p)
 
 	// Much later, still nothing: done items do not come back with their frequency.
 	complete := applied(g, p)
-	checkPlan(t, Plan{Status: complete.Status}, Decide(input(complete, 24*time.Hour, pod)))
+	checkPlan(t, Plan{Status: complete.Status, Untrack: []*corev1.Pod{&pod}}, Decide(input(complete, 24*time.Hour, pod)))
 
 	// An added item runs; the group is not complete until it has succeeded.
 	added := complete.DeepCopy()
@@ -143,7 +146,8 @@ func TestDecideEachOnce(t *testing.T) {
 			RunCount:   3, ItemCount: 3,
 			Items: []v1alpha1.ItemStatus{a, b, {Name: "c", LastStarted: at(2 * time.Minute), WaitReason: v1alpha1.WaitRunning}},
 		},
-		Create: newPod(t, g, "c", 3),
+		Create:  newPod(t, g, "c", 3),
+		Untrack: []*corev1.Pod{&pod},
 	}, Decide(input(added, 2*time.Minute, pod)))
 
 	// A reset starts a new round: every item runs again.
@@ -167,13 +171,14 @@ func TestDecideEachOnce(t *testing.T) {
 		},
 		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonGroupReset,
 			Message: "Annotation " + v1alpha1.AnnotationReset + ` is "2026-11-21T14:00": a new round starts and parked items are released`}},
-		Create: newPod(t, g, "a", 3),
+		Create:  newPod(t, g, "a", 3),
+		Untrack: []*corev1.Pod{&pod},
 	}, p)
 	// The same annotation value is not a new reset: the run goes on.
 	next := applied(reset, p)
 	runA := *p.Create
 	runA.Status.Phase = corev1.PodRunning
-	checkPlan(t, Plan{Status: next.Status}, Decide(input(next, 2*time.Hour+time.Second, pod, runA)))
+	checkPlan(t, Plan{Status: next.Status, Untrack: []*corev1.Pod{&pod}}, Decide(input(next, 2*time.Hour+time.Second, pod, runA)))
 }
 
 func TestDecideContinuousHasNoCompleteCondition(t *testing.T) {

@@ -31,6 +31,9 @@ func (d *decision) recordCurrentRun() {
 			reason:     v1alpha1.ReasonPodNotFound,
 			detail:     "its pod no longer exists: deleted before it ended, or never created",
 		}
+		if d.pods.disruptedGone(cr.PodName) {
+			out = stopped(v1alpha1.ReasonDisrupted, out)
+		}
 	case podbuild.Terminal(pod):
 		out = d.endedPod(pod)
 		if out.result == ResultFailed && Disrupted(pod) {

@@ -55,7 +55,8 @@ type Input struct {
 //  5. create the pod: Create;
 //  6. open on-demand runs: OpenOnDemandRuns;
 //  7. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
-//  8. give back slots: Locks.Release.
+//  8. untrack pods: remove the finalizer oaat.io/run-tracking from each of Untrack;
+//  9. give back slots: Locks.Release.
 //
 // An event is emitted only once the state it reports is persisted. A run's start has no event of
 // its own: status.currentRun, the Running condition and the pod say it, and one event per run (its
@@ -83,11 +84,20 @@ type Plan struct {
 	// group keeps a few more finished pods than podHistory says, whose runs are recorded already,
 	// rather than pay one write per run for them.
 	DeleteBatch []*corev1.Pod
+	// Untrack are the group's pods that carry the finalizer oaat.io/run-tracking and that Status
+	// does not name as its current run: their outcome is recorded (or they are not the group's
+	// run), so the finalizer comes off once Status is persisted, one write per run.
+	Untrack []*corev1.Pod
 	// Finished are the runs whose outcome Status records for the first time.
 	Finished []Outcome
 	// Probes are the results of the circuit breaker's probes whose outcome Status records for
 	// the first time; the controller counts them once Status is persisted.
 	Probes []Result
+	// LockBreakers are the new states of the circuit breakers the group's locks carry
+	// (lockbreaker.go), written once Status is persisted, before the group's slots are given
+	// back, each only if the lock's breaker is unchanged since it was read; their events follow
+	// the write.
+	LockBreakers []LockBreakerUpdate
 	// DeleteHistory is the OaatGroupHistory the group adopted (or found expired, or of another
 	// OaatType), deleted once Status is persisted; nil when none.
 	DeleteHistory *v1alpha1.OaatGroupHistory
@@ -173,6 +183,8 @@ type Outcome struct {
 //	reviewOnDemandRuns      open OaatRuns, status.items, recorded outcome  the queue of on-demand runs; rejections, settlements
 //	observeReset            oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
 //	settleBreaker           spec.circuitBreaker, the reset just observed   status.circuitBreaker kept, closed or removed
+//	syncLockBreakers        status.circuitBreaker, the breakers that       the group's breaker following the locks' breakers;
+//	                        Input.Locks carry                              LockBreakers
 //	observeTick             spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
 //	stopCurrentRun          a run still live, runTimeout, blackouts        stopReason and the pod's deletion, or a wake-up
 //	checkReady              the policy, the OaatType, create backoff       condition Ready; whether a run may start
@@ -203,6 +215,7 @@ func Decide(in Input) Plan {
 	d.reviewOnDemandRuns()
 	d.observeReset()
 	d.settleBreaker()
+	d.syncLockBreakers()
 	wake.at(d.observeTick())
 	// Also with an invalid spec: a run already started keeps the stops that can still be read.
 	wake.at(d.stopCurrentRun())
@@ -220,6 +233,7 @@ func Decide(in Input) Plan {
 	d.setBreakerCondition()
 	d.setRunningCondition()
 	d.batchSuperseded()
+	d.untrackPods()
 	d.plan.RequeueAfter = wake.after(in.Now)
 	return d.plan
 }

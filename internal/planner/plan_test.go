@@ -65,6 +65,7 @@ func TestDecideRecordsSuccessAndStartsNext(t *testing.T) {
 			Message: `Item "a" succeeded in pod ` + pod.Name + ": Completed, exit code 0"}},
 		Create:   newPod(t, g, "b", 2),
 		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 30 * time.Second}},
+		Untrack:  []*corev1.Pod{&pod},
 	}, Decide(input(g, time.Minute, pod)))
 }
 
@@ -89,6 +90,7 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 			Message: `Item "a" failed in pod ` + pod.Name + ": Error, exit code 3"}},
 		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: 20 * time.Second}},
 		RequeueAfter: 10*time.Minute - time.Second,
+		Untrack:      []*corev1.Pod{&pod},
 	}, p)
 
 	// At the end of the cool-off the item runs again.
@@ -103,7 +105,8 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 			CurrentRun:         currentRun(g, "a", 5, 20*time.Second+10*time.Minute),
 			RunCount:           5, ItemCount: 1, Items: []v1alpha1.ItemStatus{retried},
 		},
-		Create: newPod(t, g, "a", 5),
+		Create:  newPod(t, g, "a", 5),
+		Untrack: []*corev1.Pod{&pod},
 	}, retry)
 
 	// A success resets the failure count, and the superseded failed pod goes.
@@ -124,6 +127,7 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 		DeleteBatch:  []*corev1.Pod{&pod},
 		Finished:     []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 40 * time.Second}},
 		RequeueAfter: time.Hour,
+		Untrack:      []*corev1.Pod{&done, &pod},
 	}, Decide(input(later, 11*time.Minute, pod, done)))
 }
 
@@ -153,6 +157,7 @@ func TestDecideFailedPodExplainsWithFailingContainer(t *testing.T) {
 			Message: `Item "a" failed in pod ` + pod.Name + ": OOMKilled, exit code 137"}},
 		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: 9 * time.Second}},
 		RequeueAfter: 10*time.Minute - time.Second,
+		Untrack:      []*corev1.Pod{&pod},
 	}, Decide(input(g, 10*time.Second, pod)))
 }
 
@@ -173,6 +178,7 @@ func TestDecideEvictedPodIsAFailure(t *testing.T) {
 			Message: `Item "a" failed in pod ` + pod.Name + ": Evicted, The node was low on resource: memory."}},
 		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: time.Minute}},
 		RequeueAfter: 10 * time.Minute,
+		Untrack:      []*corev1.Pod{&pod},
 	}, Decide(input(g, time.Minute, pod)))
 }
 
@@ -244,7 +250,8 @@ func TestDecideDeletesRoguePods(t *testing.T) {
 			RunCount:           2, ItemCount: 2,
 			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}, {Name: "b"}},
 		},
-		Delete: []Deletion{roguePodDeleted(&rogue), roguePodDeleted(&foreign)},
+		Delete:  []Deletion{roguePodDeleted(&rogue), roguePodDeleted(&foreign)},
+		Untrack: []*corev1.Pod{&rogue, &goingAway},
 	}, Decide(input(g, time.Second, current, rogue, foreign, goingAway)))
 }
 
@@ -258,6 +265,7 @@ func TestDecideStartsNothingWhileAnotherPodLives(t *testing.T) {
 			Conditions:         []metav1.Condition{readyCond(1, time.Second), idleCond(time.Second)},
 			ItemCount:          1, Items: []v1alpha1.ItemStatus{{Name: "a"}},
 		},
+		Untrack: []*corev1.Pod{&rogue},
 	}, Decide(input(g, time.Second, rogue)))
 }
 
@@ -282,6 +290,7 @@ func TestDecideKeepsLatestFinishedPodPerItem(t *testing.T) {
 		},
 		DeleteBatch:  []*corev1.Pod{&old3, &old1},
 		RequeueAfter: 59 * time.Minute,
+		Untrack:      []*corev1.Pod{&old3, &latest, &onlyB, &old1},
 	}, Decide(input(g, time.Minute, old3, latest, onlyB, old1)))
 }
 
@@ -346,6 +355,7 @@ func TestDecideDropsRemovedItems(t *testing.T) {
 		Create:   newPod(t, g, "a", 2),
 		Delete:   []Deletion{{Pod: &pod}},
 		Finished: []Outcome{{Item: "gone-running", Result: ResultSucceeded, Duration: time.Second}},
+		Untrack:  []*corev1.Pod{&pod},
 	}, p)
 
 	// Once its pod is gone the removed item's entry goes.
@@ -382,6 +392,7 @@ func TestDecideNumbersRunsPastOrphanedPods(t *testing.T) {
 			RunCount:           4, ItemCount: 1,
 			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(time.Minute), WaitReason: v1alpha1.WaitRunning}},
 		},
-		Create: newPod(t, g, "a", 4),
+		Create:  newPod(t, g, "a", 4),
+		Untrack: []*corev1.Pod{&orphan},
 	}, Decide(input(g, time.Minute, orphan)))
 }

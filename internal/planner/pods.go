@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -14,12 +16,20 @@ type pods struct {
 	current *corev1.Pod
 	// others are all the other pods with the group's label.
 	others []*corev1.Pod
+	// gone are the pods with the group's label that are deleted without a grace period and have
+	// not ended (Gone): kept by a finalizer, they are taken as gone, as they were before the
+	// finalizer oaat.io/run-tracking, and only released.
+	gone []*corev1.Pod
 }
 
 func sortPods(group *v1alpha1.OaatGroup, list []corev1.Pod) pods {
 	var p pods
 	for i := range list {
 		pod := &list[i]
+		if Gone(pod) {
+			p.gone = append(p.gone, pod)
+			continue
+		}
 		if cr := group.Status.CurrentRun; cr != nil && pod.Name == cr.PodName && metav1.IsControlledBy(pod, group) {
 			p.current = pod
 			continue
@@ -61,4 +71,45 @@ func (p pods) maxRun() int64 {
 		}
 	}
 	return highest
+}
+
+// Gone reports whether the pod is deleted without a grace period (force-deleted, or never
+// scheduled: the API server gives those none) and has not ended: only finalizers keep the object,
+// no kubelet waits for its containers to stop, and the API server takes it as deleted.
+func Gone(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 &&
+		!podbuild.Terminal(pod)
+}
+
+// disruptedGone reports whether the gone pod of that name was ended by a disruption.
+func (p pods) disruptedGone(name string) bool {
+	for _, pod := range p.gone {
+		if pod.Name == name && Disrupted(pod) {
+			return true
+		}
+	}
+	return false
+}
+
+// untrackPods plans the removal of the finalizer oaat.io/run-tracking from every pod that carries
+// it and is not the current run of the status this pass writes: the pod of a run recorded in this
+// pass or before, a rogue pod, a pod of an earlier group of the same name. The current run's pod
+// keeps it until its outcome is in status, so that a pod evicted or deleted while the operator is
+// away stays, ended, until its last state has been read (a pod whose containers still run when
+// it is deleted ends by its own grace period, as without the finalizer).
+func (d *decision) untrackPods() {
+	var current string
+	if cr := d.plan.Status.CurrentRun; cr != nil {
+		current = cr.PodName
+	}
+	for _, pod := range append(append([]*corev1.Pod{d.pods.current}, d.pods.others...), d.pods.gone...) {
+		if pod != nil && pod.Name != current && Tracked(pod) {
+			d.plan.Untrack = append(d.plan.Untrack, pod)
+		}
+	}
+}
+
+// Tracked reports whether the pod carries the finalizer oaat.io/run-tracking.
+func Tracked(pod *corev1.Pod) bool {
+	return slices.Contains(pod.Finalizers, v1alpha1.FinalizerRunTracking)
 }

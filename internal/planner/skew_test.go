@@ -31,6 +31,7 @@ func TestDecideClampsAFinishedAtFromTheFuture(t *testing.T) {
 		Events:   []Event{succeededEvent("a", pod.Name)},
 		Create:   newPod(t, g, "b", 2),
 		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: now}},
+		Untrack:  []*corev1.Pod{&pod},
 	}, Decide(input(g, now, pod)))
 }
 
@@ -163,5 +164,6 @@ func checkEachOnceDone(t *testing.T, g *v1alpha1.OaatGroup, lastSuccess time.Dur
 		},
 		Events:   []Event{succeededEvent("a", pod.Name), {Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonAllSucceeded, Message: text}},
 		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: now - start}},
+		Untrack:  []*corev1.Pod{&pod},
 	}, p)
 }

@@ -85,6 +85,7 @@ func TestDecideStoppedRunThatSucceeded(t *testing.T) {
 		Events:       []Event{succeededEvent("a", pod.Name)},
 		Finished:     []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 5 * time.Minute}},
 		RequeueAfter: time.Hour,
+		Untrack:      []*corev1.Pod{&pod},
 	}, Decide(input(g, 5*time.Minute, pod)))
 }
 

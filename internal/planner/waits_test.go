@@ -114,6 +114,7 @@ func TestDecidePodHistory(t *testing.T) {
 		},
 		DeleteBatch:  []*corev1.Pod{&f2, &s1},
 		RequeueAfter: 59 * time.Minute,
+		Untrack:      []*corev1.Pod{&s1, &f2, &s3, &s4},
 	}, Decide(input(g, time.Minute, s1, f2, s3, s4)))
 }
 

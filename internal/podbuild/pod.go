@@ -31,7 +31,8 @@ type Input struct {
 }
 
 // Build returns the pod that runs in.Item for the run in.Run of in.Group. The pod is named by
-// Name, lives in the group's namespace and is controlled by the group. It carries the template's
+// Name, lives in the group's namespace, is controlled by the group and carries the finalizer
+// v1alpha1.FinalizerRunTracking, so that it stays until its run's outcome is recorded. It carries the template's
 // labels and annotations, overridden by the operator's (v1alpha1.LabelManagedBy, LabelGroup,
 // LabelItem, LabelRun and AnnotationItem). Its spec is a copy of the template's with
 // restartPolicy Never, and in every container and init container the placeholders of Substitute
@@ -63,6 +64,7 @@ func Build(in Input) (*corev1.Pod, error) {
 			Labels:          labels(in),
 			Annotations:     annotations(in),
 			OwnerReferences: []metav1.OwnerReference{ownerReference(in.Group)},
+			Finalizers:      []string{v1alpha1.FinalizerRunTracking},
 		},
 		Spec: *spec,
 	}, nil

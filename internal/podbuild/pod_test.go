@@ -123,6 +123,7 @@ func wantPod(item, literal string) *corev1.Pod {
 				Controller:         ptr.To(true),
 				BlockOwnerDeletion: ptr.To(true),
 			}},
+			Finalizers: []string{"oaat.io/run-tracking"},
 		},
 		Spec: spec,
 	}

@@ -8,15 +8,19 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// Breaker says what the group's circuit breaker (spec.circuitBreaker) is doing, empty for a
-// group without one: closed with the items that failed in a row so far, or open since when, for
-// which failures, with its failed probes and when the next probe may start.
+// Breaker says what the group's circuit breaker (spec.circuitBreaker, or that of a lock it names
+// that carries one) is doing, empty for a group without one: closed with the items that failed in
+// a row so far, or open since when, for which failures (or, for a group that follows a lock's
+// breaker, by the lock), with its failed probes and when the next probe may start.
 func Breaker(g *v1alpha1.OaatGroup, now time.Time) string {
 	cb := g.Status.CircuitBreaker
-	if cb == nil || g.Spec.CircuitBreaker == nil {
+	if cb == nil {
 		return ""
 	}
-	threshold := g.Spec.CircuitBreaker.ConsecutiveItemFailures
+	threshold := int32(v1alpha1.DefaultConsecutiveItemFailures)
+	if spec := g.Spec.CircuitBreaker; spec != nil && spec.ConsecutiveItemFailures > 0 {
+		threshold = spec.ConsecutiveItemFailures
+	}
 	if cb.State != v1alpha1.BreakerOpen {
 		return fmt.Sprintf("closed, %d of %d items failed in a row", len(cb.FailedItems), threshold)
 	}
@@ -28,8 +32,11 @@ func Breaker(g *v1alpha1.OaatGroup, now time.Time) string {
 	if cb.LastFailureExitCode != nil {
 		failure += fmt.Sprintf(" (exit %d)", *cb.LastFailureExitCode)
 	}
-	s := fmt.Sprintf("OPEN %s ago after %d items failed in a row (%s), last failure %s; failed probes: %d",
-		opened(cb, now), len(cb.FailedItems), strings.Join(quoted, ", "), failure, cb.FailedProbes)
+	why := fmt.Sprintf("after %d items failed in a row (%s)", len(cb.FailedItems), strings.Join(quoted, ", "))
+	if len(cb.FailedItems) == 0 {
+		why = "with the breaker of a lock it names"
+	}
+	s := fmt.Sprintf("OPEN %s ago %s, last failure %s; failed probes: %d", opened(cb, now), why, failure, cb.FailedProbes)
 	switch cr := g.Status.CurrentRun; {
 	case cr != nil:
 		return s + "; probe running: " + Item(cr.Item)

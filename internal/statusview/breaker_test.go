@@ -22,7 +22,9 @@ func TestBreaker(t *testing.T) {
 		name    string
 		status  *v1alpha1.CircuitBreakerStatus
 		current *v1alpha1.CurrentRun
-		want    string
+		// noSpec makes the group one without spec.circuitBreaker, following a lock's breaker.
+		noSpec bool
+		want   string
 	}{
 		{name: "without a breaker", want: ""},
 		{name: "closed", status: &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, FailedItems: []string{"a"}},
@@ -31,11 +33,20 @@ func TestBreaker(t *testing.T) {
 			want: `OPEN 5m ago after 3 items failed in a row (a, /srv/photos, c), last failure Error (exit 75); failed probes: 2; next probe in 3m`},
 		{name: "open, a probe running", status: open, current: &v1alpha1.CurrentRun{Item: "c"},
 			want: `OPEN 5m ago after 3 items failed in a row (a, /srv/photos, c), last failure Error (exit 75); failed probes: 2; probe running: c`},
+		{name: "open with the breaker of a lock, without spec.circuitBreaker", noSpec: true,
+			status: &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerOpen, OpenedAt: ts(-time.Minute), LastFailureReason: "Error",
+				LastFailureExitCode: ptr.To[int32](75), NextProbeAt: ts(30 * time.Second)},
+			want: `OPEN 60s ago with the breaker of a lock it names, last failure Error (exit 75); failed probes: 0; next probe in 30s`},
+		{name: "closed, without spec.circuitBreaker: the default threshold", noSpec: true,
+			status: &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed}, want: "closed, 0 of 3 items failed in a row"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &v1alpha1.OaatGroup{
 				Spec:   v1alpha1.OaatGroupSpec{CircuitBreaker: &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 3}},
 				Status: v1alpha1.OaatGroupStatus{CircuitBreaker: tc.status, CurrentRun: tc.current},
+			}
+			if tc.noSpec {
+				g.Spec.CircuitBreaker = nil
 			}
 			if diff := cmp.Diff(tc.want, Breaker(g, now)); diff != "" {
 				t.Errorf("Breaker (-want +got):\n%s", diff)

@@ -12,8 +12,8 @@ import (
 )
 
 // WriteLocks writes a table of the locks, one row per lock (capacity, holders, waiting groups),
-// then a line per lock that is held or waited for: its holders, and the groups that wait for it,
-// longest first. The waiting groups are those whose status.lockWait is set and that name the lock.
+// then a line per lock that is held, waited for or whose carried circuit breaker is open: its
+// holders, its breaker, and the groups that wait for it, longest first. The waiting groups are those whose status.lockWait is set and that name the lock.
 // A ClusterOaatLock shows as ClusterOaatLock/name, its holders as namespace/group; its waiting
 // count is that of its status (groups of every namespace) when the groups given, of one
 // namespace, show fewer.
@@ -37,6 +37,9 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 			}
 			parts = append(parts, fmt.Sprintf("held by %s (item %s, pod %s, for %s)", Item(holder), Item(h.Item), Item(h.Pod), age(h.Since.Time, now)))
 		}
+		if cb := l.LockBreaker(); l.CarriesBreaker() && cb != nil && cb.State == v1alpha1.BreakerOpen {
+			parts = append(parts, lockBreaker(cb, now))
+		}
 		if len(waiting) > 0 {
 			names := make([]string, 0, len(waiting))
 			for _, g := range waiting {
@@ -56,6 +59,20 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 		return err
 	}
 	return nil
+}
+
+// lockBreaker says that the breaker a lock carries is open: since when, opened by which group,
+// its failed probes and when the next probe may start.
+func lockBreaker(cb *v1alpha1.LockCircuitBreakerStatus, now time.Time) string {
+	s := fmt.Sprintf("circuit breaker OPEN, opened by %s", Item(cb.OpenedBy))
+	if cb.OpenedAt != nil {
+		s += " " + age(cb.OpenedAt.Time, now) + " ago"
+	}
+	s += fmt.Sprintf(", failed probes: %d", cb.FailedProbes)
+	if cb.NextProbeAt != nil && cb.NextProbeAt.After(now) {
+		s += ", next probe in " + age(now, cb.NextProbeAt.Time)
+	}
+	return s
 }
 
 // waitersOf are the groups that wait for the lock, the longest waiting first.

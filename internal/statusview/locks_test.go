@@ -21,6 +21,14 @@ func TestWriteLocks(t *testing.T) {
 			}},
 		},
 		&v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}, Spec: v1alpha1.OaatLockSpec{Capacity: 2}},
+		&v1alpha1.OaatLock{
+			ObjectMeta: metav1.ObjectMeta{Name: "bucket", Namespace: "ns"},
+			Spec:       v1alpha1.OaatLockSpec{Capacity: 2, CircuitBreaker: v1alpha1.LockBreakerShared},
+			Status: v1alpha1.OaatLockStatus{CircuitBreaker: &v1alpha1.LockCircuitBreakerStatus{
+				State: v1alpha1.BreakerOpen, OpenedBy: "ns/photos", OpenedAt: &[]metav1.Time{ago(3 * time.Minute)}[0],
+				NextProbeAt: &[]metav1.Time{ago(-time.Minute)}[0], FailedProbes: 1,
+			}},
+		},
 		&v1alpha1.ClusterOaatLock{
 			ObjectMeta: metav1.ObjectMeta{Name: "shared"},
 			Status: v1alpha1.ClusterOaatLockStatus{WaitingGroups: 3, Holders: []v1alpha1.LockHolder{
@@ -48,10 +56,12 @@ func TestWriteLocks(t *testing.T) {
 	want := `LOCK                    CAPACITY  HOLDERS  WAITING
 nas                     1         1        2
 db                      2         0        1
+bucket                  2         0        0
 ClusterOaatLock/shared  1         1        3
 
 nas: held by photos (item /srv/photos, pod photos-x-3, for 5m); waiting: videos (3m), music (60s)
 db: waiting: videos (3m)
+bucket: circuit breaker OPEN, opened by ns/photos 3m ago, failed probes: 1, next probe in 60s
 ClusterOaatLock/shared: held by other/photos (item /srv/photos, pod photos-y-1, for 2m); waiting: backups (4m)
 `
 	if out.String() != want {

@@ -123,7 +123,7 @@ func TestKubectlOaatCommands(t *testing.T) {
 		}
 		// An unknown subcommand fails, or prints the root's help; either way its usage line is
 		// not there.
-		out, _ := exec.Command(plugin, sub, "--help").CombinedOutput()
+		out, _ := exec.Command(plugin, append(strings.Fields(sub), "--help")...).CombinedOutput()
 		helps[sub] = string(out)
 		return helps[sub]
 	}
@@ -137,6 +137,15 @@ func TestKubectlOaatCommands(t *testing.T) {
 				if !strings.Contains(h, "Usage:\n  kubectl-oaat "+sub) {
 					t.Errorf("%s: `kubectl oaat %s`: no such subcommand of cmd/kubectl-oaat:\n%s", s.where, sub, h)
 					continue
+				}
+				// A command of its own (`history export`): its flags are its own.
+				if words := strings.Fields(rest); len(words) > 0 && strings.Contains(h, "Available Commands:") {
+					nested := sub + " " + words[0]
+					if !strings.Contains(help(nested), "Usage:\n  kubectl-oaat "+nested) {
+						t.Errorf("%s: `kubectl oaat %s`: no such subcommand of cmd/kubectl-oaat:\n%s", s.where, nested, help(nested))
+						continue
+					}
+					h = help(nested)
 				}
 				for _, f := range flagRE.FindAllStringSubmatch(rest, -1) {
 					flag := f[1]

@@ -192,7 +192,13 @@ func useDemoNamespace(ctx SpecContext) string {
 		_, err := clientset.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the default ServiceAccount of %s", ns)
+	return demoKubeconfig(ctx)
+}
 
+// demoKubeconfig returns a kubeconfig of the cluster's admin whose current namespace is oaat-demo,
+// removed when the test ends.
+func demoKubeconfig(ctx SpecContext) string {
+	GinkgoHelper()
 	kubeconfig := filepath.Join(GinkgoT().TempDir(), "demo.kubeconfig")
 	admin, err := os.ReadFile(adminKubeconfig)
 	Expect(err).NotTo(HaveOccurred())

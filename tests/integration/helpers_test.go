@@ -236,11 +236,17 @@ func terminatedStatus(c corev1.Container, exitCode int32, reason string, started
 
 // groupEvents lists the events.k8s.io/v1 events about the group with the given reason.
 func groupEvents(ctx context.Context, g Gomega, group, reason string) []eventsv1.Event {
+	return eventsAbout(ctx, g, "OaatGroup", group, reason)
+}
+
+// eventsAbout are the events of the test namespace about the object of that kind and name, with
+// the reason.
+func eventsAbout(ctx context.Context, g Gomega, kind, name, reason string) []eventsv1.Event {
 	events := &eventsv1.EventList{}
 	g.ExpectWithOffset(1, k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
 	var found []eventsv1.Event
 	for _, e := range events.Items {
-		if e.Regarding.Kind == "OaatGroup" && e.Regarding.Name == group && e.Reason == reason {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
 			found = append(found, e)
 		}
 	}

@@ -115,8 +115,9 @@ var _ = BeforeSuite(func() {
 
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-	// The status collector reads the API server directly here, where the operator reads its cache.
+	// The status and lock collectors read the API server directly here, where the operator reads its cache.
 	Expect(metrics.Register(registry, runMetrics, metrics.NewStatusCollector(k8sClient, clock.RealClock{}))).To(Succeed())
+	Expect(metrics.RegisterLocks(registry, metrics.NewLockMetrics(), metrics.NewLockCollector(k8sClient))).To(Succeed())
 	clientset, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
 })
@@ -156,6 +157,7 @@ var _ = BeforeEach(func(ctx SpecContext) {
 		Expect(k8sClient.DeleteAllOf(ctx, &v1alpha1.OaatLock{}, client.InNamespace(ns))).To(Succeed())
 		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns),
 			client.GracePeriodSeconds(0))).To(Succeed())
+		dropRunTrackingFinalizers(ctx)
 	})
 })
 

@@ -145,7 +145,7 @@ func TestCSVPermissions(t *testing.T) {
 		}
 		return false
 	}
-	for _, need := range [][2]string{{"pods", "create"}, {"pods", "delete"}, {"pods", "deletecollection"}, {"configmaps", "get"}, {"persistentvolumeclaims", "list"}, {"persistentvolumeclaims", "watch"}, {"oaatgroups/status", "update"}, {"oaatlocks", "watch"}, {"oaatlocks/status", "update"}, {"leases", "create"}} {
+	for _, need := range [][2]string{{"pods", "create"}, {"pods", "delete"}, {"pods", "deletecollection"}, {"pods", "patch"}, {"configmaps", "get"}, {"persistentvolumeclaims", "list"}, {"persistentvolumeclaims", "watch"}, {"oaatgroups/status", "update"}, {"oaatlocks", "watch"}, {"oaatlocks/status", "update"}, {"leases", "create"}} {
 		if !granted(need[0], need[1]) {
 			t.Errorf("the CSV's permissions lack %s on %s: the manager needs it", need[1], need[0])
 		}

@@ -59,8 +59,10 @@ var (
 	cluster       *support.Cluster
 	k8sClient     client.Client // not cached: every assertion reads the API server itself
 	clientset     kubernetes.Interface
-	tracker       *support.OverlapTracker
-	podWatch      *support.PodWatch
+	// adminKubeconfig is the cluster's admin kubeconfig, for the commands a test runs.
+	adminKubeconfig string
+	tracker         *support.OverlapTracker
+	podWatch        *support.PodWatch
 
 	// ns is the namespace of the running test, created for it alone.
 	ns string
@@ -85,7 +87,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	cluster = support.NewCluster(repoRoot, "realnode-cluster", GinkgoWriter)
 	DeferCleanup(tearDown)
 	kubeconfig, clients := support.StartSuiteCluster(ctx, cluster, poll, false)
-	k8sClient, clientset = clients.Client, clients.Clientset
+	k8sClient, clientset, adminKubeconfig = clients.Client, clients.Clientset, kubeconfig
 
 	support.RemoveSuiteNamespaces(ctx, k8sClient, labelSuite)
 	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{KeepHistory: true})
@@ -93,24 +95,22 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	deployStart := time.Now()
-	deployOperator(ctx, kubeconfig)
+	deployOperator(ctx)
 	waitForOperator(ctx)
 	GinkgoWriter.Printf("Operator deployed and leading after %s\n", time.Since(deployStart).Round(time.Millisecond))
 }, NodeTimeout(8*time.Minute))
 
-// deployOperator applies config/default as `make deploy` does: the manager's Deployment, its
-// RBAC, the CRDs and the metrics Service, with the image the committed kustomization names.
-func deployOperator(ctx context.Context, kubeconfig string) {
+// deployOperator installs the operator as docs/install.md's kustomize block says (kubectl apply
+// --server-side -k config/default, marked checked-by: tests/realnode install-kustomize): the
+// manager's Deployment, its RBAC, the CRDs and the metrics Service, with the image the committed
+// kustomization names.
+func deployOperator(ctx context.Context) {
 	GinkgoHelper()
 	build := exec.CommandContext(ctx, os.Getenv("KUSTOMIZE"), "build", filepath.Join(repoRoot, "config", "default"))
 	manifests, err := build.Output()
 	Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
 	Expect(string(manifests)).To(ContainSubstring("image: "+operatorImage), "config/default names the operator image")
-	apply := exec.CommandContext(ctx, os.Getenv("KUBECTL"), "--kubeconfig", kubeconfig, "apply", "--server-side",
-		"--force-conflicts", "-f", "-")
-	apply.Stdin = strings.NewReader(string(manifests))
-	out, err := apply.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "kubectl apply of config/default:\n%s", out)
+	runDocBlocks(ctx, docBin(ctx, false), "install-kustomize", nil)
 }
 
 // tearDown stops the watcher and the cluster, then checks that the real node left nothing on the

@@ -312,8 +312,13 @@ func (t *OverlapTracker) Describe(namespace string) string {
 // ended is the tracker's own reading of a pod that can no longer run a container: the kubelet
 // (or kwok) has put it in a terminal phase, as the Kubernetes API defines them. The tracker does
 // not call the operator's predicate for the same fact: an oracle that shares the predicate it
-// checks would agree with its bugs. A pod being deleted whose phase is not terminal is live.
+// checks would agree with its bugs. A pod being deleted whose phase is not terminal is live,
+// unless it was deleted without a grace period (force-deleted, or never scheduled): the API server
+// takes it as deleted, and only finalizers keep the object, as a Deleted event would have ended it.
 func ended(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 {
+		return true
+	}
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded, corev1.PodFailed:
 		return true

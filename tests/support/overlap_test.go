@@ -38,6 +38,13 @@ func beingDeleted(p *corev1.Pod) *corev1.Pod {
 	return p
 }
 
+// forceDeleted gives the pod a deletionTimestamp with no grace period, as the API server does to
+// a pod force-deleted or never scheduled that a finalizer keeps.
+func forceDeleted(p *corev1.Pod) *corev1.Pod {
+	p.DeletionGracePeriodSeconds = new(int64)
+	return beingDeleted(p)
+}
+
 // testPod marks the pod as one a test created itself.
 func testPod(p *corev1.Pod) *corev1.Pod {
 	p.Labels[testLabel] = "rogue"
@@ -121,6 +128,14 @@ func TestOverlapTrackerLivePods(t *testing.T) {
 				added(pod("ns", "g", "b", corev1.PodPending)),
 			},
 			want: []string{"ns/g [a b]"},
+		},
+		{
+			name: "a pod deleted without a grace period, kept by a finalizer, is no longer live",
+			events: []watch.Event{
+				added(pod("ns", "g", "a", corev1.PodRunning)),
+				modified(forceDeleted(pod("ns", "g", "a", corev1.PodRunning))),
+				added(pod("ns", "g", "b", corev1.PodPending)),
+			},
 		},
 		{
 			name: "a pod first shown by a MODIFIED event is live",

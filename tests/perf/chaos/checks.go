@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,8 +31,8 @@ func (c *chaos) reportFaults() {
 		c.faults.kills, c.faults.noLeader, starts, exits)
 	c.reportExits(reasons)
 	c.rep.Printf("  %s", c.pauser.summary())
-	c.rep.Printf("  live item pods deleted: %d; spec edits: %d; kube-apiserver restarted once, down for %s",
-		c.faults.podDeletes, c.faults.edits, c.faults.apiserverDown.Round(time.Millisecond))
+	c.rep.Printf("  live item pods deleted: %d; evicted through the Eviction API: %d; spec edits: %d; kube-apiserver restarted once, down for %s",
+		c.faults.podDeletes, c.faults.evictions, c.faults.edits, c.faults.apiserverDown.Round(time.Millisecond))
 	if c.second != nil {
 		starts, exits, reasons := c.second.lifecycle()
 		c.rep.Printf("  second installation (%d replica watching %s, Lease in %s, no API proxy): SIGKILLs: %d (none leading at %d chosen instants); starts: %d; exits on their own: %d",
@@ -147,6 +150,7 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 		}
 		c.rep.Printf("    %s", s)
 	}
+	c.checkEvictions()
 	c.checkCapacity(pods)
 	if c.second != nil {
 		mainErrs, err1 := outOfScopeErrors(c.replicas)
@@ -156,6 +160,41 @@ func (c *chaos) checkInvariants(ctx context.Context, end time.Time) {
 		}
 		c.rep.Printf("  log lines of an installation asking its cache for a namespace it does not watch (%q: a group of the other installation enqueued from the cluster lock's holders, or the groups of a Namespace): the main one %d, the second one %d (reported)",
 			outOfScope, mainErrs, secondErrs)
+	}
+}
+
+// checkEvictions checks that no run whose pod was evicted through the Eviction API was recorded
+// as a failure: an eviction is a disruption (the pod's DisruptionTarget condition), recorded as
+// Disrupted, whether or not the operator saw the pod before it was deleted. A pod that ended on
+// its own before the eviction took effect keeps its own outcome.
+func (c *chaos) checkEvictions() {
+	byReason := map[string]int{}
+	var failed []string
+	unseen := 0
+	for pod := range c.faults.evicted {
+		o, ok := c.observer.ledger.outcomeOf(pod)
+		if !ok {
+			unseen++
+			continue
+		}
+		byReason[o.reason]++
+		if o.failed {
+			failed = append(failed, fmt.Sprintf("%s (recorded %s)", pod, o.reason))
+		}
+	}
+	slices.Sort(failed)
+	for _, f := range failed {
+		c.violationf("eviction counted as a failure: %s", f)
+	}
+	reasons := make([]string, 0, len(byReason))
+	for r, n := range byReason {
+		reasons = append(reasons, fmt.Sprintf("%s %d", cmp.Or(r, "(none)"), n))
+	}
+	slices.Sort(reasons)
+	c.rep.Printf("  evicted runs: %d; recorded, by reason: %s; their write not seen by the observer: %d; counted as a failure: %d (must be 0)",
+		len(c.faults.evicted), cmp.Or(strings.Join(reasons, ", "), "none"), unseen, len(failed))
+	for _, f := range failed {
+		c.rep.Printf("    %s", f)
 	}
 }
 

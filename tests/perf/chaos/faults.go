@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,6 +29,9 @@ const maxItems = 8
 // faults counts what the chaos run did.
 type faults struct {
 	kills, noLeader, podDeletes, edits int
+	// evictions counts the live item pods evicted through the Eviction API; evicted names them.
+	evictions int
+	evicted   map[string]bool
 	// lockRecreates counts the shared locks deleted and created again, heldRecreates those that
 	// held a slot when deleted.
 	lockRecreates, heldRecreates int
@@ -44,7 +49,8 @@ type faults struct {
 }
 
 // unleash applies faults until the chaos window ends: SIGKILL of the leader, SIGSTOP of the
-// leader for longer than its Lease, SIGKILL of the second installation's leader, deletion of a live item pod, a spec edit, a slow spell (the
+// leader for longer than its Lease, SIGKILL of the second installation's leader, deletion of a live item pod, its
+// eviction through the Eviction API (as a node drain does), a spec edit, a slow spell (the
 // replicas' pod watches lag), a shared lock deleted and created again, a lock's capacity changed
 // and a lock added to or removed from a group, each at random intervals, and one restart of the API server in
 // the middle third of the window. Throughout, the API proxy faults a fraction of pod creations.
@@ -53,6 +59,7 @@ func (c *chaos) unleash(ctx context.Context) error {
 	end := now.Add(c.cfg.window)
 	nextKill := now.Add(c.between(c.cfg.killMin, c.cfg.killMax))
 	nextDelete := now.Add(c.between(c.cfg.deleteEvery/2, c.cfg.deleteEvery*3/2))
+	nextEvict := now.Add(c.between(c.cfg.evictEvery/2, c.cfg.evictEvery*3/2))
 	nextEdit := now.Add(c.between(c.cfg.editEvery/2, c.cfg.editEvery*3/2))
 	nextRecreate := now.Add(c.between(c.cfg.recreateEvery/2, c.cfg.recreateEvery*3/2))
 	nextResize := now.Add(c.between(c.cfg.resizeEvery/2, c.cfg.resizeEvery*3/2))
@@ -93,6 +100,9 @@ func (c *chaos) unleash(ctx context.Context) error {
 		case !now.Before(nextDelete):
 			nextDelete = now.Add(c.between(c.cfg.deleteEvery/2, c.cfg.deleteEvery*3/2))
 			err = c.deletePod(ctx)
+		case c.cfg.evictEvery > 0 && !now.Before(nextEvict):
+			nextEvict = now.Add(c.between(c.cfg.evictEvery/2, c.cfg.evictEvery*3/2))
+			err = c.evictPod(ctx)
 		case !now.Before(nextEdit):
 			nextEdit = now.Add(c.between(c.cfg.editEvery/2, c.cfg.editEvery*3/2))
 			err = c.editGroup(ctx)
@@ -158,14 +168,46 @@ func (c *chaos) killLeader(ctx context.Context) error {
 	return nil
 }
 
-// deletePod deletes a random live item pod of a namespace of the run, as a node drain or a user
-// would.
+// deletePod deletes a random live item pod of a namespace of the run, as a user would.
 func (c *chaos) deletePod(ctx context.Context) error {
+	pod, err := c.randomLivePod(ctx)
+	if pod == nil || err != nil {
+		return err
+	}
+	if err := client.IgnoreNotFound(c.env.Client.Delete(ctx, pod)); err != nil {
+		return err
+	}
+	c.faults.podDeletes++
+	return nil
+}
+
+// evictPod evicts a random live item pod of a namespace of the run through the Eviction API, as
+// `kubectl drain` does: the API server sets the pod's DisruptionTarget condition, then deletes
+// it. Its run must be recorded as interrupted, never as a failure (checkEvictions).
+func (c *chaos) evictPod(ctx context.Context) error {
+	pod, err := c.randomLivePod(ctx)
+	if pod == nil || err != nil {
+		return err
+	}
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
+	if err := client.IgnoreNotFound(c.env.Client.SubResource("eviction").Create(ctx, pod, eviction)); err != nil {
+		return err
+	}
+	if c.faults.evicted == nil {
+		c.faults.evicted = map[string]bool{}
+	}
+	c.faults.evicted[pod.Name] = true
+	c.faults.evictions++
+	return nil
+}
+
+// randomLivePod returns a random live item pod of a namespace of the run, nil when there is none.
+func (c *chaos) randomLivePod(ctx context.Context) (*corev1.Pod, error) {
 	var live []*corev1.Pod
 	for _, ns := range c.namespaces() {
 		pods := &corev1.PodList{}
 		if err := c.env.Client.List(ctx, pods, client.InNamespace(ns), client.HasLabels{v1alpha1.LabelGroup}); err != nil {
-			return err
+			return nil, err
 		}
 		for i := range pods.Items {
 			if !podbuild.Terminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
@@ -174,14 +216,9 @@ func (c *chaos) deletePod(ctx context.Context) error {
 		}
 	}
 	if len(live) == 0 {
-		return nil
+		return nil, nil
 	}
-	pod := live[c.rng.IntN(len(live))]
-	if err := client.IgnoreNotFound(c.env.Client.Delete(ctx, pod)); err != nil {
-		return err
-	}
-	c.faults.podDeletes++
-	return nil
+	return live[c.rng.IntN(len(live))], nil
 }
 
 // editGroup adds an item to a random group (of any namespace of the run), removes one, or changes

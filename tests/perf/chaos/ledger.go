@@ -40,6 +40,15 @@ type ledger struct {
 	writes  int
 	// endSeen is when the observer first saw each run ended in status (recorded or withdrawn).
 	endSeen map[string]time.Time
+	// outcomes are the outcomes recorded in the writes that ended their runs, by pod.
+	outcomes map[string]outcome
+}
+
+// outcome is a run's outcome as the write that ended the run recorded it: its item's lastReason,
+// and whether its failureCount grew.
+type outcome struct {
+	reason string
+	failed bool
 }
 
 func newLedger() *ledger {
@@ -50,6 +59,7 @@ func newLedger() *ledger {
 		withdrawn:  map[string]string{},
 		unverified: map[string]bool{},
 		endSeen:    map[string]time.Time{},
+		outcomes:   map[string]outcome{},
 	}
 }
 
@@ -105,6 +115,11 @@ func (l *ledger) end(group string, run *v1alpha1.CurrentRun, before, after *v1al
 		l.removed++
 	case after.LastPodName == run.PodName && outcomeChanged(before, after):
 		l.recorded[run.PodName]++
+		var failures int32
+		if before != nil {
+			failures = before.FailureCount
+		}
+		l.outcomes[run.PodName] = outcome{reason: after.LastReason, failed: after.FailureCount > failures}
 	case after.LastPodName != "" && !l.started[after.LastPodName] && outcomeChanged(before, after):
 		// A later run of the item, whose start was missed, has recorded its outcome since: this
 		// run's end is in a missed write.
@@ -185,4 +200,13 @@ func (l *ledger) podless(ended map[string]bool) int {
 		}
 	}
 	return n
+}
+
+// outcomeOf returns the outcome recorded for pod's run in the write that ended it, and whether the
+// ledger saw that write.
+func (l *ledger) outcomeOf(pod string) (outcome, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	o, ok := l.outcomes[pod]
+	return o, ok
 }

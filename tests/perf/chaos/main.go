@@ -56,7 +56,9 @@ type config struct {
 	groups, items    int
 	killMin, killMax time.Duration
 	deleteEvery      time.Duration
-	editEvery        time.Duration
+	// evictEvery is the mean interval between evictions of a live item pod; 0 for none.
+	evictEvery time.Duration
+	editEvery  time.Duration
 	// recreateEvery is the mean interval between deletions and re-creations of a shared lock
 	// (kubectl replace --force, a GitOps re-create): it comes back without holders while runs
 	// hold it; 0 for none.
@@ -104,6 +106,7 @@ func readConfig(k *perfkit.Knobs) config {
 		killMin:     k.Duration("CHAOS_KILL_MIN", 15*time.Second),
 		killMax:     k.Duration("CHAOS_KILL_MAX", 60*time.Second),
 		deleteEvery: k.Duration("CHAOS_DELETE_EVERY", 10*time.Second),
+		evictEvery:  k.Duration("CHAOS_EVICT_EVERY", 15*time.Second),
 		editEvery:   k.Duration("CHAOS_EDIT_EVERY", 10*time.Second),
 		// A lock re-created every 20 s on average: of 40 groups, 10 name each lock, and a run of
 		// one holds it most of the time.

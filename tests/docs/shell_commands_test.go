@@ -1,0 +1,277 @@
+package docs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// notRun are the commands of the docs that no test runs from its page, by their page (any when
+// "") and the start of their line, each with the reason. Keep it short: a command a user types
+// on a cluster belongs in a transcript or in a block a test runs (<!-- checked-by: tests/PKG
+// NAME -->).
+var notRun = []struct{ file, prefix, reason string }{
+	{"", "make ", "a target of the Makefile (TestMakeTargets checks it exists); CI runs make test and make verify, the others are a developer's"},
+	{"", "go build -o bin/kubectl-oaat ./cmd/kubectl-oaat", "TestKubectlOaatCommands builds the plugin so"},
+	{"", "go install ./cmd/kubectl-oaat", "builds the plugin as TestKubectlOaatCommands does, into the user's GOBIN"},
+	{"", "install -m 0755 bin/kubectl-oaat /usr/local/bin/", "writes into the machine's /usr/local/bin"},
+	{"", "kubectl plugin list", "lists the plugins of the user's PATH, after the install line above"},
+	{"", "kubectl oaat --help", "TestKubectlOaatCommands runs every subcommand's --help"},
+	{"", "kubectl krew ", "krew is not among the test tools; make krew-manifest builds the manifest and archives"},
+	{"docs/kubectl-plugin.md", "kubectl oaat ", "a list of examples: TestKubectlOaatCommands checks each subcommand and flag, " +
+		"the transcripts run status, run --wait, suspend, resume and locks (-w and --wait do not return by themselves)"},
+	{"", "kubectl annotate oaatgroups.kawaja.net ", "the Python oaat-operator's CRD, which no test cluster has"},
+}
+
+// notRunYet are the commands no test runs from its page yet, by page and the start of their
+// line, each with the test that runs them as a copy or the cluster they need: work left of issue
+// 26. An entry that no longer matches a command fails, so that the list only shrinks.
+var notRunYet = []struct{ file, prefix, reason string }{
+	{"docs/install.md", "kubectl ", "dist/install.yaml (make build-installer, which edits config/manager), the Prometheus " +
+		"Operator's kinds and the uninstall, which the real-node suite's kept cluster would have to re-install; tests/realnode runs the kustomize install and the checks"},
+	{"docs/olm.md", "kubectl delete ", "tests/olmcatalog (install_test.go) runs the uninstall as a copy"},
+	{"docs/runbooks/oaat-operator-down.md", "", "needs the manager's Deployment (tests/realnode) and, for kubectl get csv, OLM (tests/olmcatalog)"},
+	{"docs/upgrading.md", "operator-sdk run bundle-upgrade ", "tests/olmcatalog (upgrade_test.go) runs it as a copy"},
+}
+
+// shellCommand is a command of a page: a logical line of a shell block (continued lines,
+// heredocs and loops joined), or a $-prompt line of a console block.
+type shellCommand struct {
+	where string
+	text  string
+	// coveredBy says which test runs it, or why none does; "" when none.
+	coveredBy string
+}
+
+var heredocRE = regexp.MustCompile(`<<-?\s*'?([A-Z]+)'?`)
+
+// shellBlockCommands splits the text of a ```sh block into its commands: a line ending in \, |
+// or && goes on, a heredoc takes the lines to its end word, a while/for/if takes them to its
+// done/fi; blank lines and whole-line comments are no commands.
+func shellBlockCommands(text string) []string {
+	var out []string
+	var cur []string
+	heredocEnd := ""
+	depth := 0
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if len(cur) == 0 && (trimmed == "" || strings.HasPrefix(trimmed, "#")) {
+			continue
+		}
+		cur = append(cur, line)
+		switch {
+		case heredocEnd != "":
+			if trimmed == heredocEnd {
+				heredocEnd = ""
+			}
+		case heredocRE.MatchString(line):
+			heredocEnd = heredocRE.FindStringSubmatch(line)[1]
+		}
+		first := strings.Fields(trimmed)
+		if heredocEnd == "" && len(first) > 0 {
+			switch first[0] {
+			case "while", "for", "if":
+				depth++
+			case "done", "fi":
+				depth--
+			}
+		}
+		code := strings.TrimSpace(strings.SplitN(line, " #", 2)[0])
+		if heredocEnd != "" || depth > 0 || strings.HasSuffix(code, `\`) || strings.HasSuffix(code, "|") || strings.HasSuffix(code, "&&") {
+			continue
+		}
+		out = append(out, strings.Join(cur, "\n"))
+		cur = nil
+	}
+	if len(cur) > 0 {
+		out = append(out, strings.Join(cur, "\n"))
+	}
+	return out
+}
+
+// consoleBlockCommands returns the $-prompt lines of a console block, with their continued lines.
+func consoleBlockCommands(text string) []string {
+	var out []string
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		cmd, ok := strings.CutPrefix(lines[i], "$ ")
+		if !ok {
+			continue
+		}
+		for strings.HasSuffix(strings.TrimSpace(cmd), `\`) && i+1 < len(lines) {
+			i++
+			cmd += "\n" + lines[i]
+		}
+		out = append(out, cmd)
+	}
+	return out
+}
+
+// checkedByTest says whether package pkg (tests/...) reads blocks of the docs with
+// support.CheckedBlocks(..., "pkg", ...) and names the blocks name in a string literal.
+func checkedByTest(pkg, name string) (bool, error) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, pkg, "*.go"))
+	if err != nil {
+		return false, err
+	}
+	callRE := regexp.MustCompile(`support\.CheckedBlocks\([^,]+,\s*"` + regexp.QuoteMeta(pkg) + `"`)
+	calls, named := false, false
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return false, err
+		}
+		calls = calls || callRE.Match(data)
+		named = named || strings.Contains(string(data), `"`+name+`"`)
+	}
+	return calls && named, nil
+}
+
+// whyNotRun returns why no test runs the command of the page, from notRun, notRunYet and
+// notGeneratedYet (whose console transcripts no scenario makes yet), or "" when nothing says.
+func whyNotRun(file, lang, cmd string) string {
+	cmd = strings.TrimSpace(cmd)
+	for _, n := range notRun {
+		if (n.file == "" || n.file == file) && strings.HasPrefix(cmd, n.prefix) {
+			return "not run: " + n.reason
+		}
+	}
+	for _, n := range notRunYet {
+		if lang != "console" && file == n.file && strings.HasPrefix(cmd, n.prefix) {
+			return "not run yet: " + file + ": " + n.reason
+		}
+	}
+	if lang == "console" && slices.Contains(notGeneratedYet, file) {
+		return "not run yet: " + file + ": its console transcripts are not generated yet (notGeneratedYet)"
+	}
+	return ""
+}
+
+// pageCommands returns every command of the docs' shell and console blocks, each with what
+// covers it.
+func pageCommands(t *testing.T) []shellCommand {
+	t.Helper()
+	pages, err := readPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []shellCommand
+	for _, p := range pages {
+		for _, b := range p.blocks {
+			var cmds []string
+			switch b.lang {
+			case "sh", "bash", "shell":
+				cmds = shellBlockCommands(b.text)
+			case "console":
+				cmds = consoleBlockCommands(b.text)
+			default:
+				continue
+			}
+			covered := ""
+			if name, ok := strings.CutPrefix(b.marker, "transcript:"); ok {
+				covered = "the transcript " + strings.TrimSpace(name)
+			} else if pkg, name, ok := support.ParseCheckedBy(b.marker); ok {
+				found, err := checkedByTest(pkg, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !found {
+					t.Errorf("%s: <!-- checked-by: %s %s -->: %s does not read the blocks %q with support.CheckedBlocks(..., %q, ...)", b.where(), pkg, name, pkg, name, pkg)
+				} else {
+					covered = pkg + " " + name
+				}
+			}
+			for _, c := range cmds {
+				cmd := shellCommand{where: b.where(), text: c, coveredBy: covered}
+				if covered == "" {
+					cmd.coveredBy = whyNotRun(p.file, b.lang, c)
+				}
+				out = append(out, cmd)
+			}
+		}
+	}
+	return out
+}
+
+// Every shell command the docs tell a user to type is run by a test as the page shows it: it is
+// in a console transcript (made by its commands, tests/e2e/transcripts_test.go), or in a block
+// marked <!-- checked-by: tests/PKG NAME --> that a test of that package reads from the page and
+// runs (support.CheckedBlocks), or it is one of the few of notRun, each with its reason.
+func TestShellCommandsAreRun(t *testing.T) {
+	cmds := pageCommands(t)
+	byHow := map[string]int{}
+	uncovered := 0
+	for _, c := range cmds {
+		if c.coveredBy == "" {
+			uncovered++
+			t.Errorf("%s: no test runs `%s`: put its block in a transcript, or mark it <!-- checked-by: tests/PKG NAME --> "+
+				"and run it with support.CheckedBlocks in that package", c.where, c.text)
+			continue
+		}
+		how := c.coveredBy
+		if strings.HasPrefix(how, "the transcript ") {
+			how = "transcripts"
+		}
+		byHow[how]++
+	}
+	for _, n := range notRunYet {
+		used := false
+		for _, c := range cmds {
+			used = used || strings.HasPrefix(c.coveredBy, "not run yet: "+n.file+": "+n.reason)
+		}
+		if !used {
+			t.Errorf("notRunYet: %s %q matches no command left unrun: remove it", n.file, n.prefix)
+		}
+	}
+	var summary []string
+	run, notRunCount, notYet := 0, 0, 0
+	for _, how := range sortedKeys(byHow) {
+		summary = append(summary, fmt.Sprintf("  %3d %s", byHow[how], how))
+		switch {
+		case strings.HasPrefix(how, "not run yet: "):
+			notYet += byHow[how]
+		case strings.HasPrefix(how, "not run: "):
+			notRunCount += byHow[how]
+		default:
+			run += byHow[how]
+		}
+	}
+	t.Logf("%d shell commands in the docs: %d run by a test from their page, %d not run (notRun), %d not run yet (notRunYet, notGeneratedYet), %d with nothing:\n%s",
+		len(cmds), run, notRunCount, notYet, uncovered, strings.Join(summary, "\n"))
+	if len(cmds) < 50 {
+		t.Errorf("only %d commands found in the docs: the extraction is broken", len(cmds))
+	}
+}
+
+func TestShellBlockCommands(t *testing.T) {
+	got := shellBlockCommands(`# a comment
+kubectl get oag    # inline comment \
+kubectl create clusterrolebinding x \
+  --clusterrole y
+kubectl get oaatgroups -A -o jsonpath='{.items}' |
+  while read -r ns name; do
+    kubectl patch oaatgroup "$name" -n "$ns"
+  done
+kubectl create -f - <<'YAML'
+kind: OaatRun
+YAML
+
+make test
+`)
+	want := []string{
+		"kubectl get oag    # inline comment \\",
+		"kubectl create clusterrolebinding x \\\n  --clusterrole y",
+		"kubectl get oaatgroups -A -o jsonpath='{.items}' |\n  while read -r ns name; do\n    kubectl patch oaatgroup \"$name\" -n \"$ns\"\n  done",
+		"kubectl create -f - <<'YAML'\nkind: OaatRun\nYAML",
+		"make test",
+	}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("shellBlockCommands:\n got %q\nwant %q", got, want)
+	}
+}

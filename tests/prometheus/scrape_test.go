@@ -1,0 +1,76 @@
+package prometheus
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// scrapePage is the page with the scrape job of a Prometheus without the Prometheus Operator.
+const scrapePage = "../../docs/olm.md"
+
+// podTokenFile is the ServiceAccount token's path in a pod, which the page's job reads.
+const podTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+// scrapeJobBlock returns the page's ```yaml block that is a list of scrape jobs.
+func scrapeJobBlock(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(scrapePage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blockRE := regexp.MustCompile("(?m)^```yaml\n(- job_name:(?s:.*?))\n```$")
+	blocks := blockRE.FindAllStringSubmatch(string(data), -1)
+	if len(blocks) != 1 {
+		t.Fatalf("%s: %d ```yaml blocks of scrape jobs, want 1", scrapePage, len(blocks))
+	}
+	return blocks[0][1]
+}
+
+// TestDocsScrapeJob checks the scrape job docs/olm.md tells a Prometheus without the Prometheus
+// Operator to use: promtool accepts it as the scrape_configs of a configuration (its token file,
+// a pod's, replaced by one that exists here), and its job is the one the alert OaatOperatorDown
+// watches, so that the alert does not fire for a healthy operator.
+func TestDocsScrapeJob(t *testing.T) {
+	block := scrapeJobBlock(t)
+	var jobs []struct {
+		JobName string `json:"job_name"`
+	}
+	if err := yaml.Unmarshal([]byte(block), &jobs); err != nil {
+		t.Fatalf("%s: the scrape job: %v", scrapePage, err)
+	}
+	rules, err := os.ReadFile(ruleManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`up\{job="([^"]+)"\}`).FindSubmatch(rules)
+	if m == nil {
+		t.Fatalf("%s: no up{job=...} in the alerts", ruleManifest)
+	}
+	if len(jobs) != 1 || jobs[0].JobName != string(m[1]) {
+		t.Errorf("%s: the scrape jobs %+v: want one, named %q as the job of OaatOperatorDown in %s", scrapePage, jobs, m[1], ruleManifest)
+	}
+
+	if !strings.Contains(block, podTokenFile) {
+		t.Fatalf("%s: the scrape job does not read %s", scrapePage, podTokenFile)
+	}
+	dir := t.TempDir()
+	token := filepath.Join(dir, "token")
+	config := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(token, []byte("token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte("scrape_configs:\n"+strings.ReplaceAll(block, podTokenFile, token)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(promtool(t), "check", "config", config).CombinedOutput()
+	t.Logf("promtool check config:\n%s", out)
+	if err != nil {
+		t.Fatalf("promtool check config: %v", err)
+	}
+}

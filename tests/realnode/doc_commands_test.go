@@ -1,0 +1,135 @@
+//go:build realnode
+
+package realnode
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// The blocks of the docs that need the real node, marked <!-- checked-by: tests/realnode NAME -->
+// in their pages: docs/install.md's install with kustomize (which deploys the operator of the
+// suite) and its checks after it, and the runbooks' commands that read an item pod's log (kubectl
+// logs), which only a real kubelet serves. They run as a user's shell runs them
+// (support.RunCheckedBlock), with kubectl and the kubectl oaat plugin on the PATH, their
+// placeholders replaced by the test's namespace, group, item and pod.
+
+// docBin returns a directory with kubectl and, when plugin, the kubectl-oaat plugin built from
+// the repository: the PATH of the pages' commands.
+func docBin(ctx context.Context, plugin bool) string {
+	GinkgoHelper()
+	bin, err := os.MkdirTemp("", "realnode-docs-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, bin)
+	Expect(os.Symlink(os.Getenv("KUBECTL"), filepath.Join(bin, "kubectl"))).To(Succeed())
+	if plugin {
+		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "kubectl-oaat"), "./cmd/kubectl-oaat")
+		build.Dir = repoRoot
+		out, err := build.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "building the plugin:\n%s", out)
+	}
+	return bin
+}
+
+// runDocBlocks runs the blocks of the docs marked checked-by: tests/realnode name and returns
+// what they printed.
+func runDocBlocks(ctx context.Context, bin, name string, values map[string]string) string {
+	GinkgoHelper()
+	blocks, err := support.CheckedBlocks(repoRoot, "tests/realnode", name)
+	Expect(err).NotTo(HaveOccurred())
+	env := []string{"KUBECONFIG=" + adminKubeconfig, "PATH=" + bin + ":" + os.Getenv("PATH")}
+	var all strings.Builder
+	for _, b := range blocks {
+		out, err := support.RunCheckedBlock(ctx, repoRoot, env, b, values)
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("%s:\n%s%s\n", b.Where(), b.Text, out)
+		all.WriteString(out)
+		if pod := values["POD"]; pod != "" {
+			Expect(out).To(ContainSubstring("backing up "+values["ITEM"]), "%s: the log of pod %s", b.Where(), pod)
+		}
+	}
+	return all.String()
+}
+
+var _ = Describe("The runbooks' commands that read an item pod's log", func() {
+	It("run as the pages show them, on the last pod of a failed item and on the pod of a running one", func(ctx SpecContext) {
+		bin := docBin(ctx, true)
+
+		group := newGroup("docs", "docs", "failing")
+		group.Spec.FailureCoolOff = "1h"
+		create(ctx, newType("docs", corev1.PodSpec{Containers: []corev1.Container{
+			busybox("main", `echo "backing up $1"; [ "$1" != failing ] || exit 3; sleep 120`),
+		}}), group)
+		failed := waitForOutcome(ctx, group.Name, "failing", 2*time.Minute)
+		Expect(failed.LastFailure).NotTo(BeNil())
+		Expect(failed.LastPodName).NotTo(BeEmpty())
+		runDocBlocks(ctx, bin, "last-pod-logs", map[string]string{
+			"NAMESPACE": ns, "GROUP": group.Name, "ITEM": "failing", "POD": failed.LastPodName,
+		})
+
+		Eventually(func(g Gomega) {
+			og := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(group), og)).To(Succeed())
+			og.Spec.OaatItems = append(og.Spec.OaatItems, "long")
+			g.Expect(k8sClient.Update(ctx, og)).To(Succeed())
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+		var running string
+		Eventually(func(g Gomega) {
+			og := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(group), og)).To(Succeed())
+			g.Expect(og.Status.CurrentRun).NotTo(BeNil())
+			g.Expect(og.Status.CurrentRun.Item).To(Equal("long"))
+			pod := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: og.Status.CurrentRun.PodName}, pod)).To(Succeed())
+			g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
+			running = pod.Name
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		// The pod prints its line when it starts.
+		Eventually(func() string { return podLog(ctx, running, "main") }).WithContext(ctx).
+			WithTimeout(30 * time.Second).Should(ContainSubstring("backing up long"))
+		runDocBlocks(ctx, bin, "running-pod-logs", map[string]string{
+			"NAMESPACE": ns, "GROUP": group.Name, "ITEM": "long", "POD": running,
+		})
+	})
+})
+
+var _ = Describe("docs/install.md's checks after the install", func() {
+	It("find the CRDs and the operator, and the samples' group running in oaat-demo", func(ctx SpecContext) {
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "oaat-demo"}}
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, namespace))).To(Succeed())
+			Eventually(func(g Gomega) {
+				err := k8sClient.Get(ctx, client.ObjectKeyFromObject(namespace), &corev1.Namespace{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace oaat-demo still exists (%v)", err)
+			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		})
+		out := runDocBlocks(ctx, docBin(ctx, false), "install-check", nil)
+		crds, err := filepath.Glob(filepath.Join(repoRoot, "config", "crd", "bases", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(regexp.MustCompile(`(?m)^\S+\.oaat\.io\s`).FindAllString(out, -1)).To(HaveLen(len(crds)), "the CRDs kubectl get crd lists")
+		Expect(out).To(MatchRegexp(`(?m)^deployment.apps/oaat-operator-controller-manager\s`))
+		// READY True, RUNNING an item, as the page's comment says.
+		Eventually(func(g Gomega) {
+			og := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace.Name, Name: "testsimple"}, og)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(og.Status.Conditions, "Ready")).To(BeTrue(), "%+v", og.Status.Conditions)
+			g.Expect(og.Status.CurrentRun).NotTo(BeNil())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	})
+})

@@ -1,0 +1,119 @@
+package support
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// The shell commands a page tells its reader to type are run by a test, not copied into one: the
+// ```sh block right after the comment <!-- checked-by: tests/PKG NAME --> is read from the page by
+// the test of package tests/PKG that calls CheckedBlocks with NAME, and its commands are run as
+// the page shows them (tests/docs checks that every command of the docs is in such a block, in a
+// transcript, or in its short list of commands no test runs, each with its reason).
+
+// checkedByRE is the marker of a block a test runs: the test's package and the blocks' name.
+var checkedByRE = regexp.MustCompile(`^<!--\s*checked-by:\s*(tests/[a-z0-9]+)\s+([a-z0-9-]+)\s*-->$`)
+
+// ParseCheckedBy returns the package and name of a checked-by marker ("checked-by: tests/e2e
+// runbooks", without the comment's delimiters), and whether it is one.
+func ParseCheckedBy(marker string) (pkg, name string, ok bool) {
+	m := checkedByRE.FindStringSubmatch("<!-- " + marker + " -->")
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// CheckedBlock is a shell block of a page that a test runs.
+type CheckedBlock struct {
+	// File is the page, relative to the repository's root; Line the line of the opening fence.
+	File string
+	Line int
+	// Text is the block's content, without the indentation of a list item.
+	Text string
+}
+
+// Where names the block in a failure message.
+func (b CheckedBlock) Where() string { return fmt.Sprintf("%s:%d", b.File, b.Line) }
+
+// CheckedBlocks returns the blocks of the docs (DocPages) marked <!-- checked-by: pkg name -->,
+// in page order. It is an error when there is none, or when a marker is not followed by a ```sh
+// or ```bash block.
+func CheckedBlocks(root, pkg, name string) ([]CheckedBlock, error) {
+	files, err := DocPages(root)
+	if err != nil {
+		return nil, err
+	}
+	var blocks []CheckedBlock
+	for _, file := range files {
+		data, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			return nil, err
+		}
+		lines := strings.Split(string(data), "\n")
+		for i := 0; i < len(lines); i++ {
+			m := checkedByRE.FindStringSubmatch(strings.TrimSpace(lines[i]))
+			if len(m) != 3 || m[1] != pkg || m[2] != name {
+				continue
+			}
+			j := i + 1
+			for j < len(lines) && strings.TrimSpace(lines[j]) == "" {
+				j++
+			}
+			if j == len(lines) || (strings.TrimSpace(lines[j]) != "```sh" && strings.TrimSpace(lines[j]) != "```bash") {
+				return nil, fmt.Errorf("%s:%d: the marker checked-by: %s %s must be followed by a ```sh block", file, i+1, pkg, name)
+			}
+			indent := lines[j][:len(lines[j])-len(strings.TrimLeft(lines[j], " "))]
+			var text strings.Builder
+			k := j + 1
+			for ; k < len(lines) && strings.TrimSpace(lines[k]) != "```"; k++ {
+				text.WriteString(strings.TrimPrefix(lines[k], indent) + "\n")
+			}
+			if k == len(lines) {
+				return nil, fmt.Errorf("%s:%d: the block is not closed", file, j+1)
+			}
+			blocks = append(blocks, CheckedBlock{File: file, Line: j + 1, Text: text.String()})
+			i = k
+		}
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("no page has a block marked <!-- checked-by: %s %s -->", pkg, name)
+	}
+	return blocks, nil
+}
+
+// placeholderRE finds the placeholders of the pages' commands, which stand for the reader's
+// objects (troubleshooting, runbooks).
+var placeholderRE = regexp.MustCompile(`\b(NAMESPACE|GROUP|ITEM|POD|NODE)\b`)
+
+// RunCheckedBlock runs the block as a user's shell does: bash -e -o pipefail, in dir (the
+// repository's root: the pages' paths are relative to it), with env added to the process's
+// environment (KUBECONFIG, a PATH that holds kubectl and kubectl-oaat), each placeholder of the
+// pages replaced by its value in values. It returns what the commands printed (stdout and stderr)
+// and an error naming the block when one failed or a placeholder has no value.
+func RunCheckedBlock(ctx context.Context, dir string, env []string, b CheckedBlock, values map[string]string) (string, error) {
+	var missing []string
+	text := placeholderRE.ReplaceAllStringFunc(b.Text, func(p string) string {
+		v, ok := values[p]
+		if !ok {
+			missing = append(missing, p)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s: no value for the placeholders %v", b.Where(), missing)
+	}
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", text)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s: %w:\n%s\n%s", b.Where(), err, text, out)
+	}
+	return string(out), nil
+}
