@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,17 +26,21 @@ const (
 )
 
 // expectRunMetrics runs Debian's Prometheus against the metrics Service that OLM created from the
-// bundle (its ClusterIP, through kube-proxy, as a ServiceMonitor's scrape reaches a Service's
-// endpoints), with the token of a ServiceAccount bound to the bundle's metrics-reader ClusterRole,
+// bundle (its ready endpoints, one per replica, as a ServiceMonitor's scrape reaches a Service's
+// endpoints: through the ClusterIP each scrape would reach either replica), with the token of a ServiceAccount bound to the bundle's metrics-reader ClusterRole,
 // and checks that, per item of each watched group, the run counter and the run duration
 // histogram match the item pods that ran: one count per pod, and a duration sum equal to the
 // pods' run times (the container's end minus the pod's start, as the kubelet reports them, to the
 // second of their precision).
 func expectRunMetrics(ctx context.Context, m installMode) {
 	GinkgoHelper()
-	svc, err := clientset.CoreV1().Services(m.InstallNamespace).Get(ctx, metricsService, metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred(), "the bundle's metrics Service, as OLM created it")
-	target := net.JoinHostPort(svc.Spec.ClusterIP, "8443")
+	var targets []string
+	Eventually(func(g Gomega) {
+		var err error
+		targets, err = support.ReadyEndpoints(ctx, k8sClient, m.InstallNamespace, metricsService)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(targets).To(HaveLen(managerReplicas), "ready endpoints of the bundle's metrics Service, as OLM created it")
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 
 	scraper := support.Scraper{
 		Namespace: m.InstallNamespace, ServiceAccount: "prometheus", ClusterRole: metricsReaderRole,
@@ -52,7 +55,7 @@ func expectRunMetrics(ctx context.Context, m installMode) {
 	dir := filepath.Join(cluster.StateDir, "prometheus-"+m.InstallNamespace)
 	Expect(os.RemoveAll(dir)).To(Succeed())
 	logPath := filepath.Join(cluster.StateDir, "logs", "prometheus-"+m.InstallNamespace+".log")
-	job := support.ScrapeJob{Name: metricsService, Targets: []string{target}, Labels: map[string]string{"service": metricsService}}
+	job := support.ScrapeJob{Name: metricsService, Targets: targets, Labels: map[string]string{"service": metricsService}}
 	proc, baseURL, err := support.StartScrapingPrometheus(binary, dir, logPath, token, job, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { Expect(proc.Stop(30 * time.Second)).To(Succeed()) }()
@@ -62,23 +65,24 @@ func expectRunMetrics(ctx context.Context, m installMode) {
 		g.Expect(proc.UnexpectedExit(20)).To(Succeed())
 		up, err := support.QueryPrometheus(ctx, baseURL, fmt.Sprintf(`up{job=%q} == 1`, metricsService))
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(up).To(HaveLen(1), "Prometheus has not scraped %s", target)
-		g.Expect(up[0].Metric).To(HaveKeyWithValue("instance", target))
+		g.Expect(up).To(HaveLen(len(targets)), "Prometheus has not scraped every replica of %v", targets)
 		for key, runs := range want {
+			// The leader counts the runs; a standby exports none. Summed over the replicas, as a
+			// dashboard does across a failover.
 			sel := fmt.Sprintf(`{job=%q,namespace=%q,group=%q,item=%q,result="succeeded"}`, metricsService, key.namespace, groupName, key.item)
-			g.Expect(queryValue(ctx, g, baseURL, "oaat_item_runs_total"+sel)).To(BeNumerically("==", len(runs)), "runs of %v", key)
-			g.Expect(queryValue(ctx, g, baseURL, "oaat_item_run_duration_seconds_count"+sel)).To(BeNumerically("==", len(runs)), "durations observed for %v", key)
+			g.Expect(queryValue(ctx, g, baseURL, "sum(oaat_item_runs_total"+sel+")")).To(BeNumerically("==", len(runs)), "runs of %v", key)
+			g.Expect(queryValue(ctx, g, baseURL, "sum(oaat_item_run_duration_seconds_count"+sel+")")).To(BeNumerically("==", len(runs)), "durations observed for %v", key)
 			var sum float64
 			for _, d := range runs {
 				sum += d.Seconds()
 			}
 			// Each pod time is whole seconds; the operator bounds a duration by its own clock too.
-			g.Expect(queryValue(ctx, g, baseURL, "oaat_item_run_duration_seconds_sum"+sel)).To(BeNumerically("~", sum, float64(len(runs))),
+			g.Expect(queryValue(ctx, g, baseURL, "sum(oaat_item_run_duration_seconds_sum"+sel+")")).To(BeNumerically("~", sum, float64(len(runs))),
 				"duration sum of %v; the pods' run times: %v", key, runs)
 		}
 	}).WithContext(ctx).WithTimeout(90*time.Second).WithPolling(time.Second).Should(Succeed(),
 		"Prometheus through Service %s/%s; its log: %s", m.InstallNamespace, metricsService, logPath)
-	AddReportEntry(m.Name+": run metrics scraped", fmt.Sprintf("%d items through %s", len(want), target))
+	AddReportEntry(m.Name+": run metrics scraped", fmt.Sprintf("%d items through %v", len(want), targets))
 }
 
 // itemKey names an item of the group in a namespace.

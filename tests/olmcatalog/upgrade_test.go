@@ -62,7 +62,7 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 			Name: packageName, Namespace: upgradeNamespace, Package: packageName, Channel: channelName,
 			CatalogSource: upgradeCatalog, CatalogNamespace: olmNamespace, StartingCSV: previousCSVName,
 		}.Object())
-		expectCSVSucceeded(ctx, previousCSVName)
+		expectCSVSucceeded(ctx, upgradeNamespace, previousCSVName)
 		expectPodsOnRealNode(ctx, upgradeNamespace, "control-plane=controller-manager", env.previousImg)
 		mark("previous release installed")
 
@@ -83,7 +83,7 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 		_, err = dynClient.Resource(support.GVRCatalogSource).Namespace(olmNamespace).Update(ctx, cs, metav1.UpdateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		mark("upgrade started")
-		expectCSVSucceeded(ctx, csvName)
+		expectCSVSucceeded(ctx, upgradeNamespace, csvName)
 		Eventually(func(g Gomega) {
 			_, err := dynClient.Resource(support.GVRClusterServiceVersion).Namespace(upgradeNamespace).Get(ctx, previousCSVName, metav1.GetOptions{})
 			g.Expect(err).To(HaveOccurred(), "the replaced CSV %s is still there", previousCSVName)
@@ -242,14 +242,14 @@ func upgradeStatuses(ctx context.Context) map[string]v1alpha1.ItemStatus {
 	return out
 }
 
-// expectCSVSucceeded waits until the CSV reaches Succeeded in the upgrade's namespace.
-func expectCSVSucceeded(ctx context.Context, name string) {
+// expectCSVSucceeded waits until the CSV reaches Succeeded in the namespace.
+func expectCSVSucceeded(ctx context.Context, namespace, name string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, upgradeNamespace, name)
+		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, namespace, name)
 		phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
 		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: %v", name, csv.Object["status"])
-	}).WithContext(ctx).WithTimeout(8*time.Minute).Should(Succeed(), func() string { return describePods(ctx, upgradeNamespace) })
+	}).WithContext(ctx).WithTimeout(8*time.Minute).Should(Succeed(), func() string { return describePods(ctx, namespace) })
 }
 
 // leaseHolder is the holder of the manager's Lease in the upgrade's namespace, "" without one.

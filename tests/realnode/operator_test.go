@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -38,7 +36,8 @@ const (
 	metricsReaderRole   = "oaat-operator-metrics-reader"
 )
 
-// waitForOperator waits until the Deployment's pod is Ready on the real node and leads.
+// waitForOperator waits until every replica of the Deployment is Ready on the real node and one
+// of them leads.
 func waitForOperator(ctx context.Context) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
@@ -48,11 +47,8 @@ func waitForOperator(ctx context.Context) {
 		g.Expect(dep.Status.UpdatedReplicas).To(Equal(*dep.Spec.Replicas))
 		g.Expect(dep.Status.AvailableReplicas).To(Equal(*dep.Spec.Replicas))
 		g.Expect(dep.Status.Replicas).To(Equal(*dep.Spec.Replicas), "an old pod is still there")
-		pod := operatorPod(ctx, g)
-		lease := &coordinationv1.Lease{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, lease)).To(Succeed())
-		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
-		g.Expect(*lease.Spec.HolderIdentity).To(HavePrefix(pod.Name+"_"), "the lease's holder")
+		g.Expect(operatorPods(ctx, g)).To(HaveLen(int(*dep.Spec.Replicas)), "Ready pods of the operator")
+		pod, lease := leaderPod(ctx, g)
 		// After a restart of the node the same pod runs a new container, which leads only once the
 		// lease of the old one has expired: a renewal before the container started is the old one's.
 		running := pod.Status.ContainerStatuses[0].State.Running
@@ -62,8 +58,8 @@ func waitForOperator(ctx context.Context) {
 	}).WithContext(ctx).WithTimeout(4*time.Minute).Should(Succeed(), "the operator's Deployment Available and leading")
 }
 
-// operatorPod is the one Ready pod of the operator's Deployment.
-func operatorPod(ctx context.Context, g Gomega) *corev1.Pod {
+// operatorPods are the Ready pods of the operator's Deployment (its replicas: one leads).
+func operatorPods(ctx context.Context, g Gomega) []corev1.Pod {
 	pods := &corev1.PodList{}
 	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(operatorNamespace),
 		client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
@@ -73,8 +69,22 @@ func operatorPod(ctx context.Context, g Gomega) *corev1.Pod {
 			ready = append(ready, p)
 		}
 	}
-	g.Expect(ready).To(HaveLen(1), "Ready pods of the operator")
-	return &ready[0]
+	return ready
+}
+
+// leaderPod is the Ready pod of the operator that holds the leader election Lease (its
+// holderIdentity is the pod's name and a suffix), and the Lease.
+func leaderPod(ctx context.Context, g Gomega) (*corev1.Pod, *coordinationv1.Lease) {
+	lease := &coordinationv1.Lease{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, lease)).To(Succeed())
+	g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+	for _, p := range operatorPods(ctx, g) {
+		if strings.HasPrefix(*lease.Spec.HolderIdentity, p.Name+"_") {
+			return &p, lease
+		}
+	}
+	g.Expect(*lease.Spec.HolderIdentity).To(BeEmpty(), "the lease's holder is no Ready pod of the operator")
+	return nil, nil
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -88,7 +98,7 @@ func podReady(p *corev1.Pod) bool {
 
 var _ = Describe("The operator deployed from its image (make deploy)", func() {
 	It("runs on the real node, leads, is confined by the runtime and serves its metrics through the Service", func(ctx SpecContext) {
-		pod := operatorPod(ctx, Default)
+		pod, _ := leaderPod(ctx, Default)
 		By("running pod " + pod.Name + " on " + pod.Spec.NodeName + " from " + pod.Spec.Containers[0].Image)
 		Expect(pod.Spec.NodeName).To(Equal(realNodeName))
 		Expect(pod.Spec.Containers[0].Image).To(Equal(operatorImage))
@@ -97,7 +107,8 @@ var _ = Describe("The operator deployed from its image (make deploy)", func() {
 		Expect(status.ImageID).To(HavePrefix("quay.io/oaat-io/oaat-operator@sha256:"), "pulled by its public name")
 
 		By("reading the manager process's confinement from /proc, as the kernel enforces it")
-		pid := containerPID(strings.TrimPrefix(status.ContainerID, "containerd://"))
+		pid, err := support.ContainerPID(status.ContainerID)
+		Expect(err).NotTo(HaveOccurred())
 		procStatus := readProcStatus(pid)
 		Expect(procStatus["Uid"]).To(HavePrefix("65532\t"), "runAsNonRoot with the image's user")
 		Expect(procStatus["CapEff"]).To(Equal("0000000000000000"), "every capability dropped")
@@ -108,12 +119,19 @@ var _ = Describe("The operator deployed from its image (make deploy)", func() {
 
 		By("scraping the metrics at every endpoint of Service " + metricsService + " with a ServiceAccount token")
 		token := scraperToken(ctx)
+		var want []string
+		for _, p := range operatorPods(ctx, Default) {
+			want = append(want, net.JoinHostPort(p.Status.PodIP, "8443"))
+		}
+		leaderEndpoint := net.JoinHostPort(pod.Status.PodIP, "8443")
 		endpoints := serviceEndpoints(ctx, operatorNamespace, metricsService)
-		Expect(endpoints).To(ConsistOf(net.JoinHostPort(pod.Status.PodIP, "8443")))
+		Expect(endpoints).To(ConsistOf(want), "every replica, the standby too")
 		for _, endpoint := range endpoints {
 			code, body := scrape(ctx, "https://"+endpoint+"/metrics", token)
 			Expect(code).To(Equal(http.StatusOK), body)
-			Expect(body).To(ContainSubstring("controller_runtime_reconcile_total{controller=\"oaatgroup\""))
+			if endpoint == leaderEndpoint {
+				Expect(body).To(ContainSubstring("controller_runtime_reconcile_total{controller=\"oaatgroup\""))
+			}
 			code, _ = scrape(ctx, "https://"+endpoint+"/metrics", "")
 			Expect(code).To(Equal(http.StatusUnauthorized), "without a token")
 		}
@@ -127,30 +145,6 @@ var _ = Describe("The operator deployed from its image (make deploy)", func() {
 		Expect(string(logs)).To(ContainSubstring("Successfully acquired lease"))
 	})
 })
-
-// containerPID finds the container's main process on this machine: the process whose cgroup path
-// ends with the container's ID (cgroupfs driver), the lowest pid when several do.
-func containerPID(containerID string) int {
-	GinkgoHelper()
-	entries, err := os.ReadDir("/proc")
-	Expect(err).NotTo(HaveOccurred())
-	found := 0
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/cgroup")
-		if err != nil || !strings.Contains(string(data), "/"+containerID+"\n") {
-			continue
-		}
-		if found == 0 || pid < found {
-			found = pid
-		}
-	}
-	Expect(found).NotTo(BeZero(), "no process in the cgroup of container %s", containerID)
-	return found
-}
 
 func readProcStatus(pid int) map[string]string {
 	GinkgoHelper()
@@ -199,30 +193,17 @@ func scraperToken(ctx context.Context) string {
 	return token
 }
 
-// serviceEndpoints returns the ready address:port pairs of the Service's EndpointSlices: what a
-// Prometheus with Kubernetes service discovery (role endpoints, as a ServiceMonitor makes it)
-// scrapes. There is no kube-proxy here: the pods' addresses are reachable from this machine.
+// serviceEndpoints waits until the Service has one ready endpoint per Ready replica of the
+// operator and returns them (support.ReadyEndpoints). There is no kube-proxy here: the pods'
+// addresses are reachable from this machine.
 func serviceEndpoints(ctx context.Context, namespace, service string) []string {
 	GinkgoHelper()
 	var endpoints []string
 	Eventually(func(g Gomega) {
-		slices := &discoveryv1.EndpointSliceList{}
-		g.Expect(k8sClient.List(ctx, slices, client.InNamespace(namespace),
-			client.MatchingLabels{discoveryv1.LabelServiceName: service})).To(Succeed())
-		endpoints = nil
-		for _, s := range slices.Items {
-			for _, e := range s.Endpoints {
-				if e.Conditions.Ready == nil || !*e.Conditions.Ready {
-					continue
-				}
-				for _, port := range s.Ports {
-					for _, addr := range e.Addresses {
-						endpoints = append(endpoints, net.JoinHostPort(addr, strconv.Itoa(int(*port.Port))))
-					}
-				}
-			}
-		}
-		g.Expect(endpoints).NotTo(BeEmpty())
+		var err error
+		endpoints, err = support.ReadyEndpoints(ctx, k8sClient, namespace, service)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(endpoints).To(HaveLen(len(operatorPods(ctx, g))), "ready endpoints of Service %s/%s", namespace, service)
 	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	return endpoints
 }
@@ -264,9 +245,11 @@ func dumpDiagnostics(ctx context.Context, namespace string) {
 		fmt.Fprintf(w, "--- Pod %s phase=%s item=%q %s\n", p.Name, p.Status.Phase, p.Annotations[v1alpha1.AnnotationItem], out)
 	}
 	fmt.Fprintf(w, "--- Pods seen by the watcher\n%s", tracker.Describe(namespace))
-	if logs, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(operatorPod(ctx, Default).Name,
-		&corev1.PodLogOptions{TailLines: ptr.To[int64](60)}).DoRaw(ctx); err == nil {
-		fmt.Fprintf(w, "--- Operator log\n%s\n", logs)
+	for _, p := range operatorPods(ctx, Default) {
+		if logs, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(p.Name,
+			&corev1.PodLogOptions{TailLines: ptr.To[int64](60)}).DoRaw(ctx); err == nil {
+			fmt.Fprintf(w, "--- Operator log of %s\n%s\n", p.Name, logs)
+		}
 	}
 }
 
@@ -279,7 +262,7 @@ const scrapeJob = metricsService
 // kubernetes_sd_configs not found in type config.ScrapeConfig"), so the targets are the Service's
 // ready endpoints, read from its EndpointSlices as that discovery would. It checks that
 // Prometheus scraped the operator's pod, then stops it.
-func expectPrometheusScrapes(ctx context.Context, token, podIP string) {
+func expectPrometheusScrapes(ctx context.Context, token, leaderIP string) {
 	GinkgoHelper()
 	binary, err := support.PrometheusBinary()
 	Expect(err).NotTo(HaveOccurred())
@@ -297,11 +280,11 @@ func expectPrometheusScrapes(ctx context.Context, token, podIP string) {
 		g.Expect(proc.UnexpectedExit(20)).To(Succeed())
 		up, err := support.QueryPrometheus(ctx, baseURL, `up{job="`+scrapeJob+`"} == 1`)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(up).To(HaveLen(1))
-		g.Expect(up[0].Metric).To(HaveKeyWithValue("instance", net.JoinHostPort(podIP, "8443")))
-		reconciles, err := support.QueryPrometheus(ctx, baseURL, `controller_runtime_reconcile_total{job="`+scrapeJob+`",controller="oaatgroup"}`)
+		g.Expect(up).To(HaveLen(len(operatorPods(ctx, g))), "every replica scraped")
+		reconciles, err := support.QueryPrometheus(ctx, baseURL, `controller_runtime_reconcile_total{job="`+scrapeJob+
+			`",controller="oaatgroup",instance="`+net.JoinHostPort(leaderIP, "8443")+`"}`)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(reconciles).NotTo(BeEmpty())
+		g.Expect(reconciles).NotTo(BeEmpty(), "the leader's reconciles")
 	}).WithContext(ctx).WithTimeout(90*time.Second).WithPolling(time.Second).Should(Succeed(),
 		"Prometheus never scraped the operator through the Service; log %s", logPath)
 }
