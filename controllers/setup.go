@@ -25,12 +25,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duepriority"
 	"github.com/oaat-io/oaat-operator/internal/history"
 	"github.com/oaat-io/oaat-operator/internal/itemsource"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
-	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
 
 // Field indexes: OaatGroups by the OaatType and the ConfigMaps they name (and by whether they
@@ -135,18 +135,18 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		WatchesRawSource(reprioritize.source()).
-		// Every watch queues with a priority (prioritized, package overdue), the group's own too:
+		// Every watch queues with a priority (prioritized, package duepriority), the group's own too:
 		// For's handler would queue the informer's initial list in list order.
-		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: self, floor: overdue.Idle}).
-		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: overdue.Idle}).
-		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: overdue.Unknown}).
-		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: overdue.Unknown}, builder.OnlyMetadata).
-		Watches(claimMetadata(), claimHandler{prioritized{r: r, toGroups: r.groupsSelectingClaim, floor: overdue.Unknown}},
+		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: self, floor: duepriority.Idle}).
+		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: duepriority.Idle}).
+		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: duepriority.Unknown}).
+		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: duepriority.Unknown}, builder.OnlyMetadata).
+		Watches(claimMetadata(), claimHandler{prioritized{r: r, toGroups: r.groupsSelectingClaim, floor: duepriority.Unknown}},
 			builder.OnlyMetadata, builder.WithPredicates(claimChanged)).
-		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: onDemandRunToGroup, floor: overdue.Unknown, dueOnCreate: true}).
-		Watches(&v1alpha1.OaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).
-		Watches(&v1alpha1.ClusterOaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).
-		Watches(namespaceMetadata(), prioritized{r: r, toGroups: r.groupsOfNamespace, floor: overdue.Unknown},
+		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: onDemandRunToGroup, floor: duepriority.Unknown, dueOnCreate: true}).
+		Watches(&v1alpha1.OaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: duepriority.Unknown}}).
+		Watches(&v1alpha1.ClusterOaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: duepriority.Unknown}}).
+		Watches(namespaceMetadata(), prioritized{r: r, toGroups: r.groupsOfNamespace, floor: duepriority.Unknown},
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1),

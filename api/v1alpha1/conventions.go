@@ -21,7 +21,8 @@ package v1alpha1
 //   - due, overdue: an item is due once it may run again; it is overdue once it has not succeeded
 //     by its deadline (its frequency after its last success, or the start of the round after the
 //     one that made it due). A group is not overdue: the work queue ranks groups by how long they
-//     have had work due; a round that starts before the previous one completed overran it.
+//     have had work due (the queue priority, internal/duepriority); a round that starts before
+//     the previous one completed overran it.
 //   - hold: a run holds a slot of a lock. An item is not held: it waits, for its WaitReason.
 //   - settle: an on-demand run is settled when it is given its final phase.
 

@@ -1,7 +1,7 @@
 // Package groupspec is the one reader of an OaatGroup's spec: every default is applied and every
 // duration, window and calendar parsed here, and an error names the field it is about (say
 // "spec.runTimeout: ..."). The planner decides from what Read returns; the queue priority
-// (internal/overdue), the metrics, the forecast and the status view read the parts they need
+// (internal/duepriority), the metrics, the forecast and the status view read the parts they need
 // with the same functions, so no two of them can disagree on a default or a parse.
 package groupspec
 

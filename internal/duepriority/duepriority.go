@@ -1,7 +1,7 @@
-// Package overdue orders the OaatGroup controller's work queue: how overdue a group is, read from
-// its persisted status (and its current run's pod), becomes the priority it is queued with, so
-// that after a start or a failover the groups that have waited longest are reconciled first and a
-// group due now never waits behind groups that are not due.
+// Package duepriority orders the OaatGroup controller's work queue: how long a group has had work
+// due, read from its persisted status (and its current run's pod), becomes the priority it is
+// queued with, so that after a start or a failover the groups that have waited longest are
+// reconciled first and a group due now never waits behind groups that are not due.
 //
 // The choice: controller-runtime's priority queue (on by default since v0.22, and the queue the
 // controller uses here) rather than an ordering of our own. It already hands out the highest
@@ -15,7 +15,7 @@
 // stands for.
 //
 // The levels, highest first:
-//   - Due(overdue): the group has work due since some instant (an item eligible and nothing
+//   - Due(since): the group has work due since some instant (an item eligible and nothing
 //     running, its run's pod ended, its run past spec.runTimeout, its spec changed). Levels grow
 //     with how long it has been due, on a logarithmic scale of four levels per doubling (a group
 //     due for 40 s goes before one due for 30 s, one due for 2 h before one due for 1 h); FIFO
@@ -30,7 +30,7 @@
 // The status is what the last reconcile wrote: nextEligibleAt of an item is when its wait ends,
 // and an item without a wait or a reason was eligible at that write. An error of this estimate
 // costs an order, never a run: the reconcile itself decides from a fresh snapshot.
-package overdue
+package duepriority
 
 import (
 	"math"
@@ -54,19 +54,19 @@ const (
 	Unknown = 0
 	// dueBase is the priority of a group due now, above every other level.
 	dueBase = 1
-	// levelsPerDoubling is how many levels one doubling of the time overdue spans.
+	// levelsPerDoubling is how many levels one doubling of the time due spans.
 	levelsPerDoubling = 4
-	// maxLevel caps the levels: one week overdue and more share the highest.
+	// maxLevel caps the levels: due for one week and more share the highest.
 	maxLevel = 77 // ceil(4 * log2(7 * 24 * 3600))
 )
 
-// Due is the priority of a group due for overdue: dueBase for less than a second, then four
-// levels per doubling, capped at dueBase+maxLevel.
-func Due(overdue time.Duration) int {
-	if overdue < time.Second {
+// Due is the priority of a group that has had work due for the duration since: dueBase for less
+// than a second, then four levels per doubling, capped at dueBase+maxLevel.
+func Due(since time.Duration) int {
+	if since < time.Second {
 		return dueBase
 	}
-	level := 1 + int(math.Floor(levelsPerDoubling*math.Log2(overdue.Seconds())))
+	level := 1 + int(math.Floor(levelsPerDoubling*math.Log2(since.Seconds())))
 	return dueBase + min(level, maxLevel)
 }
 
