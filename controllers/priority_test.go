@@ -17,10 +17,10 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/duepriority"
 )
 
-// TestPrioritizedQueuesMostOverdueFirst feeds the handlers the events of a restart (each group and
+// TestPrioritizedQueuesDueLongestFirst feeds the handlers the events of a restart (each group and
 // each pod as the informers list them, groups first, in name order) into controller-runtime's
 // priority queue, and reads the order in which the queue hands the groups out.
-func TestPrioritizedQueuesMostOverdueFirst(t *testing.T) {
+func TestPrioritizedQueuesDueLongestFirst(t *testing.T) {
 	ended := func(g *v1alpha1.OaatGroup, ago time.Duration) *corev1.Pod {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: g.Name + "-a-1", Namespace: testNamespace,
 			Labels: map[string]string{v1alpha1.LabelGroup: g.Name}}}
