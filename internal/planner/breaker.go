@@ -188,10 +188,11 @@ func (d *decision) markClosed(cb *v1alpha1.CircuitBreakerStatus) {
 	*cb = v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, ClosedAt: &closed}
 }
 
-// settleBreaker follows the spec and the reset annotation: without spec.circuitBreaker (nor a
-// lock carrying one, carriedBreakerPolicy) the breaker (an open one closes) and its condition go; a reset observed in this pass closes an open
-// breaker, as it releases parked items.
-func (d *decision) settleBreaker() {
+// reconcileBreaker brings the breaker's status in line with the spec and the reset annotation:
+// without spec.circuitBreaker (nor a lock carrying one, carriedBreakerPolicy) the breaker (an open
+// one closes) and its condition go; a reset observed in this pass closes an open breaker, as it
+// releases parked items.
+func (d *decision) reconcileBreaker() {
 	st := &d.plan.Status
 	if d.policy.breaker == nil {
 		d.closeBreaker("the group has no spec.circuitBreaker, nor a lock that carries one")

@@ -49,11 +49,11 @@ func (d *decision) takeLocks(item, pod string) (ok bool, retryAt time.Time) {
 	return true, time.Time{}
 }
 
-// settleLocks ends the lock wait of a group that no longer waits, lists its live run in the locks
-// that lack it (locks.Assert), marks the items that wait only for a lock, and plans the release
-// of the group's slots that its current run does not hold (locks.Release), once no pod of the
-// group but the current run's is live.
-func (d *decision) settleLocks() {
+// reconcileLockSlots brings the group's lock slots in line with its run: it ends the lock wait of
+// a group that no longer waits, lists its live run in the locks that lack it (locks.Assert), marks
+// the items that wait only for a lock, and plans the release of the group's slots that its current
+// run does not hold (locks.Release), once no pod of the group but the current run's is live.
+func (d *decision) reconcileLockSlots() {
 	st := &d.plan.Status
 	if !d.lockBlocked {
 		st.LockWait = nil
