@@ -43,48 +43,48 @@ type OaatRunReconciler struct {
 // Reconcile rejects an on-demand run of a missing group and deletes an expired one: it gathers
 // what the decision needs, lets ondemand.Decide decide, and applies the plan.
 func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	run := &v1alpha1.OaatRun{}
-	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
+	onDemandRun := &v1alpha1.OaatRun{}
+	if err := r.Get(ctx, req.NamespacedName, onDemandRun); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatRun", klog.KObj(run)))
-	in, err := r.gather(ctx, run)
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatRun", klog.KObj(onDemandRun)))
+	in, err := r.gather(ctx, onDemandRun)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.apply(ctx, run, ondemand.Decide(in))
+	return r.apply(ctx, onDemandRun, ondemand.Decide(in))
 }
 
 // gather reads the snapshot of one decision: the time, once per pass, and, for an open on-demand
 // run only, whether its group exists. The cache may not have seen a group created just before the
 // OaatRun: the API server is asked.
-func (r *OaatRunReconciler) gather(ctx context.Context, run *v1alpha1.OaatRun) (ondemand.Input, error) {
-	in := ondemand.Input{Run: run, Now: r.Clock.Now()}
-	if !ondemand.NeedsGroup(run) {
+func (r *OaatRunReconciler) gather(ctx context.Context, onDemandRun *v1alpha1.OaatRun) (ondemand.Input, error) {
+	in := ondemand.Input{OnDemandRun: onDemandRun, Now: r.Clock.Now()}
+	if !ondemand.NeedsGroup(onDemandRun) {
 		return in, nil
 	}
 	group := &v1alpha1.OaatGroup{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.OaatGroup}, group)
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: onDemandRun.Namespace, Name: onDemandRun.Spec.OaatGroup}, group)
 	switch {
 	case err == nil:
 		in.GroupFound = true
 	case !apierrors.IsNotFound(err):
-		return ondemand.Input{}, fmt.Errorf("reading OaatGroup %s: %w", run.Spec.OaatGroup, err)
+		return ondemand.Input{}, fmt.Errorf("reading OaatGroup %s: %w", onDemandRun.Spec.OaatGroup, err)
 	}
 	return in, nil
 }
 
 // apply deletes the OaatRun if it is still the one that was read, or writes its final status.
-func (r *OaatRunReconciler) apply(ctx context.Context, run *v1alpha1.OaatRun, plan ondemand.Plan) (ctrl.Result, error) {
+func (r *OaatRunReconciler) apply(ctx context.Context, onDemandRun *v1alpha1.OaatRun, plan ondemand.Plan) (ctrl.Result, error) {
 	switch {
 	case plan.Delete:
-		err := r.Delete(ctx, run, client.Preconditions{UID: &run.UID})
+		err := r.Delete(ctx, onDemandRun, client.Preconditions{UID: &onDemandRun.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("deleting the expired OaatRun: %w", err)
 		}
-		log.FromContext(ctx).V(1).Info("Deleted the expired OaatRun", "finishedAt", run.Status.FinishedAt)
+		log.FromContext(ctx).V(1).Info("Deleted the expired OaatRun", "finishedAt", onDemandRun.Status.FinishedAt)
 	case plan.Status != nil:
-		err := r.onDemandRuns.update(ctx, planner.OnDemandRunUpdate{OnDemandRun: run, Status: *plan.Status})
+		err := r.onDemandRuns.update(ctx, planner.OnDemandRunUpdate{OnDemandRun: onDemandRun, Status: *plan.Status})
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{}, nil // the change brings the OaatRun back
 		}
