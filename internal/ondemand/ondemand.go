@@ -23,8 +23,8 @@ const defaultTTL = time.Hour
 type Input struct {
 	// OnDemandRun is the on-demand run (the OaatRun) decided about.
 	OnDemandRun *v1alpha1.OaatRun
-	// GroupFound says whether the API server has the OaatGroup the on-demand run names; it is read only
-	// when NeedsGroup says so, and false otherwise.
+	// GroupFound says whether the API server has the OaatGroup the on-demand run names; it is
+	// read only when NeedsGroup says so, and false otherwise.
 	GroupFound bool
 	// Now is the time of the decision.
 	Now time.Time
