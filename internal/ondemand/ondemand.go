@@ -30,7 +30,7 @@ type Input struct {
 	Now time.Time
 }
 
-// Plan is what the OaatRun reconciler applies: delete the OaatRun, or write Status, or nothing;
+// Plan is what the on-demand run reconciler applies: delete the OaatRun, or write Status, or nothing;
 // then look at the OaatRun again after RequeueAfter (zero: only when something changes).
 type Plan struct {
 	// Delete says that the OaatRun is finished and its time to live is over.

@@ -9,7 +9,9 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -18,11 +20,11 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
-// OaatRunReconciler does for on-demand runs (OaatRuns) what their group cannot: it rejects an
+// OnDemandRunReconciler does for on-demand runs (OaatRuns) what their group cannot: it rejects an
 // on-demand run whose group does not exist, and deletes finished ones once their time to live is
 // over. Everything else about an on-demand run (queueing, running, its outcome) is decided with
 // its group.
-type OaatRunReconciler struct {
+type OnDemandRunReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	client.Client
 	// APIReader reads from the API server directly, to confirm that a group is really gone.
@@ -42,7 +44,7 @@ type OaatRunReconciler struct {
 
 // Reconcile rejects an on-demand run of a missing group and deletes an expired one: it gathers
 // what the decision needs, lets ondemand.Decide decide, and applies the plan.
-func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *OnDemandRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	onDemandRun := &v1alpha1.OaatRun{}
 	if err := r.Get(ctx, req.NamespacedName, onDemandRun); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -58,7 +60,7 @@ func (r *OaatRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // gather reads the snapshot of one decision: the time, once per pass, and, for an open on-demand
 // run only, whether its group exists. The cache may not have seen a group created just before the
 // OaatRun: the API server is asked.
-func (r *OaatRunReconciler) gather(ctx context.Context, onDemandRun *v1alpha1.OaatRun) (ondemand.Input, error) {
+func (r *OnDemandRunReconciler) gather(ctx context.Context, onDemandRun *v1alpha1.OaatRun) (ondemand.Input, error) {
 	in := ondemand.Input{OnDemandRun: onDemandRun, Now: r.Clock.Now()}
 	if !ondemand.NeedsGroup(onDemandRun) {
 		return in, nil
@@ -75,7 +77,7 @@ func (r *OaatRunReconciler) gather(ctx context.Context, onDemandRun *v1alpha1.Oa
 }
 
 // apply deletes the OaatRun if it is still the one that was read, or writes its final status.
-func (r *OaatRunReconciler) apply(ctx context.Context, onDemandRun *v1alpha1.OaatRun, plan ondemand.Plan) (ctrl.Result, error) {
+func (r *OnDemandRunReconciler) apply(ctx context.Context, onDemandRun *v1alpha1.OaatRun, plan ondemand.Plan) (ctrl.Result, error) {
 	switch {
 	case plan.Delete:
 		err := r.Delete(ctx, onDemandRun, client.Preconditions{UID: &onDemandRun.UID})
@@ -91,4 +93,30 @@ func (r *OaatRunReconciler) apply(ctx context.Context, onDemandRun *v1alpha1.Oaa
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// SetupWithManager registers the reconciler: it runs on changes of an on-demand run (OaatRun), and
+// of a group for the on-demand runs that name it (a deleted group rejects its pending ones).
+func (r *OnDemandRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.OaatRun{}).
+		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToOnDemandRuns)).
+		Named("oaatrun").
+		Complete(r)
+}
+
+// groupToOnDemandRuns maps a group to the on-demand runs that name it.
+func (r *OnDemandRunReconciler) groupToOnDemandRuns(ctx context.Context, group client.Object) []reconcile.Request {
+	list := &v1alpha1.OaatRunList{}
+	if err := r.List(ctx, list, client.InNamespace(group.GetNamespace()),
+		client.MatchingFields{oaatGroupIndex: group.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the OaatRuns of a group", "oaatGroup", klog.KObj(group))
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
 }
