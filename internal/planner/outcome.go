@@ -36,7 +36,7 @@ func (d *decision) recordCurrentRun() {
 		}
 	case podbuild.Terminal(pod):
 		out = d.endedPod(pod)
-		if out.result == ResultFailed && Disrupted(pod) {
+		if out.result == ResultFailed && podbuild.Disrupted(pod) {
 			out = stopped(v1alpha1.ReasonDisrupted, out)
 		}
 	default:
@@ -169,19 +169,6 @@ func stopped(reason string, pod ended) ended {
 		out.detail = "its pod was ended by a disruption (an eviction, a drain, a preemption or a node's loss), not by its item"
 	}
 	return out
-}
-
-// Disrupted reports whether a pod is being ended, or was, by a disruption rather than by its own
-// containers: its DisruptionTarget condition is True (set by the eviction API, the scheduler's
-// preemption, the taint manager and pod garbage collector of a lost node, and the kubelet's
-// node-pressure eviction).
-func Disrupted(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // endedPod reads the outcome of a terminated pod: its phase as judged by spec.exitCodes, and the

@@ -26,7 +26,7 @@ func sortPods(group *v1alpha1.OaatGroup, list []corev1.Pod) pods {
 	var p pods
 	for i := range list {
 		pod := &list[i]
-		if Gone(pod) {
+		if podbuild.Gone(pod) {
 			p.gone = append(p.gone, pod)
 			continue
 		}
@@ -73,18 +73,10 @@ func (p pods) maxRun() int64 {
 	return highest
 }
 
-// Gone reports whether the pod is deleted without a grace period (force-deleted, or never
-// scheduled: the API server gives those none) and has not ended: only finalizers keep the object,
-// no kubelet waits for its containers to stop, and the API server takes it as deleted.
-func Gone(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 &&
-		!podbuild.Terminal(pod)
-}
-
 // disruptedGone reports whether the gone pod of that name was ended by a disruption.
 func (p pods) disruptedGone(name string) bool {
 	for _, pod := range p.gone {
-		if pod.Name == name && Disrupted(pod) {
+		if pod.Name == name && podbuild.Disrupted(pod) {
 			return true
 		}
 	}

@@ -23,7 +23,7 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 		return time.Time{}
 	}
 	pod := d.pods.current
-	if cr.StopReason == "" && pod != nil && !podbuild.Terminal(pod) && Disrupted(pod) {
+	if cr.StopReason == "" && pod != nil && !podbuild.Terminal(pod) && podbuild.Disrupted(pod) {
 		// Recorded while the pod still ends, so that the outcome does not depend on seeing its
 		// last state: an evicted pod may be gone before the next pass (PodNotFound).
 		cr.StopReason = v1alpha1.ReasonDisrupted

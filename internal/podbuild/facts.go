@@ -62,3 +62,24 @@ func Started(pod *corev1.Pod) bool {
 	}
 	return false
 }
+
+// Disrupted reports whether a pod is being ended, or was, by a disruption rather than by its own
+// containers: its DisruptionTarget condition is True (set by the eviction API, the scheduler's
+// preemption, the taint manager and pod garbage collector of a lost node, and the kubelet's
+// node-pressure eviction).
+func Disrupted(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Gone reports whether the pod is deleted without a grace period (force-deleted, or never
+// scheduled: the API server gives those none) and has not ended: only finalizers keep the object,
+// no kubelet waits for its containers to stop, and the API server takes it as deleted.
+func Gone(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 &&
+		!Terminal(pod)
+}

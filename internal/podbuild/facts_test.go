@@ -65,3 +65,45 @@ func TestEnded(t *testing.T) {
 		})
 	}
 }
+
+func TestDisrupted(t *testing.T) {
+	for name, tc := range map[string]struct {
+		conditions []corev1.PodCondition
+		want       bool
+	}{
+		"no conditions":            {},
+		"other conditions only":    {conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		"DisruptionTarget True":    {conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}, {Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}, want: true},
+		"DisruptionTarget False":   {conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionFalse}}},
+		"DisruptionTarget Unknown": {conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionUnknown}}},
+	} {
+		if got := Disrupted(&corev1.Pod{Status: corev1.PodStatus{Conditions: tc.conditions}}); got != tc.want {
+			t.Errorf("Disrupted(%s) = %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+func TestGone(t *testing.T) {
+	deleting := metav1.Now()
+	zero, thirty := int64(0), int64(30)
+	for name, tc := range map[string]struct {
+		deletion *metav1.Time
+		grace    *int64
+		phase    corev1.PodPhase
+		want     bool
+	}{
+		"not deleted":                         {phase: corev1.PodRunning},
+		"deleted with a grace period":         {deletion: &deleting, grace: &thirty, phase: corev1.PodRunning},
+		"deleted without a grace period":      {deletion: &deleting, grace: &zero, phase: corev1.PodRunning, want: true},
+		"never scheduled, deleted at once":    {deletion: &deleting, grace: &zero, phase: corev1.PodPending, want: true},
+		"ended, then deleted without a grace": {deletion: &deleting, grace: &zero, phase: corev1.PodFailed},
+	} {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: tc.deletion, DeletionGracePeriodSeconds: tc.grace},
+			Status:     corev1.PodStatus{Phase: tc.phase},
+		}
+		if got := Gone(pod); got != tc.want {
+			t.Errorf("Gone(%s) = %v, want %v", name, got, tc.want)
+		}
+	}
+}
