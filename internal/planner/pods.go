@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -95,13 +93,8 @@ func (d *decision) untrackPods() {
 		current = cr.PodName
 	}
 	for _, pod := range append(append([]*corev1.Pod{d.pods.current}, d.pods.others...), d.pods.gone...) {
-		if pod != nil && pod.Name != current && Tracked(pod) {
+		if pod != nil && pod.Name != current && podbuild.Tracked(pod) {
 			d.plan.Untrack = append(d.plan.Untrack, pod)
 		}
 	}
-}
-
-// Tracked reports whether the pod carries the finalizer oaat.io/run-tracking.
-func Tracked(pod *corev1.Pod) bool {
-	return slices.Contains(pod.Finalizers, v1alpha1.FinalizerRunTracking)
 }

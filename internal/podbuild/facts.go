@@ -1,6 +1,7 @@
 package podbuild
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -82,4 +83,9 @@ func Disrupted(pod *corev1.Pod) bool {
 func Gone(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 &&
 		!Terminal(pod)
+}
+
+// Tracked reports whether the pod carries the finalizer oaat.io/run-tracking.
+func Tracked(pod *corev1.Pod) bool {
+	return slices.Contains(pod.Finalizers, v1alpha1.FinalizerRunTracking)
 }

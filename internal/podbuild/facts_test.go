@@ -107,3 +107,18 @@ func TestGone(t *testing.T) {
 		}
 	}
 }
+
+func TestTracked(t *testing.T) {
+	for name, tc := range map[string]struct {
+		finalizers []string
+		want       bool
+	}{
+		"no finalizers":        {},
+		"other finalizers":     {finalizers: []string{"example.com/other"}},
+		"the tracking one too": {finalizers: []string{"example.com/other", v1alpha1.FinalizerRunTracking}, want: true},
+	} {
+		if got := Tracked(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Finalizers: tc.finalizers}}); got != tc.want {
+			t.Errorf("Tracked(%s) = %v, want %v", name, got, tc.want)
+		}
+	}
+}
