@@ -91,16 +91,7 @@ func TestDecidePauseNewJobsNeedsTrue(t *testing.T) {
 	// suspended has no Suspended condition.
 	g := newGroup("a")
 	g.Annotations = map[string]string{v1alpha1.AnnotationPauseNewJobs: "yes"}
-	checkPlan(t, Plan{
-		Status: v1alpha1.OaatGroupStatus{
-			ObservedGeneration: 1,
-			Conditions:         []metav1.Condition{readyCond(1, 0), runningCond(g, "a", 1, 0)},
-			CurrentRun:         currentRun(g, "a", 1, 0),
-			RunCount:           1, ItemCount: 1,
-			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}},
-		},
-		Create: newPod(t, g, "a", 1),
-	}, Decide(input(g, 0)))
+	checkStartsA(t, g)
 }
 
 func TestDecideEachOnce(t *testing.T) {
@@ -184,16 +175,7 @@ func TestDecideEachOnce(t *testing.T) {
 func TestDecideContinuousHasNoCompleteCondition(t *testing.T) {
 	g := newGroup("a")
 	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionComplete, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAllSucceeded}}
-	checkPlan(t, Plan{
-		Status: v1alpha1.OaatGroupStatus{
-			ObservedGeneration: 1,
-			Conditions:         []metav1.Condition{readyCond(1, 0), runningCond(g, "a", 1, 0)},
-			CurrentRun:         currentRun(g, "a", 1, 0),
-			RunCount:           1, ItemCount: 1,
-			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}},
-		},
-		Create: newPod(t, g, "a", 1),
-	}, Decide(input(g, 0)))
+	checkStartsA(t, g)
 }
 
 func TestNameList(t *testing.T) {
@@ -204,4 +186,20 @@ func TestNameList(t *testing.T) {
 	if got, want := nameList(names), `"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", and 2 more`; got != want {
 		t.Fatalf("nameList = %s, want %s", got, want)
 	}
+}
+
+// checkStartsA checks the whole plan of a group of the one item a, nothing recorded: it starts a
+// at once, with no condition but Ready and Running.
+func checkStartsA(t *testing.T, g *v1alpha1.OaatGroup) {
+	t.Helper()
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 0), runningCond(g, "a", 1, 0)},
+			CurrentRun:         currentRun(g, "a", 1, 0),
+			RunCount:           1, ItemCount: 1,
+			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}},
+		},
+		Create: newPod(t, g, "a", 1),
+	}, Decide(input(g, 0)))
 }
