@@ -207,7 +207,7 @@ func (d *decision) reconcileBreaker() {
 }
 
 // startProbe starts, while the breaker is open and nextProbeAt has passed, the probe: among the
-// items the group does not hold that are eligible (their failures waived), those probed least
+// items with no untimed wait that are eligible (their failures waived), those probed least
 // recently since the breaker opened (never first), then by the usual order. Before nextProbeAt
 // it returns that instant.
 func (d *decision) startProbe() (wake time.Time) {
@@ -217,7 +217,7 @@ func (d *decision) startProbe() (wake time.Time) {
 	}
 	var free []schedule.Item
 	for i := range st.Items {
-		if d.held(&st.Items[i]) == "" {
+		if d.untimedWait(&st.Items[i]) == "" {
 			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
