@@ -224,13 +224,20 @@ vet: ## Run go vet against code.
 # envtest (controller-runtime) starts the API server, etcd and kubectl named by these variables.
 ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
 
+# Two pairs of suites run side by side (TEST_PAIR; --output-sync prints each one's output whole
+# when it ends): the integration suite, which mostly waits on its API servers, beside test-olm,
+# which builds the operator's image; the real-node suite beside the OLM install on kwok's nodes,
+# two clusters of their own (state directories and ports apart) that both mostly wait on their
+# control planes. The code and manifests were generated once, by test's prerequisites: -o keeps
+# the pairs from generating them again while the other suite of the pair reads them.
+TEST_PAIR = $(MAKE) -j2 --output-sync=target -o manifests -o generate -o fmt -o vet
+
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit and integration (envtest with the pinned control plane, coverage in cover.out), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
-	$(call timed,go test ./...,$(ENVTEST_ENV) go test ./... -coverprofile cover.out)
-	$(call timed,test-olm,$(MAKE) test-olm)
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
+	$(call timed,go test (all but integration),$(ENVTEST_ENV) go test $$(go list ./... | grep -v /tests/integration) -coverprofile cover.out)
+	$(call timed,test-integration and test-olm,$(TEST_PAIR) test-integration test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
-	$(call timed,test-realnode,$(MAKE) test-realnode)
-	$(call timed,test-olm-install,$(MAKE) test-olm-install)
+	$(call timed,test-realnode and test-olm-install,$(TEST_PAIR) test-realnode test-olm-install)
 	$(call timed,test-olm-catalog,$(MAKE) test-olm-catalog)
 
 # timed runs the command $(2) (echoed as make would), then says how long step $(1) took: the
@@ -238,6 +245,26 @@ test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUB
 define timed
 @echo '$(2)'; start=$$(date +%s); $(2); echo "=== $(1) took $$(( $$(date +%s) - start ))s"
 endef
+
+# The integration suite (tests/integration) runs on INTEGRATION_PROCS parallel Ginkgo processes,
+# each with its own envtest control plane (a kube-apiserver and an etcd) and its own managers: its
+# specs mostly wait on the API server and on their own timers, so processes overlap that waiting
+# (one process used about a quarter of a core). Ginkgo's CLI is built from this module's go.mod,
+# at the version of the library the suite links.
+INTEGRATION_PROCS ?= 3
+# INTEGRATION_FOCUS runs only the specs whose description matches this regular expression.
+INTEGRATION_FOCUS ?=
+GINKGO_VERSION := $(shell awk '$$1 == "github.com/onsi/ginkgo/v2" { print $$2; exit }' go.mod)
+GINKGO := $(LOCALBIN)/ginkgo-$(GINKGO_VERSION)
+
+.PHONY: test-integration
+test-integration: $(GINKGO) $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run the integration suite (real kube-apiserver and etcd, INTEGRATION_PROCS parallel processes).
+	$(ENVTEST_ENV) $(GINKGO) --procs=$(INTEGRATION_PROCS) --timeout=30m $(if $(INTEGRATION_FOCUS),--focus '$(INTEGRATION_FOCUS)') ./tests/integration
+
+.PHONY: ginkgo
+ginkgo: $(GINKGO) ## Build Ginkgo's CLI (the version go.mod requires) into bin/ if necessary.
+$(GINKGO): go.mod go.sum | $(LOCALBIN)
+	@start=$$(date +%s); go build -o $@ github.com/onsi/ginkgo/v2/ginkgo && echo "Built $(notdir $@) in $$(( $$(date +%s) - start ))s"
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
 # in the end-to-end tests). The only system package the tests need: installed when missing.
@@ -268,19 +295,21 @@ real-node-packages: ## Install the Debian packages of the local cluster's real n
 
 # The end-to-end suite (tests/e2e, build tag e2e) brings up a local cluster of its own (state in
 # .state/e2e-cluster, kept between runs), applies config/local, runs bin/manager as a separate
-# process with a token of its ServiceAccount, and stops everything at the end. Ginkgo's timeout is
-# shorter than go test's, so that on a timeout the suite still stops the cluster and the operator.
-E2E_TIMEOUT ?= 20m
+# process with a token of its ServiceAccount, and stops everything at the end, on Ginkgo's timeout
+# too. The specs run on E2E_PROCS Ginkgo processes: the first starts the cluster, the operator and
+# Prometheus and shares them; the specs mostly wait on the operator's timers and the cluster, and
+# those that stop the operator or query Prometheus are Serial (the first process runs them last).
 E2E_GINKGO_TIMEOUT ?= 18m
+E2E_PROCS ?= 3
 # E2E_FOCUS runs only the specs whose description matches this regular expression.
 E2E_FOCUS ?=
 
 .PHONY: test-e2e
-test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager.
+test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) $(GINKGO) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager, on E2E_PROCS parallel Ginkgo processes.
 	go vet -tags e2e ./tests/e2e/
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager KUBECTL_OAAT=$(LOCALBIN)/kubectl-oaat \
-		go test -tags e2e ./tests/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -ginkgo.v -ginkgo.timeout $(E2E_GINKGO_TIMEOUT) \
-		$(if $(E2E_FOCUS),-ginkgo.focus '$(E2E_FOCUS)')
+		$(GINKGO) --tags e2e --procs=$(E2E_PROCS) -v --timeout $(E2E_GINKGO_TIMEOUT) \
+		$(if $(E2E_FOCUS),--focus '$(E2E_FOCUS)') ./tests/e2e
 
 # docs-transcripts runs the e2e spec of the documentation's transcripts with WRITE_TRANSCRIPTS=1: the
 # console blocks marked <!-- transcript: NAME --> get what their commands print on the local

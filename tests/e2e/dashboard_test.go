@@ -32,7 +32,7 @@ type dashboard struct {
 	} `json:"panels"`
 }
 
-var _ = Describe("The Grafana dashboard and the runbooks", func() {
+var _ = Describe("The Grafana dashboard and the runbooks", Serial, func() {
 	BeforeEach(func(ctx SpecContext) {
 		prom.waitForTarget(ctx)
 	})

@@ -50,7 +50,7 @@ var _ = Describe("Disruptions", func() {
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
 	}, SpecTimeout(2*time.Minute))
 
-	It("records a run once when the operator is killed during it and restarted", func(ctx SpecContext) {
+	It("records a run once when the operator is killed during it and restarted", Serial, func(ctx SpecContext) {
 		create(ctx, newOaatType("slow", "8s", 0), newGroup("survivor", "slow", "only"))
 		pod := waitForRunningPod(ctx, "survivor")
 

@@ -26,7 +26,7 @@ import (
 // here, read from their pages (support.CheckedBlocks), as a user's shell runs them: bash, with
 // kubectl and the kubectl oaat plugin on the PATH, as the cluster's admin whose current namespace
 // is oaat-demo, in the repository's root (the pages' paths are relative to it). The placeholders
-// of the runbooks and troubleshooting pages (NAMESPACE, GROUP, ITEM, POD, NODE) are replaced by
+// of the runbooks and troubleshooting pages (NAMESPACE, GROUP, ITEM, POD, NODE, LOCK) are replaced by
 // the objects of the test; every other namespace is the one the page names.
 
 // docShell runs the pages' blocks.
@@ -93,7 +93,7 @@ func useNamespace(ctx SpecContext, name string, makeIt func()) {
 	ns = name
 }
 
-var _ = Describe("The documentation's commands", func() {
+var _ = Describe("The documentation's commands", Serial, func() {
 	It("run as the pages show them, in the namespaces they name", SpecTimeout(4*time.Minute), func(ctx SpecContext) {
 		shell := newDocShell(ctx)
 
@@ -110,7 +110,7 @@ var _ = Describe("The documentation's commands", func() {
 		create(ctx, newOaatType("backup", "10m", 0), lock, photos)
 		pod := waitForRunningPod(ctx, photos.Name)
 		shell.runAll(ctx, "runbooks", map[string]string{
-			"NAMESPACE": ns, "GROUP": photos.Name, "ITEM": "/srv/music", "POD": pod.Name, "NODE": pod.Spec.NodeName,
+			"NAMESPACE": ns, "GROUP": photos.Name, "ITEM": "/srv/music", "POD": pod.Name, "NODE": pod.Spec.NodeName, "LOCK": lock.Name,
 		})
 		// The runbooks' OaatRuns (probe-, retry-) are the group's, for the item.
 		Eventually(func(g Gomega) {

@@ -68,7 +68,10 @@ var _ = Describe("Failure policies", func() {
 				g.Expect(y.ParkedGeneration).To(Equal(group.Generation))
 				expectCondition(g, group, v1alpha1.ConditionParked, metav1.ConditionTrue, v1alpha1.ReasonItemsParked)
 			}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
-			Expect(groupEvents(ctx, Default, "exit-four", v1alpha1.ReasonItemParked)).To(HaveLen(1))
+			// The recorder sends events in the background: the status may be written first.
+			Eventually(func(g Gomega) {
+				g.Expect(groupEvents(ctx, g, "exit-four", v1alpha1.ReasonItemParked)).To(HaveLen(1))
+			}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 			expectNoNewPod(ctx, "exit-four", 1, 4*time.Second)
 
 			By("changing the spec, which releases the parked item")

@@ -294,7 +294,7 @@ func dumpDiagnostics(ctx context.Context, namespace string) {
 		fmt.Fprintf(w, "--- Last lines of Prometheus's log %s\n%s\n", prom.logPath, devkit.LogTail(prom.logPath, 10))
 	}
 	fmt.Fprintf(w, "--- Last lines of the operator's log %s\n%s\n===== End of diagnostics\n",
-		operator.logPath, devkit.LogTail(operator.logPath, 80))
+		shared.OperatorLog, devkit.LogTail(shared.OperatorLog, 80))
 }
 
 // itemsOf returns the items of the records, in order.

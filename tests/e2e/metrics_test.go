@@ -21,7 +21,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-var _ = Describe("Metrics", func() {
+var _ = Describe("Metrics", Serial, func() {
 	BeforeEach(func(ctx SpecContext) {
 		start := time.Now()
 		prom.waitForTarget(ctx)
@@ -78,7 +78,7 @@ var _ = Describe("Metrics", func() {
 				&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: revoked}}, metav1.CreateOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(review.Status.Authenticated).To(BeFalse(), "the token of the deleted ServiceAccount still authenticates")
-		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed()) // the API server's cache of the ServiceAccount
 
 		tokens := map[string]string{
 			"a token the API server cannot read":    "not-a-token",

@@ -34,7 +34,7 @@ func getOnDemandRun(ctx SpecContext, g Gomega, name string) *v1alpha1.OaatRun {
 }
 
 var _ = Describe("On-demand runs", func() {
-	It("runs the item of an on-demand run next, counts on-demand runs by result and deletes them after their TTL", func(ctx SpecContext) {
+	It("runs the item of an on-demand run next, counts on-demand runs by result and deletes them after their TTL", Serial, func(ctx SpecContext) {
 		prom.waitForTarget(ctx)
 		create(ctx, newOaatType("three-seconds", "3s", 0), newGroup("ondemand", "three-seconds", "a", "b"))
 		scheduled := waitForRunningPod(ctx, "ondemand")

@@ -217,9 +217,9 @@ func mintToken(ctx context.Context, namespace, sa string) string {
 }
 
 // scrapeOperator GETs the operator's metrics as a scraper would, with the bearer token unless it
-// is empty. The certificate is self-signed: it is not verified.
+// is empty, from any Ginkgo process. The certificate is self-signed: it is not verified.
 func scrapeOperator(ctx context.Context, token string) (*http.Response, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, operator.metricsURL(), http.NoBody)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, shared.MetricsURL, http.NoBody)
 	if err != nil {
 		return nil, "", err
 	}

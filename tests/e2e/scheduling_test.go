@@ -92,7 +92,7 @@ var _ = Describe("Scheduling controls", func() {
 		expectNoNewPod(ctx, "overrun", 1, 2*time.Second)
 	}, SpecTimeout(time.Minute))
 
-	It("stops a running item when a window with stopRunning opens and records it as interrupted", func(ctx SpecContext) {
+	It("stops a running item when a window with stopRunning opens and records it as interrupted", Serial, func(ctx SpecContext) {
 		prom.waitForTarget(ctx)
 		create(ctx, newOaatType("slow", "60s", 0), newGroup("interrupted", "slow", "only"))
 		pod := waitForRunningPod(ctx, "interrupted")

@@ -12,6 +12,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,14 +72,32 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "End-to-end Suite")
 }
 
-var _ = BeforeSuite(func(ctx SpecContext) {
+// sharedSuite is what the first Ginkgo process, which starts the cluster, the operator and
+// Prometheus, tells the others (make test-e2e runs E2E_PROCS processes).
+type sharedSuite struct {
+	AdminKubeconfig string
+	OperatorLog     string
+	// MetricsURL is the operator's metrics endpoint, kept when the operator restarts.
+	MetricsURL    string
+	OperatorPID   int
+	PrometheusPID int
+}
+
+// shared is the first process's sharedSuite, on every process.
+var shared sharedSuite
+
+// The first process starts the cluster, the operator and Prometheus; every process then gets its
+// clients and its own watcher of every pod of the cluster. The specs that stop or restart the
+// operator, scrape it or query Prometheus are Serial: Ginkgo runs them on the first process, which
+// holds operator and prom, once the parallel specs have ended.
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	var err error
 	paths, err = loadPaths()
 	Expect(err).NotTo(HaveOccurred())
 
 	cluster = support.NewCluster(paths.repoRoot, "e2e-cluster", GinkgoWriter)
 	// Registered before anything starts, so that whatever did start is stopped even when the
-	// suite fails half-way through its set-up.
+	// suite fails half-way through its set-up (after every process has ended, on this one).
 	DeferCleanup(tearDown)
 	start := time.Now()
 	kubeconfig, clients := support.StartSuiteCluster(ctx, cluster, poll, false)
@@ -90,10 +110,6 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		Kustomize: paths.kustomize, Kubectl: paths.kubectl, RepoRoot: paths.repoRoot,
 		AdminKubeconfig: kubeconfig, Log: GinkgoWriter,
 	}.Prepare(ctx, operatorKubeconfig, 2*time.Hour)).To(Succeed())
-
-	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{TestPodLabel: labelTestPod, KeepHistory: true})
-	podWatch, err = support.WatchPods(ctx, clientset, metav1.NamespaceAll, tracker)
-	Expect(err).NotTo(HaveOccurred())
 
 	operator = &operatorProcess{
 		binary:     paths.manager,
@@ -110,9 +126,34 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	startPrometheus(ctx)
 	GinkgoWriter.Printf("Prometheus ready after %s\n", time.Since(promStart).Round(time.Millisecond))
 	GinkgoWriter.Printf("Suite ready after %s; operator log %s\n", time.Since(start).Round(time.Millisecond), operator.logPath)
+	data, err := json.Marshal(sharedSuite{
+		AdminKubeconfig: kubeconfig, OperatorLog: operator.logPath, MetricsURL: operator.metricsURL(),
+		OperatorPID: operator.pid(), PrometheusPID: prom.pid(),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return data
+}, func(ctx SpecContext, data []byte) {
+	Expect(json.Unmarshal(data, &shared)).To(Succeed())
+	var err error
+	if paths.repoRoot == "" {
+		paths, err = loadPaths()
+		Expect(err).NotTo(HaveOccurred())
+	}
+	SetDefaultEventuallyPollingInterval(poll)
+	SetDefaultConsistentlyPollingInterval(poll)
+	clients, err := support.NewClients(shared.AdminKubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient, clientset, adminKubeconfig = clients.Client, clients.Clientset, shared.AdminKubeconfig
+
+	tracker = support.NewOverlapTracker(support.OverlapTrackerOptions{TestPodLabel: labelTestPod, KeepHistory: true})
+	podWatch, err = support.WatchPods(ctx, clientset, metav1.NamespaceAll, tracker)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		Expect(podWatch.Stop()).To(Succeed(), "the overlap watcher")
+	})
 }, NodeTimeout(5*time.Minute))
 
-// tearDown stops Prometheus, the operator, the watcher and the cluster, then checks that no
+// tearDown stops Prometheus, the operator and the cluster, then checks that no
 // process of the run is left (Prometheus included) and that the operator was never refused a
 // request. Every step runs even when an earlier one fails; the failures are reported together at
 // the end.
@@ -128,11 +169,6 @@ func tearDown(_ SpecContext) {
 	if operator != nil {
 		operatorPID = operator.pid()
 		if err := operator.stop(); err != nil {
-			problems = append(problems, err.Error())
-		}
-	}
-	if podWatch != nil {
-		if err := podWatch.Stop(); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -190,13 +226,24 @@ var _ = BeforeEach(func(ctx SpecContext) {
 // must Prometheus.
 var _ = AfterEach(func(ctx SpecContext) {
 	overlaps := tracker.OverlapsIn(ns)
-	exited := operator.unexpectedExit()
-	promExited := prom.unexpectedExit()
+	exited, promExited := operator.unexpectedExit(), prom.unexpectedExit()
+	if operator == nil { // a process other than the first: the first one's processes must still run
+		exited, promExited = stillRunning("the operator", shared.OperatorPID), stillRunning("Prometheus", shared.PrometheusPID)
+	}
 	if CurrentSpecReport().Failed() || len(overlaps) > 0 || exited != nil || promExited != nil {
 		dumpDiagnostics(ctx, ns)
 	}
 	Expect(overlaps).To(BeEmpty(), "two or more live pods of the same group coexisted")
-	Expect(exited).NotTo(HaveOccurred(), "the operator exited during the test; log %s", operator.logPath)
+	Expect(exited).NotTo(HaveOccurred(), "the operator exited during the test; log %s", shared.OperatorLog)
 	Expect(promExited).NotTo(HaveOccurred(), "Prometheus exited during the test")
 	Expect(podWatch.Err()).NotTo(HaveOccurred(), "the overlap watcher may have missed pod events")
 })
+
+// stillRunning fails when the process pid, started by the first Ginkgo process, is gone: the
+// parallel specs run while no Serial spec stops the operator, so its pid stays the same.
+func stillRunning(what string, pid int) error {
+	if pid == 0 || !devkit.ProcessAlive(pid) {
+		return fmt.Errorf("%s (pid %d) is not running", what, pid)
+	}
+	return nil
+}

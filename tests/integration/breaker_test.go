@@ -129,22 +129,7 @@ var _ = Describe("The circuit breaker of a group", func() {
 
 	It("closes when spec.circuitBreaker is removed, and the items' cool-offs apply again", func(ctx SpecContext) {
 		const name = "bucket"
-		group := newGroup(name, "a", "b", "c")
-		group.Spec.FailureCoolOff = "1h"
-		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: "1h"}
-		create(ctx, newOaatType(typeName), group)
-
-		By("failing two items, which opens the breaker until the probe in 1h")
-		var previous []string
-		for range 2 {
-			pod := waitForLivePod(ctx, name, previous...)
-			markRunning(ctx, pod.Name)
-			finishPod(ctx, pod.Name, 1, "Error")
-			previous = append(previous, pod.Name)
-		}
-		Eventually(func(g Gomega) {
-			g.Expect(getGroup(ctx, g, name).Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerOpen))
-		}).WithContext(ctx).Should(Succeed())
+		previous, _ := openBreakerForAnHour(ctx, name)
 		groupLabels := map[string]string{"namespace": ns, "group": name}
 		Eventually(func(g Gomega) {
 			g.Expect(metricValue(g, "oaat_group_circuit_breaker_open", groupLabels)).To(Equal(1.0))
@@ -167,7 +152,86 @@ var _ = Describe("The circuit breaker of a group", func() {
 		finishPod(ctx, pod.Name, 0, "Completed")
 		expectNoLivePod(ctx, name, 2*time.Second)
 	}, SpecTimeout(specTimeout))
+
+	It("runs an on-demand run while it is open, as a probe: a failed one grows no failure count, a successful one closes it", func(ctx SpecContext) {
+		const name = "vault"
+		previous, failed := openBreakerForAnHour(ctx, name)
+		fresh := otherThan([]string{"a", "b", "c"}, failed)
+		groupLabels := map[string]string{"namespace": ns, "group": name}
+
+		By("running an OaatRun of a failed item at once, an hour before nextProbeAt; its failure grows no failure count")
+		previous = append(previous, runOnDemand(ctx, "probe-1", name, failed[0], previous, 1, "Error"))
+		expectOnDemandRun(ctx, "probe-1", v1alpha1.OaatRunFailed, "Error")
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, name)
+			g.Expect(group.Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerOpen))
+			g.Expect(group.Status.CircuitBreaker.FailedProbes).To(Equal(int32(1)))
+			g.Expect(itemStatus(group, failed[0]).FailureCount).To(Equal(int32(1)))
+			g.Expect(metricValue(g, "oaat_circuit_breaker_probes_total", withResult(groupLabels, "failed"))).To(Equal(1.0))
+		}).WithContext(ctx).Should(Succeed())
+		expectNoLivePod(ctx, name, time.Second)
+
+		By("running an OaatRun of the item that never ran, whose success closes the breaker; a failed item then runs at once, in its 1h cool-off")
+		previous = append(previous, runOnDemand(ctx, "probe-2", name, fresh, previous, 0, "Completed"))
+		expectOnDemandRun(ctx, "probe-2", v1alpha1.OaatRunSucceeded, "Completed")
+		Eventually(func(g Gomega) {
+			g.Expect(getGroup(ctx, g, name).Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerClosed))
+			g.Expect(metricValue(g, "oaat_circuit_breaker_probes_total", withResult(groupLabels, "succeeded"))).To(Equal(1.0))
+		}).WithContext(ctx).Should(Succeed())
+		expectOneEvent(ctx, name, v1alpha1.ReasonBreakerClosed)
+		next := waitForLivePodWithin(ctx, 3*time.Second, name, previous...)
+		Expect(failed).To(ContainElement(next.Annotations[v1alpha1.AnnotationItem]))
+	}, SpecTimeout(specTimeout))
 })
+
+// openBreakerForAnHour creates the group of items a, b and c, with a failure cool-off of 1h and a
+// breaker opening on two failed items with a probe after 1h, fails two items and waits until the
+// breaker is open. It returns the failed pods and their items.
+func openBreakerForAnHour(ctx context.Context, name string) (pods, items []string) {
+	GinkgoHelper()
+	group := newGroup(name, "a", "b", "c")
+	group.Spec.FailureCoolOff = "1h"
+	group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: "1h"}
+	create(ctx, newOaatType(typeName), group)
+
+	By("failing two items, which opens the breaker until the probe in 1h")
+	for range 2 {
+		pod := waitForLivePod(ctx, name, pods...)
+		markRunning(ctx, pod.Name)
+		finishPod(ctx, pod.Name, 1, "Error")
+		pods = append(pods, pod.Name)
+		items = append(items, pod.Annotations[v1alpha1.AnnotationItem])
+	}
+	Eventually(func(g Gomega) {
+		g.Expect(getGroup(ctx, g, name).Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerOpen))
+	}).WithContext(ctx).Should(Succeed())
+	return pods, items
+}
+
+// runOnDemand creates the OaatRun of item of the group, waits for its pod, a pod not in previous,
+// and ends it with exitCode and reason. It returns the pod's name.
+func runOnDemand(ctx context.Context, run, group, item string, previous []string, exitCode int32, reason string) string {
+	GinkgoHelper()
+	create(ctx, newOnDemandRun(run, group, item))
+	pod := waitForLivePod(ctx, group, previous...)
+	Expect(pod.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationOaatRun, run))
+	markRunning(ctx, pod.Name)
+	finishPod(ctx, pod.Name, exitCode, reason)
+	return pod.Name
+}
+
+// otherThan is the one item of items not in some.
+func otherThan(items, some []string) string {
+	GinkgoHelper()
+	var rest []string
+	for _, it := range items {
+		if !slices.Contains(some, it) {
+			rest = append(rest, it)
+		}
+	}
+	Expect(rest).To(HaveLen(1))
+	return rest[0]
+}
 
 // runProbe checks that no pod of the group starts before nextProbe and that the probe's does
 // after it, then plays the probe's pod: running, then ended with exitCode and reason. It returns

@@ -8,6 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -125,6 +127,88 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 			g.Expect(occurrences(eventsAbout(ctx, g, "OaatLock", lockName, v1alpha1.ReasonBreakerClosed))).To(Equal(1))
 			g.Expect(metricValue(g, "oaat_lock_circuit_breaker_open", lockLabels)).To(Equal(0.0))
 		}).WithContext(ctx).Should(Succeed())
+	}, SpecTimeout(specTimeout))
+
+	// A ClusterOaatLock carries the breaker for groups of two namespaces. Its events, as those of
+	// any cluster-scoped object sent by client-go's event recorder, are in namespace default.
+	It("opens and closes for the groups of every namespace naming a ClusterOaatLock, with its events in namespace default", func(ctx SpecContext) {
+		labelNamespace(ctx, ns, "backup")
+		second := sharingNamespace(ctx, "backup")
+		lock := newClusterLock(ctx, 2)
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			l := &v1alpha1.ClusterOaatLock{}
+			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(lock), l); err != nil {
+				return err
+			}
+			l.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
+			return k8sClient.Update(ctx, l)
+		})).To(Succeed())
+		group := newGroup("backups", "a", "b")
+		group.Spec.ClusterLocks = []string{lock.Name}
+		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: "2s", MaxProbeInterval: "4s"}
+		create(ctx, newOaatType(typeName), group)
+
+		By("failing two items of the group of the test's namespace")
+		var previous []string
+		for range 2 {
+			pod := waitForLivePod(ctx, group.Name, previous...)
+			markRunning(ctx, pod.Name)
+			finishPod(ctx, pod.Name, 75, "Error")
+			previous = append(previous, pod.Name)
+		}
+		Eventually(func(g Gomega) {
+			cb := getClusterLock(ctx, g, lock.Name).Status.CircuitBreaker
+			g.Expect(cb).To(HaveField("State", v1alpha1.BreakerOpen))
+			g.Expect(cb.OpenedBy).To(Equal(ns + "/" + group.Name))
+		}).WithContext(ctx).Should(Succeed())
+		expectEvent(ctx, group.Name, corev1.EventTypeWarning, v1alpha1.ReasonBreakerOpened)
+
+		By("holding the group of the other namespace, which has no breaker of its own")
+		clusterLockedGroup(ctx, second, lock.Name, "x")
+		inNamespace(second, func() {
+			Eventually(func(g Gomega) {
+				other := getGroup(ctx, g, "backups")
+				g.Expect(other.Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerOpen))
+				expectCondition(g, other, v1alpha1.ConditionTargetAvailable, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen)
+				g.Expect(condition(other, v1alpha1.ConditionTargetAvailable).Message).To(ContainSubstring("carried by ClusterOaatLock " + lock.Name))
+			}).WithContext(ctx).Should(Succeed())
+		})
+
+		By("closing it for both namespaces on the first successful probe")
+		var probe corev1.Pod
+		Eventually(func(g Gomega) {
+			live := liveIn(ctx, g, ns, second)
+			g.Expect(podNames(live)).To(HaveLen(1))
+			g.Expect(previous).NotTo(ContainElement(live[0].Name))
+			probe = live[0]
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+		inNamespace(probe.Namespace, func() {
+			markRunning(ctx, probe.Name)
+			finishPod(ctx, probe.Name, 0, "Completed")
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(getClusterLock(ctx, g, lock.Name).Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerClosed))
+			for _, namespace := range []string{ns, second} {
+				inNamespace(namespace, func() {
+					g.Expect(getGroup(ctx, g, "backups").Status.CircuitBreaker).To(HaveField("State", v1alpha1.BreakerClosed), "namespace %s", namespace)
+				})
+			}
+		}).WithContext(ctx).Should(Succeed())
+
+		By("sending the lock's two events in namespace default, none in the groups' namespaces")
+		Eventually(func(g Gomega) {
+			inNamespace(metav1.NamespaceDefault, func() {
+				g.Expect(occurrences(eventsAbout(ctx, g, v1alpha1.KindClusterOaatLock, lock.Name, v1alpha1.ReasonBreakerOpened))).To(Equal(1))
+				g.Expect(occurrences(eventsAbout(ctx, g, v1alpha1.KindClusterOaatLock, lock.Name, v1alpha1.ReasonBreakerClosed))).To(Equal(1))
+			})
+		}).WithContext(ctx).Should(Succeed())
+		for _, namespace := range []string{ns, second} {
+			inNamespace(namespace, func() {
+				for _, reason := range []string{v1alpha1.ReasonBreakerOpened, v1alpha1.ReasonBreakerClosed} {
+					Expect(eventsAbout(ctx, Default, v1alpha1.KindClusterOaatLock, lock.Name, reason)).To(BeEmpty(), "namespace %s", namespace)
+				}
+			})
+		}
 	}, SpecTimeout(specTimeout))
 })
 

@@ -77,14 +77,17 @@ func operatorPods(ctx context.Context, g Gomega) []corev1.Pod {
 func leaderPod(ctx context.Context, g Gomega) (*corev1.Pod, *coordinationv1.Lease) {
 	lease := &coordinationv1.Lease{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, lease)).To(Succeed())
-	g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
-	for _, p := range operatorPods(ctx, g) {
-		if strings.HasPrefix(*lease.Spec.HolderIdentity, p.Name+"_") {
-			return &p, lease
+	// A released Lease (a graceful stop, the last run's) has an empty holder: no pod leads yet.
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	pods := operatorPods(ctx, g)
+	var leader *corev1.Pod
+	for i := range pods {
+		if strings.HasPrefix(holder, pods[i].Name+"_") {
+			leader = &pods[i]
 		}
 	}
-	g.Expect(*lease.Spec.HolderIdentity).To(BeEmpty(), "the lease's holder is no Ready pod of the operator")
-	return nil, nil
+	g.Expect(leader).NotTo(BeNil(), "the Lease's holder %q is no Ready pod of the operator", holder)
+	return leader, lease
 }
 
 func podReady(p *corev1.Pod) bool {

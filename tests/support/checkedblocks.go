@@ -89,7 +89,7 @@ func CheckedBlocks(root, pkg, name string) ([]CheckedBlock, error) {
 
 // placeholderRE finds the placeholders of the pages' commands, which stand for the reader's
 // objects (troubleshooting, runbooks).
-var placeholderRE = regexp.MustCompile(`\b(NAMESPACE|GROUP|ITEM|POD|NODE)\b`)
+var placeholderRE = regexp.MustCompile(`\b(NAMESPACE|GROUP|ITEM|POD|NODE|LOCK)\b`)
 
 // RunCheckedBlock runs the block as a user's shell does: bash -e -o pipefail, in dir (the
 // repository's root: the pages' paths are relative to it), with env added to the process's
