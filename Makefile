@@ -327,10 +327,20 @@ REALNODE_TIMEOUT ?= 20m
 REALNODE_GINKGO_TIMEOUT ?= 18m
 REALNODE_FOCUS ?=
 
+# docs-transcripts-realnode writes the console blocks of docs/pvc-backup.md, which need the real
+# node's volumes and containers, as docs-transcripts does those of the kwok cluster
+# (tests/realnode/transcripts_test.go). Without it, the same spec (in make test-realnode) fails when
+# a block no longer matches. Root, and the machine's one real node.
+.PHONY: docs-transcripts-realnode
+docs-transcripts-realnode: ## Run docs/pvc-backup.md's console transcripts on the local cluster's real node and write their outputs into the page.
+	WRITE_TRANSCRIPTS=1 $(MAKE) test-realnode REALNODE_FOCUS='pvc-backup.md.s transcripts'
+
 .PHONY: test-realnode
 test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
 	go vet -tags realnode ./tests/realnode/
-	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) IMG=$(IMG) \
+	prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
+	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) IMG=$(IMG) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
 		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
 		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 

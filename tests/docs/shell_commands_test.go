@@ -32,13 +32,7 @@ var notRun = []struct{ file, prefix, reason string }{
 // notRunYet are the commands no test runs from its page yet, by page and the start of their
 // line, each with the test that runs them as a copy or the cluster they need: work left of issue
 // 26. An entry that no longer matches a command fails, so that the list only shrinks.
-var notRunYet = []struct{ file, prefix, reason string }{
-	{"docs/install.md", "kubectl ", "dist/install.yaml (make build-installer, which edits config/manager), the Prometheus " +
-		"Operator's kinds and the uninstall, which the real-node suite's kept cluster would have to re-install; tests/realnode runs the kustomize install and the checks"},
-	{"docs/olm.md", "kubectl delete ", "tests/olmcatalog (install_test.go) runs the uninstall as a copy"},
-	{"docs/runbooks/oaat-operator-down.md", "", "needs the manager's Deployment (tests/realnode) and, for kubectl get csv, OLM (tests/olmcatalog)"},
-	{"docs/upgrading.md", "operator-sdk run bundle-upgrade ", "tests/olmcatalog (upgrade_test.go) runs it as a copy"},
-}
+var notRunYet = []struct{ file, prefix, reason string }{}
 
 // shellCommand is a command of a page: a logical line of a shell block (continued lines,
 // heredocs and loops joined), or a $-prompt line of a console block.

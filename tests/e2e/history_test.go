@@ -61,4 +61,38 @@ var _ = Describe("History", func() {
 			g.Expect(groupEvents(ctx, g, "replaced", v1alpha1.ReasonHistoryAdopted)).NotTo(BeEmpty())
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 	}, SpecTimeout(3*time.Minute))
+
+	// A user renames the path an item names (/srv/photo to /srv/photos) and says so in
+	// spec.itemRenames: the new name takes the old one's history instead of running as new.
+	It("keeps a renamed item from running again before it is due", func(ctx SpecContext) {
+		create(ctx, newOaatType("quick", "2s", 0), newGroup("photos", "quick", "/srv/photo", "/srv/music"))
+		var success metav1.Time
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "photos")
+			g.Expect(group.Status.CurrentRun).To(BeNil())
+			g.Expect(itemOf(g, group, "/srv/music").LastSuccess).NotTo(BeNil())
+			photo := itemOf(g, group, "/srv/photo")
+			g.Expect(photo.LastSuccess).NotTo(BeNil())
+			success = *photo.LastSuccess
+		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+		ran := len(tracker.PodsOf(ns, "photos"))
+
+		By("renaming /srv/photo to /srv/photos in oaatItems and itemRenames")
+		updateGroup(ctx, "photos", func(group *v1alpha1.OaatGroup) {
+			group.Spec.OaatItems = []string{"/srv/photos", "/srv/music"}
+			group.Spec.ItemRenames = []v1alpha1.ItemRename{{From: "/srv/photo", To: "/srv/photos"}}
+		})
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "photos")
+			g.Expect(group.Status.ObservedGeneration).To(Equal(group.Generation))
+			g.Expect(itemNames(group)).To(ConsistOf("/srv/photos", "/srv/music"), "the old name's entry is gone")
+			photos := itemOf(g, group, "/srv/photos")
+			g.Expect(photos.LastSuccess).To(HaveValue(Equal(success)))
+			g.Expect(photos.WaitReason).To(Equal(v1alpha1.WaitSucceededRecently))
+			g.Expect(groupEvents(ctx, g, "photos", v1alpha1.ReasonItemRenamed)).NotTo(BeEmpty())
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(tracker.PodsOf(ns, "photos")).To(HaveLen(ran), "a pod started though the renamed item succeeded within its frequency")
+		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
+	}, SpecTimeout(2*time.Minute))
 })

@@ -87,32 +87,15 @@ var (
 
 var _ = Describe("The documentation's transcripts", func() {
 	It("are what their commands print on the cluster, ages and generated names aside", SpecTimeout(6*time.Minute), func(ctx SpecContext) {
-		pages, err := support.DocPages(paths.repoRoot)
+		pages, err := support.TranscriptPages(paths.repoRoot, "tests/e2e")
 		Expect(err).NotTo(HaveOccurred())
-		blocks, err := support.ReadTranscripts(paths.repoRoot, pages)
-		Expect(err).NotTo(HaveOccurred())
-		var names []string
-		for _, set := range [][]transcript{lockTranscripts, groupTranscripts, actionTranscripts, runTranscripts,
-			breakerOpenTranscripts, breakerClosedTranscripts} {
-			for _, t := range set {
-				names = append(names, t.name)
-			}
-		}
-		var marked []string
-		for _, b := range blocks {
-			Expect(names).To(ContainElement(b.Name), "%s: no scenario makes transcript %s", b.Where(), b.Name)
-			marked = append(marked, b.Name)
-		}
-		for _, name := range names {
-			Expect(marked).To(ContainElement(name), "no page has the block of transcript %s", name)
-		}
 
-		kubeconfig := useDemoNamespace(ctx)
+		runner := demoRunner(useDemoNamespace(ctx))
 		outputs := map[string]string{}
 		capture := func(set []transcript) {
 			GinkgoHelper()
 			for _, t := range set {
-				outputs[t.name] = runTranscript(ctx, kubeconfig, t)
+				outputs[t.name] = runTranscript(ctx, runner, t)
 			}
 		}
 
@@ -134,7 +117,7 @@ var _ = Describe("The documentation's transcripts", func() {
 		expectSuspended(ctx, "testsimple", false)
 
 		By("asking for an item testsimple does not list")
-		out, err := demoCommand(ctx, kubeconfig, "kubectl oaat run testsimple item9")
+		out, err := runner.Command(ctx, "kubectl oaat run testsimple item9")
 		Expect(err).NotTo(HaveOccurred(), "%s", out)
 		Eventually(func(g Gomega) {
 			runs := &v1alpha1.OaatRunList{}
@@ -151,18 +134,8 @@ var _ = Describe("The documentation's transcripts", func() {
 		breakerScenario(ctx, func() { capture(breakerOpenTranscripts) })
 		capture(breakerClosedTranscripts)
 
-		if os.Getenv("WRITE_TRANSCRIPTS") == "1" {
-			written, err := support.WriteTranscripts(paths.repoRoot, pages, outputs)
-			Expect(err).NotTo(HaveOccurred())
-			GinkgoWriter.Printf("Wrote the transcripts %v\n", written)
-			return
-		}
-		var stale []string
-		for _, b := range blocks {
-			if diff := support.TranscriptDiff(b.Text, outputs[b.Name]); diff != "" {
-				stale = append(stale, b.Where()+": transcript "+b.Name+" (- the page, + the commands, normalised):\n"+diff)
-			}
-		}
+		stale, err := support.CheckTranscripts(paths.repoRoot, pages, outputs, os.Getenv("WRITE_TRANSCRIPTS") == "1")
+		Expect(err).NotTo(HaveOccurred())
 		if len(stale) > 0 {
 			Fail("the pages' transcripts differ from what their commands print (`make docs-transcripts` writes them):\n" +
 				strings.Join(stale, "\n"))
@@ -209,38 +182,21 @@ func demoKubeconfig(ctx SpecContext) string {
 	return kubeconfig
 }
 
-// demoCommand runs a command line of a page, "kubectl ..." or "kubectl oaat ...", with the
-// kubeconfig, and returns its output (stdout and stderr, as a terminal shows them). Its words are
-// split as a shell splits them (support.CommandWords): quotes, and a trailing "# ..." comment.
-func demoCommand(ctx context.Context, kubeconfig, line string) (string, error) {
-	args, err := support.CommandWords(line)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(len(args)).To(BeNumerically(">=", 2), "command %q", line)
-	Expect(args[0]).To(Equal("kubectl"), "command %q: the transcripts run kubectl and its plugin only", line)
-	binary, args := paths.kubectl, args[1:]
-	if args[0] == "oaat" {
-		binary, args = paths.kubectlOaat, args[1:]
-	}
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+// demoRunner runs the pages' command lines with kubectl and the kubectl-oaat plugin, as the
+// kubeconfig's user.
+func demoRunner(kubeconfig string) support.TranscriptRunner {
+	return support.TranscriptRunner{Kubectl: paths.kubectl, KubectlOaat: paths.kubectlOaat, Dir: paths.repoRoot,
+		Env: []string{"KUBECONFIG=" + kubeconfig}}
 }
 
 // runTranscript runs the transcript's commands and returns the block the page should hold.
-func runTranscript(ctx context.Context, kubeconfig string, t transcript) string {
+func runTranscript(ctx context.Context, runner support.TranscriptRunner, t transcript) string {
 	GinkgoHelper()
-	var b strings.Builder
+	block := &support.Transcript{Runner: runner, NoPrompt: t.noPrompt}
 	for _, line := range t.commands {
-		out, err := demoCommand(ctx, kubeconfig, line)
-		Expect(err).NotTo(HaveOccurred(), "transcript %s: %s\n%s", t.name, line, out)
-		if !t.noPrompt {
-			b.WriteString("$ " + line + "\n")
-		}
-		b.WriteString(out)
+		Expect(block.Run(ctx, line)).To(Succeed(), "transcript %s", t.name)
 	}
-	// A table of kubectl oaat status ends in a blank line, which a page does not show.
-	return strings.TrimRight(b.String(), "\n") + "\n"
+	return block.String()
 }
 
 // scriptRun sets how the next item pods of an OaatType end on kwok: after duration, with exitCode.

@@ -4,6 +4,8 @@ package olmcatalog
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -41,7 +43,11 @@ var items = []string{"/srv/a", "/srv/b"}
 // installMode is one way to install the operator (support.InstallMode).
 type installMode = support.InstallMode
 
-var installModes = support.InstallModes("oaat-catalog", "oaat-catalog-work")
+// pageNamespace is the namespace docs/olm.md installs the operator in: the AllNamespaces mode's,
+// whose checks and uninstall are the page's commands (and the runbook OaatOperatorDown's).
+const pageNamespace = "oaat-operator"
+
+var installModes = support.InstallModes(pageNamespace, "oaat-catalog-work")
 
 var _ = Describe("Installing from the catalog image", Ordered, func() {
 	for _, m := range installModes {
@@ -100,6 +106,13 @@ func installAndRun(ctx SpecContext, m installMode) {
 
 	By("scraping the operator through the bundle's metrics Service with Prometheus")
 	expectRunMetrics(ctx, m)
+
+	if m.InstallNamespace == pageNamespace {
+		By("running the runbook OaatOperatorDown's kubectl get csv, as its first block left NS")
+		out := runDocBlocks(ctx, "operator-down-olm", "NS="+pageNamespace)
+		Expect(out).To(MatchRegexp(`(?m)^`+regexp.QuoteMeta(csvName)+`\s.*\sSucceeded$`), "kubectl get csv")
+		expectOLMTranscripts(ctx)
+	}
 }
 
 // runItems creates an OaatType and an OaatGroup in every work namespace and in the namespace
@@ -188,12 +201,35 @@ func runItems(ctx context.Context, m installMode) {
 	}
 }
 
+// expectOLMTranscripts makes the console transcripts of docs/olm.md (support.TranscriptPages)
+// that the install from the catalog shows, its CSV in the page's namespace: with
+// WRITE_TRANSCRIPTS=1 it writes them into the page, else each block must match, ages aside.
+func expectOLMTranscripts(ctx context.Context) {
+	GinkgoHelper()
+	block := &support.Transcript{Runner: support.TranscriptRunner{Kubectl: env.kubectl, Dir: env.repoRoot,
+		Env: []string{"KUBECONFIG=" + adminKubeconfig}}}
+	Expect(block.Run(ctx, "kubectl get csv -n oaat-operator")).To(Succeed())
+	pages, err := support.TranscriptPages(env.repoRoot, "tests/olmcatalog")
+	Expect(err).NotTo(HaveOccurred())
+	stale, err := support.CheckTranscripts(env.repoRoot, pages, map[string]string{"olm-get-csv": block.String()},
+		os.Getenv("WRITE_TRANSCRIPTS") == "1")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(stale).To(BeEmpty(), "the transcripts of docs/olm.md differ from what their commands print "+
+		"(WRITE_TRANSCRIPTS=1 make test-olm-catalog writes them):\n%s", strings.Join(stale, "\n"))
+}
+
 // uninstall deletes the groups while the operator runs, then the Subscription, then the CSV, as
 // docs/olm.md says, and waits until OLM has removed the operator's Deployment; then the
-// OperatorGroup.
+// OperatorGroup. In the page's namespace it runs the page's uninstall (marked checked-by:
+// tests/olmcatalog uninstall), which deletes the CRDs and the bundle's ClusterRoles as well: the
+// next mode's InstallPlan makes them again.
 func uninstall(ctx context.Context, m installMode) {
 	GinkgoHelper()
-	Expect(support.DeleteGroups(ctx, k8sClient, time.Minute, m.Namespaces()...)).To(Succeed())
+	if m.InstallNamespace == pageNamespace {
+		runDocBlocks(ctx, "uninstall")
+	} else {
+		Expect(support.DeleteGroups(ctx, k8sClient, time.Minute, m.Namespaces()...)).To(Succeed())
+	}
 	for _, step := range []struct {
 		what string
 		del  func() error

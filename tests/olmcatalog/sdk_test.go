@@ -25,8 +25,9 @@ import (
 
 // The namespaces of the operator-sdk specs.
 const (
-	runBundleNamespace     = "oaat-run-bundle"
-	bundleUpgradeNamespace = "oaat-bundle-upgrade"
+	runBundleNamespace = "oaat-run-bundle"
+	// bundleUpgradeNamespace is docs/upgrading.md's, whose run bundle-upgrade runs there.
+	bundleUpgradeNamespace = pageNamespace
 	scorecardNamespace     = "oaat-scorecard"
 )
 
@@ -116,8 +117,10 @@ var _ = Describe("operator-sdk", Ordered, func() {
 		expectPodsOnRealNode(ctx, bundleUpgradeNamespace, "control-plane=controller-manager", env.previousImg)
 		AddReportEntry("run bundle-upgrade: previous release installed", time.Since(start).Round(time.Millisecond).String())
 
-		out, err = operatorSDK(ctx, proxy, "run", "bundle-upgrade", env.bundleImg, "--namespace", bundleUpgradeNamespace, "--timeout", "5m")
-		Expect(err).NotTo(HaveOccurred(), "pods of %s:\n%s", bundleUpgradeNamespace, describePods(ctx, bundleUpgradeNamespace))
+		// As docs/upgrading.md has it (marked checked-by: tests/olmcatalog bundle-upgrade), with
+		// operator-sdk's pulls through the proxy.
+		Expect(env.bundleImg).To(Equal("quay.io/oaat-io/oaat-operator-bundle:v0.2.0"), "the bundle image docs/upgrading.md names")
+		out = runDocBlocks(ctx, "bundle-upgrade", append([]string{"HOME=" + GinkgoT().TempDir()}, proxy.Env()...)...)
 		Expect(out).To(ContainSubstring(`Successfully upgraded to \"` + csvName + `\"`))
 		expectPodsOnRealNode(ctx, bundleUpgradeNamespace, "control-plane=controller-manager", env.img)
 		runItems(ctx, installMode{Name: "run bundle-upgrade", InstallNamespace: bundleUpgradeNamespace, WorkNamespaces: []string{bundleUpgradeNamespace}})

@@ -54,6 +54,19 @@ func hostPathClaim(ctx context.Context, dir, storageClass, name string, labels m
 	})
 }
 
+// expectClaimsBound waits until the test's namespace has count claims, all Bound.
+func expectClaimsBound(ctx context.Context, count int) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		claims := &corev1.PersistentVolumeClaimList{}
+		g.Expect(k8sClient.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
+		g.Expect(claims.Items).To(HaveLen(count))
+		for _, c := range claims.Items {
+			g.Expect(c.Status.Phase).To(Equal(corev1.ClaimBound), "claim %s", c.Name)
+		}
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+}
+
 var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
 	It("backs up each labelled claim in turn, one labelled while the group runs too, and never mounts the unlabelled one", SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 		dir := filepath.Join(cluster.StateDir, "volumes", ns)
@@ -64,14 +77,7 @@ var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
 		}
 		hostPathClaim(ctx, dir, ns, "data-4", nil)
 		hostPathClaim(ctx, dir, ns, "scratch", nil)
-		Eventually(func(g Gomega) {
-			claims := &corev1.PersistentVolumeClaimList{}
-			g.Expect(k8sClient.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
-			g.Expect(claims.Items).To(HaveLen(5))
-			for _, c := range claims.Items {
-				g.Expect(c.Status.Phase).To(Equal(corev1.ClaimBound), "claim %s", c.Name)
-			}
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		expectClaimsBound(ctx, 5)
 
 		container := busybox("main", backupScript)
 		container.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}

@@ -133,3 +133,72 @@ var _ = Describe("docs/install.md's checks after the install", func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
 })
+
+var _ = Describe("The runbook OaatOperatorDown's commands", func() {
+	It("show the manager's Deployment, pods, their events and log in oaat-operator-system", func(ctx SpecContext) {
+		out := runDocBlocks(ctx, docBin(ctx, false), "operator-down", nil)
+		Expect(out).To(MatchRegexp(`(?m)^deployment.apps/`+operatorDeployment+`\s`), "kubectl get deployment,pods")
+		Expect(out).To(MatchRegexp(`(?m)^pod/`+operatorDeployment+`-\S+\s+1/1\s+Running\s`), "kubectl get deployment,pods")
+		Expect(out).To(MatchRegexp(`(?m)^Namespace:\s+`+operatorNamespace+`$`), "kubectl describe pods")
+		// The manager's log is JSON, one object a line, and it logs a reconcile or a lease renewal
+		// at least every few seconds.
+		Expect(out).To(MatchRegexp(`(?m)^\{"level":`), "kubectl logs")
+	})
+})
+
+var _ = Describe("docs/install.md's install from dist/install.yaml, its Prometheus objects and its uninstall", func() {
+	It("install over the suite's install, add the ServiceMonitor and PrometheusRule, and remove everything", SpecTimeout(8*time.Minute), func(ctx SpecContext) {
+		bin := docBin(ctx, false)
+		kustomization := filepath.Join(repoRoot, "config", "manager", "kustomization.yaml")
+		before, err := os.ReadFile(kustomization)
+		Expect(err).NotTo(HaveOccurred())
+		By("running make build-installer and applying dist/install.yaml")
+		runDocBlocks(ctx, bin, "install-dist", nil)
+		after, err := os.ReadFile(kustomization)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(after)).To(Equal(string(before)), "make build-installer with the committed image changed config/manager")
+		waitForOperator(ctx)
+
+		By("adding the Prometheus Operator's CRDs, which the page takes as given, then the ServiceMonitor and the PrometheusRule")
+		crdsDir := os.Getenv("MONITORING_CRDS_DIR")
+		Expect(crdsDir).NotTo(BeEmpty(), "MONITORING_CRDS_DIR: run this suite with make test-realnode")
+		apply := []string{"apply", "--server-side", "--field-manager=realnode-test"}
+		wait := []string{"wait", "--for=condition=Established", "--timeout=60s"}
+		for _, f := range support.MonitoringCRDFiles {
+			apply = append(apply, "-f", filepath.Join(crdsDir, f))
+			wait = append(wait, "-f", filepath.Join(crdsDir, f))
+		}
+		adminKubectl(ctx, apply...)
+		DeferCleanup(func(ctx SpecContext) {
+			adminKubectl(ctx, append([]string{"delete", "--ignore-not-found"}, apply[3:]...)...)
+		})
+		adminKubectl(ctx, wait...)
+		runDocBlocks(ctx, bin, "install-prometheus", nil)
+		out := adminKubectl(ctx, "-n", operatorNamespace, "get", "servicemonitor,prometheusrule", "-o", "name")
+		Expect(strings.Fields(out)).To(ConsistOf(
+			"servicemonitor.monitoring.coreos.com/oaat-operator-controller-manager-metrics-monitor",
+			"prometheusrule.monitoring.coreos.com/oaat-operator-controller-manager-alerts"))
+
+		By("uninstalling as the page says; the suite's install is restored after")
+		DeferCleanup(func(ctx SpecContext) {
+			runDocBlocks(ctx, bin, "install-kustomize", nil)
+			waitForOperator(ctx)
+		}, NodeTimeout(5*time.Minute))
+		runDocBlocks(ctx, bin, "uninstall", nil)
+		Eventually(func(g Gomega) {
+			g.Expect(adminKubectl(ctx, "get", "crd", "-o", "name")).NotTo(ContainSubstring(".oaat.io"), "CRDs left")
+			err := k8sClient.Get(ctx, client.ObjectKey{Name: operatorNamespace}, &corev1.Namespace{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s still exists (%v)", operatorNamespace, err)
+			g.Expect(adminKubectl(ctx, "get", "clusterrole,clusterrolebinding", "-o", "name")).NotTo(ContainSubstring("/oaat-operator-"),
+				"the ClusterRoles and bindings of config/default")
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	})
+})
+
+// adminKubectl runs kubectl as the cluster's admin and returns its output; it must succeed.
+func adminKubectl(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	out, err := exec.CommandContext(ctx, os.Getenv("KUBECTL"), append([]string{"--kubeconfig", adminKubeconfig}, args...)...).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "kubectl %s:\n%s", strings.Join(args, " "), out)
+	return string(out)
+}
