@@ -104,3 +104,20 @@ func TestOperatorWrites(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+func TestWorkloadRequestsKeepReadsAndLeaseReads(t *testing.T) {
+	for key, want := range map[perfkit.RequestKey]bool{
+		{Verb: "LIST", Resource: "pods"}:                                               true,
+		{Verb: "GET", Group: "coordination.k8s.io", Resource: "leases"}:                true,
+		{Verb: "PUT", Group: "coordination.k8s.io", Resource: "leases"}:                false,
+		{Verb: "PATCH", Resource: "nodes", Subresource: "status"}:                      false,
+		{Verb: "PATCH", Resource: "pods"}:                                              true,
+		{Verb: "PATCH", Resource: "pods", Failed: true}:                                false,
+		{Verb: "POST", Group: "oaat.io", Resource: "oaatgroups"}:                       false,
+		{Verb: "PUT", Group: "oaat.io", Resource: "oaatgroups", Subresource: "status"}: true,
+	} {
+		if got := workloadRequests(key); got != want {
+			t.Errorf("workloadRequests(%s) = %v, want %v", key, got, want)
+		}
+	}
+}
