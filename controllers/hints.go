@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -82,4 +83,49 @@ func (l *lockRaces) take(lock types.NamespacedName) []types.NamespacedName {
 	groups := l.lost[lock]
 	delete(l.lost, lock)
 	return groups
+}
+
+// untrackedHintTTL is how long untrackedPods remembers a removal of the finalizer: far longer than
+// the watch takes to bring the patched pod into the cache. Past it, a pass that still sees the
+// finalizer patches again, which does no harm (the removal is idempotent).
+const untrackedHintTTL = time.Minute
+
+// untrackedPods remembers the pods whose finalizer oaat.io/run-tracking this manager removed, by
+// UID, with the resourceVersion the cache showed them at and when: a pass that runs before the
+// watch brought the patched pod (the group's own status write wakes one at once) sees the pod at
+// that version still with the finalizer, and skips it rather than patching it again. Skipping is
+// safe: the removal succeeded on that very pod (the UID), and nothing adds the finalizer to an
+// existing pod (podbuild.Build sets it at the creation only).
+type untrackedPods struct {
+	mu sync.Mutex
+	at map[types.UID]untrackedPod
+}
+
+type untrackedPod struct {
+	resourceVersion string
+	at              time.Time
+}
+
+// pending reports whether the finalizer of the pod, as the cache shows it, was removed already.
+func (u *untrackedPods) pending(pod *corev1.Pod, now time.Time) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	e, ok := u.at[pod.UID]
+	return ok && e.resourceVersion == pod.ResourceVersion && now.Sub(e.at) < untrackedHintTTL
+}
+
+// untracked notes the removal of the finalizer from the pod read at its resourceVersion, and
+// forgets the removals older than untrackedHintTTL.
+func (u *untrackedPods) untracked(uid types.UID, resourceVersion string, now time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.at == nil {
+		u.at = map[types.UID]untrackedPod{}
+	}
+	for k, e := range u.at {
+		if now.Sub(e.at) >= untrackedHintTTL {
+			delete(u.at, k)
+		}
+	}
+	u.at[uid] = untrackedPod{resourceVersion: resourceVersion, at: now}
 }

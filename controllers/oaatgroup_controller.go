@@ -84,6 +84,9 @@ type OaatGroupReconciler struct {
 	refusals statusRefusals
 	// races are the groups that lost the race for a lock's slot, woken by its next change.
 	races lockRaces
+	// untracked are the pods whose finalizer oaat.io/run-tracking was removed, until the cache
+	// shows it.
+	untracked untrackedPods
 }
 
 // watches reports whether the manager's cache holds the namespace's groups.

@@ -22,6 +22,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
 // Field indexes: OaatGroups by the OaatType and the ConfigMaps they name (and by whether they
@@ -65,13 +66,11 @@ func configMapMetadata() *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}
 }
 
-// trimPod keeps of a cached pod what the operator reads: its metadata, without managedFields, and
-// its status. The spec, the largest part of an item pod, is never read from the cache, and a
-// thousand groups keep ten thousand pods. Objects other than pods (a deletion tombstone) pass.
+// trimPod keeps of a cached pod what the operator reads (planner.Trim): a thousand groups keep
+// ten thousand pods. Objects other than pods (a deletion tombstone) pass.
 func trimPod(obj any) (any, error) {
 	if pod, ok := obj.(*corev1.Pod); ok {
-		pod.ManagedFields = nil
-		pod.Spec = corev1.PodSpec{}
+		return planner.Trim(pod), nil
 	}
 	return obj, nil
 }

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
 func TestWatchNamespaces(t *testing.T) {
@@ -53,7 +55,7 @@ func TestCacheOptionsWatchOnlyItemSourceConfigMaps(t *testing.T) {
 func TestTrimPod(t *testing.T) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: "p", Labels: map[string]string{"a": "b"},
+			Name: "p", Labels: map[string]string{"a": "b", v1alpha1.LabelGroup: "g"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
 		},
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
@@ -67,8 +69,11 @@ func TestTrimPod(t *testing.T) {
 	if trimmed.ManagedFields != nil || len(trimmed.Spec.Containers) != 0 {
 		t.Fatalf("managedFields %v, spec %+v: want both gone", trimmed.ManagedFields, trimmed.Spec)
 	}
-	if trimmed.Name != "p" || trimmed.Labels["a"] != "b" || trimmed.Status.Phase != corev1.PodSucceeded {
+	if trimmed.Name != "p" || trimmed.Labels[v1alpha1.LabelGroup] != "g" || trimmed.Status.Phase != corev1.PodSucceeded {
 		t.Fatalf("metadata or status lost: %+v", trimmed)
+	}
+	if _, ok := trimmed.Labels["a"]; ok {
+		t.Fatalf("a label not the operator's is kept: %v", trimmed.Labels)
 	}
 	tombstone := "not a pod"
 	if got, err := trimPod(tombstone); err != nil || got != tombstone {

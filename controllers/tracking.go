@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
@@ -36,14 +36,37 @@ func (r *OaatGroupReconciler) untrackPods(ctx context.Context, a *applying) (*ct
 	return nil, nil
 }
 
-// untrack removes the finalizer oaat.io/run-tracking from a pod that has not changed since it was
-// read (its other finalizers stay); a pod gone or changed meanwhile is left to the pass its watch
-// event brings.
+// untrack removes the finalizer oaat.io/run-tracking from the pod, and that finalizer only, by a
+// strategic merge patch that deletes it from the list ($deleteFromPrimitiveList) without a
+// resourceVersion: the API server applies it to the pod as it is when the patch arrives, so that
+// the kubelet's (kwok's) status writes, or another controller's finalizer, added or removed
+// meanwhile, neither make it fail on a conflict nor are undone by it. A JSON merge patch would
+// replace the whole list (dropping a finalizer added since the read), and a JSON patch that tests
+// the finalizer's index fails when another finalizer before it comes or goes. Whatever else
+// changed on the pod does not matter: the plan untracks only pods whose run is recorded in the
+// status already written (or that are not the group's runs), and a pod's phase, once ended, stays.
+// The pod's UID in the patch is a precondition (an immutable field: a patch that would change it
+// is rejected), so that a pod of the same name created since is left alone. A pod gone meanwhile
+// is left as it is. A pod the cache shows as it was when this manager removed the finalizer is
+// skipped (untrackedPods).
 func (r *OaatGroupReconciler) untrack(ctx context.Context, pod *corev1.Pod) error {
-	patch := client.MergeFromWithOptions(pod.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(pod, v1alpha1.FinalizerRunTracking)
-	err := r.Patch(ctx, pod, patch)
-	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+	if r.untracked.pending(pod, r.Clock.Now()) {
+		return nil
+	}
+	uid, read := pod.UID, pod.ResourceVersion
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid":                                 pod.UID,
+		"$deleteFromPrimitiveList/finalizers": []string{v1alpha1.FinalizerRunTracking},
+	}})
+	if err != nil {
+		return fmt.Errorf("encoding the removal of finalizer %s: %w", v1alpha1.FinalizerRunTracking, err)
+	}
+	err = r.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))
+	if err == nil {
+		r.untracked.untracked(uid, read, r.Clock.Now())
+		return nil
+	}
+	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	return fmt.Errorf("removing finalizer %s from pod %s: %w", v1alpha1.FinalizerRunTracking, pod.Name, err)

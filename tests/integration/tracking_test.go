@@ -137,6 +137,44 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 		Expect(writes).To(HaveKeyWithValue("pods PATCH", float64(runs)), "one finalizer removal per run")
 	}, SpecTimeout(specTimeout))
 
+	It("removes its finalizer only, without a conflict, from pods whose status and finalizers change after it read them", func(ctx SpecContext) {
+		const keep = "example.com/keep"
+		items := []string{"a", "b", "c", "d", "e"}
+		create(ctx, newOaatType(typeName))
+		before, err := perfkit.APIRequests(ctx, clientset)
+		Expect(err).NotTo(HaveOccurred())
+		create(ctx, newGroup("changing", items...))
+		var previous []string
+		for range items {
+			pod := waitForLivePod(ctx, "changing", previous...)
+			previous = append(previous, pod.Name)
+			setFinalizer(ctx, pod.Name, keep, true)
+			DeferCleanup(setFinalizer, pod.Name, keep, false)
+			finishPod(ctx, pod.Name, 0, "Completed")
+			// A second status write right after the first, as a kubelet (kwok) makes: the
+			// operator's removal of its finalizer races it.
+			updatePodStatus(ctx, pod.Name, func(pod *corev1.Pod) {
+				pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
+					Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: metav1.Now(),
+				})
+			})
+		}
+		Eventually(func(g Gomega) {
+			pods, err := podsOf(ctx, "changing")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pods).To(HaveLen(len(items)))
+			for _, pod := range pods {
+				g.Expect(pod.Finalizers).To(Equal([]string{keep}), "pod %s", pod.Name)
+			}
+		}).WithContext(ctx).Should(Succeed())
+		after, err := perfkit.APIRequests(ctx, clientset)
+		Expect(err).NotTo(HaveOccurred())
+		failed := after.Since(before).Count(func(k perfkit.RequestKey) bool {
+			return k.Failed && k.Resource == "pods" && k.Subresource == "" && k.Verb == "PATCH"
+		})
+		Expect(failed).To(BeZero(), "failed pod patches")
+	}, SpecTimeout(specTimeout))
+
 	It("lets the command of docs/troubleshooting.md release the pods the uninstalled operator left", func(ctx SpecContext) {
 		create(ctx, newOaatType(typeName), newGroup("abandoned", "a"))
 		pod := waitForLivePod(ctx, "abandoned")
@@ -255,4 +293,22 @@ func dropRunTrackingFinalizers(ctx context.Context) {
 	for i := range pods.Items {
 		untrackPod(ctx, pods.Items[i].Name)
 	}
+}
+
+// setFinalizer adds the finalizer to the pod (on) or removes it, as another controller would.
+func setFinalizer(ctx context.Context, name, finalizer string, on bool) {
+	ExpectWithOffset(1, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		changed := controllerutil.AddFinalizer(pod, finalizer)
+		if !on {
+			changed = controllerutil.RemoveFinalizer(pod, finalizer)
+		}
+		if !changed {
+			return nil
+		}
+		return client.IgnoreNotFound(k8sClient.Update(ctx, pod))
+	})).To(Succeed())
 }

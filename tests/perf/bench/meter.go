@@ -43,8 +43,9 @@ func (b *bench) read(ctx context.Context) (reading, error) {
 type interval struct {
 	elapsed time.Duration
 	api     perfkit.Requests
-	// opWrites are the manager's own write requests (its client's rest_client_requests_total).
-	opWrites float64
+	// opWrites and opReads are the manager's own write and read (GET: a get, a list or a watch)
+	// requests (its client's rest_client_requests_total).
+	opWrites, opReads float64
 	// cpu is the manager's CPU time.
 	cpu time.Duration
 	// reconciles, reconcileTime and queueWait are the manager's reconciles, their mean duration
@@ -64,6 +65,7 @@ func between(start, end reading) interval {
 	for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
 		iv.opWrites += delta("rest_client_requests_total", map[string]string{"method": m})
 	}
+	iv.opReads = delta("rest_client_requests_total", map[string]string{"method": "GET"})
 	ctrl := map[string]string{"controller": "oaatgroup"}
 	iv.reconciles = delta("controller_runtime_reconcile_time_seconds_count", ctrl)
 	iv.reconcileTime = mean(delta("controller_runtime_reconcile_time_seconds_sum", ctrl), iv.reconciles)
@@ -96,20 +98,30 @@ func workload(k perfkit.RequestKey) bool { return perfkit.WorkloadWrites(k) && !
 
 // reportOperatorWrites prints the operator's writes per finished run and returns them, with the
 // workload's writes per run (the operator's, the scheduler's and kwok's, which plays the
-// kubelet). The operator's are counted by the API server: its status writes, pod creations and
-// deletions, and its events: all events but the scheduler's, one per pod it binds. Its own
+// kubelet). The operator's are counted by the API server: its status writes, pod creations,
+// deletions and finalizer removals (the only pods PATCH: kwok patches pods/status), and its events: all events but the scheduler's, one per pod it binds. Its own
 // client's count of write requests is printed as a cross-check (an event sent after the end of
 // the interval is not in the API server's count).
 func (b *bench) reportOperatorWrites(iv interval, runs int) (operator, total float64) {
 	w := operatorWrites(iv.api).perRun(runs)
 	operator = w.total()
 	total = perfkit.PerRun(iv.api.Count(workload), runs)
-	b.rep.Printf("  operator writes per finished run: %.2f (target <= 4) = status %.2f + pod create %.2f + pod delete %.2f + events %.2f; its client counted %.2f",
-		operator, w.groupStatus, w.podCreate, w.podDelete, w.events, perfkit.PerRun(iv.opWrites, runs))
+	b.rep.Printf("  operator writes per finished run: %.2f (target <= 4) = status %.2f + pod create %.2f + pod finalizer %.2f + pod delete %.2f + events %.2f; its client counted %.2f",
+		operator, w.groupStatus, w.podCreate, w.podPatch, w.podDelete, w.events, perfkit.PerRun(iv.opWrites, runs))
 	b.rep.Printf("  all workload writes per finished run (operator, scheduler, kwok as kubelet): %.2f; by request:\n%s",
 		total, perfkit.Indent("    ", iv.api.WriteTable(workload, runs)))
 	b.reportFailedWrites(iv)
+	b.rep.Printf("  all API requests per finished run, reads included (every client: the operator, the scheduler, kwok, the controller-manager, the benchmark's watches; the writes of nodes and leases left out), by request; the operator's client counted %.2f reads (GET, LIST, WATCH) and %.2f writes:\n%s",
+		perfkit.PerRun(iv.opReads, runs), perfkit.PerRun(iv.opWrites, runs), perfkit.Indent("    ", iv.api.WriteTable(workloadRequests, runs)))
 	return operator, total
+}
+
+// workloadRequests reports the successful requests of the workload, reads included: all but the
+// background's writes and the benchmark's own. The reads of Leases stay: the operator reads its
+// Lease before each pod it creates (the components' own leader election reads theirs too, every
+// few seconds whatever runs).
+func workloadRequests(k perfkit.RequestKey) bool {
+	return !k.Failed && !benchOwn(k) && (!perfkit.Background(k) || (k.Resource == "leases" && !k.Write()))
 }
 
 // reportFailedWrites lists the write requests that failed, which the counts per run leave out:
@@ -131,7 +143,7 @@ func (b *bench) describeManager(iv interval) {
 
 // opWrites are the operator's successful writes, by what they write, counted by the API server.
 type opWrites struct {
-	groupStatus, lockStatus, podCreate, podDelete, events float64
+	groupStatus, lockStatus, podCreate, podPatch, podDelete, events float64
 }
 
 // operatorWrites picks the operator's writes out of the API server's requests: its status writes
@@ -142,21 +154,23 @@ func operatorWrites(api perfkit.Requests) opWrites {
 		groupStatus: api.Get("oaatgroups", "status", "PUT") + api.Get("oaatgroups", "status", "PATCH"),
 		lockStatus:  api.Get("oaatlocks", "status", "PUT") + api.Get("oaatlocks", "status", "PATCH"),
 		podCreate:   api.Get("pods", "", "POST"),
+		podPatch:    api.Get("pods", "", "PATCH"),
 		podDelete:   api.Get("pods", "", "DELETE"),
 		events:      api.Get("events", "", "POST") + api.Get("events", "", "PATCH") - api.Get("pods", "binding", "POST"),
 	}
 }
 
 func (w opWrites) total() float64 {
-	return w.groupStatus + w.lockStatus + w.podCreate + w.podDelete + w.events
+	return w.groupStatus + w.lockStatus + w.podCreate + w.podPatch + w.podDelete + w.events
 }
 
 // perRun divides every count by runs (0 when there were none).
 func (w opWrites) perRun(runs int) opWrites {
 	return opWrites{
 		groupStatus: perfkit.PerRun(w.groupStatus, runs), lockStatus: perfkit.PerRun(w.lockStatus, runs),
-		podCreate: perfkit.PerRun(w.podCreate, runs), podDelete: perfkit.PerRun(w.podDelete, runs),
-		events: perfkit.PerRun(w.events, runs),
+		podCreate: perfkit.PerRun(w.podCreate, runs), podPatch: perfkit.PerRun(w.podPatch, runs),
+		podDelete: perfkit.PerRun(w.podDelete, runs),
+		events:    perfkit.PerRun(w.events, runs),
 	}
 }
 
@@ -164,8 +178,9 @@ func (w opWrites) perRun(runs int) opWrites {
 func (w opWrites) minus(other opWrites) opWrites {
 	return opWrites{
 		groupStatus: w.groupStatus - other.groupStatus, lockStatus: w.lockStatus - other.lockStatus,
-		podCreate: w.podCreate - other.podCreate, podDelete: w.podDelete - other.podDelete,
-		events: w.events - other.events,
+		podCreate: w.podCreate - other.podCreate, podPatch: w.podPatch - other.podPatch,
+		podDelete: w.podDelete - other.podDelete,
+		events:    w.events - other.events,
 	}
 }
 
@@ -176,6 +191,6 @@ func (w opWrites) String() string { return w.format("%.2f") }
 func (w opWrites) signed() string { return w.format("%+.2f") }
 
 func (w opWrites) format(number string) string {
-	return fmt.Sprintf(strings.ReplaceAll(number+" = group status #, lock status #, pod create #, pod delete #, events #", "#", number),
-		w.total(), w.groupStatus, w.lockStatus, w.podCreate, w.podDelete, w.events)
+	return fmt.Sprintf(strings.ReplaceAll(number+" = group status #, lock status #, pod create #, pod finalizer #, pod delete #, events #", "#", number),
+		w.total(), w.groupStatus, w.lockStatus, w.podCreate, w.podPatch, w.podDelete, w.events)
 }

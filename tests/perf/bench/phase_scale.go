@@ -112,7 +112,7 @@ func (b *bench) reportMemory(ctx context.Context, usage perfkit.Usage, when stri
 	if err != nil {
 		return err
 	}
-	b.rep.Printf("  manager memory %s: RSS %s, peak %s (target < 200 MiB); Go heap in use %s, of which allocated objects %s",
+	b.rep.Printf("  manager memory %s: RSS %s, peak %s (targets: < 200 MiB, issue 8; <= 150 MiB, issue 31); Go heap in use %s, of which allocated objects %s",
 		when, perfkit.MiB(usage.RSS), perfkit.MiB(usage.PeakRSS), perfkit.MiB(int64(samples.Sum("go_memstats_heap_inuse_bytes", nil))),
 		perfkit.MiB(int64(samples.Sum("go_memstats_heap_alloc_bytes", nil))))
 	return nil

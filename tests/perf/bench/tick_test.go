@@ -87,19 +87,37 @@ func TestOperatorWrites(t *testing.T) {
 		{Verb: "PUT", Group: "oaat.io", Resource: "oaatlocks", Subresource: "status", Failed: true}: 5,
 		{Verb: "POST", Resource: "pods"}:                           10,
 		{Verb: "DELETE", Resource: "pods"}:                         8,
+		{Verb: "PATCH", Resource: "pods"}:                          9,
 		{Verb: "POST", Resource: "pods", Subresource: "binding"}:   10,
 		{Verb: "POST", Group: "events.k8s.io", Resource: "events"}: 20,
 		{Verb: "PATCH", Resource: "pods", Subresource: "status"}:   20,
 	}
 	w := operatorWrites(api).perRun(10)
-	if w != (opWrites{groupStatus: 3, lockStatus: 2, podCreate: 1, podDelete: 0.8, events: 1}) {
+	if w != (opWrites{groupStatus: 3, lockStatus: 2, podCreate: 1, podPatch: 0.9, podDelete: 0.8, events: 1}) {
 		t.Errorf("per run = %+v", w)
 	}
-	base := opWrites{groupStatus: 1, podCreate: 1, podDelete: 0.8, events: 1}
-	if got := w.minus(base).signed(); got != "+4.00 = group status +2.00, lock status +2.00, pod create +0.00, pod delete +0.00, events +0.00" {
+	base := opWrites{groupStatus: 1, podCreate: 1, podPatch: 0.9, podDelete: 0.8, events: 1}
+	if got := w.minus(base).signed(); got != "+4.00 = group status +2.00, lock status +2.00, pod create +0.00, pod finalizer +0.00, pod delete +0.00, events +0.00" {
 		t.Errorf("signed = %q", got)
 	}
-	if got := base.String(); got != "3.80 = group status 1.00, lock status 0.00, pod create 1.00, pod delete 0.80, events 1.00" {
+	if got := base.String(); got != "4.70 = group status 1.00, lock status 0.00, pod create 1.00, pod finalizer 0.90, pod delete 0.80, events 1.00" {
 		t.Errorf("String = %q", got)
+	}
+}
+
+func TestWorkloadRequestsKeepReadsAndLeaseReads(t *testing.T) {
+	for key, want := range map[perfkit.RequestKey]bool{
+		{Verb: "LIST", Resource: "pods"}:                                               true,
+		{Verb: "GET", Group: "coordination.k8s.io", Resource: "leases"}:                true,
+		{Verb: "PUT", Group: "coordination.k8s.io", Resource: "leases"}:                false,
+		{Verb: "PATCH", Resource: "nodes", Subresource: "status"}:                      false,
+		{Verb: "PATCH", Resource: "pods"}:                                              true,
+		{Verb: "PATCH", Resource: "pods", Failed: true}:                                false,
+		{Verb: "POST", Group: "oaat.io", Resource: "oaatgroups"}:                       false,
+		{Verb: "PUT", Group: "oaat.io", Resource: "oaatgroups", Subresource: "status"}: true,
+	} {
+		if got := workloadRequests(key); got != want {
+			t.Errorf("workloadRequests(%s) = %v, want %v", key, got, want)
+		}
 	}
 }
