@@ -110,42 +110,48 @@ func runTotals(ctx context.Context, m *perfkit.Manager) (map[runKey]float64, err
 }
 
 // drain stops new runs (frequency and failureCoolOff 1h) and waits until no group has a run in
-// progress, in any namespace of the run: every item that had run waits an hour, and one that
-// never ran runs once.
+// progress or an item that never ran and may, in any namespace of the run: every item that had
+// run waits an hour, and one that never ran runs once (a group waiting on a lock slot may start
+// it after every group was seen without a run).
 func (c *chaos) drain(ctx context.Context) error {
 	if err := c.setSchedule(ctx, "1h", "1h"); err != nil {
 		return err
 	}
-	idle := func() (bool, error) {
+	// busy names what still runs or may: "" once nothing does.
+	busy := func() (string, error) {
 		for _, ns := range c.namespaces() {
 			groups := &v1alpha1.OaatGroupList{}
 			if err := c.env.Client.List(ctx, groups, client.InNamespace(ns)); err != nil {
-				return false, err
+				return "", err
 			}
 			for _, g := range groups.Items {
 				if g.Status.CurrentRun != nil {
-					return false, nil
+					return "the run of group " + ns + "/" + g.Name, nil
+				}
+				if neverRan(&g) {
+					return "an item of group " + ns + "/" + g.Name + " that never ran", nil
 				}
 			}
 		}
 		for _, p := range c.allPods() {
 			if p.Live() {
-				return false, nil
+				return "pod " + p.Name, nil
 			}
 		}
-		return true, nil
+		return "", nil
 	}
+	var left string
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
-		ok, err := idle()
-		if err != nil || ok {
+		var err error
+		if left, err = busy(); err != nil || left == "" {
 			return err
 		}
 		if err := perfkit.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("groups still run 3 minutes after they were drained")
+	return fmt.Errorf("groups still run 3 minutes after they were drained: %s", left)
 }
 
 // setSchedule sets every group's frequency and failureCoolOff (empty: none), in every namespace of
@@ -166,4 +172,15 @@ func (c *chaos) setSchedule(ctx context.Context, frequency, coolOff string) erro
 		}
 	}
 	return nil
+}
+
+// neverRan reports whether an item of the group that never ran is due or waits for a lock slot:
+// it runs once, however long the drain's frequency (suspended, removed or parked items do not).
+func neverRan(g *v1alpha1.OaatGroup) bool {
+	for _, it := range g.Status.Items {
+		if it.LastSuccess == nil && it.LastFailure == nil && (it.WaitReason == "" || it.WaitReason == v1alpha1.WaitLockHeld) {
+			return true
+		}
+	}
+	return false
 }
