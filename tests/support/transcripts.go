@@ -154,6 +154,9 @@ var volatileParts = []struct {
 	// The random suffix of a generated name (the OaatRuns of kubectl oaat run): five characters
 	// of the API server's alphabet, which has no vowels.
 	{regexp.MustCompile(`\b([a-z0-9]+)-[bcdfghjklmnpqrstvwxz2-9]{5}\b`), "$1-<id>"},
+	// The same suffix after a generated name's base cut to 58 characters, without its hyphen
+	// (a Job's pod whose Job has a 63-character name: OLM's bundle unpack Job).
+	{regexp.MustCompile(`\b([a-z0-9-]{58})[bcdfghjklmnpqrstvwxz2-9]{5}\b`), "$1<id>"},
 	// The pod-template-hash of a ReplicaSet's pods, before their suffix: NAME-6444c6fdc4-<id>.
 	{regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2-9]{6,10}-<id>`), "-<hash>-<id>"},
 	// Ages and durations, as kubectl and kubectl oaat print them: 5s, 3m, 2d, 1m30s, 250ms.

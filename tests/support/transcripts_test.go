@@ -22,6 +22,8 @@ func TestNormaliseTranscript(t *testing.T) {
 		{"operator-sdk's progress, piped", "time=\"2026-11-26T17:00:01Z\" level=info msg=\"Waiting\"\n" +
 			"time=\"2026-11-26T17:00:02Z\" level=info msg=\"  Found CSV phase: Installing\"\n",
 			"time=\"2026-11-26T17:10:01Z\" level=info msg=\"Waiting\"\n"},
+		{"a long name's suffix", "2445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940p6jcf 0/1\n",
+			"2445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940x2kzm 0/1\n"},
 		{"InstallPlans", "Approved InstallPlan install-fls57 for\n", "Approved InstallPlan install-2xq9z for\n"},
 		{"a ReplicaSet's pods", "oaat-operator-controller-manager-6444c6fdc4-qvcvg 1/1\n", "oaat-operator-controller-manager-7b9d5f8c6d-x2k4m 1/1\n"},
 	}
@@ -39,6 +41,8 @@ func TestNormaliseTranscript(t *testing.T) {
 		{"a word that looks like a suffix but has a vowel", "testsimple-photo\n", "testsimple-music\n"},
 		{"empty lines inside", "a\n\nb\n", "a\nb\n"},
 		{"operator-sdk's messages", "INFO[0003] Created CatalogSource: c\n", "INFO[0003] Created Subscription: c\n"},
+		{"a long name's base", "2445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940p6jcf\n",
+			"3445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940p6jcf\n"},
 		{"operator-sdk's levels", "INFO[0003] x\n", "WARN[0003] x\n"},
 	}
 	for _, c := range keep {
