@@ -8,9 +8,9 @@ import (
 // Every console block of the docs shows what commands printed on the local cluster: it is
 // marked <!-- transcript: NAME --> and made by the e2e spec of tests/e2e/transcripts_test.go
 // (make docs-transcripts), or for the pages that need the real node by
-// tests/realnode/transcripts_test.go (make docs-transcripts-realnode), which fail when it no
-// longer matches. A block typed by hand fails
-// here.
+// tests/realnode/transcripts_test.go (make docs-transcripts-realnode), or for docs/olm.md on the
+// OLM cluster by tests/olmcatalog (make docs-transcripts-olm), which fail when it no longer
+// matches. A block typed by hand fails here.
 func TestConsoleBlocksAreTranscripts(t *testing.T) {
 	pages, err := readPages()
 	if err != nil {
@@ -23,10 +23,9 @@ func TestConsoleBlocksAreTranscripts(t *testing.T) {
 				continue
 			}
 			name, isTranscript := strings.CutPrefix(b.marker, "transcript:")
-			switch {
-			case isTranscript && strings.TrimSpace(name) != "":
+			if isTranscript && strings.TrimSpace(name) != "" {
 				marked++
-			default:
+			} else {
 				t.Errorf("%s: a console block without <!-- transcript: NAME --> before it: make it a transcript of "+
 					"tests/e2e/transcripts_test.go (docs/development.md, Console transcripts), or make it a sh block", b.where())
 			}
