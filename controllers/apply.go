@@ -18,6 +18,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 const (
@@ -276,7 +277,7 @@ func (r *OaatGroupReconciler) livePod(ctx context.Context, group *v1alpha1.OaatG
 		return "", fmt.Errorf("listing the pods of the group from the API server: %w", err)
 	}
 	for i := range pods.Items {
-		if pod := &pods.Items[i]; !planner.Terminal(pod) && !planner.Gone(pod) {
+		if pod := &pods.Items[i]; !podbuild.Terminal(pod) && !podbuild.Gone(pod) {
 			return pod.Name, nil
 		}
 	}

@@ -57,7 +57,7 @@ func TestOneClockReadPerPass(t *testing.T) {
 		return func(t *testing.T, clk *countingClock) error {
 			t.Helper()
 			c := newFakeClient(t, interceptor.Funcs{}, testOnDemandRun("r", "g", status))
-			r := newRunReconciler(c, c)
+			r := newOnDemandRunReconciler(c, c)
 			clk.PassiveClock, r.Clock = r.clock, clk
 			_, err := r.reconcile(t, "r")
 			return err

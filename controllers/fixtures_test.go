@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duepriority"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
-	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
 
 // The fixtures of the reconciler's unit tests: a fake client (with interceptors to inject the API
@@ -80,8 +80,8 @@ func (r testReconciler) reconcile(t *testing.T, group string) (ctrl.Result, erro
 	t.Helper()
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: group}})
 	switch {
-	case res.RequeueAfter > 0 && (res.Priority == nil || *res.Priority != overdue.Due(0)):
-		t.Errorf("a requeue after %s has priority %v, want %d (due now)", res.RequeueAfter, res.Priority, overdue.Due(0))
+	case res.RequeueAfter > 0 && (res.Priority == nil || *res.Priority != duepriority.Due(0)):
+		t.Errorf("a requeue after %s has priority %v, want %d (due now)", res.RequeueAfter, res.Priority, duepriority.Due(0))
 	case res.RequeueAfter == 0 && res.Priority != nil:
 		t.Errorf("a result without a requeue has priority %d", *res.Priority)
 	}

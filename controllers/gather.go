@@ -12,6 +12,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/itemsource"
 	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // gather reads the snapshot a decision is made from. The cache may lag behind the API server; two
@@ -121,7 +122,7 @@ func (r *OaatGroupReconciler) configMaps(ctx context.Context, group *v1alpha1.Oa
 // groupLagsPods reports whether one of the group's own pods is newer than the group's status.
 func groupLagsPods(group *v1alpha1.OaatGroup, pods []corev1.Pod) bool {
 	for i := range pods {
-		if metav1.IsControlledBy(&pods[i], group) && planner.RunNumber(&pods[i]) > group.Status.RunCount {
+		if metav1.IsControlledBy(&pods[i], group) && podbuild.RunNumber(&pods[i]) > group.Status.RunCount {
 			return true
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/overdue"
+	"github.com/oaat-io/oaat-operator/internal/duepriority"
 )
 
 // The unit tests of issue 25: a lock's holders follow the group's live runs, whatever refuses or
@@ -350,7 +350,7 @@ func TestEventsOfOtherInstallationsNamespaces(t *testing.T) {
 	}
 	q := priorityqueue.New[reconcile.Request]("test-other-installations")
 	defer q.ShutDown()
-	h := lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}
+	h := lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: duepriority.Unknown}}
 	h.Update(context.Background(), event.UpdateEvent{ObjectOld: lock, ObjectNew: lock}, q)
 	h.Create(context.Background(), event.CreateEvent{Object: lock}, q)
 	if n := q.Len(); n != 1 {

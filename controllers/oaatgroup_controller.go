@@ -1,8 +1,12 @@
-// Package controllers holds the operator's three reconcilers: the OaatGroup reconciler, which
-// gathers a snapshot, lets the planner decide and applies the plan (oaatgroup_controller.go,
-// gather.go, apply.go, and oaatgroup_locks.go for the group's reads and writes of its locks); the
-// OaatRun reconciler (oaatrun_controller.go); and the lock reconciler of OaatLocks and
-// ClusterOaatLocks (oaatlock_controller.go). setup.go registers them with the manager.
+// Package controllers holds the operator's four reconcilers, each in its _controller.go file with
+// its SetupWithManager: the OaatGroup reconciler, which gathers a snapshot, lets the planner
+// decide and applies the plan (oaatgroup_controller.go, with gather.go, apply.go, priority.go for
+// its queue priority, oaatgroup_locks.go for its reads and writes of its locks and
+// oaatgroup_history.go for its history record); the on-demand run reconciler, of OaatRuns
+// (ondemandrun_controller.go); the lock reconciler of OaatLocks and ClusterOaatLocks
+// (oaatlock_controller.go); and the history record reconciler, of OaatGroupHistories
+// (oaatgrouphistory_controller.go). setup.go holds the manager's cache options, the field indexes
+// and Setup, which registers them all.
 package controllers
 
 import (
@@ -13,15 +17,23 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/duepriority"
 	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
@@ -137,4 +149,79 @@ func (r *OaatGroupReconciler) random(group *v1alpha1.OaatGroup) *rand.Rand {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d", group.UID, group.Status.RunCount)
 	return rand.New(rand.NewPCG(r.Seed, h.Sum64()))
+}
+
+// SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a
+// group's label (owned or rogue), of an OaatType or a ConfigMap, for every group that names it,
+// of a PersistentVolumeClaim's labels or deletion, for every group that selects it (before or
+// after), and of an OaatRun, for the group it names.
+func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
+	reprioritize := &reprioritizer{r: r, cache: mgr.GetCache(), queued: make(chan struct{})}
+	if err := mgr.Add(reprioritize); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		WatchesRawSource(reprioritize.source()).
+		// Every watch queues with a priority (prioritized, package duepriority), the group's own too:
+		// For's handler would queue the informer's initial list in list order.
+		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: self, floor: duepriority.Idle}).
+		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: duepriority.Idle}).
+		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: duepriority.Unknown}).
+		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: duepriority.Unknown}, builder.OnlyMetadata).
+		Watches(claimMetadata(), claimHandler{prioritized{r: r, toGroups: r.groupsSelectingClaim, floor: duepriority.Unknown}},
+			builder.OnlyMetadata, builder.WithPredicates(claimChanged)).
+		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: onDemandRunToGroup, floor: duepriority.Unknown, dueOnCreate: true}).
+		Watches(&v1alpha1.OaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: duepriority.Unknown}}).
+		Watches(&v1alpha1.ClusterOaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: duepriority.Unknown}}).
+		Watches(namespaceMetadata(), prioritized{r: r, toGroups: r.groupsOfNamespace, floor: duepriority.Unknown},
+			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1),
+			// The priority queue is controller-runtime's default; said here because the order
+			// of the work depends on it.
+			UsePriorityQueue: ptr.To(true),
+			// A replica that is not the leader keeps its caches synced, so that it acts as soon
+			// as it takes the Lease (a failover does not wait for a cold start).
+			EnableWarmup: ptr.To(true),
+		}).
+		Named("oaatgroup").
+		Complete(r)
+}
+
+// self maps a group to itself.
+func self(_ context.Context, group client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(group)}}
+}
+
+// podToGroup maps a pod to the group named by its label.
+func podToGroup(_ context.Context, pod client.Object) []reconcile.Request {
+	name, ok := pod.GetLabels()[v1alpha1.LabelGroup]
+	if !ok || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
+}
+
+// onDemandRunToGroup maps an OaatRun to the group it names.
+func onDemandRunToGroup(_ context.Context, onDemandRun client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{
+		Namespace: onDemandRun.GetNamespace(), Name: onDemandRun.(*v1alpha1.OaatRun).Spec.OaatGroup,
+	}}}
+}
+
+// groupsNaming maps an object to the groups in its namespace that name it, by the index.
+func (r *OaatGroupReconciler) groupsNaming(index string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		groups := &v1alpha1.OaatGroupList{}
+		if err := r.List(ctx, groups, client.InNamespace(obj.GetNamespace()), client.MatchingFields{index: obj.GetName()}); err != nil {
+			log.FromContext(ctx).Error(err, "Cannot list the groups that name an object", "index", index, "object", klog.KObj(obj))
+			return nil
+		}
+		requests := make([]reconcile.Request, 0, len(groups.Items))
+		for i := range groups.Items {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups.Items[i])})
+		}
+		return requests
+	}
 }

@@ -30,8 +30,7 @@ const orphanPodRetry = 5 * time.Second
 
 // waitingRefresh is how often at most a lock's status is written for a change of its count of
 // waiting groups alone. That count changes with every group that starts or stops waiting: written
-// at each change, it cost more writes than the slots themselves (make bench, 10 groups on a lock
-// of capacity 2: 4.06 lock status writes per run, of which 2 took and gave back the slots). The
+// at each change, it cost more writes than the slots themselves (docs/performance.md). The
 // count is for people and dashboards; a few seconds late is fine. Holder changes are written at
 // once, and so is a count that becomes or stops being zero (someone begins to wait, nobody waits
 // any more): only the churn between nonzero counts waits.

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
@@ -60,7 +59,7 @@ func (r *OaatGroupReconciler) claimsInUse(ctx context.Context, pod *corev1.Pod) 
 	inUse := map[string][]string{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Spec.NodeName == "" || planner.Terminal(p) || planner.Gone(p) {
+		if p.Spec.NodeName == "" || podbuild.Terminal(p) || podbuild.Gone(p) {
 			continue
 		}
 		for _, name := range podbuild.ClaimNames(p) {

@@ -16,16 +16,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/overdue"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/duepriority"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // queue is the OaatGroup controller's work queue as its event handlers see it.
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // prioritized is the event handler of every watch of the OaatGroup controller: it maps an event's
-// object to the groups it concerns and queues each with the priority of package overdue, read
-// from the cache, so that the most overdue groups are reconciled first (after a restart, every
+// object to the groups it concerns and queues each with the priority of package duepriority,
+// read from the cache, so that the groups due longest are reconciled first (after a restart, every
 // group of the informers' initial list and every pod of their runs come at once) and the echoes of
 // the operator's own writes, which leave a group with nothing due, wait behind any group that has
 // something due. A queue without priorities (a test's) gets plain adds.
@@ -33,8 +33,8 @@ type prioritized struct {
 	r *OaatGroupReconciler
 	// toGroups maps an object to the groups it concerns.
 	toGroups func(context.Context, client.Object) []reconcile.Request
-	// floor is the lowest priority an event of this watch queues with: overdue.Idle for the
-	// group and its pods, whose due-ness their state tells; overdue.Unknown for the other
+	// floor is the lowest priority an event of this watch queues with: duepriority.Idle for the
+	// group and its pods, whose due-ness their state tells; duepriority.Unknown for the other
 	// objects, whose change may make a group due that its status says is not.
 	floor int
 	// dueOnCreate queues the groups an object's creation concerns as due now (an OaatRun: a run
@@ -89,7 +89,7 @@ func (h prioritized) enqueue(ctx context.Context, obj client.Object, ev seen, q 
 			q.Add(req)
 			continue
 		}
-		priority := overdue.Due(0)
+		priority := duepriority.Due(0)
 		if !ev.dueNow {
 			priority = max(h.floor, h.priorityOf(ctx, req, obj, ev))
 		}
@@ -100,45 +100,45 @@ func (h prioritized) enqueue(ctx context.Context, obj client.Object, ev seen, q 
 // priorityOf is the priority of the group req names, as the cache holds it, obj being the object
 // of the event (the group itself, or one of its pods, whose event state is newer than the cache's
 // when it is the current run's). A group the cache does not hold, or that was deleted, is
-// overdue.Unknown: the reconcile finds out.
+// duepriority.Unknown: the reconcile finds out.
 func (h prioritized) priorityOf(ctx context.Context, req reconcile.Request, obj client.Object, ev seen) int {
 	r, deleted := h.r, ev.deleted
 	group, isGroup := obj.(*v1alpha1.OaatGroup)
 	switch {
 	case isGroup && deleted:
-		return overdue.Unknown
+		return duepriority.Unknown
 	case !isGroup:
 		group = &v1alpha1.OaatGroup{}
 		if err := r.Get(ctx, req.NamespacedName, group); err != nil {
-			return overdue.Unknown
+			return duepriority.Unknown
 		}
 	}
 	cr := group.Status.CurrentRun
 	pod, isPod := obj.(*corev1.Pod)
-	if isPod && !deleted && !planner.Terminal(pod) && pod.DeletionTimestamp.IsZero() && (cr == nil || pod.Name != cr.PodName) {
+	if isPod && !deleted && !podbuild.Terminal(pod) && pod.DeletionTimestamp.IsZero() && (cr == nil || pod.Name != cr.PodName) {
 		// A live pod that is not the group's current run (as far as the cache knows): a rogue
 		// pod, which the group deletes at once; or its new run's pod seen before the status that
 		// names it, which costs an early reconcile.
-		return overdue.Due(0)
+		return duepriority.Due(0)
 	}
 	if cr == nil {
-		return overdue.Priority(group, nil, false, r.Clock.Now())
+		return duepriority.Priority(group, nil, false, r.Clock.Now())
 	}
 	if isPod && pod.Name == cr.PodName {
-		return overdue.Priority(group, pod, deleted, r.Clock.Now())
+		return duepriority.Priority(group, pod, deleted, r.Clock.Now())
 	}
 	run := &corev1.Pod{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: cr.PodName}, run); err != nil {
 		return h.withoutPod(group, ev)
 	}
-	return overdue.Priority(group, run, false, r.Clock.Now())
+	return duepriority.Priority(group, run, false, r.Clock.Now())
 }
 
 // withoutPod is the priority of group, whose current run's pod the cache does not hold, for an
 // event that is not the pod's own. With the cache synced (the reprioritizer, when this process
 // starts leading) the pod was never created: the operator stopped between the run's intent and the
 // create, no event of the pod will ever come, and the run has been due since the group's previous
-// run ended (overdue.NeverCreated). In the initial list the pod may simply not be listed yet: its
+// run ended (duepriority.NeverCreated). In the initial list the pod may simply not be listed yet: its
 // own event will tell, and the reprioritizer, once the cache synced; Unknown until then. Otherwise
 // the pod is on its way into the cache, just asked for: due since its intent, that is about now
 // (ranking it by the previous run would put the echo of every start ahead of groups still waiting).
@@ -146,20 +146,20 @@ func (h prioritized) withoutPod(group *v1alpha1.OaatGroup, ev seen) int {
 	now := h.r.Clock.Now()
 	switch {
 	case h.synced:
-		return overdue.NeverCreated(group, now)
+		return duepriority.NeverCreated(group, now)
 	case ev.initial:
-		return overdue.Unknown
+		return duepriority.Unknown
 	default:
-		return overdue.Due(now.Sub(group.Status.CurrentRun.StartedAt.Time))
+		return duepriority.Due(now.Sub(group.Status.CurrentRun.StartedAt.Time))
 	}
 }
 
 // wakeUpPriority is the priority a group's own requeue (a wait that ends, a retry) is queued
 // with: due now, since it is queued for the time its wait ends. An event that comes for the group
 // before then hands it out at once at this priority too (the queue keeps the highest), which costs
-// a reconcile among the groups due now, never ahead of one more overdue.
+// a reconcile among the groups due now, never ahead of one due longer.
 func wakeUpPriority() *int {
-	p := overdue.Due(0)
+	p := duepriority.Due(0)
 	return &p
 }
 
@@ -169,7 +169,7 @@ var _ handler.EventHandler = prioritized{}
 // reprioritizer queues every group again, with its priority at that moment, when this process
 // starts leading. A replica that was not the leader kept its caches and its queue warm
 // (EnableWarmup): each group sits in the queue with the priority of its last event, which may be
-// from long ago (a group idle then and overdue now). The queue keeps a key's highest priority, so
+// from long ago (a group idle then and due now). The queue keeps a key's highest priority, so
 // adding again only raises the groups that became due meanwhile.
 type reprioritizer struct {
 	r      *OaatGroupReconciler
@@ -205,7 +205,7 @@ func (p *reprioritizer) Start(ctx context.Context) error {
 	if err := p.cache.List(ctx, groups); err != nil {
 		return fmt.Errorf("listing the groups to queue them by priority: %w", err)
 	}
-	h := prioritized{r: p.r, toGroups: self, floor: overdue.Idle, synced: true}
+	h := prioritized{r: p.r, toGroups: self, floor: duepriority.Idle, synced: true}
 	for i := range groups.Items {
 		h.enqueue(ctx, &groups.Items[i], seen{}, p.queue)
 	}

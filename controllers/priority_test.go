@@ -14,13 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/overdue"
+	"github.com/oaat-io/oaat-operator/internal/duepriority"
 )
 
-// TestPrioritizedQueuesMostOverdueFirst feeds the handlers the events of a restart (each group and
+// TestPrioritizedQueuesDueLongestFirst feeds the handlers the events of a restart (each group and
 // each pod as the informers list them, groups first, in name order) into controller-runtime's
 // priority queue, and reads the order in which the queue hands the groups out.
-func TestPrioritizedQueuesMostOverdueFirst(t *testing.T) {
+func TestPrioritizedQueuesDueLongestFirst(t *testing.T) {
 	ended := func(g *v1alpha1.OaatGroup, ago time.Duration) *corev1.Pod {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: g.Name + "-a-1", Namespace: testNamespace,
 			Labels: map[string]string{v1alpha1.LabelGroup: g.Name}}}
@@ -60,8 +60,8 @@ func TestPrioritizedQueuesMostOverdueFirst(t *testing.T) {
 	q := priorityqueue.New[reconcile.Request]("test")
 	defer q.ShutDown()
 	ctx := context.Background()
-	groupEvents := prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: overdue.Idle}
-	podEvents := prioritized{r: r.OaatGroupReconciler, toGroups: podToGroup, floor: overdue.Idle}
+	groupEvents := prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: duepriority.Idle}
+	podEvents := prioritized{r: r.OaatGroupReconciler, toGroups: podToGroup, floor: duepriority.Idle}
 	for _, g := range groups {
 		groupEvents.Create(ctx, event.CreateEvent{Object: g, IsInInitialList: true}, q)
 	}
@@ -76,14 +76,14 @@ func TestPrioritizedQueuesMostOverdueFirst(t *testing.T) {
 		order, priorities = append(order, req.Name), append(priorities, priority)
 		q.Done(req)
 	}
-	want := []string{"c", "d", "b", "a", "e"} // 10 min, 2 min, 5 s overdue; then the idle, in list order
+	want := []string{"c", "d", "b", "a", "e"} // due 10 min, 2 min, 5 s; then the idle, in list order
 	for i := range want {
 		if order[i] != want[i] {
 			t.Fatalf("handed out %v (priorities %v), want %v", order, priorities, want)
 		}
 	}
-	if priorities[3] != overdue.Idle || priorities[4] != overdue.Idle {
-		t.Fatalf("the groups with nothing due have priorities %v, want %d", priorities[3:], overdue.Idle)
+	if priorities[3] != duepriority.Idle || priorities[4] != duepriority.Idle {
+		t.Fatalf("the groups with nothing due have priorities %v, want %d", priorities[3:], duepriority.Idle)
 	}
 }
 
@@ -99,10 +99,10 @@ func TestPrioritizedEcho(t *testing.T) {
 	q := priorityqueue.New[reconcile.Request]("test-echo")
 	defer q.ShutDown()
 	ctx := context.Background()
-	podEvents := prioritized{r: r.OaatGroupReconciler, toGroups: podToGroup, floor: overdue.Idle}
+	podEvents := prioritized{r: r.OaatGroupReconciler, toGroups: podToGroup, floor: duepriority.Idle}
 	podEvents.Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
-	if _, priority, _ := q.GetWithPriority(); priority != overdue.Idle {
-		t.Fatalf("the echo of a running pod has priority %d, want %d", priority, overdue.Idle)
+	if _, priority, _ := q.GetWithPriority(); priority != duepriority.Idle {
+		t.Fatalf("the echo of a running pod has priority %d, want %d", priority, duepriority.Idle)
 	}
 	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
 
@@ -110,24 +110,24 @@ func TestPrioritizedEcho(t *testing.T) {
 	ended.Status.Phase = corev1.PodFailed
 	podEvents.Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: ended}, q)
 	podEvents.Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
-	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
-		t.Fatalf("the end of the run's pod has priority %d, want %d (due now)", priority, overdue.Due(0))
+	if _, priority, _ := q.GetWithPriority(); priority != duepriority.Due(0) {
+		t.Fatalf("the end of the run's pod has priority %d, want %d (due now)", priority, duepriority.Due(0))
 	}
 
 	rogue := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g-a-0", Namespace: testNamespace,
 		Labels: map[string]string{v1alpha1.LabelGroup: "g"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
 	podEvents.Create(ctx, event.CreateEvent{Object: rogue}, q)
-	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
-		t.Fatalf("a live pod that is not the current run has priority %d, want %d (due now)", priority, overdue.Due(0))
+	if _, priority, _ := q.GetWithPriority(); priority != duepriority.Due(0) {
+		t.Fatalf("a live pod that is not the current run has priority %d, want %d (due now)", priority, duepriority.Due(0))
 	}
 
-	runs := prioritized{r: r.OaatGroupReconciler, toGroups: onDemandRunToGroup, floor: overdue.Unknown, dueOnCreate: true}
+	runs := prioritized{r: r.OaatGroupReconciler, toGroups: onDemandRunToGroup, floor: duepriority.Unknown, dueOnCreate: true}
 	run := &v1alpha1.OaatRun{ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: testNamespace}, Spec: v1alpha1.OaatRunSpec{OaatGroup: "g", Item: "a"}}
 	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
 	runs.Create(ctx, event.CreateEvent{Object: run}, q)
-	if _, priority, _ := q.GetWithPriority(); priority != overdue.Due(0) {
-		t.Fatalf("an OaatRun's creation has priority %d, want %d (due now)", priority, overdue.Due(0))
+	if _, priority, _ := q.GetWithPriority(); priority != duepriority.Due(0) {
+		t.Fatalf("an OaatRun's creation has priority %d, want %d (due now)", priority, duepriority.Due(0))
 	}
 }
 
@@ -147,13 +147,13 @@ func TestPrioritizedRunWithoutPod(t *testing.T) {
 	}{
 		{"the synced cache lacks it: never created", true, func(h prioritized, g *v1alpha1.OaatGroup, q queue) {
 			h.Generic(context.Background(), event.GenericEvent{Object: g}, q)
-		}, overdue.Due(2 * time.Minute)},
+		}, duepriority.Due(2 * time.Minute)},
 		{"the initial list, its pod perhaps not listed yet", false, func(h prioritized, g *v1alpha1.OaatGroup, q queue) {
 			h.Create(context.Background(), event.CreateEvent{Object: g, IsInInitialList: true}, q)
-		}, overdue.Unknown},
+		}, duepriority.Unknown},
 		{"an update: its pod on its way into the cache", false, func(h prioritized, g *v1alpha1.OaatGroup, q queue) {
 			h.Update(context.Background(), event.UpdateEvent{ObjectOld: g, ObjectNew: g}, q)
-		}, overdue.Due(time.Minute)},
+		}, duepriority.Due(time.Minute)},
 	} {
 		g := testGroup("g", "a", "b")
 		g.Status.ObservedGeneration = g.Generation
@@ -161,14 +161,14 @@ func TestPrioritizedRunWithoutPod(t *testing.T) {
 		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "b", PodName: "g-b-2", StartedAt: metav1.NewTime(intent)}
 		r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, g), nil)
 		q := priorityqueue.New[reconcile.Request]("test-no-pod")
-		tc.event(prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: overdue.Idle, synced: tc.synced}, g, q)
+		tc.event(prioritized{r: r.OaatGroupReconciler, toGroups: self, floor: duepriority.Idle, synced: tc.synced}, g, q)
 		if _, priority, _ := q.GetWithPriority(); priority != tc.want {
 			t.Errorf("%s: priority %d, want %d", tc.name, priority, tc.want)
 		}
 		q.ShutDown()
 	}
-	if overdue.Due(2*time.Minute) <= overdue.Due(time.Minute) || overdue.Due(time.Minute) <= overdue.Unknown {
+	if duepriority.Due(2*time.Minute) <= duepriority.Due(time.Minute) || duepriority.Due(time.Minute) <= duepriority.Unknown {
 		t.Fatalf("the levels do not rank due for 2 min (%d) before 1 min (%d) before unknown (%d)",
-			overdue.Due(2*time.Minute), overdue.Due(time.Minute), overdue.Unknown)
+			duepriority.Due(2*time.Minute), duepriority.Due(time.Minute), duepriority.Unknown)
 	}
 }

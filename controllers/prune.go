@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // Deleting the finished pods that spec.podHistory no longer keeps cost one API write per run of a
@@ -24,7 +24,7 @@ import (
 func (r *OaatGroupReconciler) deleteSuperseded(ctx context.Context, group *v1alpha1.OaatGroup, pods []*corev1.Pod) error {
 	runs := make([]string, 0, len(pods))
 	for _, pod := range pods {
-		runs = append(runs, strconv.FormatInt(planner.RunNumber(pod), 10))
+		runs = append(runs, strconv.FormatInt(podbuild.RunNumber(pod), 10))
 	}
 	ofGroup, err := labels.NewRequirement(v1alpha1.LabelGroup, selection.Equals, []string{group.Name})
 	if err != nil {

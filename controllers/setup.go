@@ -11,18 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/history"
@@ -30,7 +22,6 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
-	"github.com/oaat-io/oaat-operator/internal/overdue"
 )
 
 // Field indexes: OaatGroups by the OaatType and the ConfigMaps they name (and by whether they
@@ -123,107 +114,6 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	return setupLockIndexes(ctx, mgr)
 }
 
-// SetupWithManager registers the reconciler: it runs on changes of a group, of any pod carrying a
-// group's label (owned or rogue), of an OaatType or a ConfigMap, for every group that names it,
-// of a PersistentVolumeClaim's labels or deletion, for every group that selects it (before or
-// after), and of an OaatRun, for the group it names.
-func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
-	reprioritize := &reprioritizer{r: r, cache: mgr.GetCache(), queued: make(chan struct{})}
-	if err := mgr.Add(reprioritize); err != nil {
-		return err
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		WatchesRawSource(reprioritize.source()).
-		// Every watch queues with a priority (prioritized, package overdue), the group's own too:
-		// For's handler would queue the informer's initial list in list order.
-		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: self, floor: overdue.Idle}).
-		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: overdue.Idle}).
-		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: overdue.Unknown}).
-		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: overdue.Unknown}, builder.OnlyMetadata).
-		Watches(claimMetadata(), claimHandler{prioritized{r: r, toGroups: r.groupsSelectingClaim, floor: overdue.Unknown}},
-			builder.OnlyMetadata, builder.WithPredicates(claimChanged)).
-		Watches(&v1alpha1.OaatRun{}, prioritized{r: r, toGroups: onDemandRunToGroup, floor: overdue.Unknown, dueOnCreate: true}).
-		Watches(&v1alpha1.OaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).
-		Watches(&v1alpha1.ClusterOaatLock{}, lockHandler{prioritized{r: r, toGroups: r.groupsOfLock, floor: overdue.Unknown}}).
-		Watches(namespaceMetadata(), prioritized{r: r, toGroups: r.groupsOfNamespace, floor: overdue.Unknown},
-			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1),
-			// The priority queue is controller-runtime's default; said here because the order
-			// of the work depends on it.
-			UsePriorityQueue: ptr.To(true),
-			// A replica that is not the leader keeps its caches synced, so that it acts as soon
-			// as it takes the Lease (a failover does not wait for a cold start).
-			EnableWarmup: ptr.To(true),
-		}).
-		Named("oaatgroup").
-		Complete(r)
-}
-
-// self maps a group to itself.
-func self(_ context.Context, group client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(group)}}
-}
-
-// podToGroup maps a pod to the group named by its label.
-func podToGroup(_ context.Context, pod client.Object) []reconcile.Request {
-	name, ok := pod.GetLabels()[v1alpha1.LabelGroup]
-	if !ok || name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
-}
-
-// onDemandRunToGroup maps an OaatRun to the group it names.
-func onDemandRunToGroup(_ context.Context, onDemandRun client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{
-		Namespace: onDemandRun.GetNamespace(), Name: onDemandRun.(*v1alpha1.OaatRun).Spec.OaatGroup,
-	}}}
-}
-
-// groupsNaming maps an object to the groups in its namespace that name it, by the index.
-func (r *OaatGroupReconciler) groupsNaming(index string) handler.MapFunc {
-	return func(ctx context.Context, obj client.Object) []reconcile.Request {
-		groups := &v1alpha1.OaatGroupList{}
-		if err := r.List(ctx, groups, client.InNamespace(obj.GetNamespace()), client.MatchingFields{index: obj.GetName()}); err != nil {
-			log.FromContext(ctx).Error(err, "Cannot list the groups that name an object", "index", index, "object", klog.KObj(obj))
-			return nil
-		}
-		requests := make([]reconcile.Request, 0, len(groups.Items))
-		for i := range groups.Items {
-			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&groups.Items[i])})
-		}
-		return requests
-	}
-}
-
-// SetupWithManager registers the reconciler: it runs on changes of an on-demand run (OaatRun), and
-// of a group for the on-demand runs that name it (a deleted group rejects its pending ones).
-func (r *OaatRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.OaatRun{}).
-		Watches(&v1alpha1.OaatGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToOnDemandRuns)).
-		Named("oaatrun").
-		Complete(r)
-}
-
-// groupToOnDemandRuns maps a group to the on-demand runs that name it.
-func (r *OaatRunReconciler) groupToOnDemandRuns(ctx context.Context, group client.Object) []reconcile.Request {
-	list := &v1alpha1.OaatRunList{}
-	if err := r.List(ctx, list, client.InNamespace(group.GetNamespace()),
-		client.MatchingFields{oaatGroupIndex: group.GetName()}); err != nil {
-		log.FromContext(ctx).Error(err, "Cannot list the OaatRuns of a group", "oaatGroup", klog.KObj(group))
-		return nil
-	}
-	requests := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return requests
-}
-
 // Options configure the reconcilers that Setup registers.
 type Options struct {
 	// Clock is the time source of every decision.
@@ -273,7 +163,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}
-	if err := (&OaatRunReconciler{
+	if err := (&OnDemandRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, Runs: opts.Runs,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatRun controller: %w", err)

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // Item pods carry the finalizer oaat.io/run-tracking from their creation (podbuild.Build) until
@@ -63,7 +63,7 @@ func (r *OaatGroupReconciler) releasePods(ctx context.Context, key types.Namespa
 		ref := metav1.GetControllerOf(pod)
 		ours := owner != "" && ref != nil && ref.UID == owner
 		orphan := owner == "" && pod.DeletionTimestamp != nil
-		if (ours || orphan) && planner.Tracked(pod) {
+		if (ours || orphan) && podbuild.Tracked(pod) {
 			if err := r.untrack(ctx, pod); err != nil {
 				return err
 			}

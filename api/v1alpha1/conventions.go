@@ -10,7 +10,7 @@ package v1alpha1
 // The words these names and the godoc use, one thing each (docs/concepts.md, "Glossary"):
 //   - item: a string of a group that one pod works on (OAAT_ITEM).
 //   - run: one execution of one item: one pod, numbered by status.runCount (LabelRun);
-//     status.currentRun is the run in progress.
+//     status.currentRun is the run in progress. An OaatRun is an on-demand run, not a run.
 //   - on-demand run: an OaatRun, a user's order for one run of an item now, outside the schedule,
 //     whose status then follows that run; the run names it (CurrentRun.OaatRun,
 //     AnnotationOaatRun).
@@ -18,6 +18,13 @@ package v1alpha1
 //     a reset (AnnotationReset) or a schedule's tick starts one.
 //   - lock: an OaatLock, a semaphore of capacity slots shared by the groups that name it; a run
 //     holds a slot of each of its group's locks while its pod lives.
+//   - due, overdue: an item is due once it may run again; it is overdue once it has not succeeded
+//     by its deadline (its frequency after its last success, or the start of the round after the
+//     one that made it due). A group is not overdue: the work queue ranks groups by how long they
+//     have had work due (the queue priority, internal/duepriority); a round that starts before
+//     the previous one completed overran it.
+//   - hold: a run holds a slot of a lock. An item is not held: it waits, for its WaitReason.
+//   - settle: an on-demand run is settled when it is given its final phase.
 
 // Labels and annotations that the operator puts on item pods.
 const (

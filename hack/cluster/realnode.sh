@@ -409,6 +409,17 @@ start_containerd() {
 
 containerd_ready() { ctr --address "$(containerd_socket)" version >/dev/null; }
 
+# forget_pushed_images: containerd's image store outlives a down (the state directory is kept),
+# and the kubelet pulls a tag it already has only with imagePullPolicy Always: a rebuilt image
+# pushed under the same tag (the operator's v0.2.0) would never reach the node. Forgetting the
+# names just pushed makes the kubelet pull each from the registry again when a pod needs it.
+forget_pushed_images() {
+	local names
+	mapfile -t names < <(IMAGES_DIR=$IMAGES_DIR "$REPO_ROOT/hack/images/list.sh")
+	# A name the store never had is not an error here: ctr says so in the log and goes on.
+	ctr --address "$(containerd_socket)" --namespace k8s.io images rm "${names[@]}" >/dev/null 2>>"$(log_file containerd)" || true
+}
+
 start_kubelet() {
 	require_ports_free kubelet "$KUBELET_PORT" "$KUBELET_HEALTHZ_PORT"
 	start_process kubelet "$KUBELET" \
@@ -461,6 +472,7 @@ up_real_node() {
 	push_images
 	is_running containerd || start_containerd
 	wait_until containerd 30 containerd_ready
+	forget_pushed_images
 	is_running kubelet || start_kubelet
 	wait_until kubelet "$READY_TIMEOUT" kubelet_healthy
 	wait_until kubelet "$READY_TIMEOUT" node_ready

@@ -1,12 +1,11 @@
 package forecast
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/duration"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 )
 
 // overdueFrequencies is how many frequencies after its last success an item is overdue for the
@@ -58,7 +57,7 @@ func Assess(group *v1alpha1.OaatGroup, f Forecast) []Risk {
 
 // itemRisks are the items predicted to succeed only after they go overdue.
 func itemRisks(group *v1alpha1.OaatGroup, f Forecast, reached time.Time) []Risk {
-	frequency, err := duration.Parse(string(cmp.Or(group.Spec.Frequency, v1alpha1.DefaultFrequency)))
+	frequency, err := groupspec.Frequency(group)
 	if err != nil {
 		return nil // not Ready: the condition says why
 	}

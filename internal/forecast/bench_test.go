@@ -26,7 +26,7 @@ func steadyGroup(b *testing.B, n int) planner.Input {
 	g.Spec.Frequency = v1alpha1.Duration(fmt.Sprintf("%dm", 2*n))
 	g.Status.RunCount = 1
 	g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "item-0", PodName: podbuild.Name("backups", "item-0", 1), StartedAt: *stampAt(-time.Minute)}
-	pod := runningPod(&testing.T{}, g, "item-0", 1, -time.Minute)
+	pod := runningPod(g, "item-0", 1, -time.Minute)
 	pod.Status.Phase = corev1.PodSucceeded
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", State: corev1.ContainerState{
 		Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: metav1.NewTime(t0)}}}}

@@ -10,6 +10,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // observe reads a pass's plan: the runs it ends and starts, and the round.
@@ -142,7 +143,7 @@ func (s *simulation) nextEvent(plan planner.Plan) (time.Time, bool) {
 		at(s.now)
 	}
 	if cr := s.group.Status.CurrentRun; cr != nil {
-		if pod := s.pod(cr.PodName); pod == nil || planner.Terminal(pod) {
+		if pod := s.pod(cr.PodName); pod == nil || podbuild.Terminal(pod) {
 			at(s.now)
 		} else if s.running >= 0 {
 			at(later(s.expectedEnd(), s.now))

@@ -65,7 +65,7 @@ func TestPredict(t *testing.T) {
 			return g
 		},
 		pods: func(g *v1alpha1.OaatGroup) []corev1.Pod {
-			return []corev1.Pod{runningPod(t, g, "a", 7, -4*time.Minute)}
+			return []corev1.Pod{runningPod(g, "a", 7, -4*time.Minute)}
 		},
 		opts: Options{Horizon: 30 * time.Minute, MaxPasses: 100},
 		want: shape{Stop: StopHorizon, Runs: []Run{

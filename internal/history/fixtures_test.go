@@ -4,26 +4,22 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // t0 is the fixed clock of the tests.
-var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+var (
+	t0 = builders.T0
+	at = builders.At
+)
 
-func at(d time.Duration) *metav1.Time {
-	t := metav1.NewTime(t0.Add(d))
-	return &t
-}
-
-// group is a group of the namespace ns, named backups, of the OaatType sleeper.
+// group is the builders' group (of the namespace ns, named backups, of the OaatType sleeper) with
+// the UID.
 func group(uid string, items ...string) *v1alpha1.OaatGroup {
-	return &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backups", UID: types.UID(uid)},
-		Spec:       v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: items, Frequency: "1h"},
-	}
+	return builders.Group(items...).UID(uid).Obj()
 }
 
 // succeeded is the status entry of an item that started at start and succeeded a minute later.

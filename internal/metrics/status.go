@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/duration"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
@@ -90,7 +90,7 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 
 	overdue, ok := overdueOf(g, now)
 	if ok && g.Spec.Schedule == "" {
-		frequency, _ := duration.Parse(string(frequencyOf(g)))
+		frequency, _ := groupspec.Frequency(g)
 		ch <- prometheus.MustNewConstMetric(frequencyDesc, prometheus.GaugeValue, frequency.Seconds(), g.Namespace, g.Name)
 	}
 	for _, it := range g.Status.Items {
@@ -122,14 +122,6 @@ func Overdue(it v1alpha1.ItemStatus, created time.Time, frequency time.Duration,
 	return max(now.Sub(since)-frequency, 0)
 }
 
-// frequencyOf is the group's frequency, its default when absent.
-func frequencyOf(g *v1alpha1.OaatGroup) v1alpha1.Duration {
-	if g.Spec.Frequency == "" {
-		return v1alpha1.DefaultFrequency
-	}
-	return g.Spec.Frequency
-}
-
 // overdueOf returns how far past due each item of the group is at now, by its schedule or its
 // frequency, and false when the spec that says when items are due cannot be read.
 func overdueOf(g *v1alpha1.OaatGroup, now time.Time) (func(v1alpha1.ItemStatus) time.Duration, bool) {
@@ -147,7 +139,7 @@ func overdueOf(g *v1alpha1.OaatGroup, now time.Time) (func(v1alpha1.ItemStatus) 
 			return cal.Overdue(last, created, now)
 		}, true
 	}
-	frequency, err := duration.Parse(string(frequencyOf(g)))
+	frequency, err := groupspec.Frequency(g)
 	if err != nil {
 		return nil, false
 	}

@@ -21,16 +21,16 @@ const defaultTTL = time.Hour
 
 // Input is the snapshot one decision about an OaatRun is made from.
 type Input struct {
-	// Run is the OaatRun.
-	Run *v1alpha1.OaatRun
-	// GroupFound says whether the API server has the OaatGroup the run names; it is read only
-	// when NeedsGroup says so, and false otherwise.
+	// OnDemandRun is the on-demand run (the OaatRun) decided about.
+	OnDemandRun *v1alpha1.OaatRun
+	// GroupFound says whether the API server has the OaatGroup the on-demand run names; it is
+	// read only when NeedsGroup says so, and false otherwise.
 	GroupFound bool
 	// Now is the time of the decision.
 	Now time.Time
 }
 
-// Plan is what the OaatRun reconciler applies: delete the OaatRun, or write Status, or nothing;
+// Plan is what the on-demand run reconciler applies: delete the OaatRun, or write Status, or nothing;
 // then look at the OaatRun again after RequeueAfter (zero: only when something changes).
 type Plan struct {
 	// Delete says that the OaatRun is finished and its time to live is over.
@@ -43,14 +43,14 @@ type Plan struct {
 
 // NeedsGroup reports whether a decision about the OaatRun needs to know whether its group
 // exists: only while the OaatRun is not finished.
-func NeedsGroup(run *v1alpha1.OaatRun) bool {
-	_, finished := Expiry(run)
+func NeedsGroup(onDemandRun *v1alpha1.OaatRun) bool {
+	_, finished := Expiry(onDemandRun)
 	return !finished
 }
 
 // Decide decides what becomes of the OaatRun apart from its group.
 func Decide(in Input) Plan {
-	if expires, finished := Expiry(in.Run); finished {
+	if expires, finished := Expiry(in.OnDemandRun); finished {
 		if wait := expires.Sub(in.Now); wait > 0 {
 			return Plan{RequeueAfter: wait}
 		}
@@ -59,35 +59,35 @@ func Decide(in Input) Plan {
 	if in.GroupFound {
 		return Plan{}
 	}
-	if status, ok := Orphaned(in.Run, in.Now); ok {
+	if status, ok := Orphaned(in.OnDemandRun, in.Now); ok {
 		return Plan{Status: &status}
 	}
 	return Plan{}
 }
 
 // Expiry is when a finished OaatRun is to be deleted, and false while it is not finished.
-func Expiry(run *v1alpha1.OaatRun) (time.Time, bool) {
-	if !run.Status.Phase.Finished() || run.Status.FinishedAt == nil {
+func Expiry(onDemandRun *v1alpha1.OaatRun) (time.Time, bool) {
+	if !onDemandRun.Status.Phase.Finished() || onDemandRun.Status.FinishedAt == nil {
 		return time.Time{}, false
 	}
-	ttl, err := duration.Parse(string(run.Spec.TTLAfterFinished))
+	ttl, err := duration.Parse(string(onDemandRun.Spec.TTLAfterFinished))
 	if err != nil {
 		ttl = defaultTTL
 	}
-	return run.Status.FinishedAt.Add(ttl), true
+	return onDemandRun.Status.FinishedAt.Add(ttl), true
 }
 
 // Orphaned is the final status of an open OaatRun whose group does not exist: Rejected, or
 // Failed when its run had started; ok is false for an OaatRun already finished.
-func Orphaned(run *v1alpha1.OaatRun, now time.Time) (status v1alpha1.OaatRunStatus, ok bool) {
-	if run.Status.Phase.Finished() {
-		return run.Status, false
+func Orphaned(onDemandRun *v1alpha1.OaatRun, now time.Time) (status v1alpha1.OaatRunStatus, ok bool) {
+	if onDemandRun.Status.Phase.Finished() {
+		return onDemandRun.Status, false
 	}
-	status = WithPhase(run.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound,
-		fmt.Sprintf("OaatGroup %s does not exist in namespace %s", run.Spec.OaatGroup, run.Namespace))
-	if run.Status.Phase == v1alpha1.OaatRunInProgress {
-		status = WithPhase(run.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonGroupDeleted,
-			fmt.Sprintf("OaatGroup %s was deleted while item %q ran", run.Spec.OaatGroup, run.Spec.Item))
+	status = WithPhase(onDemandRun.Status, v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound,
+		fmt.Sprintf("OaatGroup %s does not exist in namespace %s", onDemandRun.Spec.OaatGroup, onDemandRun.Namespace))
+	if onDemandRun.Status.Phase == v1alpha1.OaatRunInProgress {
+		status = WithPhase(onDemandRun.Status, v1alpha1.OaatRunFailed, v1alpha1.ReasonGroupDeleted,
+			fmt.Sprintf("OaatGroup %s was deleted while item %q ran", onDemandRun.Spec.OaatGroup, onDemandRun.Spec.Item))
 	}
 	finished := metav1.NewTime(now.Truncate(time.Second))
 	status.FinishedAt = &finished

@@ -188,10 +188,11 @@ func (d *decision) markClosed(cb *v1alpha1.CircuitBreakerStatus) {
 	*cb = v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, ClosedAt: &closed}
 }
 
-// settleBreaker follows the spec and the reset annotation: without spec.circuitBreaker (nor a
-// lock carrying one, carriedBreakerPolicy) the breaker (an open one closes) and its condition go; a reset observed in this pass closes an open
-// breaker, as it releases parked items.
-func (d *decision) settleBreaker() {
+// reconcileBreaker brings the breaker's status in line with the spec and the reset annotation:
+// without spec.circuitBreaker (nor a lock carrying one, carriedBreakerPolicy) the breaker (an open
+// one closes) and its condition go; a reset observed in this pass closes an open breaker, as it
+// releases parked items.
+func (d *decision) reconcileBreaker() {
 	st := &d.plan.Status
 	if d.policy.breaker == nil {
 		d.closeBreaker("the group has no spec.circuitBreaker, nor a lock that carries one")
@@ -206,7 +207,7 @@ func (d *decision) settleBreaker() {
 }
 
 // startProbe starts, while the breaker is open and nextProbeAt has passed, the probe: among the
-// items the group does not hold that are eligible (their failures waived), those probed least
+// items with no untimed wait that are eligible (their failures waived), those probed least
 // recently since the breaker opened (never first), then by the usual order. Before nextProbeAt
 // it returns that instant.
 func (d *decision) startProbe() (wake time.Time) {
@@ -216,11 +217,11 @@ func (d *decision) startProbe() (wake time.Time) {
 	}
 	var free []schedule.Item
 	for i := range st.Items {
-		if d.held(&st.Items[i]) == "" {
+		if d.untimedWait(&st.Items[i]) == "" {
 			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
-	candidates := d.leastRecentlyProbed(d.policy.timing.Candidates(free, d.in.Now))
+	candidates := d.leastRecentlyProbed(d.policy.Timing.Candidates(free, d.in.Now))
 	if next, ok := schedule.Choose(candidates, d.in.Rand); ok {
 		return d.start(next.Name, "")
 	}
@@ -278,7 +279,7 @@ func (d *decision) leastRecentlyProbed(candidates []schedule.Item) []schedule.It
 // says (failures waived as failuresWaived says); while the breaker is open, not before
 // nextProbeAt (WaitBreakerOpen), and, while a probe runs, until its outcome.
 func (d *decision) waitOf(it *v1alpha1.ItemStatus) schedule.Wait {
-	w := d.policy.timing.WaitOf(d.scheduleItemOf(it), d.in.Now)
+	w := d.policy.Timing.WaitOf(d.scheduleItemOf(it), d.in.Now)
 	if !d.breakerOpen() {
 		return w
 	}

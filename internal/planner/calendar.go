@@ -19,7 +19,7 @@ import (
 // schedule sets.
 func (d *decision) observeTick() (wake time.Time) {
 	st := &d.plan.Status
-	cal := d.policy.calendar
+	cal := d.policy.Calendar
 	if cal.IsZero() {
 		st.NextRoundAt = nil
 		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionRoundOverrun)
@@ -88,7 +88,7 @@ func (d *decision) doneInRound(it *v1alpha1.ItemStatus) bool {
 // doneReason is the wait reason of an item that is done: with a schedule it waits for the next
 // tick, in mode EachOnce for a reset.
 func (d *decision) doneReason() string {
-	if !d.policy.calendar.IsZero() {
+	if !d.policy.Calendar.IsZero() {
 		return v1alpha1.WaitNextTick
 	}
 	return v1alpha1.WaitDone

@@ -3,14 +3,15 @@ package planner
 import (
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -89,18 +90,18 @@ func TestDecideScheduleRunsEachItemOncePerTick(t *testing.T) {
 	s := &simulation{t: t, g: scheduledGroup("a", "b", "c"), now: t0}
 
 	// Before the first tick after creation nothing runs, and every item says when it will.
-	p := s.decide()
-	if p.Create != nil || p.RequeueAfter != time.Hour {
-		t.Fatalf("before the first tick: create %v, requeueAfter %s", p.Create != nil, p.RequeueAfter)
+	nextTick := func(name string) v1alpha1.ItemStatus {
+		return v1alpha1.ItemStatus{Name: name, NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitNextTick}
 	}
-	for _, name := range []string{"a", "b", "c"} {
-		if it := planItem(t, p, name); it.WaitReason != v1alpha1.WaitNextTick || !it.NextEligibleAt.Equal(at(time.Hour)) {
-			t.Fatalf("item %s = %+v, want NextTick at %s", name, it, at(time.Hour))
-		}
-	}
-	if !p.Status.NextRoundAt.Equal(at(time.Hour)) || p.Status.RoundStartedAt != nil {
-		t.Fatalf("status: nextRoundAt %v, roundStartedAt %v", p.Status.NextRoundAt, p.Status.RoundStartedAt)
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(3, 0), idleCond(0)},
+			ItemCount:          3, Items: []v1alpha1.ItemStatus{nextTick("a"), nextTick("b"), nextTick("c")},
+			NextRoundAt: at(time.Hour),
+		},
+		RequeueAfter: time.Hour,
+	}, s.decide())
 
 	// Three days of ticks: each item runs once per tick, a failure is retried after the cool-off.
 	s.fail = map[string]int{"b": 1}
@@ -110,22 +111,33 @@ func TestDecideScheduleRunsEachItemOncePerTick(t *testing.T) {
 	for _, item := range s.ran {
 		counts[item]++
 	}
-	if counts["a"] != 3 || counts["b"] != 4 || counts["c"] != 3 {
-		t.Fatalf("runs in three rounds (b failing once) = %v (%v), want a 3, b 4, c 3", counts, s.ran)
+	// No overrun of rounds that completed in minutes, and no RoundOverrun condition; between
+	// rounds, the next tick holds the items, not the frequency.
+	day := 24 * time.Hour
+	// The last round ran c, a then b (the seeded tie-break), b having failed once in the first.
+	round := func(item string, start time.Duration, run int64) v1alpha1.ItemStatus {
+		return v1alpha1.ItemStatus{Name: item, LastStarted: at(start), LastSuccess: at(start + time.Minute),
+			LastExitCode: ptr.To[int32](0), LastReason: "Completed", LastPodName: podName(s.g, item, run), RecentRunSeconds: []int64{60, 60, 60},
+			NextEligibleAt: at(3*day + time.Hour), WaitReason: v1alpha1.WaitNextTick}
 	}
-	if s.overruns != 0 {
-		t.Fatalf("%d overruns of rounds that completed in minutes", s.overruns)
-	}
-	st := s.last.Status
-	if !st.RoundStartedAt.Equal(at(2*24*time.Hour+time.Hour)) || !st.NextRoundAt.Equal(at(3*24*time.Hour+time.Hour)) {
-		t.Fatalf("roundStartedAt %s, nextRoundAt %s", st.RoundStartedAt, st.NextRoundAt)
-	}
-	if meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionRoundOverrun) != nil {
-		t.Fatal("a RoundOverrun condition without an overrun")
-	}
-	// The frequency does not hold items of a scheduled group: the next tick does.
-	if it := planItem(t, s.last, "a"); it.WaitReason != v1alpha1.WaitNextTick {
-		t.Fatalf("item a between rounds = %+v", it)
+	a, b, c := round("a", 2*day+time.Hour+time.Minute, 9), round("b", 2*day+time.Hour+2*time.Minute, 10), round("c", 2*day+time.Hour, 8)
+	b.LastFailure, b.RecentRunSeconds = at(time.Hour+3*time.Minute), []int64{60, 60, 60, 60}
+	last := s.last.Status
+	checkPlan(t, Plan{Status: v1alpha1.OaatGroupStatus{
+		ObservedGeneration: 1,
+		Conditions:         []metav1.Condition{readyCond(3, 0), idleCond(2*day + time.Hour + 3*time.Minute)},
+		RunCount:           10, ItemCount: 3, Items: []v1alpha1.ItemStatus{a, b, c},
+		RoundStartedAt: at(2*day + time.Hour), NextRoundAt: at(3*day + time.Hour),
+	}}, Plan{Status: last})
+	got := struct {
+		Runs     map[string]int
+		Overruns int
+	}{counts, s.overruns}
+	if diff := cmp.Diff(struct {
+		Runs     map[string]int
+		Overruns int
+	}{map[string]int{"a": 3, "b": 4, "c": 3}, 0}, got); diff != "" {
+		t.Errorf("runs in three rounds, b failing once (-want +got):\n%s", diff)
 	}
 }
 
@@ -158,22 +170,30 @@ func TestDecideScheduleRoundOverrun(t *testing.T) {
 
 	// The next tick comes while b never ran and c keeps failing: the rounds merge.
 	s := &simulation{t: t, g: g, now: t0.Add(25 * time.Hour)}
-	p := s.decide()
-	c := condition(t, p, v1alpha1.ConditionRoundOverrun)
-	if c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonRoundOverrun || !strings.Contains(c.Message, `2 items of the previous round not yet succeeded`) ||
-		!strings.Contains(c.Message, `"b", "c"`) {
-		t.Fatalf("RoundOverrun = %+v", c)
-	}
-	if !p.RoundOverrun || !slices.Contains(reasons(p), v1alpha1.ReasonRoundOverrun) || !p.Status.RoundStartedAt.Equal(at(25*time.Hour)) {
-		t.Fatalf("plan: roundOverrun %v, events %v, roundStartedAt %s", p.RoundOverrun, reasons(p), p.Status.RoundStartedAt)
-	}
 	// The late item goes first; the one still cooling off waits for its cool-off.
-	if p.Create == nil || p.Status.CurrentRun.Item != "b" {
-		t.Fatalf("first run of the merged round: %+v", p.Status.CurrentRun)
-	}
-	if it := planItem(t, p, "c"); it.WaitReason != v1alpha1.WaitCoolingOff {
-		t.Fatalf("item c = %+v", it)
-	}
+	p := s.decide()
+	now := 25 * time.Hour
+	text := `The round of 2026-11-22T13:00:00Z started with 2 items of the previous round not yet succeeded: they run first, once each, in this round: "b", "c"`
+	overrun := cond(v1alpha1.ConditionRoundOverrun, metav1.ConditionTrue, v1alpha1.ReasonRoundOverrun, text, now)
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{overrun, readyCond(3, now), runningCond(g, "b", 1, now)},
+			CurrentRun:         currentRun(g, "b", 1, now), RunCount: 1, ItemCount: 3,
+			Items: []v1alpha1.ItemStatus{
+				{Name: "a", LastSuccess: at(time.Hour + time.Minute)},
+				{Name: "b", LastSuccess: at(-23 * time.Hour), LastStarted: at(now), WaitReason: v1alpha1.WaitRunning},
+				{Name: "c", LastSuccess: at(-23*time.Hour + time.Minute), LastFailure: at(24 * time.Hour), FailureCount: 5,
+					NextEligibleAt: at(26 * time.Hour), WaitReason: v1alpha1.WaitCoolingOff},
+			},
+			RoundStartedAt: at(now), NextRoundAt: at(49 * time.Hour),
+		},
+		Events:       []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRoundOverrun, Message: text}},
+		Create:       newPod(t, g, "b", 1),
+		RoundOverrun: true,
+		RequeueAfter: 24 * time.Hour,
+	}, p)
+	c := overrun
 
 	// A spec edit meanwhile: the condition is observed in the new generation, since unchanged.
 	edited := applied(g, p)
@@ -242,14 +262,17 @@ func TestDecideScheduleInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := scheduledGroup("a")
 			g.Spec.Schedule, g.Spec.ScheduleTimeZone, g.Spec.Jitter = tt.schedule, tt.zone, tt.jitter
-			p := Decide(input(g, 2*time.Hour))
-			c := condition(t, p, v1alpha1.ConditionReady)
-			if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonInvalidSpec || c.Message != tt.want {
-				t.Fatalf("Ready = %+v, want False InvalidSpec %q", c, tt.want)
-			}
-			if p.Create != nil || !slices.Contains(reasons(p), v1alpha1.ReasonInvalidSpec) {
-				t.Fatalf("create %v, events %v", p.Create != nil, reasons(p))
-			}
+			// Not Ready, and nothing starts; the spec is read again in 5s.
+			checkPlan(t, Plan{
+				Status: v1alpha1.OaatGroupStatus{
+					ObservedGeneration: 1,
+					Conditions: []metav1.Condition{
+						cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, tt.want, 2*time.Hour), idleCond(2 * time.Hour)},
+					ItemCount: 1, Items: []v1alpha1.ItemStatus{{Name: "a"}},
+				},
+				Events:       []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: tt.want}},
+				RequeueAfter: 5 * time.Second,
+			}, Decide(input(g, 2*time.Hour)))
 		})
 	}
 }
@@ -261,13 +284,18 @@ func TestDecideScheduleRemoved(t *testing.T) {
 		Type: v1alpha1.ConditionRoundOverrun, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRoundOverrun, Message: "late",
 	})
 	g.Spec.Schedule, g.Spec.Frequency = "", "1h"
-	p := Decide(input(g, 0))
-	if p.Status.NextRoundAt != nil || meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionRoundOverrun) != nil {
-		t.Fatalf("without a schedule: nextRoundAt %v, conditions %+v", p.Status.NextRoundAt, p.Status.Conditions)
-	}
-	if p.Create == nil {
-		t.Fatal("the group with a frequency again did not start its item")
-	}
+	// Without a schedule: no next round, no RoundOverrun condition, and the item starts by its
+	// frequency.
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 0), runningCond(g, "a", 1, 0)},
+			CurrentRun:         currentRun(g, "a", 1, 0), RunCount: 1, ItemCount: 1,
+			Items:          []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}},
+			RoundStartedAt: at(-23 * time.Hour),
+		},
+		Create: newPod(t, g, "a", 1),
+	}, Decide(input(g, 0)))
 }
 
 // Status keeps whole seconds: a run started and ended in the second its round started is that
@@ -277,11 +305,15 @@ func TestDecideScheduleSuccessInTheRoundsFirstSecond(t *testing.T) {
 	g.Status.RoundStartedAt, g.Status.NextRoundAt = at(time.Hour), at(25*time.Hour)
 	a := itemStatus(g, "a")
 	a.LastStarted, a.LastSuccess = at(time.Hour), at(time.Hour)
-	p := Decide(input(g, time.Hour+time.Minute))
-	if p.Create != nil {
-		t.Fatal("ran again the item that succeeded in the round's first second")
-	}
-	if it := planItem(t, p, "a"); it.WaitReason != v1alpha1.WaitNextTick || !it.NextEligibleAt.Equal(at(25*time.Hour)) {
-		t.Fatalf("item a = %+v", it)
-	}
+	now := time.Hour + time.Minute
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, now), idleCond(now)},
+			ItemCount:          1, Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(time.Hour), LastSuccess: at(time.Hour),
+				NextEligibleAt: at(25 * time.Hour), WaitReason: v1alpha1.WaitNextTick}},
+			RoundStartedAt: at(time.Hour), NextRoundAt: at(25 * time.Hour),
+		},
+		RequeueAfter: 24*time.Hour - time.Minute,
+	}, Decide(input(g, now)))
 }

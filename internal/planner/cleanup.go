@@ -10,13 +10,14 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/message"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // deleteRoguePods deletes every live pod with the group's label that is not its current run.
 // Pods already being deleted are left to finish.
 func (d *decision) deleteRoguePods() {
 	for _, pod := range d.pods.others {
-		if Terminal(pod) || pod.DeletionTimestamp != nil {
+		if podbuild.Terminal(pod) || pod.DeletionTimestamp != nil {
 			continue
 		}
 		d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &Event{
@@ -33,14 +34,14 @@ func (d *decision) deleteRoguePods() {
 func (d *decision) pruneHistory() {
 	var finished []*corev1.Pod
 	for _, pod := range append([]*corev1.Pod{d.pods.current}, d.pods.others...) {
-		if pod == nil || !Terminal(pod) || !metav1.IsControlledBy(pod, d.group) {
+		if pod == nil || !podbuild.Terminal(pod) || !metav1.IsControlledBy(pod, d.group) {
 			continue
 		}
 		if _, ok := pod.Annotations[v1alpha1.AnnotationItem]; ok {
 			finished = append(finished, pod)
 		}
 	}
-	slices.SortStableFunc(finished, func(a, b *corev1.Pod) int { return cmp.Compare(RunNumber(b), RunNumber(a)) })
+	slices.SortStableFunc(finished, func(a, b *corev1.Pod) int { return cmp.Compare(podbuild.RunNumber(b), podbuild.RunNumber(a)) })
 	type class struct {
 		item   string
 		result Result
@@ -65,7 +66,7 @@ func (d *decision) pruneHistory() {
 		}
 		switch {
 		case pod.DeletionTimestamp != nil:
-		case d.itemSet[c.item] && RunNumber(pod) > 0:
+		case d.itemSet[c.item] && podbuild.RunNumber(pod) > 0:
 			d.superseded = append(d.superseded, pod)
 		default:
 			d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod})

@@ -78,9 +78,8 @@ func (w *wakeUp) at(t time.Time) {
 }
 
 // after is how long from now to the wake-up: zero for none, a second for an instant that has
-// passed already, else exactly until it. (A floor of a second on every wake-up, as 68e9ccc had,
-// started an item that a reconcile saw 300 ms before its eligibility 700 ms late: make bench's
-// start precision went from p99 307 ms to 1,026 ms.)
+// passed already, else exactly until it: a floor of a second on every wake-up would start an item
+// that a reconcile saw just before its eligibility up to a second late.
 func (w wakeUp) after(now time.Time) time.Duration {
 	switch after := w.earliest.Sub(now); {
 	case w.earliest.IsZero():

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,16 +33,8 @@ func TestWithdrawRun(t *testing.T) {
 		{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: *at(time.Second),
 			Reason: v1alpha1.ReasonIdle, Message: "No item pod is active"},
 	}
-	if diff := cmp.Diff(want, got.Status); diff != "" {
-		t.Errorf("status (-want +got):\n%s", diff)
-	}
-	wantEvent := &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: text}
-	if diff := cmp.Diff(wantEvent, got.Event); diff != "" {
-		t.Errorf("event (-want +got):\n%s", diff)
-	}
-	if got.RequeueAfter != MinRetry {
-		t.Errorf("requeueAfter %v, want %v", got.RequeueAfter, MinRetry)
-	}
+	checkFallback(t, Fallback{Status: want, RequeueAfter: MinRetry,
+		Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: text}}, got)
 	if diff := cmp.Diff(planned, p.Status); diff != "" {
 		t.Errorf("the plan's status changed (-before +after):\n%s", diff)
 	}
@@ -50,17 +43,12 @@ func TestWithdrawRun(t *testing.T) {
 // After an unclear pod-create error the run is kept: the status is the plan's, written already
 // (no event: nothing to write again), and the pod is looked for after MinRetry.
 func TestKeepRun(t *testing.T) {
-	p := Decide(input(newGroup("a"), 0))
-	got := p.KeepRun()
-	if got.Status.CurrentRun == nil || got.Status.CurrentRun.PodName != p.Create.Name {
-		t.Fatalf("currentRun %+v, want the run of pod %s", got.Status.CurrentRun, p.Create.Name)
+	g := newGroup("a")
+	p := Decide(input(g, 0))
+	if p.Status.CurrentRun == nil || p.Status.CurrentRun.PodName != podName(g, "a", 1) {
+		t.Fatalf("currentRun %+v, want the run of pod %s", p.Status.CurrentRun, podName(g, "a", 1))
 	}
-	if diff := cmp.Diff(p.Status, got.Status); diff != "" {
-		t.Errorf("status (-plan +fallback):\n%s", diff)
-	}
-	if got.Event != nil || got.RequeueAfter != MinRetry {
-		t.Errorf("event %+v, requeueAfter %v; want none, %v", got.Event, got.RequeueAfter, MinRetry)
-	}
+	checkFallback(t, Fallback{Status: p.Status, RequeueAfter: MinRetry}, p.KeepRun())
 }
 
 // A rejected status is reported in the status as last written, stamped with the decision's time;
@@ -72,18 +60,13 @@ func TestStatusRejected(t *testing.T) {
 	p := Decide(input(applied(g, Plan{Status: written}), time.Minute+500*time.Millisecond))
 	planned := *p.Status.DeepCopy()
 
-	got := p.StatusRejected(written, errors.New("status.items: Too many"))
-	ready := findReady(t, got.Status)
-	if ready.Reason != v1alpha1.ReasonStatusRejected || !ready.LastTransitionTime.Equal(at(time.Minute)) {
-		t.Errorf("Ready = %+v, want StatusRejected since the decision's time", ready)
-	}
-	if got.Event == nil || got.Event.Reason != v1alpha1.ReasonStatusRejected || got.RequeueAfter != MinRetry {
-		t.Errorf("event %+v, requeueAfter %v", got.Event, got.RequeueAfter)
-	}
-	got.Status.Conditions = written.Conditions // all but Ready is the written status
-	if diff := cmp.Diff(before, got.Status); diff != "" {
-		t.Errorf("status beyond Ready (-written +got):\n%s", diff)
-	}
+	// Ready is StatusRejected since the decision's time; all else is the written status.
+	text := "The API server refused the group's new status; nothing starts until it can be written: status.items: Too many"
+	want := *before.DeepCopy()
+	want.Conditions[0] = cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonStatusRejected, text, time.Minute)
+	checkFallback(t, Fallback{Status: want, RequeueAfter: MinRetry,
+		Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonStatusRejected, Message: text}},
+		p.StatusRejected(written, errors.New("status.items: Too many")))
 	if diff := cmp.Diff(before, written); diff != "" {
 		t.Errorf("the written status changed (-before +after):\n%s", diff)
 	}
@@ -120,6 +103,14 @@ func TestSetStatusRejected(t *testing.T) {
 	event, wait = setStatusRejected(&again, t0.Add(time.Minute+30*time.Second), refusal)
 	if event != nil || wait != 30*time.Second {
 		t.Fatalf("after 30s: event %+v, wait %v", event, wait)
+	}
+}
+
+// checkFallback fails the test with the difference between the whole fallback wanted and got.
+func checkFallback(t *testing.T, want, got Fallback) {
+	t.Helper()
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("fallback (-want +got):\n%s", diff)
 	}
 }
 

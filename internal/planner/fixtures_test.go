@@ -1,74 +1,50 @@
 package planner
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
-var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+var (
+	t0 = builders.T0
+	at = builders.At
+)
 
-func at(d time.Duration) *metav1.Time {
-	t := metav1.NewTime(t0.Add(d))
-	return &t
-}
-
+// newGroup is the planner tests' group: the builders' with spec.failureCoolOff 10m.
 func newGroup(items ...string) *v1alpha1.OaatGroup {
-	return &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "ns", UID: types.UID("group-uid"), Generation: 1},
-		Spec: v1alpha1.OaatGroupSpec{
-			OaatType: "sleeper", OaatItems: items, Frequency: "1h", FailureCoolOff: "10m",
-		},
-	}
+	return builders.Group(items...).FailureCoolOff("10m").Obj()
 }
 
-func newType() *v1alpha1.OaatType {
-	return &v1alpha1.OaatType{
-		ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "ns"},
-		Spec: v1alpha1.OaatTypeSpec{Type: v1alpha1.OaatTypePod, Template: corev1.PodTemplateSpec{
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox", Args: []string{"{{oaat_item}}"}}}},
-		}},
-	}
-}
+func newType() *v1alpha1.OaatType { return builders.Type().Obj() }
 
 // runPod is the pod of run `run` of item, as the operator creates it, in the given phase.
 func runPod(t *testing.T, g *v1alpha1.OaatGroup, item string, run int64, phase corev1.PodPhase) corev1.Pod {
 	t.Helper()
-	pod, err := podbuild.Build(podbuild.Input{Group: g, Template: newType().Spec.Template, Item: item, Run: run})
-	if err != nil {
-		t.Fatalf("building pod: %v", err)
-	}
-	pod.UID = types.UID(pod.Name)
-	pod.Status.Phase = phase
-	return *pod
+	return builders.RunPod(g, newType().Spec.Template, item, run).Phase(phase).Value()
 }
 
 // finished sets the pod's container to have terminated with code at the time.
 func finished(pod corev1.Pod, code int32, reason string, end *metav1.Time) corev1.Pod {
-	pod.Status.StartTime = at(0)
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name:  "main",
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, FinishedAt: *end}},
-	}}
-	return pod
+	return (&builders.PodWrapper{Pod: pod}).Finished(code, reason, end).Value()
 }
 
 // running makes the status say that run `run` of item runs in its pod since start.
 func running(t *testing.T, g *v1alpha1.OaatGroup, item string, run int64, start *metav1.Time) {
 	t.Helper()
-	g.Status.RunCount = run
-	g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: podbuild.Name(g.Name, item, run), StartedAt: *start}
-	it := itemStatus(g, item)
-	it.LastStarted = start
+	builders.WrapGroup(g).Running(item, run, start)
 }
 
 func itemStatus(g *v1alpha1.OaatGroup, item string) *v1alpha1.ItemStatus {
@@ -137,4 +113,59 @@ func applied(g *v1alpha1.OaatGroup, p Plan) *v1alpha1.OaatGroup {
 	next := g.DeepCopy()
 	next.Status = *p.Status.DeepCopy()
 	return next
+}
+
+// planOpts compare whole Plans: the decision's own time (unexported) aside, and an empty list
+// equal to none. Nothing else is volatile: the time and the random source are the test's.
+var planOpts = []cmp.Option{cmpopts.IgnoreUnexported(Plan{}), cmpopts.EquateEmpty()}
+
+// checkPlan fails the test with the difference between the whole plan wanted and the one made.
+func checkPlan(t *testing.T, want, got Plan) {
+	t.Helper()
+	if diff := cmp.Diff(want, got, planOpts...); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+}
+
+// cond is a condition of the group of generation 1 as a plan sets it, changed at since.
+func cond(condType string, status metav1.ConditionStatus, reason, text string, since time.Duration) metav1.Condition {
+	return metav1.Condition{Type: condType, Status: status, Reason: reason, Message: text,
+		LastTransitionTime: *at(since), ObservedGeneration: 1}
+}
+
+// readyCond is condition Ready of a group of the OaatType sleeper with n items.
+func readyCond(n int, since time.Duration) metav1.Condition {
+	return cond(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady,
+		fmt.Sprintf("OaatType sleeper found, %d items", n), since)
+}
+
+// runningCond is condition Running for run `run` of item of the group g.
+func runningCond(g *v1alpha1.OaatGroup, item string, run int64, since time.Duration) metav1.Condition {
+	return cond(v1alpha1.ConditionRunning, metav1.ConditionTrue, v1alpha1.ReasonItemRunning,
+		fmt.Sprintf("Item %q runs in pod %s", item, podbuild.Name(g.Name, item, run)), since)
+}
+
+// idleCond is condition Running of a group with no item pod active.
+func idleCond(since time.Duration) metav1.Condition {
+	return cond(v1alpha1.ConditionRunning, metav1.ConditionFalse, v1alpha1.ReasonIdle, "No item pod is active", since)
+}
+
+// newPod is the pod of run `run` of item as the plan creates it.
+func newPod(t *testing.T, g *v1alpha1.OaatGroup, item string, run int64) *corev1.Pod {
+	t.Helper()
+	pod, err := podbuild.Build(podbuild.Input{Group: g, Template: newType().Spec.Template, Item: item, Run: run})
+	if err != nil {
+		t.Fatalf("building pod: %v", err)
+	}
+	return pod
+}
+
+// currentRun is status.currentRun of run `run` of item of g started at start.
+func currentRun(g *v1alpha1.OaatGroup, item string, run int64, start time.Duration) *v1alpha1.CurrentRun {
+	return &v1alpha1.CurrentRun{Item: item, PodName: podbuild.Name(g.Name, item, run), StartedAt: *at(start)}
+}
+
+// podName is the name of the pod of run `run` of item of g.
+func podName(g *v1alpha1.OaatGroup, item string, run int64) string {
+	return podbuild.Name(g.Name, item, run)
 }

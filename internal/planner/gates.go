@@ -35,11 +35,11 @@ func (d *decision) observeReset() {
 // setGateConditions sets the conditions that say why items are held: Suspended, Parked and, in
 // mode EachOnce, Complete.
 func (d *decision) setGateConditions() {
-	switch d.policy.suspended {
+	switch d.policy.Suspended {
 	case v1alpha1.ReasonSpecSuspend:
-		d.setGate(v1alpha1.ConditionSuspended, true, d.policy.suspended, "spec.suspend is true: no new item starts")
+		d.setGate(v1alpha1.ConditionSuspended, true, d.policy.Suspended, "spec.suspend is true: no new item starts")
 	case v1alpha1.ReasonPauseAnnotation:
-		d.setGate(v1alpha1.ConditionSuspended, true, d.policy.suspended,
+		d.setGate(v1alpha1.ConditionSuspended, true, d.policy.Suspended,
 			fmt.Sprintf("Annotation %s is \"true\": no new item starts", v1alpha1.AnnotationPauseNewJobs))
 	default:
 		d.setGate(v1alpha1.ConditionSuspended, false, v1alpha1.ReasonResumed, "New items may start")
@@ -84,7 +84,7 @@ func (d *decision) setGate(condType string, on bool, reason, text string) {
 // setComplete sets, in mode EachOnce, whether every item has succeeded in the round; in mode
 // Continuous the condition does not apply and is removed.
 func (d *decision) setComplete(pending []string) {
-	if !d.policy.eachOnce {
+	if !d.policy.EachOnce {
 		meta.RemoveStatusCondition(&d.plan.Status.Conditions, v1alpha1.ConditionComplete)
 		return
 	}

@@ -1,27 +1,42 @@
 package planner
 
 import (
-	"slices"
+	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
+// succeededItem is the status entry of item that started at start and succeeded at end, in its
+// first run of pod.
+func succeededItem(item, pod string, start, end time.Duration) v1alpha1.ItemStatus {
+	return v1alpha1.ItemStatus{Name: item, LastStarted: at(start), LastSuccess: at(end), LastExitCode: ptr.To[int32](0),
+		LastReason: "Completed", LastPodName: pod, RecentRunSeconds: []int64{int64((end - start) / time.Second)}}
+}
+
+// succeededEvent is the event of item's success in pod.
+func succeededEvent(item, pod string) Event {
+	return Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunSucceeded,
+		Message: fmt.Sprintf("Item %q succeeded in pod %s: Completed, exit code 0", item, pod)}
+}
+
 func TestDecideSuspend(t *testing.T) {
+	pauseText := "Annotation " + v1alpha1.AnnotationPauseNewJobs + ` is "true": no new item starts`
 	tests := []struct {
 		name       string
 		suspend    func(g *v1alpha1.OaatGroup)
 		wantReason string
+		wantText   string
 	}{
-		{"spec.suspend", func(g *v1alpha1.OaatGroup) { g.Spec.Suspend = true }, v1alpha1.ReasonSpecSuspend},
+		{"spec.suspend", func(g *v1alpha1.OaatGroup) { g.Spec.Suspend = true }, v1alpha1.ReasonSpecSuspend, "spec.suspend is true: no new item starts"},
 		{"pause_new_jobs", func(g *v1alpha1.OaatGroup) {
 			g.Annotations = map[string]string{v1alpha1.AnnotationPauseNewJobs: "true"}
-		}, v1alpha1.ReasonPauseAnnotation},
+		}, v1alpha1.ReasonPauseAnnotation, pauseText},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,45 +45,53 @@ func TestDecideSuspend(t *testing.T) {
 			running(t, g, "a", 1, at(0))
 			pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(time.Minute))
 
-			// The running item finishes and is recorded; nothing new starts.
+			// The running item finishes and is recorded; nothing new starts, and nothing wakes the
+			// group up.
+			a := succeededItem("a", pod.Name, 0, time.Minute)
+			a.WaitReason = v1alpha1.WaitSuspended
+			suspended := cond(v1alpha1.ConditionSuspended, metav1.ConditionTrue, tt.wantReason, tt.wantText, time.Minute)
 			p := Decide(input(g, time.Minute, pod))
-			if planItem(t, p, "a").LastSuccess == nil || p.Create != nil || p.RequeueAfter != 0 {
-				t.Fatalf("suspended: a = %+v, create %v, requeueAfter %v", planItem(t, p, "a"), p.Create != nil, p.RequeueAfter)
-			}
-			if c := condition(t, p, v1alpha1.ConditionSuspended); c.Status != metav1.ConditionTrue || c.Reason != tt.wantReason {
-				t.Fatalf("Suspended = %+v", c)
-			}
-			if b := planItem(t, p, "b"); b.WaitReason != v1alpha1.WaitSuspended || b.NextEligibleAt != nil {
-				t.Fatalf("item b = %+v", b)
-			}
-			if !slices.Contains(reasons(p), tt.wantReason) {
-				t.Fatalf("no %s event: %v", tt.wantReason, reasons(p))
-			}
+			checkPlan(t, Plan{
+				Status: v1alpha1.OaatGroupStatus{
+					ObservedGeneration: 1,
+					Conditions:         []metav1.Condition{readyCond(2, time.Minute), suspended, idleCond(time.Minute)},
+					RunCount:           1, ItemCount: 2,
+					Items: []v1alpha1.ItemStatus{a, {Name: "b", WaitReason: v1alpha1.WaitSuspended}},
+				},
+				Events: []Event{succeededEvent("a", pod.Name),
+					{Type: corev1.EventTypeNormal, Reason: tt.wantReason, Message: tt.wantText}},
+				Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: time.Minute}},
+				Untrack:  []*corev1.Pod{&pod},
+			}, p)
 
 			resumed := applied(g, p)
 			resumed.Spec.Suspend = false
 			resumed.Annotations = nil
-			p = Decide(input(resumed, 2*time.Minute, pod))
-			if p.Create == nil || p.Status.CurrentRun.Item != "b" {
-				t.Fatalf("resumed: currentRun %+v", p.Status.CurrentRun)
-			}
-			if c := condition(t, p, v1alpha1.ConditionSuspended); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonResumed {
-				t.Fatalf("Suspended = %+v", c)
-			}
+			a.NextEligibleAt, a.WaitReason = at(time.Hour+time.Minute), v1alpha1.WaitSucceededRecently
+			checkPlan(t, Plan{
+				Status: v1alpha1.OaatGroupStatus{
+					ObservedGeneration: 1,
+					Conditions: []metav1.Condition{readyCond(2, time.Minute),
+						cond(v1alpha1.ConditionSuspended, metav1.ConditionFalse, v1alpha1.ReasonResumed, "New items may start", 2*time.Minute),
+						runningCond(g, "b", 2, 2*time.Minute)},
+					CurrentRun: currentRun(g, "b", 2, 2*time.Minute),
+					RunCount:   2, ItemCount: 2,
+					Items: []v1alpha1.ItemStatus{a, {Name: "b", LastStarted: at(2 * time.Minute), WaitReason: v1alpha1.WaitRunning}},
+				},
+				Events:  []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonResumed, Message: "New items may start"}},
+				Create:  newPod(t, g, "b", 2),
+				Untrack: []*corev1.Pod{&pod},
+			}, Decide(input(resumed, 2*time.Minute, pod)))
 		})
 	}
 }
 
 func TestDecidePauseNewJobsNeedsTrue(t *testing.T) {
+	// pause_new_jobs: "yes" does not suspend the group, only "true" does; a group never
+	// suspended has no Suspended condition.
 	g := newGroup("a")
 	g.Annotations = map[string]string{v1alpha1.AnnotationPauseNewJobs: "yes"}
-	p := Decide(input(g, 0))
-	if p.Create == nil {
-		t.Fatal(`pause_new_jobs: "yes" suspended the group; only "true" does`)
-	}
-	if meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionSuspended) != nil {
-		t.Fatal("a group never suspended has a Suspended condition")
-	}
+	checkStartsA(t, g)
 }
 
 func TestDecideEachOnce(t *testing.T) {
@@ -78,60 +101,81 @@ func TestDecideEachOnce(t *testing.T) {
 	running(t, g, "b", 2, at(0))
 	pod := finished(runPod(t, g, "b", 2, corev1.PodSucceeded), 0, "Completed", at(time.Minute))
 
+	// Every item has succeeded: the group is complete, starts nothing and needs no wake-up.
+	allText := "All 2 items have succeeded in this round; set annotation " + v1alpha1.AnnotationReset + " to a new value to run them again"
+	a := v1alpha1.ItemStatus{Name: "a", LastSuccess: at(-2 * time.Hour), WaitReason: v1alpha1.WaitDone}
+	b := succeededItem("b", pod.Name, 0, time.Minute)
+	b.WaitReason = v1alpha1.WaitDone
+	completeCond := cond(v1alpha1.ConditionComplete, metav1.ConditionTrue, v1alpha1.ReasonAllSucceeded, allText, time.Minute)
 	p := Decide(input(g, time.Minute, pod))
-	if p.Create != nil || p.RequeueAfter != 0 {
-		t.Fatalf("a complete group starts %v, requeues after %v", p.Create != nil, p.RequeueAfter)
-	}
-	if c := condition(t, p, v1alpha1.ConditionComplete); c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonAllSucceeded {
-		t.Fatalf("Complete = %+v", c)
-	}
-	if !slices.Equal(reasons(p), []string{v1alpha1.ReasonRunSucceeded, v1alpha1.ReasonAllSucceeded}) {
-		t.Fatalf("events = %v", reasons(p))
-	}
-	if a := planItem(t, p, "a"); a.WaitReason != v1alpha1.WaitDone {
-		t.Fatalf("item a = %+v", a)
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, time.Minute), completeCond, idleCond(time.Minute)},
+			RunCount:           2, ItemCount: 2, Items: []v1alpha1.ItemStatus{a, b},
+		},
+		Events:   []Event{succeededEvent("b", pod.Name), {Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonAllSucceeded, Message: allText}},
+		Finished: []Outcome{{Item: "b", Result: ResultSucceeded, Duration: time.Minute}},
+		Untrack:  []*corev1.Pod{&pod},
+	}, p)
 
 	// Much later, still nothing: done items do not come back with their frequency.
 	complete := applied(g, p)
-	if again := Decide(input(complete, 24*time.Hour, pod)); again.Create != nil || len(again.Events) != 0 {
-		t.Fatalf("a day later: create %v, events %v", again.Create != nil, reasons(again))
-	}
+	checkPlan(t, Plan{Status: complete.Status, Untrack: []*corev1.Pod{&pod}}, Decide(input(complete, 24*time.Hour, pod)))
 
 	// An added item runs; the group is not complete until it has succeeded.
 	added := complete.DeepCopy()
 	added.Spec.OaatItems = append(added.Spec.OaatItems, "c")
-	p = Decide(input(added, 2*time.Minute, pod))
-	if p.Create == nil || p.Status.CurrentRun.Item != "c" {
-		t.Fatalf("added item c does not start: %+v", p.Status.CurrentRun)
-	}
-	if c := condition(t, p, v1alpha1.ConditionComplete); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonItemsPending {
-		t.Fatalf("Complete = %+v", c)
-	}
+	pendingText := `1 of 3 items have not succeeded in this round: "c"`
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions: []metav1.Condition{readyCond(3, time.Minute),
+				cond(v1alpha1.ConditionComplete, metav1.ConditionFalse, v1alpha1.ReasonItemsPending, pendingText, 2*time.Minute),
+				runningCond(g, "c", 3, 2*time.Minute)},
+			CurrentRun: currentRun(g, "c", 3, 2*time.Minute),
+			RunCount:   3, ItemCount: 3,
+			Items: []v1alpha1.ItemStatus{a, b, {Name: "c", LastStarted: at(2 * time.Minute), WaitReason: v1alpha1.WaitRunning}},
+		},
+		Create:  newPod(t, g, "c", 3),
+		Untrack: []*corev1.Pod{&pod},
+	}, Decide(input(added, 2*time.Minute, pod)))
 
 	// A reset starts a new round: every item runs again.
 	reset := complete.DeepCopy()
 	reset.Annotations = map[string]string{v1alpha1.AnnotationReset: "2026-11-21T14:00"}
 	p = Decide(input(reset, 2*time.Hour, pod))
-	if p.Create == nil || p.Status.ObservedReset != "2026-11-21T14:00" || !p.Status.RoundStartedAt.Equal(at(2*time.Hour)) {
-		t.Fatalf("after the reset: create %v, observedReset %q, roundStartedAt %v", p.Create != nil, p.Status.ObservedReset, p.Status.RoundStartedAt)
-	}
-	if !slices.Contains(reasons(p), v1alpha1.ReasonGroupReset) {
-		t.Fatalf("no GroupReset event: %v", reasons(p))
-	}
-	// The same annotation value is not a new reset.
-	if again := Decide(input(applied(reset, p), 2*time.Hour+time.Second, pod)); slices.Contains(reasons(again), v1alpha1.ReasonGroupReset) {
-		t.Fatal("the same reset value reset the group twice")
-	}
+	againA := a
+	againA.LastStarted, againA.WaitReason = at(2*time.Hour), v1alpha1.WaitRunning
+	againB := b
+	againB.WaitReason = ""
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions: []metav1.Condition{readyCond(2, time.Minute),
+				cond(v1alpha1.ConditionComplete, metav1.ConditionFalse, v1alpha1.ReasonItemsPending,
+					`2 of 2 items have not succeeded in this round: "a", "b"`, 2*time.Hour),
+				runningCond(g, "a", 3, 2*time.Hour)},
+			CurrentRun: currentRun(g, "a", 3, 2*time.Hour),
+			RunCount:   3, ItemCount: 2, Items: []v1alpha1.ItemStatus{againA, againB},
+			ObservedReset: "2026-11-21T14:00", RoundStartedAt: at(2 * time.Hour),
+		},
+		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonGroupReset,
+			Message: "Annotation " + v1alpha1.AnnotationReset + ` is "2026-11-21T14:00": a new round starts and parked items are released`}},
+		Create:  newPod(t, g, "a", 3),
+		Untrack: []*corev1.Pod{&pod},
+	}, p)
+	// The same annotation value is not a new reset: the run goes on.
+	next := applied(reset, p)
+	runA := *p.Create
+	runA.Status.Phase = corev1.PodRunning
+	checkPlan(t, Plan{Status: next.Status, Untrack: []*corev1.Pod{&pod}}, Decide(input(next, 2*time.Hour+time.Second, pod, runA)))
 }
 
 func TestDecideContinuousHasNoCompleteCondition(t *testing.T) {
 	g := newGroup("a")
 	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionComplete, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAllSucceeded}}
-	p := Decide(input(g, 0))
-	if meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionComplete) != nil {
-		t.Fatal("mode Continuous keeps a Complete condition")
-	}
+	checkStartsA(t, g)
 }
 
 func TestNameList(t *testing.T) {
@@ -142,4 +186,20 @@ func TestNameList(t *testing.T) {
 	if got, want := nameList(names), `"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", and 2 more`; got != want {
 		t.Fatalf("nameList = %s, want %s", got, want)
 	}
+}
+
+// checkStartsA checks the whole plan of a group of the one item a, nothing recorded: it starts a
+// at once, with no condition but Ready and Running.
+func checkStartsA(t *testing.T, g *v1alpha1.OaatGroup) {
+	t.Helper()
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 0), runningCond(g, "a", 1, 0)},
+			CurrentRun:         currentRun(g, "a", 1, 0),
+			RunCount:           1, ItemCount: 1,
+			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}},
+		},
+		Create: newPod(t, g, "a", 1),
+	}, Decide(input(g, 0)))
 }

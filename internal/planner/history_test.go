@@ -1,12 +1,10 @@
 package planner
 
 import (
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -31,6 +29,22 @@ func deletedGroupRecord() *v1alpha1.OaatGroupHistory {
 	}
 }
 
+// adoptedItems are the status entries of items a and b adopted from deletedGroupRecord, at t0.
+func adoptedItems() []v1alpha1.ItemStatus {
+	return []v1alpha1.ItemStatus{
+		{Name: "a", LastStarted: at(-31 * time.Minute), LastSuccess: at(-30 * time.Minute), LastExitCode: ptr.To[int32](0),
+			LastReason: "Completed", NextEligibleAt: at(30 * time.Minute), WaitReason: v1alpha1.WaitSucceededRecently},
+		{Name: "b", LastStarted: at(-6 * time.Minute), LastFailure: at(-5 * time.Minute), FailureCount: 1, LastExitCode: ptr.To[int32](1),
+			LastReason: "Error", NextEligibleAt: at(5 * time.Minute), WaitReason: v1alpha1.WaitCoolingOff},
+	}
+}
+
+// adoptedEvent is the event of the adoption of items a and b from deletedGroupRecord.
+func adoptedEvent() Event {
+	return Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonHistoryAdopted,
+		Message: "Adopted the history of 2 items from OaatGroupHistory backups, left by the group deleted at 2026-11-21T11:50:00Z: a, b"}
+}
+
 // A group re-created with the same items, on its first pass, adopts the record: no item starts
 // before it is due, the removed item is not resurrected, the runs go on from the record's count.
 func TestDecideAdoptsTheHistoryOfTheDeletedGroup(t *testing.T) {
@@ -39,56 +53,42 @@ func TestDecideAdoptsTheHistoryOfTheDeletedGroup(t *testing.T) {
 	in.History = deletedGroupRecord()
 	p := Decide(in)
 
-	if p.DeleteHistory != in.History {
-		t.Fatalf("DeleteHistory = %v, want the adopted record", p.DeleteHistory)
-	}
-	if p.Create == nil || p.Status.CurrentRun.Item != "c" || p.Status.RunCount != 8 {
-		t.Fatalf("started %+v with runCount %d, want item c (never run) as run 8", p.Status.CurrentRun, p.Status.RunCount)
-	}
-	got := map[string]v1alpha1.ItemStatus{}
-	for _, it := range p.Status.Items {
-		got[it.Name] = it
-	}
-	if _, ok := got["gone"]; ok || len(got) != 3 {
-		t.Fatalf("items %v, want a, b and c only", slices.Sorted(maps.Keys(got)))
-	}
-	want := map[string]v1alpha1.ItemStatus{
-		"a": {Name: "a", LastStarted: at(-31 * time.Minute), LastSuccess: at(-30 * time.Minute), LastExitCode: ptr.To[int32](0),
-			LastReason: "Completed", NextEligibleAt: at(30 * time.Minute), WaitReason: v1alpha1.WaitSucceededRecently},
-		"b": {Name: "b", LastStarted: at(-6 * time.Minute), LastFailure: at(-5 * time.Minute), FailureCount: 1, LastExitCode: ptr.To[int32](1),
-			LastReason: "Error", NextEligibleAt: at(5 * time.Minute), WaitReason: v1alpha1.WaitCoolingOff},
-	}
-	for _, name := range []string{"a", "b"} {
-		if diff := cmp.Diff(want[name], got[name]); diff != "" {
-			t.Errorf("item %s (-want +got):\n%s", name, diff)
-		}
-	}
-	if !slices.Contains(reasons(p), v1alpha1.ReasonHistoryAdopted) {
-		t.Fatalf("no HistoryAdopted event: %v", reasons(p))
-	}
+	// Item c, never run, starts as run 8.
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(3, 0), runningCond(g, "c", 8, 0)},
+			CurrentRun:         currentRun(g, "c", 8, 0), RunCount: 8, ItemCount: 3,
+			Items: append(adoptedItems(), v1alpha1.ItemStatus{Name: "c", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}),
+		},
+		Events:        []Event{adoptedEvent()},
+		Create:        newPod(t, g, "c", 8),
+		DeleteHistory: deletedGroupRecord(),
+	}, p)
 
-	// The next pass (no record any more) and a pass that reads the record again (it could not be
-	// deleted) change nothing of the history.
+	// A pass that reads the record again (it could not be deleted) changes nothing of the
+	// history: it deletes the record again, and the run goes on.
 	next := applied(g, p)
-	again := input(next, time.Second)
+	again := input(next, time.Second, runPod(t, next, "c", 8, corev1.PodRunning))
 	again.History = deletedGroupRecord()
-	if p2 := Decide(again); slices.Contains(reasons(p2), v1alpha1.ReasonHistoryAdopted) || !cmp.Equal(planItem(t, p2, "a").LastSuccess, at(-30*time.Minute)) {
-		t.Fatalf("adopting again: events %v, item a %+v", reasons(p2), planItem(t, p2, "a"))
-	}
+	checkPlan(t, Plan{Status: next.Status, DeleteHistory: deletedGroupRecord()}, Decide(again))
 }
 
 // With every item's history adopted and none due, the re-created group starts nothing and wakes up
-// when the first is due.
+// when the first is due (b's cool-off).
 func TestDecideAdoptedHistoryStartsNothingEarly(t *testing.T) {
 	in := input(newGroup("a", "b"), 0)
 	in.History = deletedGroupRecord()
-	p := Decide(in)
-	if p.Create != nil || p.Status.CurrentRun != nil {
-		t.Fatalf("started %+v", p.Status.CurrentRun)
-	}
-	if p.RequeueAfter != 5*time.Minute {
-		t.Fatalf("RequeueAfter = %s, want 5m (b's cool-off)", p.RequeueAfter)
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, 0), idleCond(0)},
+			RunCount:           7, ItemCount: 2, Items: adoptedItems(),
+		},
+		Events:        []Event{adoptedEvent()},
+		DeleteHistory: deletedGroupRecord(),
+		RequeueAfter:  5 * time.Minute,
+	}, Decide(in))
 }
 
 func TestDecideDiscardsARecordItCannotAdopt(t *testing.T) {
@@ -96,25 +96,31 @@ func TestDecideDiscardsARecordItCannotAdopt(t *testing.T) {
 		name  string
 		group func() *v1alpha1.OaatGroup
 		now   time.Duration
+		text  string
 	}{
-		{"expired", func() *v1alpha1.OaatGroup { return newGroup("a", "b") }, history.DefaultRetention},
-		{"another OaatType", func() *v1alpha1.OaatGroup { g := newGroup("a", "b"); g.Spec.OaatType = "verifier"; return g }, 0},
+		{"expired", func() *v1alpha1.OaatGroup { return newGroup("a", "b") }, history.DefaultRetention,
+			"Adopted nothing from OaatGroupHistory backups: it expired at " + at(history.DefaultRetention).UTC().Format(time.RFC3339)},
+		{"another OaatType", func() *v1alpha1.OaatGroup { g := newGroup("a", "b"); g.Spec.OaatType = "verifier"; return g }, 0,
+			"Adopted nothing from OaatGroupHistory backups: it is the history of OaatType sleeper, not verifier"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			in := input(c.group(), c.now)
+			g := c.group()
+			in := input(g, c.now)
 			in.History = deletedGroupRecord()
-			p := Decide(in)
-			if p.DeleteHistory != in.History || !slices.Contains(reasons(p), v1alpha1.ReasonHistoryDiscarded) {
-				t.Fatalf("DeleteHistory %v, events %v; want the record deleted with HistoryDiscarded", p.DeleteHistory, reasons(p))
-			}
-			for _, it := range p.Status.Items {
-				if it.LastSuccess != nil || it.LastFailure != nil || (it.LastStarted != nil && p.Status.CurrentRun.Item != it.Name) {
-					t.Fatalf("item %s has adopted history: %+v", it.Name, it)
-				}
-			}
-			if p.Status.RunCount != 1 {
-				t.Fatalf("runCount %d, want 1: the group's own count", p.Status.RunCount)
-			}
+			// The record is deleted; the group starts afresh with its own count.
+			ready := readyCond(2, c.now)
+			ready.Message = "OaatType " + g.Spec.OaatType + " found, 2 items"
+			checkPlan(t, Plan{
+				Status: v1alpha1.OaatGroupStatus{
+					ObservedGeneration: 1,
+					Conditions:         []metav1.Condition{ready, runningCond(g, "a", 1, c.now)},
+					CurrentRun:         currentRun(g, "a", 1, c.now), RunCount: 1, ItemCount: 2,
+					Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(c.now), WaitReason: v1alpha1.WaitRunning}, {Name: "b"}},
+				},
+				Events:        []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonHistoryDiscarded, Message: c.text}},
+				Create:        newPod(t, g, "a", 1),
+				DeleteHistory: deletedGroupRecord(),
+			}, Decide(in))
 		})
 	}
 }
@@ -129,18 +135,19 @@ func TestDecideRenamedItemKeepsItsHistory(t *testing.T) {
 	g.Spec.ItemRenames = []v1alpha1.ItemRename{{From: "/srv/photo", To: "/srv/photos"}}
 
 	p := Decide(input(g, 0))
-	if p.Create != nil {
-		t.Fatalf("started %s", p.Status.CurrentRun.Item)
-	}
-	want := []v1alpha1.ItemStatus{{Name: "/srv/photos", LastStarted: at(-11 * time.Minute), LastSuccess: at(-10 * time.Minute),
-		NextEligibleAt: at(50 * time.Minute), WaitReason: v1alpha1.WaitSucceededRecently}}
-	if diff := cmp.Diff(want, p.Status.Items); diff != "" {
-		t.Fatalf("items (-want +got):\n%s", diff)
-	}
-	if got := reasons(p); !slices.Equal(got, []string{v1alpha1.ReasonItemRenamed}) {
-		t.Fatalf("events %v, want one ItemRenamed", got)
-	}
-	if again := Decide(input(applied(g, p), time.Second)); len(reasons(again)) != 0 || !cmp.Equal(again.Status.Items, p.Status.Items) {
-		t.Fatalf("the rename applied again: events %v, items %+v", reasons(again), again.Status.Items)
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 0), idleCond(0)},
+			RunCount:           3, ItemCount: 1,
+			Items: []v1alpha1.ItemStatus{{Name: "/srv/photos", LastStarted: at(-11 * time.Minute), LastSuccess: at(-10 * time.Minute),
+				NextEligibleAt: at(50 * time.Minute), WaitReason: v1alpha1.WaitSucceededRecently}},
+		},
+		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonItemRenamed,
+			Message: "Item /srv/photos took the history of /srv/photo, which it was renamed from"}},
+		RequeueAfter: 50 * time.Minute,
+	}, p)
+	// The rename is not applied again.
+	next := applied(g, p)
+	checkPlan(t, Plan{Status: next.Status, RequeueAfter: 50*time.Minute - time.Second}, Decide(input(next, time.Second)))
 }

@@ -24,44 +24,57 @@ func TestDecideTakesItemsFromConfigMaps(t *testing.T) {
 		Data:       map[string]string{"list": "/srv/a\nspec\n/srv/b\n"},
 	}}
 
+	// The spec's items, then the ConfigMap's new ones; the missing source is reported. Among the
+	// items never run, the seeded tie-break picks /srv/b.
 	p := Decide(in)
-	names := []string{}
-	for _, it := range p.Status.Items {
-		names = append(names, it.Name)
-	}
-	if !slices.Equal(names, []string{"spec", "/srv/a", "/srv/b"}) || p.Status.ItemCount != 3 {
-		t.Fatalf("items %v (itemCount %d), want spec, /srv/a, /srv/b", names, p.Status.ItemCount)
-	}
-	c := condition(t, p, v1alpha1.ConditionItemsValid)
-	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonItemsSkipped || c.Message != "Skipped: spec.oaatItemsFrom[1]: ConfigMap missing not found" {
-		t.Fatalf("ItemsValid = %+v", c)
-	}
-	if !slices.Contains(reasons(p), v1alpha1.ReasonItemsSkipped) {
-		t.Fatalf("no ItemsSkipped event: %v", reasons(p))
-	}
-	if again := Decide(withConfigMaps(input(applied(g, p), time.Second), in.ConfigMaps)); slices.Contains(reasons(again), v1alpha1.ReasonItemsSkipped) {
-		t.Fatal("the same problem is reported again")
-	}
+	skipped := "Skipped: spec.oaatItemsFrom[1]: ConfigMap missing not found"
+	itemsValid := cond(v1alpha1.ConditionItemsValid, metav1.ConditionFalse, v1alpha1.ReasonItemsSkipped, skipped, 0)
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{itemsValid, readyCond(3, 0), runningCond(g, "/srv/b", 1, 0)},
+			CurrentRun:         currentRun(g, "/srv/b", 1, 0), RunCount: 1, ItemCount: 3,
+			Items: []v1alpha1.ItemStatus{{Name: "spec"}, {Name: "/srv/a"}, {Name: "/srv/b", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}},
+		},
+		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonItemsSkipped, Message: skipped}},
+		Create: newPod(t, g, "/srv/b", 1),
+	}, p)
 
-	g.Spec.OaatItemsFrom = g.Spec.OaatItemsFrom[:1]
-	if c := condition(t, Decide(withConfigMaps(input(applied(g, p), time.Second), in.ConfigMaps)), v1alpha1.ConditionItemsValid); c.Status != metav1.ConditionTrue {
-		t.Fatalf("ItemsValid = %+v", c)
-	}
-	g.Spec.OaatItemsFrom = nil
-	if meta.FindStatusCondition(Decide(input(applied(g, p), time.Second)).Status.Conditions, v1alpha1.ConditionItemsValid) != nil {
-		t.Fatal("a group without sources has an ItemsValid condition")
-	}
+	// The same problem is not reported again.
+	next := applied(g, p)
+	run := runPod(t, next, "/srv/b", 1, corev1.PodRunning)
+	checkPlan(t, Plan{Status: next.Status}, Decide(withConfigMaps(input(next, time.Second, run), in.ConfigMaps)))
+
+	// Every source read: ItemsValid True. No source: no ItemsValid, and the items of the spec,
+	// with the removed item that still runs.
+	next.Spec.OaatItemsFrom = next.Spec.OaatItemsFrom[:1]
+	want := next.Status.DeepCopy()
+	want.Conditions[0] = cond(v1alpha1.ConditionItemsValid, metav1.ConditionTrue, v1alpha1.ReasonItemsRead, "Every source of items was read", time.Second)
+	checkPlan(t, Plan{Status: *want}, Decide(withConfigMaps(input(next, time.Second, run), in.ConfigMaps)))
+	next.Spec.OaatItemsFrom = nil
+	want = next.Status.DeepCopy()
+	want.Conditions, want.ItemCount = want.Conditions[1:], 1
+	want.Items = []v1alpha1.ItemStatus{want.Items[0], want.Items[2]}
+	want.Conditions[0].Message = "OaatType sleeper found, 1 items"
+	checkPlan(t, Plan{Status: *want}, Decide(input(next, time.Second, run)))
 }
 
 func TestDecideWithoutAnyItemIsNotReady(t *testing.T) {
 	g := newGroup()
 	g.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "missing"}}}
-	p := Decide(input(g, 0))
-	c := condition(t, p, v1alpha1.ConditionReady)
-	want := "the group has no items: spec.oaatItems is empty and spec.oaatItemsFrom gives none (spec.oaatItemsFrom[0]: ConfigMap missing not found)"
-	if c.Reason != v1alpha1.ReasonInvalidSpec || c.Message != want {
-		t.Fatalf("Ready = %+v", c)
-	}
+	text := "the group has no items: spec.oaatItems is empty and spec.oaatItemsFrom gives none (spec.oaatItemsFrom[0]: ConfigMap missing not found)"
+	skipped := "Skipped: spec.oaatItemsFrom[0]: ConfigMap missing not found"
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions: []metav1.Condition{
+				cond(v1alpha1.ConditionItemsValid, metav1.ConditionFalse, v1alpha1.ReasonItemsSkipped, skipped, 0),
+				cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, text, 0), idleCond(0)},
+		},
+		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonItemsSkipped, Message: skipped},
+			{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}},
+		RequeueAfter: 5 * time.Second,
+	}, Decide(input(g, 0)))
 }
 
 func withConfigMaps(in Input, configMaps map[string]*corev1.ConfigMap) Input {

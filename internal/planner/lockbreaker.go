@@ -60,7 +60,7 @@ func (d *decision) carriedBreakerPolicy() {
 }
 
 // syncLockBreakers follows, and updates, the breakers that the group's locks carry, once
-// recordCurrentRun and settleBreaker have brought the group's own breaker up to date.
+// recordCurrentRun and reconcileBreaker have brought the group's own breaker up to date.
 func (d *decision) syncLockBreakers() {
 	cb := d.breaker()
 	if cb == nil {

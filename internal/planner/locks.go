@@ -9,6 +9,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // lockRecheck is how soon a group that waits for locks is looked at again should no event of its
@@ -48,17 +49,17 @@ func (d *decision) takeLocks(item, pod string) (ok bool, retryAt time.Time) {
 	return true, time.Time{}
 }
 
-// settleLocks ends the lock wait of a group that no longer waits, lists its live run in the locks
-// that lack it (locks.Assert), marks the items that wait only for a lock, and plans the release
-// of the group's slots that its current run does not hold (locks.Release), once no pod of the
-// group but the current run's is live.
-func (d *decision) settleLocks() {
+// reconcileLockSlots brings the group's lock slots in line with its run: it ends the lock wait of
+// a group that no longer waits, lists its live run in the locks that lack it (locks.Assert), marks
+// the items that wait only for a lock, and plans the release of the group's slots that its current
+// run does not hold (locks.Release), once no pod of the group but the current run's is live.
+func (d *decision) reconcileLockSlots() {
 	st := &d.plan.Status
 	if !d.lockBlocked {
 		st.LockWait = nil
 	}
 	cr := st.CurrentRun
-	live := cr != nil && d.pods.current != nil && d.pods.current.Name == cr.PodName && !Terminal(d.pods.current)
+	live := cr != nil && d.pods.current != nil && d.pods.current.Name == cr.PodName && !podbuild.Terminal(d.pods.current)
 	var over []locks.Overload
 	d.plan.Locks.Assert, over = locks.Assert(d.group, d.in.Locks, cr, live, d.plan.Locks.Acquire)
 	for _, o := range over {

@@ -155,10 +155,10 @@ func (d *decision) settling(onDemandRun *v1alpha1.OaatRun) bool {
 // nextOnDemandRun returns the oldest queued on-demand run that may start now: none while the group
 // is suspended, and one that respects blackout windows waits while one is open.
 func (d *decision) nextOnDemandRun() *v1alpha1.OaatRun {
-	if d.policy.suspended != "" {
+	if d.policy.Suspended != "" {
 		return nil
 	}
-	_, blackout := d.policy.timing.Windows.FreeAt(d.in.Now)
+	_, blackout := d.policy.Timing.Windows.FreeAt(d.in.Now)
 	for _, onDemandRun := range d.queue {
 		if !blackout || onDemandRun.Spec.IgnoreBlackoutWindows {
 			return onDemandRun
@@ -201,13 +201,13 @@ func (d *decision) pendingReason(onDemandRun *v1alpha1.OaatRun) (string, string)
 	switch {
 	case d.policyErr != nil:
 		return v1alpha1.ReasonGroupNotReady, "the group's spec cannot be used: " + d.policyErr.Error()
-	case d.policy.suspended != "":
+	case d.policy.Suspended != "":
 		return v1alpha1.WaitSuspended, "the group is suspended"
 	}
 	if ready := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady); ready != nil && ready.Status != metav1.ConditionTrue {
 		return v1alpha1.ReasonGroupNotReady, "the group is not Ready: " + ready.Message
 	}
-	if end, blackout := d.policy.timing.Windows.FreeAt(d.in.Now); blackout && !onDemandRun.Spec.IgnoreBlackoutWindows {
+	if end, blackout := d.policy.Timing.Windows.FreeAt(d.in.Now); blackout && !onDemandRun.Spec.IgnoreBlackoutWindows {
 		return v1alpha1.WaitBlackout, "a blackout window is open until " + end.UTC().Format(time.RFC3339)
 	}
 	if w := d.plan.Status.LockWait; w != nil {

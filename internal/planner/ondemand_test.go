@@ -1,12 +1,13 @@
 package planner
 
 import (
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -33,26 +34,36 @@ func updates(us []OnDemandRunUpdate) []string {
 	return out
 }
 
+// onDemandUpdate is the update of the OaatRun run to status.
+func onDemandUpdate(run v1alpha1.OaatRun, endsRun bool, status v1alpha1.OaatRunStatus) OnDemandRunUpdate {
+	return OnDemandRunUpdate{OnDemandRun: &run, Status: status, EndsRun: endsRun}
+}
+
 func TestDecideServesOnDemandRunsFirstInOrder(t *testing.T) {
 	g := newGroup("a", "b", "c")
 	// a never ran, so the schedule would pick it; the on-demand runs go first, oldest first.
 	later := newOnDemandRun("later", "backups", "b", 2*time.Second)
 	first := newOnDemandRun("first", "backups", "c", time.Second)
 
-	p := Decide(withOnDemandRuns(input(g, time.Minute), later, first))
-	if p.Create == nil || p.Status.CurrentRun.Item != "c" || p.Status.CurrentRun.OaatRun != "first" {
-		t.Fatalf("currentRun = %+v, want item c for on-demand run first", p.Status.CurrentRun)
-	}
-	if p.Create.Annotations[v1alpha1.AnnotationOaatRun] != "first" {
-		t.Fatalf("pod annotations = %v", p.Create.Annotations)
-	}
-	want := []string{"later Pending " + v1alpha1.ReasonQueued, "first InProgress " + v1alpha1.ReasonItemRunning}
-	if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, want) {
-		t.Fatalf("open on-demand runs = %v, want %v", got, want)
-	}
-	if len(p.FinalOnDemandRuns) != 0 {
-		t.Fatalf("final on-demand runs = %v", updates(p.FinalOnDemandRuns))
-	}
+	pod := newPod(t, g, "c", 1)
+	pod.Annotations[v1alpha1.AnnotationOaatRun] = "first"
+	cr := currentRun(g, "c", 1, time.Minute)
+	cr.OaatRun = "first"
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(3, time.Minute), runningCond(g, "c", 1, time.Minute)},
+			CurrentRun:         cr, RunCount: 1, ItemCount: 3,
+			Items: []v1alpha1.ItemStatus{{Name: "a"}, {Name: "b"}, {Name: "c", LastStarted: at(time.Minute), WaitReason: v1alpha1.WaitRunning}},
+		},
+		Create: pod,
+		OpenOnDemandRuns: []OnDemandRunUpdate{
+			onDemandUpdate(later, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued,
+				Message: "waits for the group's running item or older on-demand runs"}),
+			onDemandUpdate(first, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, Reason: v1alpha1.ReasonItemRunning,
+				Message: `Item "c" runs in pod ` + pod.Name, PodName: pod.Name, StartedAt: at(time.Minute)}),
+		},
+	}, Decide(withOnDemandRuns(input(g, time.Minute), later, first)))
 }
 
 func TestDecideRejectsOnDemandRuns(t *testing.T) {
@@ -66,19 +77,19 @@ func TestDecideRejectsOnDemandRuns(t *testing.T) {
 	done := newOnDemandRun("done", "backups", "a", -time.Hour)
 	done.Status.Phase = v1alpha1.OaatRunSucceeded
 
-	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), unknown, pending, duplicate, done))
-	want := []string{"unknown Rejected " + v1alpha1.ReasonUnknownItem, "duplicate Rejected " + v1alpha1.ReasonDuplicate}
-	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, want) {
-		t.Fatalf("final on-demand runs = %v, want %v", got, want)
+	// The pending run stays queued behind the run that goes on; nothing starts.
+	rejected := func(reason, text string) v1alpha1.OaatRunStatus {
+		return v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: reason, Message: text, FinishedAt: at(time.Minute)}
 	}
-	for _, u := range p.FinalOnDemandRuns {
-		if u.Status.FinishedAt == nil || !u.Status.FinishedAt.Equal(at(time.Minute)) || u.Status.Message == "" {
-			t.Fatalf("on-demand run %s: %+v", u.OnDemandRun.Name, u.Status)
-		}
-	}
-	if p.Create != nil {
-		t.Fatal("started a run while one runs")
-	}
+	checkPlan(t, Plan{
+		FinalOnDemandRuns: []OnDemandRunUpdate{
+			onDemandUpdate(unknown, false, rejected(v1alpha1.ReasonUnknownItem, `"zzz" is not an item of OaatGroup backups`)),
+			onDemandUpdate(duplicate, false, rejected(v1alpha1.ReasonDuplicate, `OaatRun pending already asks to run item "a" and is still pending`)),
+		},
+		Status: runningStatus(g, "a", 1, 0, time.Minute),
+		OpenOnDemandRuns: []OnDemandRunUpdate{onDemandUpdate(pending, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending,
+			Reason: v1alpha1.ReasonQueued, Message: "waits for the group's running item or older on-demand runs"})},
+	}, Decide(withOnDemandRuns(input(g, time.Minute, pod), unknown, pending, duplicate, done)))
 }
 
 func TestDecideSettlesTheOnDemandRunOfAFinishedRun(t *testing.T) {
@@ -89,36 +100,33 @@ func TestDecideSettlesTheOnDemandRunOfAFinishedRun(t *testing.T) {
 	onDemandRun.Status = v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: g.Status.CurrentRun.PodName, StartedAt: at(0)}
 	pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 2, "Error", at(30*time.Second))
 
+	// The on-demand run of the run that the plan ends is final (since the decision), and marked
+	// EndsRun.
+	failed := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed, Reason: "Error", Message: `Item "a" failed in pod ` + pod.Name + ": Error, exit code 2",
+		PodName: pod.Name, StartedAt: at(0), FinishedAt: at(time.Minute), ExitCode: ptr.To[int32](2)}
 	p := Decide(withOnDemandRuns(input(g, time.Minute, pod), onDemandRun))
-	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) {
-		t.Fatalf("final on-demand runs = %v", got)
-	}
-	if s := p.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || !s.StartedAt.Equal(at(0)) {
-		t.Fatalf("final status = %+v", s)
-	}
-	if len(p.OpenOnDemandRuns) != 0 {
-		t.Fatalf("open on-demand runs = %v", updates(p.OpenOnDemandRuns))
-	}
-	if !p.FinalOnDemandRuns[0].EndsRun {
-		t.Fatal("the on-demand run of the run that the plan ends is not marked EndsRun")
-	}
+	checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(onDemandRun, true, failed)}, nil, p)
 	// Decided again while the on-demand run is still open (its final status was not written, or the
 	// cache has not caught up), the group, which has recorded its run, settles it from the item's
 	// history with the same outcome; the group's status does not wait for it.
 	again := Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), onDemandRun))
-	if got := updates(again.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed Error"}) || len(again.OpenOnDemandRuns) != 0 {
-		t.Fatalf("final on-demand runs %v, open on-demand runs %v", got, updates(again.OpenOnDemandRuns))
-	}
-	if s := again.FinalOnDemandRuns[0].Status; *s.ExitCode != 2 || s.PodName != pod.Name || again.FinalOnDemandRuns[0].EndsRun {
-		t.Fatalf("settled from history: %+v, endsRun %v", s, again.FinalOnDemandRuns[0].EndsRun)
-	}
+	checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(onDemandRun, false, failed)}, nil, again)
 
 	// An on-demand run in progress whose run the group neither runs nor recorded has lost it.
 	lost := onDemandRun.DeepCopy()
 	lost.Status.PodName = "backups-a-other-9"
 	p = Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), *lost))
-	if got := updates(p.FinalOnDemandRuns); !slices.Equal(got, []string{"now Failed " + v1alpha1.ReasonPodNotFound}) {
-		t.Fatalf("final on-demand runs = %v", got)
+	checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(*lost, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed,
+		Reason: v1alpha1.ReasonPodNotFound, Message: "the group no longer runs this on-demand run's item: its status was changed by someone else",
+		PodName: "backups-a-other-9", StartedAt: at(0), FinishedAt: at(time.Minute)})}, nil, p)
+}
+
+// checkOnDemand fails the test with the differences between the on-demand run updates wanted,
+// final and open, and the plan's.
+func checkOnDemand(t *testing.T, final, open []OnDemandRunUpdate, p Plan) {
+	t.Helper()
+	if diff := cmp.Diff([][]OnDemandRunUpdate{final, open}, [][]OnDemandRunUpdate{p.FinalOnDemandRuns, p.OpenOnDemandRuns}, planOpts...); diff != "" {
+		t.Errorf("on-demand run updates, final then open (-want +got):\n%s", diff)
 	}
 }
 
@@ -128,23 +136,27 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 		setUp      func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun)
 		wantStart  bool
 		wantReason string
+		// wantMessage is the message of the on-demand run kept pending.
+		wantMessage string
 	}{
 		{"a parked item runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			it := itemStatus(g, "a")
 			it.LastFailure, it.FailureCount, it.ParkedGeneration = at(0), 1, g.Generation
-		}, true, ""},
+		}, true, "", ""},
 		{"an item within its frequency runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			itemStatus(g, "a").LastSuccess = at(0)
-		}, true, ""},
-		{"suspended", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.Suspend = true }, false, v1alpha1.WaitSuspended},
+		}, true, "", ""},
+		{"suspended", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.Suspend = true }, false, v1alpha1.WaitSuspended,
+			"the group is suspended"},
 		{"blackout", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00"}}
-		}, false, v1alpha1.WaitBlackout},
+		}, false, v1alpha1.WaitBlackout, "a blackout window is open until 2026-11-21T13:00:00Z"},
 		{"blackout ignored", func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00", StopRunning: true}}
 			onDemandRun.Spec.IgnoreBlackoutWindows = true
-		}, true, ""},
-		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, v1alpha1.ReasonGroupNotReady},
+		}, true, "", ""},
+		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, v1alpha1.ReasonGroupNotReady,
+			`the group is not Ready: OaatType "missing" not found in namespace ns`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,15 +175,15 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 				// A started on-demand run is not stopped by a window it may ignore.
 				pod := *p.Create.DeepCopy()
 				pod.Status.Phase = corev1.PodRunning
-				later := Decide(withOnDemandRuns(input(applied(g, p), 2*time.Minute, pod), onDemandRun))
-				if len(later.Delete) != 0 || later.Status.CurrentRun.StopReason != "" {
-					t.Fatalf("the on-demand run is stopped: %v", deleted(later))
+				next := applied(g, p)
+				later := Decide(withOnDemandRuns(input(next, 2*time.Minute, pod), onDemandRun))
+				if diff := cmp.Diff(next.Status, later.Status); diff != "" || len(later.Delete) != 0 {
+					t.Errorf("the on-demand run is stopped: deletes %v, status (-before +after):\n%s", deleted(later), diff)
 				}
 				return
 			}
-			if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, []string{"now Pending " + tt.wantReason}) {
-				t.Fatalf("open on-demand runs = %v", got)
-			}
+			checkOnDemand(t, nil, []OnDemandRunUpdate{onDemandUpdate(onDemandRun, false, v1alpha1.OaatRunStatus{
+				Phase: v1alpha1.OaatRunPending, Reason: tt.wantReason, Message: tt.wantMessage})}, p)
 		})
 	}
 }
@@ -185,18 +197,22 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 		wantPhase  v1alpha1.OaatRunPhase
 		wantReason string
 		wantCode   int32
+		// wantMessage is the on-demand run's final message.
+		wantMessage string
 	}{
 		"success exit code": {
 			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
 				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 3, "Error", at(30*time.Second))
 			},
 			wantPhase: v1alpha1.OaatRunSucceeded, wantReason: "Error", wantCode: 3,
+			wantMessage: `Item "a" succeeded in pod backups-a-ffd8005a72-1: Error, exit code 3`,
 		},
 		"failure": {
 			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
 				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, "Error", at(30*time.Second))
 			},
 			wantPhase: v1alpha1.OaatRunFailed, wantReason: "Error", wantCode: 1,
+			wantMessage: `Item "a" failed in pod backups-a-ffd8005a72-1: Error, exit code 1`,
 		},
 		"interrupted": {
 			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
@@ -204,6 +220,7 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 			},
 			stop:      v1alpha1.ReasonInterrupted,
 			wantPhase: v1alpha1.OaatRunFailed, wantReason: v1alpha1.ReasonInterrupted, wantCode: 137,
+			wantMessage: `Item "a" interrupted in pod backups-a-ffd8005a72-1: Interrupted, exit code 137`,
 		},
 	}
 	for name, tt := range tests {
@@ -223,16 +240,11 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 			if recorded.Status.CurrentRun != nil {
 				t.Fatalf("the run was not recorded: %+v", recorded.Status.CurrentRun)
 			}
-			// Later, its pod gone, the on-demand run is still open.
-			p := Decide(withOnDemandRuns(input(recorded, time.Hour), onDemandRun))
-			if len(p.FinalOnDemandRuns) != 1 {
-				t.Fatalf("final on-demand runs %v", updates(p.FinalOnDemandRuns))
-			}
-			s := p.FinalOnDemandRuns[0].Status
-			if s.Phase != tt.wantPhase || s.Reason != tt.wantReason || s.ExitCode == nil || *s.ExitCode != tt.wantCode ||
-				s.PodName != pod.Name || s.FinishedAt == nil || !s.StartedAt.Equal(at(0)) {
-				t.Fatalf("final status = %+v", s)
-			}
+			// Later, its pod gone, the on-demand run is still open: it is settled, final since then.
+			checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(onDemandRun, false, v1alpha1.OaatRunStatus{
+				Phase: tt.wantPhase, Reason: tt.wantReason, Message: tt.wantMessage, PodName: pod.Name,
+				ExitCode: ptr.To(tt.wantCode), StartedAt: at(0), FinishedAt: at(time.Hour),
+			})}, nil, Decide(withOnDemandRuns(input(recorded, time.Hour), onDemandRun)))
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // maxRecentRuns is how many run durations an item keeps in status.
@@ -33,9 +34,9 @@ func (d *decision) recordCurrentRun() {
 		if d.pods.disruptedGone(cr.PodName) {
 			out = stopped(v1alpha1.ReasonDisrupted, out)
 		}
-	case Terminal(pod):
+	case podbuild.Terminal(pod):
 		out = d.endedPod(pod)
-		if out.result == ResultFailed && Disrupted(pod) {
+		if out.result == ResultFailed && podbuild.Disrupted(pod) {
 			out = stopped(v1alpha1.ReasonDisrupted, out)
 		}
 	default:
@@ -170,19 +171,6 @@ func stopped(reason string, pod ended) ended {
 	return out
 }
 
-// Disrupted reports whether a pod is being ended, or was, by a disruption rather than by its own
-// containers: its DisruptionTarget condition is True (set by the eviction API, the scheduler's
-// preemption, the taint manager and pod garbage collector of a lost node, and the kubelet's
-// node-pressure eviction).
-func Disrupted(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // endedPod reads the outcome of a terminated pod: its phase as judged by spec.exitCodes, and the
 // exit code and reason of the first terminated container that explains it (for a failure, the
 // first that exited non-zero). The run ended when its last container did, or now when no
@@ -209,9 +197,6 @@ func (d *decision) endedPod(pod *corev1.Pod) ended {
 		if firstFailed == nil && term.ExitCode != 0 {
 			firstFailed = term
 		}
-		if term.FinishedAt.After(out.finishedAt.Time) {
-			out.finishedAt = metav1.NewTime(term.FinishedAt.Truncate(time.Second))
-		}
 	}
 	explaining := first
 	if pod.Status.Phase != corev1.PodSucceeded && firstFailed != nil {
@@ -229,8 +214,9 @@ func (d *decision) endedPod(pod *corev1.Pod) ended {
 		out.reason = string(pod.Status.Phase)
 	}
 	out.detail = pod.Status.Message
-	if out.finishedAt.IsZero() {
-		out.finishedAt = d.stamp
+	out.finishedAt = d.stamp
+	if end, ok := podbuild.Ended(pod); ok {
+		out.finishedAt = metav1.NewTime(end.Truncate(time.Second))
 	}
 	return out
 }

@@ -1,13 +1,14 @@
 package planner
 
 import (
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // withStatuses is the pod with these init container and container statuses.
@@ -51,16 +52,14 @@ func TestStartedAndWaitingFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Started(&tt.pod); got != tt.wantStarted {
-				t.Errorf("Started() = %v, want %v", got, tt.wantStarted)
-			}
-			if got := waitingFor(&tt.pod); got != tt.wantWaiting {
-				t.Errorf("waitingFor() = %q\nwant %q", got, tt.wantWaiting)
+			got := []any{podbuild.Started(&tt.pod), waitingFor(&tt.pod)}
+			if diff := cmp.Diff([]any{tt.wantStarted, tt.wantWaiting}, got); diff != "" {
+				t.Errorf("Started, waitingFor (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if Started(nil) {
-		t.Error("Started(nil) = true: a pod not seen yet has not started")
+	if podbuild.Started(nil) {
+		t.Error("podbuild.Started(nil) = true: a pod not seen yet has not started")
 	}
 }
 
@@ -72,45 +71,33 @@ func TestDecidePendingTimeout(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 	pod := withStatuses(runPod(t, g, "a", 1, corev1.PodPending), nil, []corev1.ContainerStatus{waiting("main", "ContainerCreating")})
 
-	p := Decide(input(g, time.Minute, pod))
-	if len(p.Delete) != 0 || p.Status.CurrentRun.StopReason != "" || p.RequeueAfter != time.Minute {
-		t.Fatalf("before the deadline: deletes %v, stopReason %q, requeueAfter %v", deleted(p), p.Status.CurrentRun.StopReason, p.RequeueAfter)
-	}
+	// Before the deadline: a wake-up at it.
+	checkPlan(t, Plan{Status: runningStatus(g, "a", 1, 0, time.Minute, v1alpha1.ItemStatus{Name: "b"}), RequeueAfter: time.Minute},
+		Decide(input(g, time.Minute, pod)))
 
 	// A pod whose container started is left to runTimeout, whatever its phase says.
 	started := withStatuses(pod, nil, []corev1.ContainerStatus{{Name: "main", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}})
-	if p := Decide(input(g, 3*time.Minute, started)); len(p.Delete) != 0 || p.Status.CurrentRun.StopReason != "" || p.RequeueAfter != 7*time.Minute {
-		t.Fatalf("a started pod: deletes %v, stopReason %q, requeueAfter %v", deleted(p), p.Status.CurrentRun.StopReason, p.RequeueAfter)
-	}
+	checkPlan(t, Plan{Status: runningStatus(g, "a", 1, 0, 3*time.Minute, v1alpha1.ItemStatus{Name: "b"}), RequeueAfter: 7 * time.Minute},
+		Decide(input(g, 3*time.Minute, started)))
 
-	p = Decide(input(g, 2*time.Minute, pod))
-	if p.Status.CurrentRun == nil || p.Status.CurrentRun.StopReason != v1alpha1.ReasonPendingTimeout {
-		t.Fatalf("at the deadline currentRun = %+v", p.Status.CurrentRun)
-	}
-	if !slices.Equal(deleted(p), []string{pod.Name + " rogue=true"}) {
-		t.Fatalf("at the deadline deletes %v", deleted(p))
-	}
-	want := Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping, Message: `Stopping item "a" in pod ` + pod.Name +
-		": no container started within spec.pendingTimeout 2m (waiting: main: ContainerCreating)"}
-	if *p.Delete[0].Event != want {
-		t.Fatalf("event %+v\nwant %+v", *p.Delete[0].Event, want)
-	}
+	// At the deadline the run stops, its pod deleted with an event that says what it waits for.
+	p := Decide(input(g, 2*time.Minute, pod))
+	want := runningStatus(g, "a", 1, 0, 2*time.Minute, v1alpha1.ItemStatus{Name: "b"})
+	want.CurrentRun.StopReason = v1alpha1.ReasonPendingTimeout
+	checkPlan(t, Plan{Status: want, Delete: []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping,
+		Message: `Stopping item "a" in pod ` + pod.Name + ": no container started within spec.pendingTimeout 2m (waiting: main: ContainerCreating)"}}}}, p)
 
-	gone := Decide(input(applied(g, p), 2*time.Minute+2*time.Second))
-	a := planItem(t, gone, "a")
-	if a.LastReason != v1alpha1.ReasonPendingTimeout || a.FailureCount != 1 || a.LastFailure == nil || a.LastSuccess != nil {
-		t.Fatalf("after the stop item a = %+v", a)
-	}
-	if len(gone.Finished) != 1 || gone.Finished[0].Result != ResultFailed {
-		t.Fatalf("finished = %+v", gone.Finished)
-	}
-	if !slices.ContainsFunc(gone.Events, func(e Event) bool {
-		return e.Reason == v1alpha1.ReasonRunFailed && e.Message == `Item "a" failed in pod `+pod.Name+
-			": PendingTimeout, stopped because no container of its pod started within spec.pendingTimeout"
-	}) {
-		t.Fatalf("no RunFailed event saying why: %+v", gone.Events)
-	}
-	if gone.Create == nil || gone.Status.CurrentRun.Item != "b" {
-		t.Fatalf("the next item does not start once the stopped pod is gone: %+v", gone.Status.CurrentRun)
-	}
+	// Once it is gone the run is a failure that says why, and the next item starts.
+	now := 2*time.Minute + 2*time.Second
+	want = runningStatus(g, "b", 2, now, 2*time.Minute, v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(now), FailureCount: 1,
+		LastReason: v1alpha1.ReasonPendingTimeout, LastPodName: pod.Name,
+		NextEligibleAt: at(now + 10*time.Minute), WaitReason: v1alpha1.WaitCoolingOff})
+	want.Items[0], want.Items[1] = want.Items[1], want.Items[0]
+	checkPlan(t, Plan{
+		Status: want,
+		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed, Message: `Item "a" failed in pod ` + pod.Name +
+			": PendingTimeout, stopped because no container of its pod started within spec.pendingTimeout"}},
+		Create:   newPod(t, g, "b", 2),
+		Finished: []Outcome{{Item: "a", Result: ResultFailed, Duration: now}},
+	}, Decide(input(applied(g, p), now)))
 }

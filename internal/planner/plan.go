@@ -182,7 +182,7 @@ type Outcome struct {
 //	setItemsValid           the item sources' read results                 condition ItemsValid
 //	reviewOnDemandRuns      open OaatRuns, status.items, recorded outcome  the queue of on-demand runs; rejections, settlements
 //	observeReset            oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
-//	settleBreaker           spec.circuitBreaker, the reset just observed   status.circuitBreaker kept, closed or removed
+//	reconcileBreaker        spec.circuitBreaker, the reset just observed   status.circuitBreaker kept, closed or removed
 //	syncLockBreakers        status.circuitBreaker, the breakers that       the group's breaker following the locks' breakers;
 //	                        Input.Locks carry                              LockBreakers
 //	observeTick             spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
@@ -193,7 +193,7 @@ type Outcome struct {
 //	updateOpenOnDemandRuns  the queue, startNext's choice                  each on-demand run's phase and reason
 //	setWaits                items, startNext's choice, the breaker         nextEligibleAt and waitReason, a wake-up
 //	setGateConditions       suspend, parked items, the round               conditions Suspended, Parked, Complete
-//	settleLocks             Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
+//	reconcileLockSlots      Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
 //	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
 //	batchSuperseded         pruneHistory's superseded pods, currentRun     DeleteBatch now, or none while they wait
@@ -214,7 +214,7 @@ func Decide(in Input) Plan {
 	d.setItemsValid()
 	d.reviewOnDemandRuns()
 	d.observeReset()
-	d.settleBreaker()
+	d.reconcileBreaker()
 	d.syncLockBreakers()
 	wake.at(d.observeTick())
 	// Also with an invalid spec: a run already started keeps the stops that can still be read.
@@ -229,7 +229,7 @@ func Decide(in Input) Plan {
 		wake.at(d.setWaits())
 		d.setGateConditions()
 	}
-	d.settleLocks()
+	d.reconcileLockSlots()
 	d.setBreakerCondition()
 	d.setRunningCondition()
 	d.batchSuperseded()

@@ -1,47 +1,30 @@
 package planner
 
 import (
-	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 func TestDecideStartsFirstRun(t *testing.T) {
 	g := newGroup("a", "b")
-	p := Decide(input(g, 0))
-
-	if p.Create == nil {
-		t.Fatal("no pod planned for a new group")
-	}
-	cr := p.Status.CurrentRun
-	if cr == nil || cr.PodName != p.Create.Name || cr.PodName != podbuild.Name("backups", cr.Item, 1) {
-		t.Fatalf("currentRun %+v does not name the planned pod %s", cr, p.Create.Name)
-	}
-	if p.Status.RunCount != 1 || p.Create.Labels[v1alpha1.LabelRun] != "1" {
-		t.Fatalf("runCount %d, run label %q; want 1", p.Status.RunCount, p.Create.Labels[v1alpha1.LabelRun])
-	}
-	if got := planItem(t, p, cr.Item).LastStarted; got == nil || !got.Equal(at(0)) {
-		t.Fatalf("lastStarted = %v, want %v", got, t0)
-	}
-	if c := condition(t, p, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
-		t.Fatalf("Ready = %+v", c)
-	}
-	if c := condition(t, p, v1alpha1.ConditionRunning); c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonItemRunning {
-		t.Fatalf("Running = %+v", c)
-	}
-	if len(reasons(p)) != 0 {
-		t.Fatalf("events %v, want none (no Ready event on first sight, no event for a start)", reasons(p))
-	}
-	if p.Status.ItemCount != 2 || len(p.Status.Items) != 2 || p.Status.ObservedGeneration != 1 {
-		t.Fatalf("itemCount %d, items %+v, observedGeneration %d", p.Status.ItemCount, p.Status.Items, p.Status.ObservedGeneration)
-	}
+	// No Ready event on first sight, no event for a start.
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, 0), runningCond(g, "a", 1, 0)},
+			CurrentRun:         currentRun(g, "a", 1, 0),
+			RunCount:           1,
+			ItemCount:          2,
+			Items:              []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}, {Name: "b"}},
+		},
+		Create: newPod(t, g, "a", 1),
+	}, Decide(input(g, 0)))
 }
 
 func TestDecideIsIdempotentWhileRunning(t *testing.T) {
@@ -52,14 +35,9 @@ func TestDecideIsIdempotentWhileRunning(t *testing.T) {
 	pod.UID = "uid"
 	pod.Status.Phase = corev1.PodRunning
 
+	// While the run goes on the plan neither acts nor changes the status.
 	for _, now := range []time.Duration{time.Second, time.Hour} {
-		p := Decide(input(g, now, pod))
-		if p.Create != nil || len(p.Delete) > 0 || len(p.Events) > 0 || p.RequeueAfter != 0 {
-			t.Fatalf("at +%v: plan acts while the run goes on: %+v", now, p)
-		}
-		if !equality.Semantic.DeepEqual(p.Status, g.Status) {
-			t.Fatalf("at +%v: status changes while the run goes on:\n%+v\n%+v", now, p.Status, g.Status)
-		}
+		checkPlan(t, Plan{Status: g.Status}, Decide(input(g, now, pod)))
 	}
 }
 
@@ -68,25 +46,27 @@ func TestDecideRecordsSuccessAndStartsNext(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 	pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(30*time.Second))
 
-	p := Decide(input(g, time.Minute, pod))
-
-	a := planItem(t, p, "a")
-	if a.LastSuccess == nil || !a.LastSuccess.Equal(at(30*time.Second)) || a.FailureCount != 0 ||
-		a.LastExitCode == nil || *a.LastExitCode != 0 || a.LastReason != "Completed" || a.LastPodName != pod.Name {
-		t.Fatalf("item a = %+v", a)
-	}
-	if len(p.Finished) != 1 || p.Finished[0].Result != ResultSucceeded || p.Finished[0].Duration != 30*time.Second {
-		t.Fatalf("finished = %+v", p.Finished)
-	}
-	if p.Create == nil || p.Status.CurrentRun == nil || p.Status.CurrentRun.Item != "b" || p.Status.RunCount != 2 {
-		t.Fatalf("next run: create %v, currentRun %+v, runCount %d; want item b, run 2", p.Create != nil, p.Status.CurrentRun, p.Status.RunCount)
-	}
-	if !slices.Equal(reasons(p), []string{v1alpha1.ReasonRunSucceeded}) {
-		t.Fatalf("events = %v", reasons(p))
-	}
-	if len(p.Delete) != 0 {
-		t.Fatalf("deletes the only finished pod of item a: %v", deleted(p))
-	}
+	// The only finished pod of item a is kept.
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, time.Minute), runningCond(g, "b", 2, time.Minute)},
+			CurrentRun:         currentRun(g, "b", 2, time.Minute),
+			RunCount:           2,
+			ItemCount:          2,
+			Items: []v1alpha1.ItemStatus{
+				{Name: "a", LastStarted: at(0), LastSuccess: at(30 * time.Second), LastExitCode: ptr.To[int32](0),
+					LastReason: "Completed", LastPodName: pod.Name, RecentRunSeconds: []int64{30},
+					NextEligibleAt: at(30*time.Second + time.Hour), WaitReason: v1alpha1.WaitSucceededRecently},
+				{Name: "b", LastStarted: at(time.Minute), WaitReason: v1alpha1.WaitRunning},
+			},
+		},
+		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunSucceeded,
+			Message: `Item "a" succeeded in pod ` + pod.Name + ": Completed, exit code 0"}},
+		Create:   newPod(t, g, "b", 2),
+		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 30 * time.Second}},
+		Untrack:  []*corev1.Pod{&pod},
+	}, Decide(input(g, time.Minute, pod)))
 }
 
 func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
@@ -95,42 +75,68 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 	running(t, g, "a", 4, at(0))
 	pod := finished(runPod(t, g, "a", 4, corev1.PodFailed), 3, "Error", at(20*time.Second))
 
+	failed := v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(20 * time.Second), FailureCount: 3,
+		LastExitCode: ptr.To[int32](3), LastReason: "Error", LastPodName: pod.Name, RecentRunSeconds: []int64{20},
+		NextEligibleAt: at(20*time.Second + 10*time.Minute), WaitReason: v1alpha1.WaitCoolingOff}
+	// The cool-off is 10m from the end of the run at +20s: no restart inside it.
 	p := Decide(input(g, 21*time.Second, pod))
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 21*time.Second), idleCond(21 * time.Second)},
+			RunCount:           4, ItemCount: 1, Items: []v1alpha1.ItemStatus{failed},
+		},
+		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
+			Message: `Item "a" failed in pod ` + pod.Name + ": Error, exit code 3"}},
+		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: 20 * time.Second}},
+		RequeueAfter: 10*time.Minute - time.Second,
+		Untrack:      []*corev1.Pod{&pod},
+	}, p)
 
-	a := planItem(t, p, "a")
-	if a.LastFailure == nil || !a.LastFailure.Equal(at(20*time.Second)) || a.FailureCount != 3 ||
-		*a.LastExitCode != 3 || a.LastReason != "Error" || a.LastSuccess != nil {
-		t.Fatalf("item a = %+v", a)
-	}
-	if len(p.Finished) != 1 || p.Finished[0].Result != ResultFailed {
-		t.Fatalf("finished = %+v", p.Finished)
-	}
-	if p.Create != nil {
-		t.Fatal("restarted a failed item inside its cool-off")
-	}
-	// cool-off is 10m from the end of the run at +20s.
-	if want := 10*time.Minute - time.Second; p.RequeueAfter != want {
-		t.Fatalf("requeueAfter = %v, want %v", p.RequeueAfter, want)
-	}
-	if c := condition(t, p, v1alpha1.ConditionRunning); c.Status != metav1.ConditionFalse {
-		t.Fatalf("Running = %+v", c)
-	}
-
-	// At the end of the cool-off the item runs again; a success resets the failure count.
+	// At the end of the cool-off the item runs again.
 	later := applied(g, p)
 	retry := Decide(input(later, 20*time.Second+10*time.Minute, pod))
-	if retry.Create == nil || retry.Status.CurrentRun.Item != "a" || retry.Status.RunCount != 5 {
-		t.Fatalf("no retry after the cool-off: %+v", retry.Status.CurrentRun)
-	}
+	retried := failed
+	retried.LastStarted, retried.NextEligibleAt, retried.WaitReason = at(20*time.Second+10*time.Minute), nil, v1alpha1.WaitRunning
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 21*time.Second), runningCond(g, "a", 5, 20*time.Second+10*time.Minute)},
+			CurrentRun:         currentRun(g, "a", 5, 20*time.Second+10*time.Minute),
+			RunCount:           5, ItemCount: 1, Items: []v1alpha1.ItemStatus{retried},
+		},
+		Create:  newPod(t, g, "a", 5),
+		Untrack: []*corev1.Pod{&pod},
+	}, retry)
+
+	// A success resets the failure count, and the superseded failed pod goes.
 	later = applied(later, retry)
 	done := finished(runPod(t, later, "a", 5, corev1.PodSucceeded), 0, "Completed", at(11*time.Minute))
-	p = Decide(input(later, 11*time.Minute, pod, done))
-	if a := planItem(t, p, "a"); a.FailureCount != 0 || a.LastSuccess == nil {
-		t.Fatalf("after success item a = %+v", a)
-	}
-	if !slices.Equal(deleted(p), []string{pod.Name + " rogue=false"}) {
-		t.Fatalf("deleted %v, want the superseded failed pod only", deleted(p))
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 21*time.Second), idleCond(11 * time.Minute)},
+			RunCount:           5, ItemCount: 1, Items: []v1alpha1.ItemStatus{{
+				Name: "a", LastStarted: at(20*time.Second + 10*time.Minute), LastSuccess: at(11 * time.Minute),
+				LastFailure: at(20 * time.Second), LastExitCode: ptr.To[int32](0), LastReason: "Completed", LastPodName: done.Name,
+				RecentRunSeconds: []int64{20, 40}, NextEligibleAt: at(11*time.Minute + time.Hour), WaitReason: v1alpha1.WaitSucceededRecently,
+			}},
+		},
+		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunSucceeded,
+			Message: `Item "a" succeeded in pod ` + done.Name + ": Completed, exit code 0"}},
+		DeleteBatch:  []*corev1.Pod{&pod},
+		Finished:     []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 40 * time.Second}},
+		RequeueAfter: time.Hour,
+		Untrack:      []*corev1.Pod{&done, &pod},
+	}, Decide(input(later, 11*time.Minute, pod, done)))
+}
+
+// failedRun is the status entry of item a after its first run, started at 0, failed at end: its
+// run time is recorded, failed or not.
+func failedRun(pod string, end time.Duration, code *int32, reason string) v1alpha1.ItemStatus {
+	return v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(end), FailureCount: 1,
+		LastExitCode: code, LastReason: reason, LastPodName: pod, RecentRunSeconds: []int64{int64(end / time.Second)},
+		NextEligibleAt: at(end + 10*time.Minute), WaitReason: v1alpha1.WaitCoolingOff}
 }
 
 func TestDecideFailedPodExplainsWithFailingContainer(t *testing.T) {
@@ -141,11 +147,18 @@ func TestDecideFailedPodExplainsWithFailingContainer(t *testing.T) {
 		{Name: "sidecar", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: *at(5 * time.Second)}}},
 		{Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", FinishedAt: *at(9 * time.Second)}}},
 	}
-	p := Decide(input(g, 10*time.Second, pod))
-	a := planItem(t, p, "a")
-	if *a.LastExitCode != 137 || a.LastReason != "OOMKilled" || !a.LastFailure.Equal(at(9*time.Second)) {
-		t.Fatalf("item a = %+v", a)
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 10*time.Second), idleCond(10 * time.Second)},
+			RunCount:           1, ItemCount: 1, Items: []v1alpha1.ItemStatus{failedRun(pod.Name, 9*time.Second, ptr.To[int32](137), "OOMKilled")},
+		},
+		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
+			Message: `Item "a" failed in pod ` + pod.Name + ": OOMKilled, exit code 137"}},
+		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: 9 * time.Second}},
+		RequeueAfter: 10*time.Minute - time.Second,
+		Untrack:      []*corev1.Pod{&pod},
+	}, Decide(input(g, 10*time.Second, pod)))
 }
 
 func TestDecideEvictedPodIsAFailure(t *testing.T) {
@@ -154,11 +167,19 @@ func TestDecideEvictedPodIsAFailure(t *testing.T) {
 	pod := runPod(t, g, "a", 1, corev1.PodFailed)
 	pod.Status.Reason = "Evicted"
 	pod.Status.Message = "The node was low on resource: memory."
-	p := Decide(input(g, time.Minute, pod))
-	a := planItem(t, p, "a")
-	if a.FailureCount != 1 || a.LastReason != "Evicted" || a.LastExitCode != nil || !a.LastFailure.Equal(at(time.Minute)) {
-		t.Fatalf("item a = %+v", a)
-	}
+	// No container says when it ended: it ended when the decision saw it.
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, time.Minute), idleCond(time.Minute)},
+			RunCount:           1, ItemCount: 1, Items: []v1alpha1.ItemStatus{failedRun(pod.Name, time.Minute, nil, "Evicted")},
+		},
+		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
+			Message: `Item "a" failed in pod ` + pod.Name + ": Evicted, The node was low on resource: memory."}},
+		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: time.Minute}},
+		RequeueAfter: 10 * time.Minute,
+		Untrack:      []*corev1.Pod{&pod},
+	}, Decide(input(g, time.Minute, pod)))
 }
 
 func TestDecideMissingPodIsOneFailure(t *testing.T) {
@@ -167,15 +188,23 @@ func TestDecideMissingPodIsOneFailure(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 
 	p := Decide(input(g, time.Minute))
-	a := planItem(t, p, "a")
-	if a.FailureCount != 1 || a.LastReason != v1alpha1.ReasonPodNotFound || p.Status.CurrentRun != nil {
-		t.Fatalf("item a = %+v, currentRun %+v", a, p.Status.CurrentRun)
-	}
+	a := failedRun(podName(g, "a", 1), time.Minute, nil, v1alpha1.ReasonPodNotFound)
+	a.RecentRunSeconds = nil // a pod that is gone says nothing of its run time
+	b := v1alpha1.ItemStatus{Name: "b", LastSuccess: at(0), NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitSucceededRecently}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, time.Minute), idleCond(time.Minute)},
+			RunCount:           1, ItemCount: 2, Items: []v1alpha1.ItemStatus{a, b},
+		},
+		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
+			Message: `Item "a" failed in pod ` + podName(g, "a", 1) + ": PodNotFound, its pod no longer exists: deleted before it ended, or never created"}},
+		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: time.Minute}},
+		RequeueAfter: 10 * time.Minute,
+	}, p)
 	// Recorded once: the next decision has no current run to record.
-	again := Decide(input(applied(g, p), 2*time.Minute))
-	if len(again.Finished) != 0 || planItem(t, again, "a").FailureCount != 1 {
-		t.Fatalf("recorded twice: %+v", again.Finished)
-	}
+	next := applied(g, p)
+	checkPlan(t, Plan{Status: next.Status, RequeueAfter: 9 * time.Minute}, Decide(input(next, 2*time.Minute)))
 }
 
 func TestDecideWaitsForDeletingPod(t *testing.T) {
@@ -184,10 +213,22 @@ func TestDecideWaitsForDeletingPod(t *testing.T) {
 	pod := runPod(t, g, "a", 1, corev1.PodRunning)
 	pod.DeletionTimestamp = at(time.Second)
 
-	p := Decide(input(g, 2*time.Second, pod))
-	if len(p.Finished) != 0 || p.Create != nil || p.Status.CurrentRun == nil {
-		t.Fatalf("acted before the deleted pod ended: finished %+v, create %v", p.Finished, p.Create != nil)
-	}
+	// Nothing is recorded and nothing starts before the deleted pod ended.
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, 2*time.Second), runningCond(g, "a", 1, 2*time.Second)},
+			CurrentRun:         currentRun(g, "a", 1, 0),
+			RunCount:           1, ItemCount: 2,
+			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}, {Name: "b"}},
+		},
+	}, Decide(input(g, 2*time.Second, pod)))
+}
+
+// roguePodDeleted is the deletion of a rogue pod and its event.
+func roguePodDeleted(pod *corev1.Pod) Deletion {
+	return Deletion{Pod: pod, Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRoguePodDeleted,
+		Message: "Deleted pod " + pod.Name + ": it carries the group's label but is not its current run"}}
 }
 
 func TestDecideDeletesRoguePods(t *testing.T) {
@@ -200,24 +241,32 @@ func TestDecideDeletesRoguePods(t *testing.T) {
 	goingAway := runPod(t, g, "b", 3, corev1.PodRunning)
 	goingAway.DeletionTimestamp = at(0)
 
-	p := Decide(input(g, time.Second, current, rogue, foreign, goingAway))
-	want := []string{rogue.Name + " rogue=true", "copied rogue=true"}
-	if !slices.Equal(deleted(p), want) {
-		t.Fatalf("deleted %v, want %v", deleted(p), want)
-	}
-	if p.Status.CurrentRun == nil || p.Status.CurrentRun.PodName != current.Name {
-		t.Fatalf("current run changed: %+v", p.Status.CurrentRun)
-	}
+	// The current run goes on; the pod already being deleted is not deleted again.
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, time.Second), runningCond(g, "a", 2, time.Second)},
+			CurrentRun:         currentRun(g, "a", 2, 0),
+			RunCount:           2, ItemCount: 2,
+			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning}, {Name: "b"}},
+		},
+		Delete:  []Deletion{roguePodDeleted(&rogue), roguePodDeleted(&foreign)},
+		Untrack: []*corev1.Pod{&rogue, &goingAway},
+	}, Decide(input(g, time.Second, current, rogue, foreign, goingAway)))
 }
 
 func TestDecideStartsNothingWhileAnotherPodLives(t *testing.T) {
 	g := newGroup("a")
 	rogue := runPod(t, g, "a", 7, corev1.PodRunning)
 	rogue.DeletionTimestamp = at(0)
-	p := Decide(input(g, time.Second, rogue))
-	if p.Create != nil {
-		t.Fatal("planned a pod while another pod of the group still runs")
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, time.Second), idleCond(time.Second)},
+			ItemCount:          1, Items: []v1alpha1.ItemStatus{{Name: "a"}},
+		},
+		Untrack: []*corev1.Pod{&rogue},
+	}, Decide(input(g, time.Second, rogue)))
 }
 
 func TestDecideKeepsLatestFinishedPodPerItem(t *testing.T) {
@@ -230,24 +279,37 @@ func TestDecideKeepsLatestFinishedPodPerItem(t *testing.T) {
 	itemStatus(g, "a").LastSuccess = at(0)
 	itemStatus(g, "b").LastSuccess = at(0)
 
-	p := Decide(input(g, time.Minute, old3, latest, onlyB, old1))
-	want := []string{old3.Name + " rogue=false", old1.Name + " rogue=false"}
-	if !slices.Equal(deleted(p), want) {
-		t.Fatalf("deleted %v, want %v", deleted(p), want)
+	waiting := func(item string) v1alpha1.ItemStatus {
+		return v1alpha1.ItemStatus{Name: item, LastSuccess: at(0), NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitSucceededRecently}
 	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, time.Minute), idleCond(time.Minute)},
+			RunCount:           5, ItemCount: 2, Items: []v1alpha1.ItemStatus{waiting("a"), waiting("b")},
+		},
+		DeleteBatch:  []*corev1.Pod{&old3, &old1},
+		RequeueAfter: 59 * time.Minute,
+		Untrack:      []*corev1.Pod{&old3, &latest, &onlyB, &old1},
+	}, Decide(input(g, time.Minute, old3, latest, onlyB, old1)))
 }
 
 func TestDecideWaitsForNextEligibleItem(t *testing.T) {
 	g := newGroup("a", "b")
 	itemStatus(g, "a").LastSuccess = at(0)
 	itemStatus(g, "b").LastSuccess = at(-50 * time.Minute)
-	p := Decide(input(g, time.Minute))
-	if p.Create != nil {
-		t.Fatal("started an item that succeeded within its frequency")
-	}
-	if want := 9 * time.Minute; p.RequeueAfter != want {
-		t.Fatalf("requeueAfter = %v, want %v (when b's frequency ends)", p.RequeueAfter, want)
-	}
+	// No item starts within its frequency; the group wakes when b's ends.
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, time.Minute), idleCond(time.Minute)},
+			ItemCount:          2, Items: []v1alpha1.ItemStatus{
+				{Name: "a", LastSuccess: at(0), NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitSucceededRecently},
+				{Name: "b", LastSuccess: at(-50 * time.Minute), NextEligibleAt: at(10 * time.Minute), WaitReason: v1alpha1.WaitSucceededRecently},
+			},
+		},
+		RequeueAfter: 9 * time.Minute,
+	}, Decide(input(g, time.Minute)))
 }
 
 func TestDecideDropsRemovedItems(t *testing.T) {
@@ -257,51 +319,80 @@ func TestDecideDropsRemovedItems(t *testing.T) {
 	g.Spec.OaatItems = []string{"a"}
 	pod := runPod(t, g, "gone-running", 1, corev1.PodRunning)
 
+	// Item a, and the removed item while it runs; the stale one goes.
 	p := Decide(input(g, time.Second, pod))
-	names := []string{}
-	for _, it := range p.Status.Items {
-		names = append(names, it.Name)
-	}
-	if !slices.Equal(names, []string{"a", "gone-running"}) {
-		t.Fatalf("items %v: want a, and the removed item while it runs", names)
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, time.Second), runningCond(g, "gone-running", 1, time.Second)},
+			CurrentRun:         currentRun(g, "gone-running", 1, 0),
+			RunCount:           1, ItemCount: 1, Items: []v1alpha1.ItemStatus{
+				{Name: "a"},
+				{Name: "gone-running", LastStarted: at(0), WaitReason: v1alpha1.WaitRunning},
+			},
+		},
+	}, p)
+
+	// Its run is recorded and its pod deleted, alone, with the status entry that goes with it;
+	// item a starts.
 	pod = finished(pod, 0, "Completed", at(time.Second))
 	pod.Status.Phase = corev1.PodSucceeded
-	p = Decide(input(applied(g, p), 2*time.Second, pod))
-	if len(p.Finished) != 1 || !slices.Equal(deleted(p), []string{pod.Name + " rogue=false"}) {
-		t.Fatalf("the removed item's run is not recorded and its pod deleted: finished %+v, deleted %v", p.Finished, deleted(p))
-	}
-	if gone := planItem(t, p, "gone-running"); gone.LastSuccess == nil || gone.WaitReason != v1alpha1.WaitRemoved {
-		t.Fatalf("while its pod remains the removed item = %+v", gone)
-	}
-	p = Decide(input(applied(g, p), 3*time.Second))
-	if len(p.Status.Items) != 1 || p.Status.Items[0].Name != "a" {
-		t.Fatalf("once its pod is gone the removed item stays: %+v", p.Status.Items)
-	}
+	g = applied(g, p)
+	p = Decide(input(g, 2*time.Second, pod))
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, time.Second), runningCond(g, "a", 2, time.Second)},
+			CurrentRun:         currentRun(g, "a", 2, 2*time.Second),
+			RunCount:           2, ItemCount: 1, Items: []v1alpha1.ItemStatus{
+				{Name: "a", LastStarted: at(2 * time.Second), WaitReason: v1alpha1.WaitRunning},
+				{Name: "gone-running", LastStarted: at(0), LastSuccess: at(time.Second), LastExitCode: ptr.To[int32](0),
+					LastReason: "Completed", LastPodName: pod.Name, RecentRunSeconds: []int64{1}, WaitReason: v1alpha1.WaitRemoved},
+			},
+		},
+		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunSucceeded,
+			Message: `Item "gone-running" succeeded in pod ` + pod.Name + ": Completed, exit code 0"}},
+		Create:   newPod(t, g, "a", 2),
+		Delete:   []Deletion{{Pod: &pod}},
+		Finished: []Outcome{{Item: "gone-running", Result: ResultSucceeded, Duration: time.Second}},
+		Untrack:  []*corev1.Pod{&pod},
+	}, p)
+
+	// Once its pod is gone the removed item's entry goes.
+	g = applied(g, p)
+	runA := *p.Create
+	runA.Status.Phase = corev1.PodRunning
+	want := g.Status.DeepCopy()
+	want.Items = want.Items[:1]
+	checkPlan(t, Plan{Status: *want}, Decide(input(g, 3*time.Second, runA)))
 }
 
 func TestDecideIsReproducible(t *testing.T) {
 	g := newGroup("a", "b", "c", "d", "e")
 	first := Decide(input(g, 0))
+	// Same snapshot, time and seed: the same plan.
 	for range 20 {
-		if p := Decide(input(g, 0)); p.Create.Name != first.Create.Name {
-			t.Fatalf("same snapshot, time and seed chose %s then %s", first.Create.Name, p.Create.Name)
-		}
+		checkPlan(t, first, Decide(input(g, 0)))
 	}
 }
 
 func TestDecideNumbersRunsPastOrphanedPods(t *testing.T) {
 	// A group deleted with its pods orphaned, then created again under the same name: its old,
-	// finished pods keep their names and labels but have no owner.
+	// finished pods keep their names and labels but have no owner. The next run is past them,
+	// and a pod the group does not own is not deleted.
 	g := newGroup("a")
 	orphan := finished(runPod(t, g, "a", 3, corev1.PodSucceeded), 0, "Completed", at(0))
 	orphan.OwnerReferences = nil
 
-	p := Decide(input(g, time.Minute, orphan))
-	if p.Create == nil || p.Status.RunCount != 4 || p.Create.Name == orphan.Name {
-		t.Fatalf("run %d in pod %v; want run 4, past the orphan %s", p.Status.RunCount, p.Create, orphan.Name)
-	}
-	if len(p.Delete) != 0 {
-		t.Fatalf("deletes a pod the group does not own: %v", deleted(p))
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, time.Minute), runningCond(g, "a", 4, time.Minute)},
+			CurrentRun:         currentRun(g, "a", 4, time.Minute),
+			RunCount:           4, ItemCount: 1,
+			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(time.Minute), WaitReason: v1alpha1.WaitRunning}},
+		},
+		Create:  newPod(t, g, "a", 4),
+		Untrack: []*corev1.Pod{&orphan},
+	}, Decide(input(g, time.Minute, orphan)))
 }

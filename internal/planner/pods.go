@@ -1,13 +1,11 @@
 package planner
 
 import (
-	"slices"
-	"strconv"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // pods are a group's pods sorted out for a decision.
@@ -26,7 +24,7 @@ func sortPods(group *v1alpha1.OaatGroup, list []corev1.Pod) pods {
 	var p pods
 	for i := range list {
 		pod := &list[i]
-		if Gone(pod) {
+		if podbuild.Gone(pod) {
 			p.gone = append(p.gone, pod)
 			continue
 		}
@@ -43,7 +41,7 @@ func sortPods(group *v1alpha1.OaatGroup, list []corev1.Pod) pods {
 // not: no run may start until it has ended.
 func (p pods) anyLive() bool {
 	for _, pod := range p.others {
-		if !Terminal(pod) {
+		if !podbuild.Terminal(pod) {
 			return true
 		}
 	}
@@ -67,43 +65,20 @@ func (p pods) maxRun() int64 {
 	var highest int64
 	for _, pod := range append([]*corev1.Pod{p.current}, p.others...) {
 		if pod != nil {
-			highest = max(highest, RunNumber(pod))
+			highest = max(highest, podbuild.RunNumber(pod))
 		}
 	}
 	return highest
 }
 
-// Gone reports whether the pod is deleted without a grace period (force-deleted, or never
-// scheduled: the API server gives those none) and has not ended: only finalizers keep the object,
-// no kubelet waits for its containers to stop, and the API server takes it as deleted.
-func Gone(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 &&
-		!Terminal(pod)
-}
-
 // disruptedGone reports whether the gone pod of that name was ended by a disruption.
 func (p pods) disruptedGone(name string) bool {
 	for _, pod := range p.gone {
-		if pod.Name == name && Disrupted(pod) {
+		if pod.Name == name && podbuild.Disrupted(pod) {
 			return true
 		}
 	}
 	return false
-}
-
-// Terminal reports whether the pod has ended: phase Succeeded or Failed. A pod being deleted that
-// has not ended is live: its containers may still run.
-func Terminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
-// RunNumber is the run number of a pod (its oaat.io/run label), zero when its label is missing or malformed.
-func RunNumber(pod *corev1.Pod) int64 {
-	n, err := strconv.ParseInt(pod.Labels[v1alpha1.LabelRun], 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
 }
 
 // untrackPods plans the removal of the finalizer oaat.io/run-tracking from every pod that carries
@@ -118,13 +93,8 @@ func (d *decision) untrackPods() {
 		current = cr.PodName
 	}
 	for _, pod := range append(append([]*corev1.Pod{d.pods.current}, d.pods.others...), d.pods.gone...) {
-		if pod != nil && pod.Name != current && Tracked(pod) {
+		if pod != nil && pod.Name != current && podbuild.Tracked(pod) {
 			d.plan.Untrack = append(d.plan.Untrack, pod)
 		}
 	}
-}
-
-// Tracked reports whether the pod carries the finalizer oaat.io/run-tracking.
-func Tracked(pod *corev1.Pod) bool {
-	return slices.Contains(pod.Finalizers, v1alpha1.FinalizerRunTracking)
 }

@@ -9,10 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 )
 
 func TestClassify(t *testing.T) {
-	p := policy{exitCodes: v1alpha1.ExitCodes{Success: []int32{3, 5}, DoNotRetry: []int32{4}}}
+	p := policy{Policy: groupspec.Policy{ExitCodes: v1alpha1.ExitCodes{Success: []int32{3, 5}, DoNotRetry: []int32{4}}}}
 	tests := []struct {
 		codes       []int32
 		wantSuccess bool

@@ -2,10 +2,10 @@ package planner
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,23 +17,30 @@ func TestPodCreateFailedBacksOff(t *testing.T) {
 	p := Decide(input(g, 0))
 	g = applied(g, p)
 	event := setPodCreateFailed(&g.Status, t0, errors.New("quota exceeded"))
-	if event.Reason != v1alpha1.ReasonPodCreateFailed || !strings.Contains(event.Message, "quota exceeded") || g.Status.CurrentRun != nil {
-		t.Fatalf("event %+v, currentRun %+v", event, g.Status.CurrentRun)
+	text := `Creating pod ` + podName(g, "a", 1) + ` for item "a" failed: quota exceeded`
+	failedSince := func(since time.Duration) metav1.Condition {
+		return cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonPodCreateFailed, text, since)
+	}
+	if diff := cmp.Diff(Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: text}, event); diff != "" {
+		t.Errorf("event (-want +got):\n%s", diff)
 	}
 
 	// Within the wait: nothing starts.
-	p = Decide(input(g, 2*time.Second))
-	if p.Create != nil || p.RequeueAfter != 3*time.Second {
-		t.Fatalf("at +2s: create %v, requeueAfter %v; want none, 3s", p.Create != nil, p.RequeueAfter)
+	idle := v1alpha1.OaatGroupStatus{
+		ObservedGeneration: 1, Conditions: []metav1.Condition{failedSince(0), idleCond(0)},
+		RunCount: 1, ItemCount: 1, Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(0)}},
 	}
+	checkPlan(t, Plan{Status: idle, RequeueAfter: 3 * time.Second}, Decide(input(g, 2*time.Second)))
 	// At the retry time a new attempt starts; Ready stays False until its pod is seen.
 	p = Decide(input(g, 5*time.Second))
-	if p.Create == nil {
-		t.Fatal("no retry at +5s")
-	}
-	if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonPodCreateFailed {
-		t.Fatalf("Ready during the retry = %+v", c)
-	}
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1, Conditions: []metav1.Condition{failedSince(0), runningCond(g, "a", 2, 5*time.Second)},
+			CurrentRun: currentRun(g, "a", 2, 5*time.Second), RunCount: 2, ItemCount: 1,
+			Items: []v1alpha1.ItemStatus{{Name: "a", LastStarted: at(5 * time.Second), WaitReason: v1alpha1.WaitRunning}},
+		},
+		Create: newPod(t, g, "a", 2),
+	}, p)
 	// It fails again: the next wait is longer (10s since the first failure, so 10s after +5s).
 	g = applied(g, p)
 	setPodCreateFailed(&g.Status, t0.Add(5*time.Second), errors.New("quota exceeded"))

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,17 +19,20 @@ func TestDecideClampsAFinishedAtFromTheFuture(t *testing.T) {
 	pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(12*time.Minute))
 	pod.Status.StartTime = at(10 * time.Minute) // the node's clock, 10 minutes ahead
 
-	p := Decide(input(g, 2*time.Minute, pod))
-	a := planItem(t, p, "a")
-	if a.LastSuccess == nil || !a.LastSuccess.Equal(at(2*time.Minute)) {
-		t.Fatalf("lastSuccess = %v, want the decision time %v", a.LastSuccess, at(2*time.Minute))
-	}
-	if !a.NextEligibleAt.Equal(at(time.Hour + 2*time.Minute)) {
-		t.Fatalf("nextEligibleAt = %v, want frequency after the decision time", a.NextEligibleAt)
-	}
-	if len(p.Finished) != 1 || p.Finished[0].Duration != 2*time.Minute {
-		t.Fatalf("finished = %+v, want a run of 2m (started at the pod's clamped start)", p.Finished)
-	}
+	// lastSuccess is the decision time, the item due a frequency after it; the run took 2m
+	// (from the pod's start, clamped to the run's).
+	now := 2 * time.Minute
+	a := succeededItem("a", pod.Name, 0, now)
+	a.NextEligibleAt, a.WaitReason = at(time.Hour+now), v1alpha1.WaitSucceededRecently
+	want := runningStatus(g, "b", 2, now, now, a)
+	want.Items[0], want.Items[1] = want.Items[1], want.Items[0]
+	checkPlan(t, Plan{
+		Status:   want,
+		Events:   []Event{succeededEvent("a", pod.Name)},
+		Create:   newPod(t, g, "b", 2),
+		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: now}},
+		Untrack:  []*corev1.Pod{&pod},
+	}, Decide(input(g, now, pod)))
 }
 
 // A node whose clock runs behind reports a finishedAt before the run even started (as the
@@ -42,17 +46,8 @@ func TestDecideClampsAFinishedAtBeforeTheRunStarted(t *testing.T) {
 	running(t, g, "a", 2, at(time.Hour+30*time.Second))
 	pod := finished(runPod(t, g, "a", 2, corev1.PodSucceeded), 0, "Completed", at(50*time.Minute))
 
-	p := Decide(input(g, time.Hour+time.Minute, pod))
-	a := planItem(t, p, "a")
-	if a.LastSuccess == nil || !a.LastSuccess.Equal(at(time.Hour+30*time.Second)) {
-		t.Fatalf("lastSuccess = %v, want the run's start %v", a.LastSuccess, at(time.Hour+30*time.Second))
-	}
-	if c := condition(t, p, v1alpha1.ConditionComplete); c.Status != metav1.ConditionTrue {
-		t.Fatalf("the round's success is not counted: Complete = %+v, item a = %+v", c, a)
-	}
-	if p.Create != nil {
-		t.Fatal("item a runs again in the round it succeeded in")
-	}
+	// lastSuccess is the run's start: the round's success counts, and item a does not run again.
+	checkEachOnceDone(t, g, time.Hour+30*time.Second, pod, Decide(input(g, time.Hour+time.Minute, pod)))
 }
 
 // An edit that makes the spec invalid during a run (a mistyped time zone of a second window)
@@ -67,26 +62,38 @@ func TestDecideInvalidEditKeepsTheRunsStops(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 	pod := runPod(t, g, "a", 1, corev1.PodRunning)
 
-	p := Decide(input(g, 4*time.Minute, pod))
-	if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonInvalidSpec {
-		t.Fatalf("Ready = %+v, want InvalidSpec", c)
+	// Not Ready, the run goes on; the spec is read again in 5s (before the run's deadline). With
+	// the spec unread, no item's wait is written: the running item's stays as it was.
+	text := `spec.blackoutWindows[1]: time zone "Europe/Berln": unknown time zone Europe/Berln`
+	invalid := func(now time.Duration, stop string) Plan {
+		status := runningStatus(g, "a", 1, 0, 4*time.Minute, v1alpha1.ItemStatus{Name: "b"})
+		status.Conditions[0] = cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, text, now)
+		status.CurrentRun.StopReason, status.Items[0].WaitReason = stop, ""
+		return Plan{Status: status}
 	}
-	if p.RequeueAfter == 0 || p.RequeueAfter > time.Minute {
-		t.Fatalf("requeueAfter = %v, want a wake-up by the run's deadline in 1m", p.RequeueAfter)
-	}
-	p = Decide(input(g, 5*time.Minute, pod))
-	if p.Status.CurrentRun == nil || p.Status.CurrentRun.StopReason != v1alpha1.ReasonDeadlineExceeded || len(p.Delete) != 1 {
-		t.Fatalf("at the deadline: currentRun %+v, deletes %v", p.Status.CurrentRun, deleted(p))
-	}
+	want := invalid(4*time.Minute, "")
+	want.Events = []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}}
+	want.RequeueAfter = 5 * time.Second
+	checkPlan(t, want, Decide(input(g, 4*time.Minute, pod)))
 
+	// At the deadline the run stops.
+	want = invalid(5*time.Minute, v1alpha1.ReasonDeadlineExceeded)
+	want.Status.Conditions[1] = runningCond(g, "a", 1, 5*time.Minute)
+	want.Events = []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}}
+	want.Delete = []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping,
+		Message: `Stopping item "a" in pod ` + pod.Name + ": it ran longer than spec.runTimeout 5m"}}}
+	want.RequeueAfter = 5 * time.Second
+	checkPlan(t, want, Decide(input(g, 5*time.Minute, pod)))
+
+	// Without a runTimeout, the valid stopRunning window stops it when it opens; nothing starts.
 	g.Spec.RunTimeout = ""
-	p = Decide(input(g, 30*time.Minute, pod))
-	if p.Status.CurrentRun == nil || p.Status.CurrentRun.StopReason != v1alpha1.ReasonInterrupted || len(p.Delete) != 1 {
-		t.Fatalf("when the valid stopRunning window opens: currentRun %+v, deletes %v", p.Status.CurrentRun, deleted(p))
-	}
-	if p.Create != nil {
-		t.Fatal("started an item of a group with an invalid spec")
-	}
+	want = invalid(30*time.Minute, v1alpha1.ReasonInterrupted)
+	want.Status.Conditions[1] = runningCond(g, "a", 1, 30*time.Minute)
+	want.Events = []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}}
+	want.Delete = []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
+		Message: `Stopping item "a" in pod ` + pod.Name + ": a blackout window with stopRunning opened"}}}
+	want.RequeueAfter = 5 * time.Second
+	checkPlan(t, want, Decide(input(g, 30*time.Minute, pod)))
 }
 
 // The pass that starts a round (a reset) starts its first item with the round's own stamp: a
@@ -100,17 +107,9 @@ func TestDecideEachOnceCountsASuccessAtTheRoundsStart(t *testing.T) {
 	running(t, g, "a", 2, at(time.Hour))                         // started by the reset's pass
 	pod := finished(runPod(t, g, "a", 2, corev1.PodSucceeded), 0, "Completed", at(time.Hour-time.Second))
 
-	p := Decide(input(g, time.Hour+time.Minute, pod))
-	a := planItem(t, p, "a")
-	if a.LastSuccess == nil || !a.LastSuccess.Equal(at(time.Hour)) {
-		t.Fatalf("lastSuccess = %v, want the run's start %v", a.LastSuccess, at(time.Hour))
-	}
-	if c := condition(t, p, v1alpha1.ConditionComplete); c.Status != metav1.ConditionTrue {
-		t.Errorf("the success at the round's start is not counted: Complete = %+v, item a = %+v", c, a)
-	}
-	if p.Create != nil {
-		t.Errorf("item a runs a second time in the round: %s", p.Create.Name)
-	}
+	// lastSuccess is the run's start, which is the round's: the success counts, and item a does
+	// not run a second time in the round.
+	checkEachOnceDone(t, g, time.Hour, pod, Decide(input(g, time.Hour+time.Minute, pod)))
 }
 
 // A reset in the second an item's run of the previous round succeeded starts a round in which
@@ -139,4 +138,32 @@ func TestDecideResetInTheSecondOfASuccess(t *testing.T) {
 			t.Errorf("EachOnce: the round's own run, clamped to its start, does not count")
 		}
 	}
+}
+
+// checkEachOnceDone checks the plan of the EachOnce group g (of items a and, optionally, b done
+// already) that records the success of item a's run in pod at lastSuccess, its finishedAt clamped
+// to the run's start: the round is complete, nothing starts. The run's time is counted from its
+// start to the decision, the node's end being before it.
+func checkEachOnceDone(t *testing.T, g *v1alpha1.OaatGroup, lastSuccess time.Duration, pod corev1.Pod, p Plan) {
+	t.Helper()
+	now := time.Hour + time.Minute
+	start := g.Status.CurrentRun.StartedAt.Sub(t0)
+	a := succeededItem("a", pod.Name, start, lastSuccess)
+	a.RecentRunSeconds, a.WaitReason = []int64{int64((now - start) / time.Second)}, v1alpha1.WaitDone
+	items := []v1alpha1.ItemStatus{a}
+	if len(g.Spec.OaatItems) > 1 {
+		items = append(items, v1alpha1.ItemStatus{Name: "b", LastSuccess: at(time.Hour + time.Second), WaitReason: v1alpha1.WaitDone})
+	}
+	text := fmt.Sprintf("All %d items have succeeded in this round; set annotation %s to a new value to run them again", len(items), v1alpha1.AnnotationReset)
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions: []metav1.Condition{readyCond(len(items), now),
+				cond(v1alpha1.ConditionComplete, metav1.ConditionTrue, v1alpha1.ReasonAllSucceeded, text, now), idleCond(now)},
+			RunCount: g.Status.RunCount, ItemCount: int32(len(items)), Items: items, RoundStartedAt: g.Status.RoundStartedAt,
+		},
+		Events:   []Event{succeededEvent("a", pod.Name), {Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonAllSucceeded, Message: text}},
+		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: now - start}},
+		Untrack:  []*corev1.Pod{&pod},
+	}, p)
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // startNext chooses the next item when nothing runs and plans its intent and pod: the oldest
-// on-demand run that may start, else the schedule's choice among the items the group does
-// not hold (parked, done, suspended). When the chosen run cannot start, it returns when to look
+// on-demand run that may start, else the schedule's choice among the items with no untimed
+// wait (parked, done, suspended). When the chosen run cannot start, it returns when to look
 // again: when takeLocks says while it waits for a lock, or as for a group that is not ready.
 func (d *decision) startNext() (wake time.Time) {
 	st := &d.plan.Status
@@ -31,11 +31,11 @@ func (d *decision) startNext() (wake time.Time) {
 	}
 	var free []schedule.Item
 	for i := range st.Items {
-		if d.held(&st.Items[i]) == "" {
+		if d.untimedWait(&st.Items[i]) == "" {
 			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
-	if next, ok := d.policy.timing.Next(free, d.in.Now, d.in.Rand); ok {
+	if next, ok := d.policy.Timing.Next(free, d.in.Now, d.in.Rand); ok {
 		return d.start(next.Name, "")
 	}
 	return time.Time{}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/message"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // stopCurrentRun stops the current run once it has run longer than spec.runTimeout (Pending
@@ -22,7 +23,7 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 		return time.Time{}
 	}
 	pod := d.pods.current
-	if cr.StopReason == "" && pod != nil && !Terminal(pod) && Disrupted(pod) {
+	if cr.StopReason == "" && pod != nil && !podbuild.Terminal(pod) && podbuild.Disrupted(pod) {
 		// Recorded while the pod still ends, so that the outcome does not depend on seeing its
 		// last state: an evicted pod may be gone before the next pass (PodNotFound).
 		cr.StopReason = v1alpha1.ReasonDisrupted
@@ -32,7 +33,7 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 	}
 	// A disrupted pod is ended by whoever disrupts it (the eviction API, the scheduler, the taint
 	// manager); the operator only records it.
-	if cr.StopReason == "" || cr.StopReason == v1alpha1.ReasonDisrupted || pod == nil || Terminal(pod) || pod.DeletionTimestamp != nil {
+	if cr.StopReason == "" || cr.StopReason == v1alpha1.ReasonDisrupted || pod == nil || podbuild.Terminal(pod) || pod.DeletionTimestamp != nil {
 		return wake
 	}
 	event := Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
@@ -56,21 +57,21 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 // will have to (zero when it will not).
 func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason string, wake time.Time) {
 	var next wakeUp
-	if timeout := d.policy.runTimeout; timeout > 0 {
+	if timeout := d.policy.RunTimeout; timeout > 0 {
 		deadline := cr.StartedAt.Add(timeout)
 		if !d.in.Now.Before(deadline) {
 			return v1alpha1.ReasonDeadlineExceeded, time.Time{}
 		}
 		next.at(deadline)
 	}
-	if timeout := d.policy.pendingTimeout; timeout > 0 && !Started(d.pods.current) {
+	if timeout := d.policy.PendingTimeout; timeout > 0 && !podbuild.Started(d.pods.current) {
 		deadline := cr.StartedAt.Add(timeout)
 		if !d.in.Now.Before(deadline) {
 			return v1alpha1.ReasonPendingTimeout, time.Time{}
 		}
 		next.at(deadline)
 	}
-	windows := d.policy.timing.Windows
+	windows := d.policy.Timing.Windows
 	if onDemandRun := d.onDemandRun(cr.OaatRun); cr.OaatRun != "" && onDemandRun != nil && onDemandRun.Spec.IgnoreBlackoutWindows {
 		windows = nil
 	}

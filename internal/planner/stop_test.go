@@ -1,15 +1,27 @@
 package planner
 
 import (
-	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
+
+// runningStatus is the status of group g, of n items, whose run `run` of item started at start
+// and goes on at now (a Ready and Running since now), with the other items' entries.
+func runningStatus(g *v1alpha1.OaatGroup, item string, run int64, start, now time.Duration, others ...v1alpha1.ItemStatus) v1alpha1.OaatGroupStatus {
+	items := append([]v1alpha1.ItemStatus{{Name: item, LastStarted: at(start), WaitReason: v1alpha1.WaitRunning}}, others...)
+	return v1alpha1.OaatGroupStatus{
+		ObservedGeneration: 1,
+		Conditions:         []metav1.Condition{readyCond(len(items), now), runningCond(g, item, run, now)},
+		CurrentRun:         currentRun(g, item, run, start),
+		RunCount:           run, ItemCount: int32(len(items)), Items: items,
+	}
+}
 
 // t0 is 12:00 UTC.
 func TestDecideRunTimeout(t *testing.T) {
@@ -20,42 +32,36 @@ func TestDecideRunTimeout(t *testing.T) {
 			running(t, g, "a", 1, at(0))
 			pod := runPod(t, g, "a", 1, phase)
 
-			p := Decide(input(g, 4*time.Minute, pod))
-			if len(p.Delete) != 0 || p.Status.CurrentRun.StopReason != "" || p.RequeueAfter != time.Minute {
-				t.Fatalf("before the deadline: deletes %v, stopReason %q, requeueAfter %v", deleted(p), p.Status.CurrentRun.StopReason, p.RequeueAfter)
-			}
+			// Before the deadline: a wake-up at it.
+			checkPlan(t, Plan{Status: runningStatus(g, "a", 1, 0, 4*time.Minute, v1alpha1.ItemStatus{Name: "b"}), RequeueAfter: time.Minute},
+				Decide(input(g, 4*time.Minute, pod)))
 
-			p = Decide(input(g, 5*time.Minute, pod))
-			if p.Status.CurrentRun == nil || p.Status.CurrentRun.StopReason != v1alpha1.ReasonDeadlineExceeded {
-				t.Fatalf("at the deadline currentRun = %+v", p.Status.CurrentRun)
-			}
-			if !slices.Equal(deleted(p), []string{pod.Name + " rogue=true"}) || p.Delete[0].Event.Type != corev1.EventTypeWarning ||
-				p.Delete[0].Event.Reason != v1alpha1.ReasonRunStopping {
-				t.Fatalf("at the deadline deletes %v", deleted(p))
-			}
-			if p.Create != nil {
-				t.Fatal("started an item while the stopped one still runs")
-			}
+			// At the deadline the run stops: its pod is deleted, and nothing starts meanwhile.
+			p := Decide(input(g, 5*time.Minute, pod))
+			want := runningStatus(g, "a", 1, 0, 5*time.Minute, v1alpha1.ItemStatus{Name: "b"})
+			want.CurrentRun.StopReason = v1alpha1.ReasonDeadlineExceeded
+			checkPlan(t, Plan{Status: want, Delete: []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping,
+				Message: `Stopping item "a" in pod ` + pod.Name + ": it ran longer than spec.runTimeout 5m"}}}}, p)
 
 			// The pod is being deleted: nothing more happens until it is gone.
 			stopping := applied(g, p)
 			deleting := pod.DeepCopy()
 			deleting.DeletionTimestamp = at(5 * time.Minute)
-			if again := Decide(input(stopping, 5*time.Minute+time.Second, *deleting)); len(again.Delete) != 0 || again.Create != nil || len(again.Finished) != 0 {
-				t.Fatalf("while the pod terminates: deletes %v, create %v, finished %v", deleted(again), again.Create != nil, again.Finished)
-			}
+			checkPlan(t, Plan{Status: stopping.Status}, Decide(input(stopping, 5*time.Minute+time.Second, *deleting)))
 
-			gone := Decide(input(stopping, 5*time.Minute+2*time.Second))
-			a := planItem(t, gone, "a")
-			if a.LastReason != v1alpha1.ReasonDeadlineExceeded || a.FailureCount != 1 || a.LastFailure == nil || a.LastSuccess != nil {
-				t.Fatalf("after the stop item a = %+v", a)
-			}
-			if len(gone.Finished) != 1 || gone.Finished[0].Result != ResultFailed {
-				t.Fatalf("finished = %+v", gone.Finished)
-			}
-			if gone.Create == nil || gone.Status.CurrentRun.Item != "b" {
-				t.Fatalf("the next item does not start once the stopped pod is gone: %+v", gone.Status.CurrentRun)
-			}
+			// Once it is gone the run is a failure, and the next item starts.
+			now := 5*time.Minute + 2*time.Second
+			want = runningStatus(g, "b", 2, now, 5*time.Minute, v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(now), FailureCount: 1,
+				LastReason: v1alpha1.ReasonDeadlineExceeded, LastPodName: pod.Name,
+				NextEligibleAt: at(now + 10*time.Minute), WaitReason: v1alpha1.WaitCoolingOff})
+			want.Items[0], want.Items[1] = want.Items[1], want.Items[0]
+			checkPlan(t, Plan{
+				Status: want,
+				Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
+					Message: `Item "a" failed in pod ` + pod.Name + ": DeadlineExceeded, stopped after running longer than spec.runTimeout"}},
+				Create:   newPod(t, g, "b", 2),
+				Finished: []Outcome{{Item: "a", Result: ResultFailed, Duration: now}},
+			}, Decide(input(stopping, now)))
 		})
 	}
 }
@@ -68,10 +74,19 @@ func TestDecideStoppedRunThatSucceeded(t *testing.T) {
 	g.Status.CurrentRun.StopReason = v1alpha1.ReasonDeadlineExceeded
 	pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(5*time.Minute))
 
-	p := Decide(input(g, 5*time.Minute, pod))
-	if a := planItem(t, p, "a"); a.LastSuccess == nil || a.LastReason != "Completed" {
-		t.Fatalf("item a = %+v", a)
-	}
+	a := succeededItem("a", pod.Name, 0, 5*time.Minute)
+	a.NextEligibleAt, a.WaitReason = at(time.Hour+5*time.Minute), v1alpha1.WaitSucceededRecently
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(1, 5*time.Minute), idleCond(5 * time.Minute)},
+			RunCount:           1, ItemCount: 1, Items: []v1alpha1.ItemStatus{a},
+		},
+		Events:       []Event{succeededEvent("a", pod.Name)},
+		Finished:     []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 5 * time.Minute}},
+		RequeueAfter: time.Hour,
+		Untrack:      []*corev1.Pod{&pod},
+	}, Decide(input(g, 5*time.Minute, pod)))
 }
 
 func TestDecideStopRunningWindow(t *testing.T) {
@@ -80,33 +95,35 @@ func TestDecideStopRunningWindow(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 	pod := runPod(t, g, "a", 1, corev1.PodRunning)
 
-	p := Decide(input(g, 10*time.Minute, pod))
-	if len(p.Delete) != 0 || p.RequeueAfter != 20*time.Minute {
-		t.Fatalf("before the window: deletes %v, requeueAfter %v", deleted(p), p.RequeueAfter)
-	}
+	// Before the window: a wake-up when it opens.
+	checkPlan(t, Plan{Status: runningStatus(g, "a", 1, 0, 10*time.Minute, v1alpha1.ItemStatus{Name: "b"}), RequeueAfter: 20 * time.Minute},
+		Decide(input(g, 10*time.Minute, pod)))
 
-	p = Decide(input(g, 30*time.Minute, pod))
-	if p.Status.CurrentRun.StopReason != v1alpha1.ReasonInterrupted || len(p.Delete) != 1 || p.Delete[0].Event.Type != corev1.EventTypeNormal {
-		t.Fatalf("when the window opens: currentRun %+v, deletes %v", p.Status.CurrentRun, deleted(p))
-	}
+	// When it opens the run stops, and the other items wait for its end at 13:00.
+	p := Decide(input(g, 30*time.Minute, pod))
+	want := runningStatus(g, "a", 1, 0, 30*time.Minute, v1alpha1.ItemStatus{Name: "b", NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitBlackout})
+	want.CurrentRun.StopReason = v1alpha1.ReasonInterrupted
+	checkPlan(t, Plan{Status: want, Delete: []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
+		Message: `Stopping item "a" in pod ` + pod.Name + ": a blackout window with stopRunning opened"}}}}, p)
 
-	gone := Decide(input(applied(g, p), 30*time.Minute+time.Second))
-	a := planItem(t, gone, "a")
-	if a.LastReason != v1alpha1.ReasonInterrupted || a.LastFailure != nil || a.FailureCount != 0 || a.LastSuccess != nil || a.LastPodName != pod.Name {
-		t.Fatalf("an interrupted run is neither a success nor a failure: item a = %+v", a)
-	}
-	if len(gone.Finished) != 1 || gone.Finished[0].Result != ResultInterrupted {
-		t.Fatalf("finished = %+v", gone.Finished)
-	}
-	if !slices.Equal(reasons(gone), []string{v1alpha1.ReasonRunInterrupted}) {
-		t.Fatalf("events = %v", reasons(gone))
-	}
-	if gone.Create != nil || gone.RequeueAfter != 30*time.Minute-time.Second {
-		t.Fatalf("inside the window: create %v, requeueAfter %v (want the window's end)", gone.Create != nil, gone.RequeueAfter)
-	}
-	if a.WaitReason != v1alpha1.WaitBlackout || !a.NextEligibleAt.Equal(at(time.Hour)) {
-		t.Fatalf("item a waits %q until %v, want Blackout until 13:00", a.WaitReason, a.NextEligibleAt)
-	}
+	// An interrupted run is neither a success nor a failure; inside the window nothing starts, and
+	// the items wait for its end at 13:00.
+	now := 30*time.Minute + time.Second
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions:         []metav1.Condition{readyCond(2, 30*time.Minute), idleCond(now)},
+			RunCount:           1, ItemCount: 2, Items: []v1alpha1.ItemStatus{
+				{Name: "a", LastStarted: at(0), LastReason: v1alpha1.ReasonInterrupted, LastPodName: pod.Name,
+					NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitBlackout},
+				{Name: "b", NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitBlackout},
+			},
+		},
+		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunInterrupted,
+			Message: `Item "a" was interrupted in pod ` + pod.Name + ": Interrupted, stopped because a blackout window with stopRunning opened"}},
+		Finished:     []Outcome{{Item: "a", Result: ResultInterrupted, Duration: now}},
+		RequeueAfter: 30*time.Minute - time.Second,
+	}, Decide(input(applied(g, p), now)))
 }
 
 func TestDecideWindowWithoutStopRunningLetsTheRunFinish(t *testing.T) {
@@ -115,10 +132,7 @@ func TestDecideWindowWithoutStopRunningLetsTheRunFinish(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 	pod := runPod(t, g, "a", 1, corev1.PodRunning)
 
-	p := Decide(input(g, 40*time.Minute, pod))
-	if len(p.Delete) != 0 || p.Status.CurrentRun.StopReason != "" || p.RequeueAfter != 0 {
-		t.Fatalf("deletes %v, stopReason %q, requeueAfter %v", deleted(p), p.Status.CurrentRun.StopReason, p.RequeueAfter)
-	}
+	checkPlan(t, Plan{Status: runningStatus(g, "a", 1, 0, 40*time.Minute)}, Decide(input(g, 40*time.Minute, pod)))
 }
 
 func TestDecideInvalidWindowIsNotReady(t *testing.T) {
@@ -126,12 +140,16 @@ func TestDecideInvalidWindowIsNotReady(t *testing.T) {
 	g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "01:00", End: "02:00", TimeZone: "Mars/Olympus"}}
 	_, parseErr := schedule.ParseWindow("01:00", "02:00", nil, "Mars/Olympus")
 
-	p := Decide(input(g, 0))
-	c := condition(t, p, v1alpha1.ConditionReady)
-	if c.Reason != v1alpha1.ReasonInvalidSpec || c.Message != "spec.blackoutWindows[0]: "+parseErr.Error() {
-		t.Fatalf("Ready = %+v", c)
-	}
-	if p.Create != nil {
-		t.Fatal("started an item of a group with an invalid spec")
-	}
+	// Nothing starts; the spec is read again in 5s.
+	text := "spec.blackoutWindows[0]: " + parseErr.Error()
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions: []metav1.Condition{
+				cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, text, 0), idleCond(0)},
+			ItemCount: 1, Items: []v1alpha1.ItemStatus{{Name: "a"}},
+		},
+		Events:       []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}},
+		RequeueAfter: 5 * time.Second,
+	}, Decide(input(g, 0)))
 }

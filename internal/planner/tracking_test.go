@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // untracked names the pods a plan removes the finalizer oaat.io/run-tracking from.
@@ -28,7 +29,7 @@ func TestTrackedPodIsUntrackedOnceRecorded(t *testing.T) {
 	g.Spec.FailureCoolOff = "1h"
 	running(t, g, "a", 1, at(0))
 	pod := runPod(t, g, "a", 1, corev1.PodRunning)
-	if !Tracked(&pod) {
+	if !podbuild.Tracked(&pod) {
 		t.Fatalf("pod finalizers %v; want %s from its creation", pod.Finalizers, v1alpha1.FinalizerRunTracking)
 	}
 	if p := Decide(input(g, time.Minute, pod)); len(p.Untrack) != 0 {
@@ -52,7 +53,7 @@ func TestTrackedPodIsUntrackedOnceRecorded(t *testing.T) {
 	if !slices.Equal(untracked(p), []string{ended.Name}) {
 		t.Errorf("untracks %v; want the recorded pod %s", untracked(p), ended.Name)
 	}
-	if p.Create == nil || p.Status.CurrentRun.Item != "a" || !Tracked(p.Create) {
+	if p.Create == nil || p.Status.CurrentRun.Item != "a" || !podbuild.Tracked(p.Create) {
 		t.Errorf("next run %+v (pod %v); want item a again at once, in a tracked pod", p.Status.CurrentRun, p.Create)
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
-// held returns why the group holds the item whatever the time: it runs now, it is parked, it
-// is done (mode EachOnce) or the group is suspended; empty when the schedule decides.
-func (d *decision) held(it *v1alpha1.ItemStatus) string {
+// untimedWait returns why the item waits whatever the time: it runs now, it is parked, it is done
+// (mode EachOnce) or the group is suspended; empty when the schedule decides.
+func (d *decision) untimedWait(it *v1alpha1.ItemStatus) string {
 	st := &d.plan.Status
 	switch {
 	case st.CurrentRun != nil && st.CurrentRun.Item == it.Name:
@@ -22,7 +22,7 @@ func (d *decision) held(it *v1alpha1.ItemStatus) string {
 		return v1alpha1.WaitParked
 	case d.done(it):
 		return d.doneReason()
-	case d.policy.suspended != "":
+	case d.policy.Suspended != "":
 		return v1alpha1.WaitSuspended
 	}
 	return ""
@@ -37,10 +37,10 @@ func (d *decision) parked(it *v1alpha1.ItemStatus) bool {
 // done reports whether, in mode EachOnce or with a schedule, the item has succeeded in the
 // current round.
 func (d *decision) done(it *v1alpha1.ItemStatus) bool {
-	if !d.policy.calendar.IsZero() {
+	if !d.policy.Calendar.IsZero() {
 		return d.doneInRound(it)
 	}
-	if !d.policy.eachOnce || it.LastSuccess == nil {
+	if !d.policy.EachOnce || it.LastSuccess == nil {
 		return false
 	}
 	round := d.plan.Status.RoundStartedAt
@@ -73,7 +73,7 @@ func (d *decision) setWaits() (wake time.Time) {
 		if it.ParkedGeneration != 0 && !d.parked(it) {
 			it.ParkedGeneration = 0
 		}
-		if reason := d.held(it); reason != "" {
+		if reason := d.untimedWait(it); reason != "" {
 			it.NextEligibleAt, it.WaitReason = d.heldUntil(reason), reason
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/forecast"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
@@ -112,11 +113,7 @@ func writeAssumptions(w io.Writer, g *v1alpha1.OaatGroup, f forecast.Forecast) e
 		"the order and the waits are the operator's planner's own, played forward on a simulated clock",
 	}
 	if g.Spec.Schedule != "" {
-		zone := g.Spec.ScheduleTimeZone
-		if zone == "" {
-			zone = "UTC"
-		}
-		lines = append(lines, fmt.Sprintf("schedule %q in %s", g.Spec.Schedule, zone))
+		lines = append(lines, fmt.Sprintf("schedule %q in %s", g.Spec.Schedule, groupspec.TimeZoneOf(g)))
 	}
 	if n := len(g.Spec.BlackoutWindows); n > 0 {
 		lines = append(lines, fmt.Sprintf("blackout windows: the %d of spec.blackoutWindows", n))

@@ -5,23 +5,16 @@ import (
 	"time"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 )
 
 // timing says when the group's items are due: frequency=1h, or for a calendar schedule
 // schedule="0 1 * * *" with its time zone, its jitter and when the next round starts.
 func timing(g *v1alpha1.OaatGroup, now time.Time) string {
 	if g.Spec.Schedule == "" {
-		frequency := g.Spec.Frequency
-		if frequency == "" {
-			frequency = v1alpha1.DefaultFrequency
-		}
-		return "frequency=" + string(frequency)
+		return "frequency=" + string(groupspec.FrequencyOf(g))
 	}
-	zone := g.Spec.ScheduleTimeZone
-	if zone == "" {
-		zone = "UTC"
-	}
-	s := fmt.Sprintf("schedule=%q  timeZone=%s", string(g.Spec.Schedule), zone)
+	s := fmt.Sprintf("schedule=%q  timeZone=%s", string(g.Spec.Schedule), groupspec.TimeZoneOf(g))
 	if g.Spec.Jitter != "" {
 		s += "  jitter=" + string(g.Spec.Jitter)
 	}

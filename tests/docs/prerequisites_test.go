@@ -35,8 +35,8 @@ var scriptTargets = []scriptTarget{
 	{target: "cluster-up", command: "hack/cluster/cluster.sh up"},
 	{target: "real-node-smoke", command: "hack/cluster/realnode-smoke.sh", realNode: true, images: []string{"busybox"}},
 	{target: "test-realnode", command: "go test -tags realnode", realNode: true, images: []string{"busybox", "operator"}},
-	{target: "test-e2e", command: "go test -tags e2e"},
-	{target: "docs-transcripts", command: "go test -tags e2e"},
+	{target: "test-e2e", command: "--tags e2e --procs"},
+	{target: "docs-transcripts", command: "--tags e2e --procs"},
 	{target: "test-olm-install", command: "go test -tags olminstall"},
 	{target: "test-olm-catalog", command: "go test -tags olmcatalog", realNode: true, images: []string{"busybox", "operator", "olm", "opm", "catalog"}},
 }

@@ -22,7 +22,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/hack/devkit"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -146,7 +146,7 @@ var (
 	itemStatus = support.ItemStatus
 	itemNames  = support.ItemNames
 	podNames   = support.PodNames
-	isTerminal = planner.Terminal
+	isTerminal = podbuild.Terminal
 )
 
 // itemOf returns the status entry of the item, failing g while the group has none yet.

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 var _ = Describe("Modes and history", func() {
@@ -65,7 +65,7 @@ var _ = Describe("Modes and history", func() {
 		Eventually(func(g Gomega) {
 			var finished []string
 			for _, p := range podsOf(ctx, g, "history") {
-				if planner.Terminal(&p) && p.DeletionTimestamp == nil {
+				if podbuild.Terminal(&p) && p.DeletionTimestamp == nil {
 					finished = append(finished, p.Labels[v1alpha1.LabelRun])
 				}
 			}

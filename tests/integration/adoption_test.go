@@ -14,7 +14,7 @@ import (
 // back without holders. Two installations of some namespaces share it; the one whose group runs
 // under it has no leader at that moment (here: stopped). The other sees the runs of the first only
 // through the lock's holders: were it to take the empty lock's slot at once, two pods would run
-// under capacity 1 (issue 25; make chaos found it with seed 725329714). The lock gives it no slot
+// under capacity 1 (issue 25; make chaos found it). The lock gives it no slot
 // for its adoption window (locks.AdoptionWindow); the first installation, back within the window,
 // lists its live run again, and the other waits until that run has ended.
 var _ = Describe("A ClusterOaatLock re-created while another installation's run holds it", func() {

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -90,7 +90,7 @@ var (
 	itemStatus = support.ItemStatus
 	itemNames  = support.ItemNames
 	podNames   = support.PodNames
-	isTerminal = planner.Terminal
+	isTerminal = podbuild.Terminal
 )
 
 func condition(group *v1alpha1.OaatGroup, condType string) *metav1.Condition {

@@ -66,7 +66,11 @@ var _ = Describe("On-demand runs", func() {
 		onDemandRun = expectOnDemandRun(ctx, "first", v1alpha1.OaatRunSucceeded, "Completed")
 		Expect(onDemandRun.Status.ExitCode).To(HaveValue(BeEquivalentTo(0)))
 		Expect(onDemandRun.Status.StartedAt).NotTo(BeNil())
-		Expect(itemStatus(getGroup(ctx, Default, "backups"), "c").LastSuccess).NotTo(BeNil(), "an on-demand run is a run of the item")
+		// apply writes the on-demand run's final status before the group's: the item's success
+		// may come a moment later.
+		Eventually(func(g Gomega) {
+			g.Expect(itemStatus(getGroup(ctx, g, "backups"), "c").LastSuccess).NotTo(BeNil(), "an on-demand run is a run of the item")
+		}).WithContext(ctx).Should(Succeed())
 
 		By("running second's item next, and recording its failure in the on-demand run")
 		second := waitForLivePod(ctx, "backups", scheduled.Name, first.Name)

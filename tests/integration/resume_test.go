@@ -14,7 +14,7 @@ import (
 )
 
 var _ = Describe("Resuming after a restart or a failover", func() {
-	It("reconciles the most overdue groups first", func(ctx SpecContext) {
+	It("reconciles the groups due longest first", func(ctx SpecContext) {
 		// Named so that the informers' list (by name) has them in the reverse of their order of
 		// overdue: the least overdue first.
 		overdueBy := map[string]time.Duration{

@@ -16,7 +16,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/hack/devkit"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
@@ -210,7 +210,7 @@ func (c *chaos) randomLivePod(ctx context.Context) (*corev1.Pod, error) {
 			return nil, err
 		}
 		for i := range pods.Items {
-			if !planner.Terminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
+			if !podbuild.Terminal(&pods.Items[i]) && pods.Items[i].DeletionTimestamp == nil {
 				live = append(live, &pods.Items[i])
 			}
 		}

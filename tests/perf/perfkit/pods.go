@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
@@ -95,7 +95,7 @@ func (r *PodRecorder) Observe(ev watch.Event) error {
 	if ev.Type == watch.Deleted {
 		p.Deleted = true
 	}
-	if p.SeenEnded.IsZero() && (ev.Type == watch.Deleted || planner.Terminal(pod)) {
+	if p.SeenEnded.IsZero() && (ev.Type == watch.Deleted || podbuild.Terminal(pod)) {
 		p.SeenEnded = now
 	}
 	return nil

@@ -1,4 +1,4 @@
-package overdue
+package duepriority
 
 import (
 	"testing"
@@ -23,8 +23,8 @@ func TestIdleIsControllerRuntimesLowPriority(t *testing.T) {
 
 func TestDue(t *testing.T) {
 	for _, tc := range []struct {
-		overdue time.Duration
-		want    int
+		due  time.Duration
+		want int
 	}{
 		{0, 1},
 		{999 * time.Millisecond, 1},
@@ -38,11 +38,11 @@ func TestDue(t *testing.T) {
 		{7 * 24 * time.Hour, 1 + maxLevel},
 		{365 * 24 * time.Hour, 1 + maxLevel},
 	} {
-		if got := Due(tc.overdue); got != tc.want {
-			t.Errorf("Due(%s) = %d, want %d", tc.overdue, got, tc.want)
+		if got := Due(tc.due); got != tc.want {
+			t.Errorf("Due(%s) = %d, want %d", tc.due, got, tc.want)
 		}
 	}
-	// More overdue never ranks lower, and every due level is above the others.
+	// Due longer never ranks lower, and every due level is above the others.
 	prev := Due(0)
 	for d := time.Duration(0); d < 30*24*time.Hour; d += d/8 + time.Millisecond {
 		p := Due(d)

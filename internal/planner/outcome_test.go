@@ -1,10 +1,11 @@
 package planner
 
 import (
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -18,7 +19,7 @@ func TestRunEventsFailures(t *testing.T) {
 		events v1alpha1.RunEvents
 		phase  corev1.PodPhase
 		code   int32
-		want   []string
+		want   []string // the reasons of the events
 	}{
 		{"success, all events", "", corev1.PodSucceeded, 0, []string{v1alpha1.ReasonRunSucceeded}},
 		{"success, All", v1alpha1.RunEventsAll, corev1.PodSucceeded, 0, []string{v1alpha1.ReasonRunSucceeded}},
@@ -31,13 +32,21 @@ func TestRunEventsFailures(t *testing.T) {
 			running(t, g, "a", 1, at(0))
 			pod := finished(runPod(t, g, "a", 1, tc.phase), tc.code, "Completed", at(30*time.Second))
 
+			// The run is recorded and the next one starts, with or without an event.
 			p := Decide(input(g, time.Minute, pod))
-
-			if !slices.Equal(reasons(p), tc.want) {
-				t.Fatalf("events = %v, want %v", reasons(p), tc.want)
+			result := ResultSucceeded
+			if tc.phase == corev1.PodFailed {
+				result = ResultFailed
 			}
-			if len(p.Finished) != 1 || p.Status.CurrentRun == nil || p.Status.CurrentRun.Item != "b" {
-				t.Fatalf("the run is not recorded with the next one started: finished %+v, currentRun %+v", p.Finished, p.Status.CurrentRun)
+			got := struct {
+				Reasons  []string
+				Finished []Outcome
+				Create   string
+			}{reasons(p), p.Finished, p.Create.Name}
+			want := got
+			want.Reasons, want.Finished, want.Create = tc.want, []Outcome{{Item: "a", Result: result, Duration: 30 * time.Second}}, podName(g, "b", 2)
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("events, outcomes and the next pod (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,7 +1,7 @@
-// Package overdue orders the OaatGroup controller's work queue: how overdue a group is, read from
-// its persisted status (and its current run's pod), becomes the priority it is queued with, so
-// that after a start or a failover the groups that have waited longest are reconciled first and a
-// group due now never waits behind groups that are not due.
+// Package duepriority orders the OaatGroup controller's work queue: how long a group has had work
+// due, read from its persisted status (and its current run's pod), becomes the priority it is
+// queued with, so that after a start or a failover the groups that have waited longest are
+// reconciled first and a group due now never waits behind groups that are not due.
 //
 // The choice: controller-runtime's priority queue (on by default since v0.22, and the queue the
 // controller uses here) rather than an ordering of our own. It already hands out the highest
@@ -15,7 +15,7 @@
 // stands for.
 //
 // The levels, highest first:
-//   - Due(overdue): the group has work due since some instant (an item eligible and nothing
+//   - Due(since): the group has work due since some instant (an item eligible and nothing
 //     running, its run's pod ended, its run past spec.runTimeout, its spec changed). Levels grow
 //     with how long it has been due, on a logarithmic scale of four levels per doubling (a group
 //     due for 40 s goes before one due for 30 s, one due for 2 h before one due for 1 h); FIFO
@@ -30,7 +30,7 @@
 // The status is what the last reconcile wrote: nextEligibleAt of an item is when its wait ends,
 // and an item without a wait or a reason was eligible at that write. An error of this estimate
 // costs an order, never a run: the reconcile itself decides from a fresh snapshot.
-package overdue
+package duepriority
 
 import (
 	"math"
@@ -41,7 +41,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/duration"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 const (
@@ -53,19 +54,19 @@ const (
 	Unknown = 0
 	// dueBase is the priority of a group due now, above every other level.
 	dueBase = 1
-	// levelsPerDoubling is how many levels one doubling of the time overdue spans.
+	// levelsPerDoubling is how many levels one doubling of the time due spans.
 	levelsPerDoubling = 4
-	// maxLevel caps the levels: one week overdue and more share the highest.
+	// maxLevel caps the levels: due for one week and more share the highest.
 	maxLevel = 77 // ceil(4 * log2(7 * 24 * 3600))
 )
 
-// Due is the priority of a group due for overdue: dueBase for less than a second, then four
-// levels per doubling, capped at dueBase+maxLevel.
-func Due(overdue time.Duration) int {
-	if overdue < time.Second {
+// Due is the priority of a group that has had work due for the duration since: dueBase for less
+// than a second, then four levels per doubling, capped at dueBase+maxLevel.
+func Due(since time.Duration) int {
+	if since < time.Second {
 		return dueBase
 	}
-	level := 1 + int(math.Floor(levelsPerDoubling*math.Log2(overdue.Seconds())))
+	level := 1 + int(math.Floor(levelsPerDoubling*math.Log2(since.Seconds())))
 	return dueBase + min(level, maxLevel)
 }
 
@@ -125,8 +126,7 @@ func DueSince(group *v1alpha1.OaatGroup, run *corev1.Pod, runGone bool, now time
 // stopped between the run's intent and the pod's create, and the synced cache lacks the pod. The
 // run was due when the group's previous run ended (the latest end of any item's run), or at the
 // run's intent if none ended before it; counting from the intent alone ranked such a group, due
-// since its previous pod ended, behind groups due for less (a resume of 1,000 groups started one
-// 25 s after the restart, among the most overdue tenth by its pods). A group that idled between
+// since its previous pod ended, behind groups due for less. A group that idled between
 // its previous run and this run's intent is ranked as due since that run's end: an estimate that
 // moves the few groups caught by a stop forward, never a run.
 func NeverCreated(group *v1alpha1.OaatGroup, now time.Time) int {
@@ -150,12 +150,12 @@ func runDueSince(group *v1alpha1.OaatGroup, cr *v1alpha1.CurrentRun, run *corev1
 	switch {
 	case cr.StopReason != "", runGone:
 		return now, true
-	case run != nil && run.Name == cr.PodName && (run.Status.Phase == corev1.PodSucceeded || run.Status.Phase == corev1.PodFailed):
+	case run != nil && run.Name == cr.PodName && podbuild.Terminal(run):
 		return podEnded(run, now), true
 	case run != nil && run.Name == cr.PodName && !run.DeletionTimestamp.IsZero():
 		return now, true
 	}
-	if timeout, err := duration.Parse(string(group.Spec.RunTimeout)); err == nil && timeout > 0 {
+	if timeout, err := groupspec.RunTimeout(group); err == nil && timeout > 0 {
 		if deadline := cr.StartedAt.Add(timeout); !deadline.After(now) {
 			return deadline, true
 		}
@@ -163,18 +163,13 @@ func runDueSince(group *v1alpha1.OaatGroup, cr *v1alpha1.CurrentRun, run *corev1
 	return time.Time{}, false
 }
 
-// podEnded is when a terminal pod ended: its last container's finishedAt, now when it has none.
+// podEnded is when a terminal pod ended (podbuild.Ended), now when no container says so or it
+// says a time still to come.
 func podEnded(pod *corev1.Pod, now time.Time) time.Time {
-	var ended time.Time
-	for _, cs := range pod.Status.ContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(ended) {
-			ended = t.FinishedAt.Time
-		}
+	if ended, ok := podbuild.Ended(pod); ok && !ended.After(now) {
+		return ended
 	}
-	if ended.IsZero() || ended.After(now) {
-		return now
-	}
-	return ended
+	return now
 }
 
 // latest is the latest of base and the times that are set.

@@ -25,25 +25,25 @@ import (
 
 var oaatRunsResource = schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "oaatruns"}
 
-// runReconciler is an OaatRun reconciler whose cache is c and whose direct reads go to apiReader.
-type runReconciler struct {
-	*OaatRunReconciler
+// onDemandRunReconciler is an on-demand run reconciler whose cache is c and whose direct reads go to apiReader.
+type onDemandRunReconciler struct {
+	*OnDemandRunReconciler
 	clock    *clocktesting.FakeClock
 	recorder *events.FakeRecorder
 }
 
-// newRunReconciler starts its clock 1.5 s past testT0, so that a time stamped in status shows
+// newOnDemandRunReconciler starts its clock 1.5 s past testT0, so that a time stamped in status shows
 // that it was taken from the clock and truncated to the second.
-func newRunReconciler(c client.Client, apiReader client.Reader) runReconciler {
+func newOnDemandRunReconciler(c client.Client, apiReader client.Reader) onDemandRunReconciler {
 	clock := clocktesting.NewFakeClock(testT0.Add(1500 * time.Millisecond))
 	recorder := events.NewFakeRecorder(100)
 	runs := metrics.NewRunMetrics()
-	r := &OaatRunReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Runs: runs}
+	r := &OnDemandRunReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Runs: runs}
 	r.onDemandRuns = onDemandRunWriter{client: c, recorder: recorder, runs: runs}
-	return runReconciler{OaatRunReconciler: r, clock: clock, recorder: recorder}
+	return onDemandRunReconciler{OnDemandRunReconciler: r, clock: clock, recorder: recorder}
 }
 
-func (r runReconciler) reconcile(t *testing.T, name string) (ctrl.Result, error) {
+func (r onDemandRunReconciler) reconcile(t *testing.T, name string) (ctrl.Result, error) {
 	t.Helper()
 	return r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: name}})
 }
@@ -99,7 +99,7 @@ func TestFinishedOnDemandRunExpires(t *testing.T) {
 			onDemandRun.Spec.TTLAfterFinished = tt.ttl
 			var preconditions []*metav1.Preconditions
 			c := newFakeClient(t, recordDeletes(&preconditions, tt.deleteErr), onDemandRun)
-			r := newRunReconciler(c, c)
+			r := newOnDemandRunReconciler(c, c)
 			r.clock.SetTime(testT0.Add(tt.after))
 
 			res, err := r.reconcile(t, "r")
@@ -150,7 +150,7 @@ func TestOrphanOnDemandRun(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := newFakeClient(t, interceptor.Funcs{}, testOnDemandRun("r", "g", tt.status))
-			r := newRunReconciler(c, c)
+			r := newOnDemandRunReconciler(c, c)
 			res, err := r.reconcile(t, "r")
 			if err != nil || res != (ctrl.Result{}) {
 				t.Fatalf("result %+v, error %v", res, err)
@@ -214,7 +214,7 @@ func TestOrphanOnDemandRunEdge(t *testing.T) {
 				},
 			}, objs...)
 			cache := newFakeClient(t, interceptor.Funcs{}, onDemandRun) // never shows the group
-			r := newRunReconciler(cachedView(cache, server), server)
+			r := newOnDemandRunReconciler(cachedView(cache, server), server)
 
 			res, err := r.reconcile(t, "r")
 			if !errors.Is(err, tt.wantErr) || res != (ctrl.Result{}) {
@@ -237,7 +237,7 @@ func TestGroupToOnDemandRuns(t *testing.T) {
 	elsewhere := testOnDemandRun("elsewhere", "g", v1alpha1.OaatRunStatus{})
 	elsewhere.Namespace = "other-ns"
 	c := newFakeClient(t, interceptor.Funcs{}, mine, other, elsewhere)
-	r := newRunReconciler(c, c)
+	r := newOnDemandRunReconciler(c, c)
 	got := r.groupToOnDemandRuns(context.Background(), testGroup("g"))
 	want := []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: "mine"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -248,7 +248,7 @@ func TestGroupToOnDemandRuns(t *testing.T) {
 			return fmt.Errorf("cache not synced")
 		},
 	})
-	if got := newRunReconciler(failing, failing).groupToOnDemandRuns(context.Background(), testGroup("g")); len(got) != 0 {
+	if got := newOnDemandRunReconciler(failing, failing).groupToOnDemandRuns(context.Background(), testGroup("g")); len(got) != 0 {
 		t.Errorf("on-demand runs %v from a list that failed", got)
 	}
 }
