@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +31,17 @@ var notRun = []struct{ file, prefix, reason string }{
 // notRunYet are the commands no test runs from its page yet, by page and the start of their
 // line, each with the test that runs them as a copy or the cluster they need: work left of issue
 // 26. An entry that no longer matches a command fails, so that the list only shrinks.
-var notRunYet = []struct{ file, prefix, reason string }{}
+var notRunYet = []struct{ file, prefix, reason string }{
+	{"docs/olm.md", "TOKEN=$(kubectl -n monitoring create token prometheus)", metricsNotRunYet},
+	{"docs/olm.md", "curl -sk -H ", metricsNotRunYet},
+}
+
+// metricsNotRunYet is why docs/olm.md's scrape of the metrics with a token is not run from the
+// page: its Service name resolves in the cluster's DNS only, which the test's Prometheus on the
+// node does not use, and it reaches either replica, of which the standby has no run counters.
+// tests/olmcatalog (metrics_test.go) binds oaat-operator-metrics-reader to a ServiceAccount of
+// its own and scrapes each replica's endpoint with its token instead.
+const metricsNotRunYet = "the scrape of the metrics Service by its cluster DNS name: tests/olmcatalog scrapes each replica's endpoint with a ServiceAccount token"
 
 // shellCommand is a command of a page: a logical line of a shell block (continued lines,
 // heredocs and loops joined), or a $-prompt line of a console block.
@@ -127,8 +136,8 @@ func checkedByTest(pkg, name string) (bool, error) {
 	return calls && named, nil
 }
 
-// whyNotRun returns why no test runs the command of the page, from notRun, notRunYet and
-// notGeneratedYet (whose console transcripts no scenario makes yet), or "" when nothing says.
+// whyNotRun returns why no test runs the command of the page, from notRun and notRunYet, or ""
+// when nothing says.
 func whyNotRun(file, lang, cmd string) string {
 	cmd = strings.TrimSpace(cmd)
 	for _, n := range notRun {
@@ -140,9 +149,6 @@ func whyNotRun(file, lang, cmd string) string {
 		if lang != "console" && file == n.file && strings.HasPrefix(cmd, n.prefix) {
 			return "not run yet: " + file + ": " + n.reason
 		}
-	}
-	if lang == "console" && slices.Contains(notGeneratedYet, file) {
-		return "not run yet: " + file + ": its console transcripts are not generated yet (notGeneratedYet)"
 	}
 	return ""
 }
@@ -236,7 +242,7 @@ func TestShellCommandsAreRun(t *testing.T) {
 			run += byHow[how]
 		}
 	}
-	t.Logf("%d shell commands in the docs: %d run by a test from their page, %d not run (notRun), %d not run yet (notRunYet, notGeneratedYet), %d with nothing:\n%s",
+	t.Logf("%d shell commands in the docs: %d run by a test from their page, %d not run (notRun), %d not run yet (notRunYet), %d with nothing:\n%s",
 		len(cmds), run, notRunCount, notYet, uncovered, strings.Join(summary, "\n"))
 	if len(cmds) < 50 {
 		t.Errorf("only %d commands found in the docs: the extraction is broken", len(cmds))

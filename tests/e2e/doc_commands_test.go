@@ -141,7 +141,7 @@ var _ = Describe("The documentation's commands", Serial, func() {
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 		shell.runAll(ctx, "team-a", nil)
 
-		By("docs/install.md and the runbook OaatOperatorDown: binding Prometheus's ServiceAccount to the metrics reader")
+		By("docs/install.md, docs/olm.md and the runbook OaatOperatorDown: binding Prometheus's ServiceAccount to the metrics reader")
 		for _, b := range shell.blocks("metrics-binding") {
 			binding := &rbacv1.ClusterRoleBinding{}
 			key := client.ObjectKey{Name: "prometheus-oaat-metrics"}

@@ -201,21 +201,33 @@ func runItems(ctx context.Context, m installMode) {
 	}
 }
 
-// expectOLMTranscripts makes the console transcripts of docs/olm.md (support.TranscriptPages)
-// that the install from the catalog shows, its CSV in the page's namespace: with
-// WRITE_TRANSCRIPTS=1 it writes them into the page, else each block must match, ages aside.
+// expectOLMTranscripts makes the console transcript of docs/olm.md that the install from the
+// catalog shows, its CSV in the page's namespace.
 func expectOLMTranscripts(ctx context.Context) {
 	GinkgoHelper()
-	block := &support.Transcript{Runner: support.TranscriptRunner{Kubectl: env.kubectl, Dir: env.repoRoot,
-		Env: []string{"KUBECONFIG=" + adminKubeconfig}}}
+	block := &support.Transcript{Runner: olmTranscriptRunner()}
 	Expect(block.Run(ctx, "kubectl get csv -n oaat-operator")).To(Succeed())
+	checkOLMTranscripts(map[string]string{"olm-get-csv": block.String()})
+}
+
+// olmTranscriptRunner runs the commands of docs/olm.md's transcripts as the cluster's admin, with
+// env added to the environment (operator-sdk's home and proxy).
+func olmTranscriptRunner(extraEnv ...string) support.TranscriptRunner {
+	return support.TranscriptRunner{Kubectl: env.kubectl, OperatorSDK: env.operatorSDK, Dir: env.repoRoot,
+		Env: append([]string{"KUBECONFIG=" + adminKubeconfig}, extraEnv...)}
+}
+
+// checkOLMTranscripts compares the transcripts of docs/olm.md (support.TranscriptPages) named in
+// outputs with the page's blocks, or with WRITE_TRANSCRIPTS=1 (make docs-transcripts-olm) writes
+// them into the page. Each spec makes some of the page's transcripts (CheckSomeTranscripts).
+func checkOLMTranscripts(outputs map[string]string) {
+	GinkgoHelper()
 	pages, err := support.TranscriptPages(env.repoRoot, "tests/olmcatalog")
 	Expect(err).NotTo(HaveOccurred())
-	stale, err := support.CheckTranscripts(env.repoRoot, pages, map[string]string{"olm-get-csv": block.String()},
-		os.Getenv("WRITE_TRANSCRIPTS") == "1")
+	stale, err := support.CheckSomeTranscripts(env.repoRoot, pages, outputs, os.Getenv("WRITE_TRANSCRIPTS") == "1")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(stale).To(BeEmpty(), "the transcripts of docs/olm.md differ from what their commands print "+
-		"(WRITE_TRANSCRIPTS=1 make test-olm-catalog writes them):\n%s", strings.Join(stale, "\n"))
+		"(make docs-transcripts-olm writes them):\n%s", strings.Join(stale, "\n"))
 }
 
 // uninstall deletes the groups while the operator runs, then the Subscription, then the CSV, as

@@ -23,12 +23,15 @@ import (
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
-// The namespaces of the operator-sdk specs.
+// The namespaces of the operator-sdk specs: run bundle and scorecard run in docs/olm.md's, and
+// run bundle-upgrade in docs/upgrading.md's, both pageNamespace.
 const (
-	runBundleNamespace = "oaat-run-bundle"
-	// bundleUpgradeNamespace is docs/upgrading.md's, whose run bundle-upgrade runs there.
+	runBundleNamespace = pageNamespace
+	// runBundleWorkNamespace has a group of the test's besides the samples docs/olm.md applies
+	// in the operator's namespace: run bundle installs in AllNamespaces mode.
+	runBundleWorkNamespace = "oaat-run-bundle"
 	bundleUpgradeNamespace = pageNamespace
-	scorecardNamespace     = "oaat-scorecard"
+	scorecardNamespace     = pageNamespace
 )
 
 // scorecardImageFlags name the scorecard's untar and storage images: their defaults are digests of
@@ -50,13 +53,17 @@ var _ = Describe("operator-sdk", Ordered, func() {
 
 	It("run bundle installs the bundle image, a group runs real item pods, and cleanup removes it all", func(ctx SpecContext) {
 		start := time.Now()
-		createNamespace(ctx, runBundleNamespace)
-		DeferCleanup(func(ctx SpecContext) { deleteNamespaces(ctx, runBundleNamespace) }, NodeTimeout(3*time.Minute))
+		DeferCleanup(func(ctx SpecContext) { deleteNamespaces(ctx, runBundleNamespace, runBundleWorkNamespace) }, NodeTimeout(3*time.Minute))
 
-		out, err := operatorSDK(ctx, proxy, "run", "bundle", env.bundleImg, "--namespace", runBundleNamespace, "--timeout", "5m")
-		Expect(err).NotTo(HaveOccurred(), "pods of %s:\n%s", runBundleNamespace, describePods(ctx, runBundleNamespace))
+		// docs/olm.md's transcript olm-run-bundle, as a user types it: the commands run as the
+		// page shows them, operator-sdk's pulls through the proxy.
+		Expect(env.bundleImg).To(Equal("quay.io/oaat-io/oaat-operator-bundle:v0.2.0"), "the bundle image docs/olm.md names")
+		block := &support.Transcript{Runner: sdkTranscriptRunner(proxy)}
+		Expect(block.Run(ctx, "kubectl create namespace oaat-operator")).To(Succeed())
+		Expect(block.Run(ctx, "operator-sdk run bundle quay.io/oaat-io/oaat-operator-bundle:v0.2.0 -n oaat-operator")).
+			To(Succeed(), "pods of %s:\n%s", runBundleNamespace, describePods(ctx, runBundleNamespace))
 		// operator-sdk logs in logrus's text format, which escapes the quotes of a message.
-		Expect(out).To(ContainSubstring(`OLM has successfully installed \"` + csvName + `\"`))
+		Expect(block.String()).To(ContainSubstring(`OLM has successfully installed \"` + csvName + `\"`))
 		AddReportEntry("run bundle: CSV Succeeded", time.Since(start).Round(time.Millisecond).String())
 
 		By("checking the registry pod operator-sdk made and the operator's Deployment, both on the real node")
@@ -71,19 +78,29 @@ var _ = Describe("operator-sdk", Ordered, func() {
 		}
 		Expect(registry).To(Equal([]string{"real-node"}), "the registry pod of run bundle:\n%s", describePods(ctx, runBundleNamespace))
 		expectPodsOnRealNode(ctx, runBundleNamespace, "control-plane=controller-manager", env.img)
+		expectPodsSettled(ctx, runBundleNamespace)
+		Expect(block.Run(ctx, "kubectl get pods -n oaat-operator")).To(Succeed())
 
-		// run bundle installs in AllNamespaces mode (the CSV supports it): the group runs in the
-		// operator's namespace.
-		runItems(ctx, installMode{Name: "run bundle", InstallNamespace: runBundleNamespace, WorkNamespaces: []string{runBundleNamespace}})
+		// run bundle installs in AllNamespaces mode (the CSV supports it): a group of the test's
+		// runs in a namespace other than the operator's.
+		createNamespace(ctx, runBundleWorkNamespace)
+		runItems(ctx, installMode{Name: "run bundle", InstallNamespace: runBundleNamespace, WorkNamespaces: []string{runBundleWorkNamespace}})
 		AddReportEntry("run bundle: items ran", time.Since(start).Round(time.Millisecond).String())
 
-		// As a user types it, the groups still there: operator-sdk cleanup deletes the CRDs, and
-		// with them the groups, before the CSV, so the operator still runs to let the groups go
-		// (their finalizer oaat.io/history; docs/history.md).
+		By("applying the samples in the operator's namespace, and deleting them while the operator runs, as docs/olm.md does")
+		Expect(block.Run(ctx, "kubectl apply -n oaat-operator -f config/samples/oaat_v1alpha1_oaattype.yaml "+
+			"-f config/samples/oaat_v1alpha1_oaatgroup.yaml -f config/samples/oaat_v1alpha1_oaatgroup_controlled.yaml")).To(Succeed())
+		Expect(block.Run(ctx, "kubectl wait oaatgroups --all -n oaat-operator --for=condition=Ready --timeout=60s")).To(Succeed())
+		Expect(block.Run(ctx, "kubectl delete oaatgroups --all -n oaat-operator --wait     # while the operator runs (see Uninstall above)")).To(Succeed())
+
+		// The group of runBundleWorkNamespace is still there: operator-sdk cleanup deletes the
+		// CRDs, and with them the groups, before the CSV, so the operator still runs to let the
+		// groups go (their finalizer oaat.io/history; docs/history.md).
 		By("removing it with operator-sdk cleanup")
-		out, err = operatorSDK(ctx, proxy, "cleanup", packageName, "--namespace", runBundleNamespace, "--timeout", "3m")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(out).To(ContainSubstring(`Operator \"` + packageName + `\" uninstalled`))
+		Expect(block.Run(ctx, "operator-sdk cleanup oaat-operator -n oaat-operator")).To(Succeed())
+		Expect(block.String()).To(ContainSubstring(`Operator \"` + packageName + `\" uninstalled`))
+		Expect(block.Run(ctx, "kubectl delete clusterrole -l app.kubernetes.io/name=oaat-operator")).To(Succeed())
+		checkOLMTranscripts(map[string]string{"olm-run-bundle": block.String()})
 		Eventually(func(g Gomega) {
 			for _, kind := range []string{"subscriptions", "clusterserviceversions", "catalogsources", "operatorgroups", "installplans"} {
 				out, err := kubectl(ctx, nil, "-n", runBundleNamespace, "get", kind, "-o", "name")
@@ -93,9 +110,11 @@ var _ = Describe("operator-sdk", Ordered, func() {
 			crds, err := kubectl(ctx, nil, "get", "crd", "-o", "name")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(crds).NotTo(ContainSubstring(".oaat.io"), "the operator's CRDs are left (a group's finalizer?)")
-			pods, err := clientset.CoreV1().Pods(runBundleNamespace).List(ctx, metav1.ListOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(pods.Items).To(BeEmpty(), "pods left in %s", runBundleNamespace)
+			for _, ns := range []string{runBundleNamespace, runBundleWorkNamespace} {
+				pods, err := clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(pods.Items).To(BeEmpty(), "pods left in %s", ns)
+			}
 			cms, err := clientset.CoreV1().ConfigMaps(runBundleNamespace).List(ctx, metav1.ListOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			for _, cm := range cms.Items {
@@ -173,6 +192,15 @@ var _ = Describe("operator-sdk", Ordered, func() {
 		for _, image := range tests {
 			Expect(seen).To(HaveKeyWithValue(image, "real-node"), "pods seen in %s: %v", scorecardNamespace, seen)
 		}
+
+		// docs/olm.md's transcript olm-scorecard: one test, as the page shows it (the tests of a
+		// stage run in parallel, and print in the order they end), with the untar and storage
+		// images of the local cluster, which the page says.
+		block := &support.Transcript{Runner: sdkTranscriptRunner(proxy)}
+		block.Runner.ExtraArgs = func([]string) []string { return scorecardImageFlags }
+		Expect(block.Run(ctx, "operator-sdk scorecard ./bundle -n oaat-operator --wait-time 180s --selector test=olm-bundle-validation-test")).To(Succeed())
+		Expect(block.String()).To(ContainSubstring("State: pass"))
+		checkOLMTranscripts(map[string]string{"olm-scorecard": block.String()})
 		AddReportEntry("scorecard: all passed", time.Since(start).Round(time.Millisecond).String())
 	}, SpecTimeout(6*time.Minute))
 })
@@ -183,6 +211,33 @@ var _ = Describe("operator-sdk", Ordered, func() {
 func operatorSDK(ctx context.Context, proxy *support.RegistryProxy, args ...string) (string, error) {
 	stdout, stderr, err := runOperatorSDK(ctx, proxy, args...)
 	return stdout + stderr, err
+}
+
+// sdkTranscriptRunner runs the commands of docs/olm.md's transcripts as operatorSDK does:
+// operator-sdk with a home of its own and the proxy's environment.
+func sdkTranscriptRunner(proxy *support.RegistryProxy) support.TranscriptRunner {
+	GinkgoHelper()
+	return olmTranscriptRunner(append([]string{"HOME=" + GinkgoT().TempDir()}, proxy.Env()...)...)
+}
+
+// expectPodsSettled waits until every pod of the namespace has succeeded or runs with all its
+// containers ready, none being deleted, so that kubectl get pods shows where they end.
+func expectPodsSettled(ctx context.Context, namespace string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		pods, err := clientset.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, p := range pods.Items {
+			g.Expect(p.DeletionTimestamp).To(BeNil(), "pod %s is being deleted", p.Name)
+			if p.Status.Phase == corev1.PodSucceeded {
+				continue
+			}
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", p.Name)
+			for _, c := range p.Status.ContainerStatuses {
+				g.Expect(c.Ready).To(BeTrue(), "container %s of pod %s", c.Name, p.Name)
+			}
+		}
+	}).WithContext(ctx).WithTimeout(2*time.Minute).Should(Succeed(), func() string { return describePods(ctx, namespace) })
 }
 
 // operatorSDKStdout runs operator-sdk like operatorSDK and returns its standard output only.

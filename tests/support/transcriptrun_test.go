@@ -10,7 +10,7 @@ import (
 
 // printfRunner stands for kubectl and the plugin with printf, which prints its format: the
 // command line's first word after kubectl (or kubectl oaat).
-var printfRunner = TranscriptRunner{Kubectl: "/usr/bin/printf", KubectlOaat: "/usr/bin/printf"}
+var printfRunner = TranscriptRunner{Kubectl: "/usr/bin/printf", KubectlOaat: "/usr/bin/printf", OperatorSDK: "/usr/bin/printf"}
 
 func TestTranscriptRun(t *testing.T) {
 	ctx := context.Background()
@@ -28,8 +28,21 @@ func TestTranscriptRun(t *testing.T) {
 	if got := block.String(); got != want {
 		t.Errorf("the transcript:\n got %q\nwant %q", got, want)
 	}
-	if err := block.Run(ctx, "ls /"); err == nil || !strings.Contains(err.Error(), "kubectl and its plugin only") {
+	if err := block.Run(ctx, "ls /"); err == nil || !strings.Contains(err.Error(), "kubectl, its plugin and operator-sdk only") {
 		t.Errorf("a command other than kubectl: %v", err)
+	}
+	// ExtraArgs adds words the page does not show: printf prints the second as the first's %s.
+	sdk := &Transcript{Runner: TranscriptRunner{OperatorSDK: "/usr/bin/printf", ExtraArgs: func(words []string) []string {
+		if words[0] != "operator-sdk" {
+			t.Errorf("ExtraArgs got %q, not the command's words", words)
+		}
+		return []string{"local"}
+	}}}
+	if err := sdk.Run(ctx, `operator-sdk 'scorecard %s'`); err != nil {
+		t.Fatal(err)
+	}
+	if want := "$ operator-sdk 'scorecard %s'\nscorecard local\n"; sdk.String() != want {
+		t.Errorf("operator-sdk with ExtraArgs:\n got %q\nwant %q", sdk.String(), want)
 	}
 	if err := (&Transcript{Runner: TranscriptRunner{Kubectl: "/bin/false"}}).Run(ctx, "kubectl get x"); err == nil ||
 		!strings.HasPrefix(err.Error(), "kubectl get x: ") {
@@ -53,6 +66,12 @@ func TestCheckTranscripts(t *testing.T) {
 	}
 	if _, err := CheckTranscripts(root, pages, map[string]string{}, false); err == nil || !strings.Contains(err.Error(), "no scenario of the test makes transcript one") {
 		t.Errorf("a block without an output: %v", err)
+	}
+	if stale, err := CheckSomeTranscripts(root, pages, map[string]string{}, false); err != nil || len(stale) > 0 {
+		t.Errorf("CheckSomeTranscripts, a block without an output: stale %q, error %v", stale, err)
+	}
+	if stale, err := CheckSomeTranscripts(root, pages, map[string]string{"one": "$ kubectl get oag\nvideos 2m\n"}, false); err != nil || len(stale) != 1 {
+		t.Errorf("CheckSomeTranscripts, an output that differs: stale %q, error %v", stale, err)
 	}
 	if _, err := CheckTranscripts(root, pages, map[string]string{"one": "x\n", "two": "y\n"}, false); err == nil ||
 		!strings.Contains(err.Error(), "has the block of transcript two") {

@@ -143,12 +143,22 @@ var volatileParts = []struct {
 	re          *regexp.Regexp
 	placeholder string
 }{
+	// operator-sdk's progress lines while it waits (logrus's, indented: the phases of a CSV it
+	// happened to see), in its terminal format and in the one it writes to a pipe.
+	{regexp.MustCompile(`(?m)^([A-Z]{4}\[\d+\]|time="[^"]*" level=\w+ msg=") {2}.*\n`), ""},
+	// The seconds since start of logrus's terminal format: INFO[0003].
+	{regexp.MustCompile(`\b([A-Z]{4})\[\d+\]`), "$1[<t>]"},
 	// Timestamps, before the clock times inside them.
 	{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<time>"},
 	{regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`), "<clock>"},
 	// The random suffix of a generated name (the OaatRuns of kubectl oaat run): five characters
 	// of the API server's alphabet, which has no vowels.
 	{regexp.MustCompile(`\b([a-z0-9]+)-[bcdfghjklmnpqrstvwxz2-9]{5}\b`), "$1-<id>"},
+	// The same suffix after a generated name's base cut to 58 characters, without its hyphen
+	// (a Job's pod whose Job has a 63-character name: OLM's bundle unpack Job).
+	{regexp.MustCompile(`\b([a-z0-9-]{58})[bcdfghjklmnpqrstvwxz2-9]{5}\b`), "$1<id>"},
+	// The pod-template-hash of a ReplicaSet's pods, before their suffix: NAME-6444c6fdc4-<id>.
+	{regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2-9]{6,10}-<id>`), "-<hash>-<id>"},
 	// Ages and durations, as kubectl and kubectl oaat print them: 5s, 3m, 2d, 1m30s, 250ms.
 	{regexp.MustCompile(`\b\d+(\.\d+)?(ms|s|m|h|d|y)(\d+(\.\d+)?(ms|s|m|h|d))*\b`), "<d>"},
 	// Column widths follow the values.

@@ -16,6 +16,16 @@ func TestNormaliseTranscript(t *testing.T) {
 		{"timestamps", "nextRound=in 13h (2026-11-24T00:07:41Z)\n", "nextRound=in 9h (2027-01-02T10:00:00Z)\n"},
 		{"generated names", "oaatrun.oaat.io/testsimple-nl94f created\n", "oaatrun.oaat.io/testsimple-x7k2p created\n"},
 		{"trailing blank lines and spaces", "a  \n\n\n", "a\n"},
+		{"operator-sdk's seconds", "INFO[0003] Created CatalogSource: c\n", "INFO[0016] Created CatalogSource: c\n"},
+		{"operator-sdk's progress, terminal", "INFO[0016] Waiting\nINFO[0020]   Found CSV phase: Pending\nINFO[0033] done\n",
+			"INFO[0016] Waiting\nINFO[0033] done\n"},
+		{"operator-sdk's progress, piped", "time=\"2026-11-26T17:00:01Z\" level=info msg=\"Waiting\"\n" +
+			"time=\"2026-11-26T17:00:02Z\" level=info msg=\"  Found CSV phase: Installing\"\n",
+			"time=\"2026-11-26T17:10:01Z\" level=info msg=\"Waiting\"\n"},
+		{"a long name's suffix", "2445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940p6jcf 0/1\n",
+			"2445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940x2kzm 0/1\n"},
+		{"InstallPlans", "Approved InstallPlan install-fls57 for\n", "Approved InstallPlan install-2xq9z for\n"},
+		{"a ReplicaSet's pods", "oaat-operator-controller-manager-6444c6fdc4-qvcvg 1/1\n", "oaat-operator-controller-manager-7b9d5f8c6d-x2k4m 1/1\n"},
 	}
 	for _, c := range cases {
 		if NormaliseTranscript(c.a) != NormaliseTranscript(c.b) {
@@ -30,6 +40,10 @@ func TestNormaliseTranscript(t *testing.T) {
 		{"counts", "nas 1 1 1\n", "nas 1 2 1\n"},
 		{"a word that looks like a suffix but has a vowel", "testsimple-photo\n", "testsimple-music\n"},
 		{"empty lines inside", "a\n\nb\n", "a\nb\n"},
+		{"operator-sdk's messages", "INFO[0003] Created CatalogSource: c\n", "INFO[0003] Created Subscription: c\n"},
+		{"a long name's base", "2445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940p6jcf\n",
+			"3445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940p6jcf\n"},
+		{"operator-sdk's levels", "INFO[0003] x\n", "WARN[0003] x\n"},
 	}
 	for _, c := range keep {
 		if NormaliseTranscript(c.a) == NormaliseTranscript(c.b) {
