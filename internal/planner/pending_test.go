@@ -87,6 +87,10 @@ func TestDecidePendingTimeout(t *testing.T) {
 	checkPlan(t, Plan{Status: want, Delete: []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping,
 		Message: `Stopping item "a" in pod ` + pod.Name + ": no container started within spec.pendingTimeout 2m (waiting: main: ContainerCreating)"}}}}, p)
 
+	// A pass whose cache still shows the pod undeleted deletes it again, without a second event.
+	checkPlan(t, Plan{Status: applied(g, p).Status, Delete: []Deletion{{Pod: &pod}}},
+		Decide(input(applied(g, p), 2*time.Minute+time.Second, pod)))
+
 	// Once it is gone the run is a failure that says why, and the next item starts.
 	now := 2*time.Minute + 2*time.Second
 	want = runningStatus(g, "b", 2, now, 2*time.Minute, v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(now), FailureCount: 1,

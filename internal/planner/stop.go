@@ -28,7 +28,11 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 		// last state: an evicted pod may be gone before the next pass (PodNotFound).
 		cr.StopReason = v1alpha1.ReasonDisrupted
 	}
-	if cr.StopReason == "" {
+	// The stop is announced in the pass that decides it, with the status that records its reason;
+	// a later pass that still sees the pod undeleted (its cache behind the deletion, or the
+	// deletion failed) deletes it again without a second event.
+	decided := cr.StopReason == ""
+	if decided {
 		cr.StopReason, wake = d.stopReason(cr)
 	}
 	// A disrupted pod is ended by whoever disrupts it (the eviction API, the scheduler, the taint
@@ -49,7 +53,11 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 			cr.Item, cr.PodName, d.group.Spec.PendingTimeout, waitingFor(pod))
 	}
 	event.Message = message.Event(event.Message)
-	d.plan.Delete = append(d.plan.Delete, Deletion{Pod: pod, Event: &event})
+	deletion := Deletion{Pod: pod}
+	if decided {
+		deletion.Event = &event
+	}
+	d.plan.Delete = append(d.plan.Delete, deletion)
 	return wake
 }
 
