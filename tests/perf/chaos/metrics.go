@@ -141,7 +141,8 @@ func (c *chaos) drain(ctx context.Context) error {
 		return "", nil
 	}
 	var left string
-	deadline := time.Now().Add(3 * time.Minute)
+	// Every item that never ran goes through the locks of capacity 1 one at a time: minutes.
+	deadline := time.Now().Add(drainTimeout)
 	for time.Now().Before(deadline) {
 		var err error
 		if left, err = busy(); err != nil || left == "" {
@@ -151,7 +152,7 @@ func (c *chaos) drain(ctx context.Context) error {
 			return err
 		}
 	}
-	return fmt.Errorf("groups still run 3 minutes after they were drained: %s", left)
+	return fmt.Errorf("groups still run %s after they were drained: %s", drainTimeout, left)
 }
 
 // setSchedule sets every group's frequency and failureCoolOff (empty: none), in every namespace of
@@ -184,3 +185,7 @@ func neverRan(g *v1alpha1.OaatGroup) bool {
 	}
 	return false
 }
+
+// drainTimeout bounds a drain: the items that never ran, of up to all the groups, each wait
+// their turn at a lock of capacity 1.
+const drainTimeout = 8 * time.Minute
