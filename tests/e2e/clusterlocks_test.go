@@ -18,7 +18,8 @@ import (
 // labelLockTeam is the namespace label the spec's ClusterOaatLock selects namespaces by.
 const labelLockTeam = "e2e.oaat.io/lock-team"
 
-var _ = Describe("A ClusterOaatLock", func() {
+// Serial: a ClusterOaatLock is cluster-wide, and the transcripts of kubectl oaat locks list them all.
+var _ = Describe("A ClusterOaatLock", Serial, func() {
 	It("lets one pod at a time run of nine groups in three namespaces, runs every item and frees the lock", SpecTimeout(3*time.Minute), func(ctx SpecContext) {
 		items := []string{"a", "b"}
 		namespaces := []string{ns}
