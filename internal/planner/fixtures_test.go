@@ -169,3 +169,15 @@ func currentRun(g *v1alpha1.OaatGroup, item string, run int64, start time.Durati
 func podName(g *v1alpha1.OaatGroup, item string, run int64) string {
 	return podbuild.Name(g.Name, item, run)
 }
+
+// runningStatus is the status of group g whose run `run` of item started at start and goes on at
+// now (Ready, and Running since now), with the other items' entries after the item's.
+func runningStatus(g *v1alpha1.OaatGroup, item string, run int64, start, now time.Duration, others ...v1alpha1.ItemStatus) v1alpha1.OaatGroupStatus {
+	items := append([]v1alpha1.ItemStatus{{Name: item, LastStarted: at(start), WaitReason: v1alpha1.WaitRunning}}, others...)
+	return v1alpha1.OaatGroupStatus{
+		ObservedGeneration: 1,
+		Conditions:         []metav1.Condition{readyCond(len(items), now), runningCond(g, item, run, now)},
+		CurrentRun:         currentRun(g, item, run, start),
+		RunCount:           run, ItemCount: int32(len(items)), Items: items,
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/groupspec"
+	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
 func TestClassify(t *testing.T) {
@@ -90,4 +91,23 @@ func TestDecideDoNotRetryParksUntilTheSpecChanges(t *testing.T) {
 	if c := condition(t, p, v1alpha1.ConditionParked); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonNoneParked {
 		t.Fatalf("Parked = %+v", c)
 	}
+}
+
+func TestDecideInvalidWindowIsNotReady(t *testing.T) {
+	g := newGroup("a")
+	g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "01:00", End: "02:00", TimeZone: "Mars/Olympus"}}
+	_, parseErr := schedule.ParseWindow("01:00", "02:00", nil, "Mars/Olympus")
+
+	// Nothing starts; the spec is read again in 5s.
+	text := "spec.blackoutWindows[0]: " + parseErr.Error()
+	checkPlan(t, Plan{
+		Status: v1alpha1.OaatGroupStatus{
+			ObservedGeneration: 1,
+			Conditions: []metav1.Condition{
+				cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, text, 0), idleCond(0)},
+			ItemCount: 1, Items: []v1alpha1.ItemStatus{{Name: "a"}},
+		},
+		Events:       []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}},
+		RequeueAfter: 5 * time.Second,
+	}, Decide(input(g, 0)))
 }

@@ -40,25 +40,30 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 	if cr.StopReason == "" || cr.StopReason == v1alpha1.ReasonDisrupted || pod == nil || podbuild.Terminal(pod) || pod.DeletionTimestamp != nil {
 		return wake
 	}
-	event := Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
-		Message: fmt.Sprintf("Stopping item %q in pod %s: a blackout window with stopRunning opened", cr.Item, cr.PodName)}
-	switch cr.StopReason {
-	case v1alpha1.ReasonDeadlineExceeded:
-		event.Type = corev1.EventTypeWarning
-		event.Message = fmt.Sprintf("Stopping item %q in pod %s: it ran longer than spec.runTimeout %s",
-			cr.Item, cr.PodName, d.group.Spec.RunTimeout)
-	case v1alpha1.ReasonPendingTimeout:
-		event.Type = corev1.EventTypeWarning
-		event.Message = fmt.Sprintf("Stopping item %q in pod %s: no container started within spec.pendingTimeout %s (%s)",
-			cr.Item, cr.PodName, d.group.Spec.PendingTimeout, waitingFor(pod))
-	}
-	event.Message = message.Event(event.Message)
 	deletion := Deletion{Pod: pod}
 	if decided {
-		deletion.Event = &event
+		deletion.Event = d.stopEvent(cr, pod)
 	}
 	d.plan.Delete = append(d.plan.Delete, deletion)
 	return wake
+}
+
+// stopEvent is the RunStopping event that announces the stop of the current run, for its reason.
+func (d *decision) stopEvent(cr *v1alpha1.CurrentRun, pod *corev1.Pod) *Event {
+	event := Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping}
+	switch cr.StopReason {
+	case v1alpha1.ReasonDeadlineExceeded:
+		event.Message = fmt.Sprintf("Stopping item %q in pod %s: it ran longer than spec.runTimeout %s",
+			cr.Item, cr.PodName, d.group.Spec.RunTimeout)
+	case v1alpha1.ReasonPendingTimeout:
+		event.Message = fmt.Sprintf("Stopping item %q in pod %s: no container started within spec.pendingTimeout %s (%s)",
+			cr.Item, cr.PodName, d.group.Spec.PendingTimeout, waitingFor(pod))
+	default: // Interrupted
+		event.Type = corev1.EventTypeNormal
+		event.Message = fmt.Sprintf("Stopping item %q in pod %s: a blackout window with stopRunning opened", cr.Item, cr.PodName)
+	}
+	event.Message = message.Event(event.Message)
+	return &event
 }
 
 // stopReason returns why the current run must stop now, or else the earliest instant at which it
