@@ -10,17 +10,8 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
-
-// newClusterLock is a ClusterOaatLock selecting the namespaces labelled team=backup.
-func newClusterLock(name string, capacity int32, holders ...v1alpha1.LockHolder) *v1alpha1.ClusterOaatLock {
-	return &v1alpha1.ClusterOaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.ClusterOaatLockSpec{Capacity: capacity,
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "backup"}}},
-		Status: v1alpha1.ClusterOaatLockStatus{Holders: holders},
-	}
-}
 
 // holderIn is a slot of a ClusterOaatLock held by the run of a group of another namespace.
 func holderIn(namespace, group string) v1alpha1.LockHolder {
@@ -34,7 +25,7 @@ var selected = map[string]string{"team": "backup"}
 func TestClusterLockNotPermittedMakesTheGroupNotReady(t *testing.T) {
 	g := newGroup("a")
 	g.Spec.ClusterLocks = []string{"db"}
-	p := Decide(mixedInput(g, 0, []v1alpha1.Lock{newClusterLock("db", 1)}, map[string]string{"team": "web"}, nil))
+	p := Decide(mixedInput(g, 0, []v1alpha1.Lock{builders.ClusterLock("db", 1)}, map[string]string{"team": "web"}, nil))
 	c := condition(t, p, v1alpha1.ConditionReady)
 	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonLockNotPermitted ||
 		!strings.Contains(c.Message, "ClusterOaatLock db") || !strings.Contains(c.Message, "namespace ns") {
@@ -45,7 +36,7 @@ func TestClusterLockNotPermittedMakesTheGroupNotReady(t *testing.T) {
 	}
 
 	// The namespace gains the label: the same group is Ready and runs.
-	p = Decide(mixedInput(g, time.Minute, []v1alpha1.Lock{newClusterLock("db", 1)}, selected, nil))
+	p = Decide(mixedInput(g, time.Minute, []v1alpha1.Lock{builders.ClusterLock("db", 1)}, selected, nil))
 	if c := condition(t, p, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue || p.Create == nil {
 		t.Fatalf("Ready = %+v, create %v after the namespace was labelled", c, p.Create)
 	}
@@ -72,26 +63,26 @@ func TestMixedLocksAllOrNone(t *testing.T) {
 		wantAcquire []string
 		wantWaitFor []string
 	}{
-		{name: "both free", locks: []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 1)},
+		{name: "both free", locks: []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 1)},
 			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db", "nas"}},
 		{name: "cluster lock full: the free OaatLock is not taken either",
-			locks:       []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 1, sameNameElsewhere)},
+			locks:       []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 1, sameNameElsewhere)},
 			wantWaitFor: []string{"ClusterOaatLock/db"}},
 		{name: "OaatLock full: the free cluster lock is not taken either",
-			locks:       []v1alpha1.Lock{newLock("nas", 1, otherHolder("other")), newClusterLock("db", 2, sameNameElsewhere)},
+			locks:       []v1alpha1.Lock{builders.Lock("nas", 1, otherHolder("other")), builders.ClusterLock("db", 2, sameNameElsewhere)},
 			wantWaitFor: []string{"nas"}},
 		{name: "the free cluster slot is kept for an older waiter of another namespace",
-			locks: []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 2, sameNameElsewhere)},
+			locks: []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 2, sameNameElsewhere)},
 			waiters: []locks.Waiter{{Namespace: "third", Group: "backups", Since: t0.Add(-time.Hour),
 				Locks: []string{"ClusterOaatLock/db"}}},
 			wantWaitFor: []string{"ClusterOaatLock/db"}},
 		{name: "a younger waiter of another namespace does not hold it back",
-			locks: []v1alpha1.Lock{newLock("nas", 1), newClusterLock("db", 2, sameNameElsewhere)},
+			locks: []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 2, sameNameElsewhere)},
 			waiters: []locks.Waiter{{Namespace: "third", Group: "backups", Since: t0.Add(time.Hour),
 				Locks: []string{"ClusterOaatLock/db"}}},
 			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db", "nas"}},
 		{name: "an older waiter on an OaatLock of the same name does not claim the cluster lock",
-			locks: []v1alpha1.Lock{newClusterLock("db", 1)},
+			locks: []v1alpha1.Lock{builders.ClusterLock("db", 1)},
 			waiters: []locks.Waiter{{Namespace: "ns", Group: "older", Since: t0.Add(-time.Hour),
 				Locks: []string{"db"}}},
 			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db"}},
@@ -151,9 +142,9 @@ func TestStaleClusterLockSlotReleasedOtherNamespaceKept(t *testing.T) {
 	g.Spec.ClusterLocks = []string{"db"}
 	g.Spec.Suspend = true
 	ended := holderIn("ns", "backups")
-	ended.GroupUID = "group-uid"
+	ended.GroupUID = "backups-uid"
 	sameNameElsewhere := holderIn("other-ns", "backups")
-	p := Decide(mixedInput(g, 0, []v1alpha1.Lock{newClusterLock("db", 2, ended, sameNameElsewhere)}, selected, nil))
+	p := Decide(mixedInput(g, 0, []v1alpha1.Lock{builders.ClusterLock("db", 2, ended, sameNameElsewhere)}, selected, nil))
 	if !slices.Equal(released(p), []string{"ClusterOaatLock/db"}) {
 		t.Fatalf("released %v, want the cluster lock", released(p))
 	}
@@ -182,7 +173,7 @@ func TestDescribeLocks(t *testing.T) {
 func TestNewClusterLockWaitsForItsAdoption(t *testing.T) {
 	g := newGroup("a")
 	g.Spec.ClusterLocks = []string{"db"}
-	lock := newClusterLock("db", 1)
+	lock := builders.ClusterLock("db", 1)
 	lock.CreationTimestamp = *at(-10 * time.Second)
 	in := mixedInput(g, 0, []v1alpha1.Lock{lock}, selected, nil)
 	in.Locks.Installation, in.Locks.AdoptionWindow = "ns", locks.DefaultAdoptionWindow

@@ -9,11 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // breakerLock is the OaatLock nas of capacity 2 that carries the breaker, its breaker as given.
 func breakerLock(cb *v1alpha1.LockCircuitBreakerStatus, holders ...v1alpha1.LockHolder) *v1alpha1.OaatLock {
-	l := newLock("nas", 2, holders...)
+	l := builders.Lock("nas", 2, holders...)
 	l.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 	l.Status.CircuitBreaker = cb
 	return l

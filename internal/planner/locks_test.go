@@ -11,19 +11,12 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
-
-func newLock(name string, capacity int32, holders ...v1alpha1.LockHolder) *v1alpha1.OaatLock {
-	return &v1alpha1.OaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
-		Spec:       v1alpha1.OaatLockSpec{Capacity: capacity},
-		Status:     v1alpha1.OaatLockStatus{Holders: holders},
-	}
-}
 
 // otherHolder is a slot held by the run of another group.
 func otherHolder(group string) v1alpha1.LockHolder {
-	return v1alpha1.LockHolder{Group: group, GroupUID: group + "-uid", Item: "x", Pod: group + "-x-1", Since: *at(-time.Minute)}
+	return builders.Holder(group, group+"-x-1", at(-time.Minute))
 }
 
 // lockedInput is the input of a group naming the given locks, which exist as given.
@@ -76,37 +69,37 @@ func TestTakeLocks(t *testing.T) {
 		wantWait    []string
 	}{
 		{name: "no locks", wantStart: true},
-		{name: "free lock", spec: []string{"nas"}, locks: []*v1alpha1.OaatLock{newLock("nas", 1)},
+		{name: "free lock", spec: []string{"nas"}, locks: []*v1alpha1.OaatLock{builders.Lock("nas", 1)},
 			wantStart: true, wantAcquire: []string{"nas"}},
-		{name: "full lock", spec: []string{"nas"}, locks: []*v1alpha1.OaatLock{newLock("nas", 1, otherHolder("other"))},
+		{name: "full lock", spec: []string{"nas"}, locks: []*v1alpha1.OaatLock{builders.Lock("nas", 1, otherHolder("other"))},
 			wantWait: []string{"nas"}},
-		{name: "capacity 2 with one holder", spec: []string{"db"}, locks: []*v1alpha1.OaatLock{newLock("db", 2, otherHolder("other"))},
+		{name: "capacity 2 with one holder", spec: []string{"db"}, locks: []*v1alpha1.OaatLock{builders.Lock("db", 2, otherHolder("other"))},
 			wantStart: true, wantAcquire: []string{"db"}},
 		{name: "capacity 2 with two holders", spec: []string{"db"},
-			locks:    []*v1alpha1.OaatLock{newLock("db", 2, otherHolder("one"), otherHolder("two"))},
+			locks:    []*v1alpha1.OaatLock{builders.Lock("db", 2, otherHolder("one"), otherHolder("two"))},
 			wantWait: []string{"db"}},
 		{name: "all or none: one of two locks full", spec: []string{"nas", "db"},
-			locks:    []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1, otherHolder("other"))},
+			locks:    []*v1alpha1.OaatLock{builders.Lock("nas", 1), builders.Lock("db", 1, otherHolder("other"))},
 			wantWait: []string{"db"}},
 		{name: "two free locks, taken in name order", spec: []string{"nas", "db"},
-			locks:     []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1)},
+			locks:     []*v1alpha1.OaatLock{builders.Lock("nas", 1), builders.Lock("db", 1)},
 			wantStart: true, wantAcquire: []string{"db", "nas"}},
 		{name: "a freed slot goes to the group that waited longer", spec: []string{"nas"},
-			locks: []*v1alpha1.OaatLock{newLock("nas", 1)}, waiters: []locks.Waiter{older},
+			locks: []*v1alpha1.OaatLock{builders.Lock("nas", 1)}, waiters: []locks.Waiter{older},
 			wantWait: []string{"nas"}},
 		{name: "a younger waiter does not block", spec: []string{"nas"},
-			locks: []*v1alpha1.OaatLock{newLock("nas", 1)}, waiters: []locks.Waiter{younger},
+			locks: []*v1alpha1.OaatLock{builders.Lock("nas", 1)}, waiters: []locks.Waiter{younger},
 			waitingFrom: at(0), wantStart: true, wantAcquire: []string{"nas"}},
 		{name: "an older waiter of another lock does not block", spec: []string{"nas"},
-			locks:     []*v1alpha1.OaatLock{newLock("nas", 1)},
+			locks:     []*v1alpha1.OaatLock{builders.Lock("nas", 1)},
 			waiters:   []locks.Waiter{{Group: "elsewhere", Since: t0.Add(-time.Hour), Locks: []string{"db"}}},
 			wantStart: true, wantAcquire: []string{"nas"}},
 		{name: "capacity 2 leaves a slot beside the older waiter's", spec: []string{"db"},
-			locks: []*v1alpha1.OaatLock{newLock("db", 2)}, waiters: []locks.Waiter{{Group: "older", Since: t0.Add(-time.Hour), Locks: []string{"db"}}},
+			locks: []*v1alpha1.OaatLock{builders.Lock("db", 2)}, waiters: []locks.Waiter{{Group: "older", Since: t0.Add(-time.Hour), Locks: []string{"db"}}},
 			wantStart: true, wantAcquire: []string{"db"}},
 		{name: "the group's own slot of an ended run counts as free", spec: []string{"nas"},
-			locks: []*v1alpha1.OaatLock{newLock("nas", 1, v1alpha1.LockHolder{
-				Group: "backups", GroupUID: "group-uid", Item: "a", Pod: "old", Since: *at(-time.Hour)})},
+			locks: []*v1alpha1.OaatLock{builders.Lock("nas", 1, v1alpha1.LockHolder{
+				Group: "backups", GroupUID: "backups-uid", Item: "a", Pod: "old", Since: *at(-time.Hour)})},
 			wantStart: true, wantAcquire: []string{"nas"}},
 	}
 	for _, tt := range tests {
@@ -125,7 +118,7 @@ func TestTakeLocks(t *testing.T) {
 			}
 			for _, u := range p.Locks.Acquire {
 				mine := slices.IndexFunc(u.Holders, func(h v1alpha1.LockHolder) bool { return h.Group == "backups" })
-				if mine < 0 || u.Holders[mine].Pod != p.Create.Name || u.Holders[mine].GroupUID != "group-uid" ||
+				if mine < 0 || u.Holders[mine].Pod != p.Create.Name || u.Holders[mine].GroupUID != "backups-uid" ||
 					u.Holders[mine].Item != "a" || !u.Holders[mine].Since.Equal(at(0)) {
 					t.Fatalf("holders of %s: %+v, want the new run's pod %s", u.Lock.LockKey(), u.Holders, p.Create.Name)
 				}
@@ -159,7 +152,7 @@ func TestTakeLocks(t *testing.T) {
 func TestLockWaitKeepsItsStartAndIsObservedOnAcquisition(t *testing.T) {
 	g := newGroup("a")
 	g.Spec.Locks = []string{"nas"}
-	full := []*v1alpha1.OaatLock{newLock("nas", 1, otherHolder("other"))}
+	full := []*v1alpha1.OaatLock{builders.Lock("nas", 1, otherHolder("other"))}
 
 	p := Decide(lockedInput(g, 0, full, nil))
 	g = applied(g, p)
@@ -168,7 +161,7 @@ func TestLockWaitKeepsItsStartAndIsObservedOnAcquisition(t *testing.T) {
 		t.Fatalf("lockWait %+v after ten minutes, want it to keep its start %v", w, t0)
 	}
 	g = applied(g, p)
-	p = Decide(lockedInput(g, 15*time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1)}, nil))
+	p = Decide(lockedInput(g, 15*time.Minute, []*v1alpha1.OaatLock{builders.Lock("nas", 1)}, nil))
 	if p.Create == nil || p.Status.LockWait != nil {
 		t.Fatalf("a freed lock was not taken: create %v, lockWait %+v", p.Create, p.Status.LockWait)
 	}
@@ -180,7 +173,7 @@ func TestLockWaitKeepsItsStartAndIsObservedOnAcquisition(t *testing.T) {
 func TestMissingLockMakesTheGroupNotReady(t *testing.T) {
 	g := newGroup("a")
 	g.Spec.Locks = []string{"nas", "db"}
-	p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("db", 1)}, nil))
+	p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("db", 1)}, nil))
 	if p.Create != nil || len(p.Locks.Acquire) > 0 {
 		t.Fatalf("a group naming a missing lock starts: %v, acquires %v", p.Create, acquired(p))
 	}
@@ -202,7 +195,7 @@ func TestReleaseLocks(t *testing.T) {
 		g.Spec.Locks = []string{"nas"}
 		running(t, g, "a", 1, at(-time.Minute))
 		pod := runPod(t, g, "a", 1, corev1.PodRunning)
-		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, mine(pod1, "group-uid"))}, nil, pod))
+		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("nas", 1, mine(pod1, "backups-uid"))}, nil, pod))
 		if len(p.Locks.Release) > 0 || len(p.Locks.Acquire) > 0 {
 			t.Fatalf("released %v, acquired %v during the run", released(p), acquired(p))
 		}
@@ -213,7 +206,7 @@ func TestReleaseLocks(t *testing.T) {
 		g.Spec.Suspend = true // nothing starts next
 		running(t, g, "a", 1, at(-time.Minute))
 		pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(0))
-		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, otherHolder("other"), mine(pod1, "group-uid"))}, nil, pod))
+		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("nas", 1, otherHolder("other"), mine(pod1, "backups-uid"))}, nil, pod))
 		if p.Status.CurrentRun != nil || !slices.Equal(released(p), []string{"nas"}) {
 			t.Fatalf("currentRun %+v, released %v", p.Status.CurrentRun, released(p))
 		}
@@ -224,7 +217,7 @@ func TestReleaseLocks(t *testing.T) {
 	t.Run("the slot of a run never started is released", func(t *testing.T) {
 		g := g.DeepCopy()
 		g.Spec.Suspend = true
-		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, mine(pod1, "group-uid"))}, nil))
+		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("nas", 1, mine(pod1, "backups-uid"))}, nil))
 		if !slices.Equal(released(p), []string{"nas"}) {
 			t.Fatalf("released %v, want the lock the group no longer names", released(p))
 		}
@@ -233,7 +226,7 @@ func TestReleaseLocks(t *testing.T) {
 		g := g.DeepCopy()
 		running(t, g, "a", 1, at(-time.Minute))
 		pod := runPod(t, g, "a", 1, corev1.PodRunning)
-		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, mine(pod1, "old-uid"))}, nil, pod))
+		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("nas", 1, mine(pod1, "old-uid"))}, nil, pod))
 		if !slices.Equal(released(p), []string{"nas"}) {
 			t.Fatalf("released %v", released(p))
 		}
@@ -242,7 +235,7 @@ func TestReleaseLocks(t *testing.T) {
 		g := g.DeepCopy()
 		g.Spec.Suspend = true
 		rogue := runPod(t, g, "a", 1, corev1.PodRunning)
-		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, mine(pod1, "group-uid"))}, nil, rogue))
+		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("nas", 1, mine(pod1, "backups-uid"))}, nil, rogue))
 		if len(p.Locks.Release) > 0 {
 			t.Fatalf("released %v while pod %s lives", released(p), rogue.Name)
 		}
@@ -252,7 +245,7 @@ func TestReleaseLocks(t *testing.T) {
 		g.Spec.Locks = []string{"nas"}
 		running(t, g, "a", 1, at(-time.Minute))
 		pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(0))
-		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, mine(pod1, "group-uid"))}, nil, pod))
+		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("nas", 1, mine(pod1, "backups-uid"))}, nil, pod))
 		if p.Create == nil || !slices.Equal(acquired(p), []string{"nas"}) || len(p.Locks.Release) > 0 {
 			t.Fatalf("create %v, acquired %v, released %v", p.Create, acquired(p), released(p))
 		}
@@ -266,7 +259,7 @@ func TestReleaseLocks(t *testing.T) {
 		running(t, g, "a", 1, at(-time.Minute))
 		pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(0))
 		waiter := locks.Waiter{Group: "waiting", Since: t0.Add(-time.Minute), Locks: []string{"nas"}}
-		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{newLock("nas", 1, mine(pod1, "group-uid"))}, []locks.Waiter{waiter}, pod))
+		p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("nas", 1, mine(pod1, "backups-uid"))}, []locks.Waiter{waiter}, pod))
 		if p.Create != nil || !slices.Equal(released(p), []string{"nas"}) || p.Status.LockWait == nil {
 			t.Fatalf("create %v, released %v, lockWait %+v", p.Create, released(p), p.Status.LockWait)
 		}
@@ -280,7 +273,7 @@ func TestTwoLockGroupIsNotStarved(t *testing.T) {
 	both := locks.Waiter{Group: "both", Since: t0.Add(-time.Minute), Locks: []string{"db", "nas"}}
 	g := newGroup("a")
 	g.Spec.Locks = []string{"nas"}
-	existing := []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1, otherHolder("db-only"))}
+	existing := []*v1alpha1.OaatLock{builders.Lock("nas", 1), builders.Lock("db", 1, otherHolder("db-only"))}
 	p := Decide(lockedInput(g, 0, existing, []locks.Waiter{both}))
 	if p.Create != nil || p.Status.LockWait == nil {
 		t.Fatalf("a one-lock group took the slot the two-lock group waits for: create %v", p.Create)
@@ -292,7 +285,7 @@ func TestTwoLockGroupIsNotStarved(t *testing.T) {
 	two.Spec.Locks = []string{"nas", "db"}
 	two.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(both.Since), Locks: []string{"db"}}
 	one := locks.Waiter{Group: "backups", Since: t0, Locks: []string{"nas"}}
-	p = Decide(lockedInput(two, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1), newLock("db", 1)}, []locks.Waiter{one}))
+	p = Decide(lockedInput(two, time.Minute, []*v1alpha1.OaatLock{builders.Lock("nas", 1), builders.Lock("db", 1)}, []locks.Waiter{one}))
 	if p.Create == nil || !slices.Equal(acquired(p), []string{"db", "nas"}) {
 		t.Fatalf("the two-lock group did not take both locks: create %v, acquired %v", p.Create, acquired(p))
 	}
@@ -305,7 +298,7 @@ func TestOnDemandRunTakesTheLocks(t *testing.T) {
 	g.Spec.Locks = []string{"nas"}
 	onDemandRun := newOnDemandRun("now", "backups", "b", 0)
 
-	p := Decide(withOnDemandRuns(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1, otherHolder("other"))}, nil), onDemandRun))
+	p := Decide(withOnDemandRuns(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{builders.Lock("nas", 1, otherHolder("other"))}, nil), onDemandRun))
 	if p.Create != nil {
 		t.Fatalf("the request's run started while the lock is full: %s", p.Create.Name)
 	}
@@ -316,7 +309,7 @@ func TestOnDemandRunTakesTheLocks(t *testing.T) {
 		t.Fatalf("message %q", msg)
 	}
 
-	p = Decide(withOnDemandRuns(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{newLock("nas", 1)}, nil), onDemandRun))
+	p = Decide(withOnDemandRuns(lockedInput(g, time.Minute, []*v1alpha1.OaatLock{builders.Lock("nas", 1)}, nil), onDemandRun))
 	if p.Create == nil || p.Status.CurrentRun.OaatRun != "now" || !slices.Equal(acquired(p), []string{"nas"}) {
 		t.Fatalf("create %v, currentRun %+v, acquired %v: want the request's run holding nas", p.Create, p.Status.CurrentRun, acquired(p))
 	}

@@ -1,5 +1,5 @@
-// Package builders makes the objects of tests: OaatGroups, OaatTypes and item pods, each from a
-// wrapper whose methods set one thing and return the wrapper (after jobset's
+// Package builders makes the objects of tests: OaatGroups, OaatTypes, OaatLocks,
+// ClusterOaatLocks, their holders and pods, each from a function or a wrapper whose methods set one thing and return the wrapper (after jobset's
 // pkg/util/testing/wrappers.go), so that a test spells only what matters to it and compares whole
 // values. It is for tests only: depguard keeps product code from importing it. The planner's
 // Plans are built in the planner's own tests, since this package cannot import the planner that
@@ -29,11 +29,11 @@ func At(d time.Duration) *metav1.Time {
 // GroupWrapper builds an OaatGroup.
 type GroupWrapper struct{ *v1alpha1.OaatGroup }
 
-// Group is the OaatGroup "backups" of namespace "ns" (UID "group-uid", generation 1) of the
+// Group is the OaatGroup "backups" of namespace "ns" (UID "backups-uid", generation 1) of the
 // OaatType "sleeper" with the items, frequency 1h and no status.
 func Group(items ...string) *GroupWrapper {
 	return &GroupWrapper{&v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "ns", UID: types.UID("group-uid"), Generation: 1},
+		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "ns", UID: types.UID("backups-uid"), Generation: 1},
 		Spec:       v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: items, Frequency: "1h"},
 	}}
 }
@@ -43,6 +43,47 @@ func WrapGroup(g *v1alpha1.OaatGroup) *GroupWrapper { return &GroupWrapper{g} }
 
 // Obj is the group built.
 func (w *GroupWrapper) Obj() *v1alpha1.OaatGroup { return w.OaatGroup }
+
+// Named sets the group's name, and its UID to the name followed by "-uid".
+func (w *GroupWrapper) Named(name string) *GroupWrapper {
+	w.Name, w.OaatGroup.UID = name, types.UID(name+"-uid")
+	return w
+}
+
+// Namespace sets the group's namespace.
+func (w *GroupWrapper) Namespace(ns string) *GroupWrapper {
+	w.OaatGroup.Namespace = ns
+	return w
+}
+
+// Locks sets spec.locks.
+func (w *GroupWrapper) Locks(names ...string) *GroupWrapper {
+	w.Spec.Locks = names
+	return w
+}
+
+// ClusterLocks sets spec.clusterLocks.
+func (w *GroupWrapper) ClusterLocks(names ...string) *GroupWrapper {
+	w.Spec.ClusterLocks = names
+	return w
+}
+
+// WaitingForLocks makes status.lockWait say that the group waits since since for the locks
+// (spec.locks when none are given).
+func (w *GroupWrapper) WaitingForLocks(since *metav1.Time, locks ...string) *GroupWrapper {
+	if len(locks) == 0 {
+		locks = w.Spec.Locks
+	}
+	w.Status.LockWait = &v1alpha1.LockWait{Since: *since, Locks: locks}
+	return w
+}
+
+// RunningIn makes status.currentRun say that item runs in the named pod since start, for a
+// test whose pod is not named as the operator names it (Running names it so).
+func (w *GroupWrapper) RunningIn(item, pod string, start *metav1.Time) *GroupWrapper {
+	w.Status.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: pod, StartedAt: *start}
+	return w
+}
 
 // UID sets the group's UID.
 func (w *GroupWrapper) UID(uid string) *GroupWrapper {
@@ -112,8 +153,63 @@ func Type() *TypeWrapper {
 // Obj is the OaatType built.
 func (w *TypeWrapper) Obj() *v1alpha1.OaatType { return &w.OaatType }
 
-// PodWrapper builds an item pod.
+// Lock is the OaatLock name of namespace "ns" of the capacity, whose slots the holders hold.
+func Lock(name string, capacity int32, holders ...v1alpha1.LockHolder) *v1alpha1.OaatLock {
+	return &v1alpha1.OaatLock{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+		Spec:       v1alpha1.OaatLockSpec{Capacity: capacity},
+		Status:     v1alpha1.OaatLockStatus{Holders: holders},
+	}
+}
+
+// ClusterLock is the ClusterOaatLock name of the capacity, selecting the namespaces labelled
+// team=backup, whose slots the holders hold.
+func ClusterLock(name string, capacity int32, holders ...v1alpha1.LockHolder) *v1alpha1.ClusterOaatLock {
+	return &v1alpha1.ClusterOaatLock{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ClusterOaatLockSpec{Capacity: capacity,
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "backup"}}},
+		Status: v1alpha1.ClusterOaatLockStatus{Holders: holders},
+	}
+}
+
+// Holder is a lock slot held since since by the run of item "x" of group (UID the group
+// followed by "-uid") in pod, as an OaatLock stores it (a ClusterOaatLock's also names the
+// namespace).
+func Holder(group, pod string, since *metav1.Time) v1alpha1.LockHolder {
+	return v1alpha1.LockHolder{Group: group, GroupUID: group + "-uid", Item: "x", Pod: pod, Since: *since}
+}
+
+// PodWrapper builds a pod.
 type PodWrapper struct{ corev1.Pod }
+
+// Pod is the pod name of namespace "ns" (UID its name) of one container "main" of busybox, of
+// no group, in phase Pending: a pod the operator did not make (RunPod is one it did).
+func Pod(name string) *PodWrapper {
+	return &PodWrapper{corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodPending},
+	}}
+}
+
+// Obj is the pod built.
+func (w *PodWrapper) Obj() *corev1.Pod { return &w.Pod }
+
+// OfGroup labels the pod as one of the group's (v1alpha1.LabelGroup).
+func (w *PodWrapper) OfGroup(group string) *PodWrapper {
+	if w.Labels == nil {
+		w.Labels = map[string]string{}
+	}
+	w.Labels[v1alpha1.LabelGroup] = group
+	return w
+}
+
+// UID sets the pod's UID.
+func (w *PodWrapper) UID(uid string) *PodWrapper {
+	w.Pod.UID = types.UID(uid)
+	return w
+}
 
 // RunPod is the pod of run `run` of item, as the operator creates it from the template (UID its
 // name, phase Pending). It panics when the pod cannot be built: a test's own mistake.
