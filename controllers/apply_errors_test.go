@@ -25,6 +25,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // The unit tests of the group reconciler's I/O edge: what it does when the API server answers a
@@ -74,7 +75,7 @@ func stamp(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Seco
 // startedStatus is the status of group g of items whose first pass at t0 started the first item
 // as run 1.
 func startedStatus(items ...string) v1alpha1.OaatGroupStatus {
-	t0 := stamp(testT0)
+	t0 := stamp(builders.T0)
 	item := items[0]
 	pod := podbuild.Name("g", item, 1)
 	entries := []v1alpha1.ItemStatus{{Name: item, LastStarted: &t0, WaitReason: v1alpha1.WaitRunning}}
@@ -85,11 +86,11 @@ func startedStatus(items ...string) v1alpha1.OaatGroupStatus {
 		ObservedGeneration: 1,
 		Conditions: []metav1.Condition{
 			{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: t0,
-				Reason: v1alpha1.ReasonReady, Message: fmt.Sprintf("OaatType worker found, %d items", len(items))},
+				Reason: v1alpha1.ReasonReady, Message: fmt.Sprintf("OaatType sleeper found, %d items", len(items))},
 			{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: t0,
 				Reason: v1alpha1.ReasonItemRunning, Message: fmt.Sprintf("Item %q runs in pod %s", item, pod)},
 			// A group's first pass makes its first forecast (forecast.Refresh).
-			forecast.Condition(nil, 1, testT0),
+			forecast.Condition(nil, 1, builders.T0),
 		},
 		CurrentRun: &v1alpha1.CurrentRun{Item: item, PodName: pod, StartedAt: t0},
 		RunCount:   1,
@@ -104,11 +105,11 @@ func withdrawnStatus(text string) v1alpha1.OaatGroupStatus {
 	s := startedStatus("a")
 	s.CurrentRun = nil
 	s.Conditions = []metav1.Condition{
-		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: stamp(testT0),
+		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: stamp(builders.T0),
 			Reason: v1alpha1.ReasonPodCreateFailed, Message: text},
-		{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: stamp(testT0),
+		{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: stamp(builders.T0),
 			Reason: v1alpha1.ReasonIdle, Message: "No item pod is active"},
-		forecast.Condition(nil, 1, testT0),
+		forecast.Condition(nil, 1, builders.T0),
 	}
 	return s
 }
@@ -156,7 +157,7 @@ func TestStatusWriteConflict(t *testing.T) {
 					}
 					return c.SubResource(sub).Update(ctx, obj, opts...)
 				},
-			}, testType(), testGroup("g", "a", "b"))
+			}, builders.Type().Obj(), builders.Group("a", "b").Named("g").Obj())
 			r := newTestReconciler(server, server)
 			tt.prepare(t, r, server)
 			before := getGroup(t, server, "g").Status
@@ -189,11 +190,7 @@ func TestStatusWriteConflict(t *testing.T) {
 // be read proves nothing, and the intent stays.
 func TestPodAlreadyExists(t *testing.T) {
 	podName := podbuild.Name("g", "a", 1)
-	foreign := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: testNamespace, UID: "foreign"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
-	}
+	foreign := builders.Pod(podName).UID("foreign").Phase(corev1.PodRunning).Obj()
 	// createTwice creates the pod and answers as a retried request would: AlreadyExists.
 	createTwice := func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		if err := c.Create(ctx, obj, opts...); err != nil {
@@ -235,7 +232,7 @@ func TestPodAlreadyExists(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			server := newFakeClient(t, tt.funcs, append([]client.Object{testType(), testGroup("g", "a")}, tt.existing...)...)
+			server := newFakeClient(t, tt.funcs, append([]client.Object{builders.Type().Obj(), builders.Group("a").Named("g").Obj()}, tt.existing...)...)
 			reader := client.Reader(server)
 			if tt.readerErr != nil {
 				reader = interceptor.NewClient(server, interceptor.Funcs{
@@ -299,7 +296,7 @@ func TestAmbiguousCreateErrors(t *testing.T) {
 					}
 					return nil
 				},
-			}, testType(), testGroup("g", "a", "b"))
+			}, builders.Type().Obj(), builders.Group("a", "b").Named("g").Obj())
 			hidden := []string{podbuild.Name("g", "a", 1)}
 			r := newTestReconciler(laggingCache(server, &hidden), server)
 
@@ -348,12 +345,12 @@ func TestCacheLagsBehind(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a", "b"))
+			server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), builders.Group("a", "b").Named("g").Obj())
 			if _, err := newTestReconciler(server, server).reconcile(t, "g"); err != nil {
 				t.Fatalf("first pass: %v", err)
 			}
 			written, pods := getGroup(t, server, "g"), listPods(t, server)
-			cache := newFakeClient(t, interceptor.Funcs{}, append(tt.cached(written, pods), testType())...)
+			cache := newFakeClient(t, interceptor.Funcs{}, append(tt.cached(written, pods), builders.Type().Obj())...)
 
 			r := newTestReconciler(cachedView(cache, server), server)
 			r.clock.Step(10 * time.Second)
@@ -376,13 +373,9 @@ func TestCacheLagsBehind(t *testing.T) {
 // A live pod of the group on the API server that a separate, lagging cache does not show keeps a
 // run from starting: nothing is written, and the group is looked at again soon.
 func TestLivePodOnlyOnTheAPIServer(t *testing.T) {
-	live := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "unseen", Namespace: testNamespace, Labels: map[string]string{v1alpha1.LabelGroup: "g"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodPending},
-	}
-	server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"), live)
-	cache := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"))
+	live := builders.Pod("unseen").OfGroup("g").Obj()
+	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), builders.Group("a").Named("g").Obj(), live)
+	cache := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 	r := newTestReconciler(cachedView(cache, server), server)
 
 	res, err := r.reconcile(t, "g")
@@ -412,7 +405,7 @@ func TestLivePodOnlyOnTheAPIServer(t *testing.T) {
 // The API server cannot be asked whether a live pod exists: no run starts, and the error is
 // returned for the controller's backoff.
 func TestLivePodListFails(t *testing.T) {
-	server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"))
+	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 	reader := interceptor.NewClient(server, interceptor.Funcs{
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			if _, ok := list.(*corev1.PodList); ok {
@@ -436,7 +429,7 @@ func TestInvalidStatusWrite(t *testing.T) {
 	invalid := apierrors.NewInvalid(groupKind, "g", field.ErrorList{field.Invalid(field.NewPath("status", "items"), "", "too many")})
 	text := "The API server refused the group's new status; nothing starts until it can be written: " + invalid.Error()
 	rejected := v1alpha1.OaatGroupStatus{Conditions: []metav1.Condition{{
-		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: stamp(testT0),
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: stamp(builders.T0),
 		Reason: v1alpha1.ReasonStatusRejected, Message: text,
 	}}}
 	tests := map[string]struct {
@@ -474,7 +467,7 @@ func TestInvalidStatusWrite(t *testing.T) {
 					}
 					return c.SubResource(sub).Update(ctx, obj, opts...)
 				},
-			}, testType(), testGroup("g", "a"))
+			}, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 			r := newTestReconciler(server, server)
 			res, err := r.reconcile(t, "g")
 			expectResult(t, res, err, tt.wantResult, tt.wantErr)
@@ -511,7 +504,7 @@ func TestWithdrawFails(t *testing.T) {
 			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
-	}, testType(), testGroup("g", "a"))
+	}, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 	r := newTestReconciler(server, server)
 	_, err := r.reconcile(t, "g")
 	if !errors.Is(err, refusal) || !errors.Is(err, unavailable) {
@@ -529,12 +522,7 @@ func TestWithdrawFails(t *testing.T) {
 // meanwhile is no error; any other failure is returned.
 func TestDeletePod(t *testing.T) {
 	rogue := func() *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "rogue", Namespace: testNamespace, UID: "rogue-1",
-				Labels: map[string]string{v1alpha1.LabelGroup: "g"}},
-			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning},
-		}
+		return builders.Pod("rogue").UID("rogue-1").OfGroup("g").Phase(corev1.PodRunning).Obj()
 	}
 	tests := map[string]struct {
 		deleteErr error
@@ -549,7 +537,7 @@ func TestDeletePod(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			var preconditions []*metav1.Preconditions
-			server := newFakeClient(t, recordDeletes(&preconditions, tt.deleteErr), testType(), testGroup("g", "a"), rogue())
+			server := newFakeClient(t, recordDeletes(&preconditions, tt.deleteErr), builders.Type().Obj(), builders.Group("a").Named("g").Obj(), rogue())
 			r := newTestReconciler(server, server)
 			// The rogue pod keeps the run from starting until it is gone: this pass only deletes.
 			_, err := r.reconcile(t, "g")

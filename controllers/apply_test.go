@@ -21,6 +21,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 var podsResource = schema.GroupResource{Resource: "pods"}
@@ -63,7 +64,7 @@ func TestDefiniteRefusalWithdrawsTheRun(t *testing.T) {
 					}
 					return c.Create(ctx, obj, opts...)
 				},
-			}, testType(), testGroup("g", "a"))
+			}, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 			r := newTestReconciler(server, server)
 			if _, err := r.reconcile(t, "g"); err != nil {
 				t.Fatalf("pass: %v", err)
@@ -104,13 +105,13 @@ func TestNoCreateWithoutTheLease(t *testing.T) {
 		lease  *coordinationv1.Lease
 		create bool
 	}{
-		"held":            {lease: lease("me", testT0.Add(-time.Second)), create: true},
-		"taken over":      {lease: lease("other", testT0.Add(-time.Second))},
-		"expired (pause)": {lease: lease("me", testT0.Add(-time.Minute))},
+		"held":            {lease: lease("me", builders.T0.Add(-time.Second)), create: true},
+		"taken over":      {lease: lease("other", builders.T0.Add(-time.Second))},
+		"expired (pause)": {lease: lease("me", builders.T0.Add(-time.Minute))},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"), tt.lease)
+			server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), builders.Group("a").Named("g").Obj(), tt.lease)
 			r := newTestReconciler(server, server)
 			lost := 0
 			r.Leader = &leader.Guard{Reader: server, Identity: id, Clock: r.clock, OnLost: func(error) { lost++ }}
@@ -143,7 +144,7 @@ func TestNoCreateWhenTheLeaseIsLostAfterTheIntent(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: id.Lease.Name, Namespace: id.Lease.Namespace},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity: ptr.To("me"), LeaseDurationSeconds: ptr.To[int32](15),
-			RenewTime: &metav1.MicroTime{Time: testT0.Add(-time.Second)},
+			RenewTime: &metav1.MicroTime{Time: builders.T0.Add(-time.Second)},
 		},
 	}
 	server := newFakeClient(t, interceptor.Funcs{
@@ -159,7 +160,7 @@ func TestNoCreateWhenTheLeaseIsLostAfterTheIntent(t *testing.T) {
 			taken.Spec.HolderIdentity = ptr.To("other")
 			return c.Update(ctx, taken)
 		},
-	}, testType(), testGroup("g", "a"), lease)
+	}, builders.Type().Obj(), builders.Group("a").Named("g").Obj(), lease)
 	r := newTestReconciler(server, server)
 	lost := 0
 	r.Leader = &leader.Guard{Reader: server, Identity: id, Clock: r.clock, OnLost: func(error) { lost++ }}
@@ -184,7 +185,7 @@ func TestAmbiguousCreateErrorWithoutAPod(t *testing.T) {
 			}
 			return c.Create(ctx, obj, opts...)
 		},
-	}, testType(), testGroup("g", "a", "b"))
+	}, builders.Type().Obj(), builders.Group("a", "b").Named("g").Obj())
 	r := newTestReconciler(server, server)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -238,7 +239,7 @@ func TestFailureNamesItsPhase(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.phase, func(t *testing.T) {
-			server := newFakeClient(t, tc.funcs, testType(), testGroup("g", "a"))
+			server := newFakeClient(t, tc.funcs, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 			r := newTestReconciler(server, server)
 			_, err := r.reconcile(t, "g")
 			if err == nil || !strings.HasPrefix(err.Error(), tc.phase) {

@@ -19,18 +19,19 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // A tick that finds items of the previous round not yet succeeded is counted once, and only once
 // the status that starts the merged round is persisted: a status write lost to a conflict counts
 // nothing and sends no event; the pass that wins counts it; later passes do not count it again.
 func TestRoundOverrunCountedOnceItsStatusIsPersisted(t *testing.T) {
-	group := testGroup("nightly", "a", "b")
+	group := builders.Group("a", "b").Named("nightly").Obj()
 	group.Spec.Frequency, group.Spec.Schedule = "", "0 * * * *"
-	group.CreationTimestamp = metav1.NewTime(testT0.Add(-24 * time.Hour))
-	previous, next := metav1.NewTime(testT0.Add(-time.Hour)), metav1.NewTime(testT0)
+	group.CreationTimestamp = metav1.NewTime(builders.T0.Add(-24 * time.Hour))
+	previous, next := metav1.NewTime(builders.T0.Add(-time.Hour)), metav1.NewTime(builders.T0)
 	group.Status.RoundStartedAt, group.Status.NextRoundAt = &previous, &next
-	done := metav1.NewTime(testT0.Add(-50 * time.Minute))
+	done := metav1.NewTime(builders.T0.Add(-50 * time.Minute))
 	group.Status.Items = []v1alpha1.ItemStatus{{Name: "a", LastSuccess: &done}, {Name: "b"}}
 
 	var conflicts atomic.Int32
@@ -42,7 +43,7 @@ func TestRoundOverrunCountedOnceItsStatusIsPersisted(t *testing.T) {
 			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
-	}, testType(), group)
+	}, builders.Type().Obj(), group)
 	r := newTestReconciler(server, server)
 	registry := prometheus.NewRegistry()
 	if err := metrics.Register(registry, r.Runs, metrics.NewStatusCollector(server, r.clock)); err != nil {
@@ -62,7 +63,7 @@ func TestRoundOverrunCountedOnceItsStatusIsPersisted(t *testing.T) {
 		return ""
 	}
 
-	r.clock.SetTime(testT0.Add(time.Second))
+	r.clock.SetTime(builders.T0.Add(time.Second))
 	if _, err := r.reconcile(t, "nightly"); err != nil {
 		t.Fatal(err)
 	}

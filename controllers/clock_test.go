@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // countingClock counts the reads of the time.
@@ -46,7 +47,7 @@ func TestOneClockReadPerPass(t *testing.T) {
 	groupPass := func(funcs interceptor.Funcs) func(*testing.T, *countingClock) error {
 		return func(t *testing.T, clk *countingClock) error {
 			t.Helper()
-			server := newFakeClient(t, funcs, testType(), testGroup("g", "a"))
+			server := newFakeClient(t, funcs, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 			r := newTestReconciler(server, server)
 			clk.PassiveClock, r.Clock = r.clock, clk
 			_, err := r.reconcile(t, "g")
@@ -63,7 +64,7 @@ func TestOneClockReadPerPass(t *testing.T) {
 			return err
 		}
 	}
-	finished := stamp(testT0)
+	finished := stamp(builders.T0)
 	passes := map[string]func(*testing.T, *countingClock) error{
 		"group start":            groupPass(interceptor.Funcs{}),
 		"group withdraw":         groupPass(refusePods),

@@ -10,15 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
-
-func testClusterLock(name string, capacity int32) *v1alpha1.ClusterOaatLock {
-	return &v1alpha1.ClusterOaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.ClusterOaatLockSpec{Capacity: capacity,
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "backup"}}},
-	}
-}
 
 func testNamespaceObject(labels map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNamespace, Labels: labels}}
@@ -37,14 +30,14 @@ func getClusterLock(t *testing.T, c client.Reader, name string) *v1alpha1.Cluste
 // first, its key sorts first) cannot be written, the OaatLock is not taken and nothing runs; once
 // it can, both name the run, the cluster lock with the group's namespace.
 func TestMixedLocksAllOrNone(t *testing.T) {
-	group := testGroup("g", "a")
+	group := builders.Group("a").Named("g").Obj()
 	group.Spec.Locks = []string{"nas"}
 	group.Spec.ClusterLocks = []string{"db"}
 	refuse := true
 	server := newFakeClient(t, conflictOn(func(obj client.Object) bool {
 		_, cluster := obj.(*v1alpha1.ClusterOaatLock)
 		return cluster && refuse
-	}), testType(), group, testLock("nas", 1), testClusterLock("db", 1), testNamespaceObject(map[string]string{"team": "backup"}))
+	}), builders.Type().Obj(), group, builders.Lock("nas", 1), builders.ClusterLock("db", 1), testNamespaceObject(map[string]string{"team": "backup"}))
 	r := newTestReconciler(server, server)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -74,10 +67,10 @@ func TestMixedLocksAllOrNone(t *testing.T) {
 
 // A group whose namespace the ClusterOaatLock does not select takes nothing and is not Ready.
 func TestClusterLockNotPermitted(t *testing.T) {
-	group := testGroup("g", "a")
+	group := builders.Group("a").Named("g").Obj()
 	group.Spec.ClusterLocks = []string{"db"}
 	server := newFakeClient(t, conflictOn(func(client.Object) bool { return false }),
-		testType(), group, testClusterLock("db", 1), testNamespaceObject(map[string]string{"team": "web"}))
+		builders.Type().Obj(), group, builders.ClusterLock("db", 1), testNamespaceObject(map[string]string{"team": "web"}))
 	r := newTestReconciler(server, server)
 
 	if _, err := r.reconcile(t, "g"); err != nil {

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
@@ -21,14 +20,13 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/duepriority"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // The fixtures of the reconciler's unit tests: a fake client (with interceptors to inject the API
 // server's failures) stands in for the API server at the controllers' I/O edge only.
 
 const testNamespace = "ns"
-
-var testT0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
@@ -65,7 +63,7 @@ type testReconciler struct {
 }
 
 func newTestReconciler(c client.Client, apiReader client.Reader) testReconciler {
-	clock := clocktesting.NewFakeClock(testT0)
+	clock := clocktesting.NewFakeClock(builders.T0)
 	recorder := events.NewFakeRecorder(100)
 	runs := metrics.NewRunMetrics()
 	r := &OaatGroupReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Seed: 1, Runs: runs}
@@ -87,22 +85,6 @@ func (r testReconciler) reconcile(t *testing.T, group string) (ctrl.Result, erro
 	}
 	res.Priority = nil
 	return res, err
-}
-
-func testType() *v1alpha1.OaatType {
-	return &v1alpha1.OaatType{
-		ObjectMeta: metav1.ObjectMeta{Name: "worker", Namespace: testNamespace},
-		Spec: v1alpha1.OaatTypeSpec{Type: v1alpha1.OaatTypePod, Template: corev1.PodTemplateSpec{
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox", Args: []string{"{{oaat_item}}"}}}},
-		}},
-	}
-}
-
-func testGroup(name string, items ...string) *v1alpha1.OaatGroup {
-	return &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, UID: types.UID("uid-" + name), Generation: 1},
-		Spec:       v1alpha1.OaatGroupSpec{OaatType: "worker", OaatItems: items, Frequency: "1h"},
-	}
 }
 
 func getGroup(t *testing.T, c client.Reader, name string) *v1alpha1.OaatGroup {

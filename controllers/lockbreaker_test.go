@@ -12,13 +12,14 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // The breaker a lock carries is written as the plan says, then its event is sent on the lock; a
 // lock whose breaker another group changed since the decision read it is left alone, with no
 // event, and the pass ends with a retry.
 func TestWriteLockBreakers(t *testing.T) {
-	carrying := testLock("nas", 2)
+	carrying := builders.Lock("nas", 2)
 	carrying.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 	opened := &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen, OpenedBy: "ns/g", LastFailureReason: "Error"}
 	update := planner.LockBreakerUpdate{Lock: carrying.DeepCopy(), Breaker: opened,
@@ -64,11 +65,11 @@ func TestWriteLockBreakers(t *testing.T) {
 func TestLockForgetsTheBreakerItNoLongerCarries(t *testing.T) {
 	for _, mode := range []v1alpha1.LockBreakerMode{v1alpha1.LockBreakerShared, v1alpha1.LockBreakerNone, ""} {
 		carries := mode == v1alpha1.LockBreakerShared
-		lock := testLock("nas", 1)
+		lock := builders.Lock("nas", 1)
 		lock.Spec.CircuitBreaker = mode
 		lock.Status.CircuitBreaker = &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen, OpenedBy: "ns/g"}
 		c := newFakeClient(t, interceptor.Funcs{}, lock)
-		r := &OaatLockReconciler{Client: c, APIReader: c, Clock: clocktesting.NewFakeClock(testT0)}
+		r := &OaatLockReconciler{Client: c, APIReader: c, Clock: clocktesting.NewFakeClock(builders.T0)}
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(lock)}); err != nil {
 			t.Fatalf("circuitBreaker %q: %v", mode, err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/duepriority"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // The unit tests of issue 25: a lock's holders follow the group's live runs, whatever refuses or
@@ -46,9 +47,9 @@ func refuseStatusOf(group string, lockWrites map[string]int) interceptor.Funcs {
 // take it again at every wake-up: no lock write until its retry wait is over.
 func TestRefusedStatusGivesBackTheSlot(t *testing.T) {
 	lockWrites := map[string]int{}
-	g, h := testGroup("g", "a"), testGroup("h", "b")
+	g, h := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj()
 	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
-	server := newFakeClient(t, refuseStatusOf("g", lockWrites), testType(), g, h, testLock("db", 1))
+	server := newFakeClient(t, refuseStatusOf("g", lockWrites), builders.Type().Obj(), g, h, builders.Lock("db", 1))
 	r := newTestReconciler(server, server)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -102,9 +103,9 @@ func holderPods(lock v1alpha1.Lock) []string {
 // GitOps re-create, a restore) comes back without holders; the live run still takes its slot:
 // another group naming the lock does not start, and the run's next pass lists it again.
 func TestLockRecreatedWhileHeld(t *testing.T) {
-	g, h := testGroup("g", "a"), testGroup("h", "b")
+	g, h := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj()
 	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
-	server := newFakeClient(t, interceptor.Funcs{}, testType(), g, h, testLock("db", 1))
+	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), g, h, builders.Lock("db", 1))
 	r := newTestReconciler(server, server)
 	pod := startRun(t, r, server, "g")
 
@@ -112,7 +113,7 @@ func TestLockRecreatedWhileHeld(t *testing.T) {
 	if err := server.Delete(ctx, getLock(t, server, "db")); err != nil {
 		t.Fatal(err)
 	}
-	if err := server.Create(ctx, testLock("db", 1)); err != nil {
+	if err := server.Create(ctx, builders.Lock("db", 1)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.reconcile(t, "h"); err != nil {
@@ -133,9 +134,9 @@ func TestLockRecreatedWhileHeld(t *testing.T) {
 // group's next pass, over its capacity if need be (reported once, by an event), and no group
 // naming it starts until enough of them have ended.
 func TestLockAddedToRunningGroups(t *testing.T) {
-	g, h, k := testGroup("g", "a"), testGroup("h", "b"), testGroup("k", "c")
+	g, h, k := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj(), builders.Group("c").Named("k").Obj()
 	k.Spec.Locks = []string{"db"}
-	server := newFakeClient(t, interceptor.Funcs{}, testType(), g, h, k, testLock("db", 1))
+	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), g, h, k, builders.Lock("db", 1))
 	r := newTestReconciler(server, server)
 	gPod, hPod := startRun(t, r, server, "g"), startRun(t, r, server, "h")
 	drainEvents(r.recorder)
@@ -176,12 +177,12 @@ func TestLockAddedToRunningGroups(t *testing.T) {
 // Defect 5: a waiting group that is being deleted (another tool's finalizer keeps it) loses its
 // claim: the free slot goes to the next waiter.
 func TestDeletingWaiterLosesItsClaim(t *testing.T) {
-	g, h := testGroup("g", "a"), testGroup("h", "b")
+	g, h := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj()
 	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
-	earlier := metav1.NewTime(testT0.Add(-time.Hour))
+	earlier := metav1.NewTime(builders.T0.Add(-time.Hour))
 	g.Status.LockWait = &v1alpha1.LockWait{Since: earlier, Locks: []string{"db"}}
 	g.Finalizers = []string{"example.com/keep"}
-	server := newFakeClient(t, interceptor.Funcs{}, testType(), g, h, testLock("db", 1))
+	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), g, h, builders.Lock("db", 1))
 	if err := server.Delete(context.Background(), getGroup(t, server, "g")); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestDeletingWaiterLosesItsClaim(t *testing.T) {
 // not show yet is read from the API server (a NotIn selector must not take it for a namespace
 // without labels); one that cannot be read at all permits no lock.
 func TestClusterLockNamespaceFailsClosed(t *testing.T) {
-	lock := testClusterLock("db", 1)
+	lock := builders.ClusterLock("db", 1)
 	lock.Spec.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: "tier", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}}}
 	for _, tc := range []struct {
@@ -204,9 +205,9 @@ func TestClusterLockNamespaceFailsClosed(t *testing.T) {
 		{name: "namespace not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := testGroup("g", "a")
+			g := builders.Group("a").Named("g").Obj()
 			g.Spec.ClusterLocks = []string{"db"}
-			objs := []client.Object{testType(), g, lock.DeepCopy()}
+			objs := []client.Object{builders.Type().Obj(), g, lock.DeepCopy()}
 			cache := newFakeClient(t, interceptor.Funcs{}, objs...)
 			apiServer := newFakeClient(t, interceptor.Funcs{}, append(objs, tc.apiServer...)...)
 			r := newTestReconciler(cache, apiServer)
@@ -230,8 +231,8 @@ func TestClusterLockNamespaceFailsClosed(t *testing.T) {
 // other and every group naming the lock. It writes its own claim instead, beside the other
 // installations' claims. One that watches all namespaces counts the waiters and claims nothing.
 func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
-	other := v1alpha1.InstallationClaim{Installation: "team-b", Waiting: 2, Since: metav1.NewTime(testT0.Add(-time.Minute)),
-		RenewedAt: metav1.NewTime(testT0)}
+	other := v1alpha1.InstallationClaim{Installation: "team-b", Waiting: 2, Since: metav1.NewTime(builders.T0.Add(-time.Minute)),
+		RenewedAt: metav1.NewTime(builders.T0)}
 	for _, tc := range []struct {
 		name         string
 		installation string
@@ -239,16 +240,16 @@ func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
 		wantClaims   []string
 	}{
 		{name: "some namespaces", installation: testNamespace, want: 3,
-			wantClaims: []string{testNamespace + " 1 waiting since " + testT0.Format(time.RFC3339), "team-b 2 waiting since " + testT0.Add(-time.Minute).Format(time.RFC3339)}},
-		{name: "all namespaces", want: 1, wantClaims: []string{"team-b 2 waiting since " + testT0.Add(-time.Minute).Format(time.RFC3339)}},
+			wantClaims: []string{testNamespace + " 1 waiting since " + builders.T0.Format(time.RFC3339), "team-b 2 waiting since " + builders.T0.Add(-time.Minute).Format(time.RFC3339)}},
+		{name: "all namespaces", want: 1, wantClaims: []string{"team-b 2 waiting since " + builders.T0.Add(-time.Minute).Format(time.RFC3339)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lock := testClusterLock("db", 1)
+			lock := builders.ClusterLock("db", 1)
 			lock.Status.WaitingGroups = 3 // another installation's count
 			lock.Status.InstallationClaims = []v1alpha1.InstallationClaim{other}
-			g := testGroup("g", "a")
+			g := builders.Group("a").Named("g").Obj()
 			g.Spec.ClusterLocks = []string{"db"}
-			g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(testT0), Locks: []string{v1alpha1.ClusterLockKey("db")}}
+			g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(builders.T0), Locks: []string{v1alpha1.ClusterLockKey("db")}}
 			writes := map[string]int{}
 			c := newFakeClient(t, refuseStatusOf("", writes), lock, g)
 			r := &OaatLockReconciler{Client: c, APIReader: c, Cluster: true, Installation: tc.installation, Clock: newTestReconciler(c, c).clock}
@@ -273,17 +274,17 @@ func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
 // it.
 func TestLockChangeWakesTheFewThatCanAct(t *testing.T) {
 	group := func(name string, mutate func(*v1alpha1.OaatGroup)) *v1alpha1.OaatGroup {
-		g := testGroup(name, "a")
+		g := builders.Group("a").Named(name).Obj()
 		g.Spec.Locks = []string{"db"}
 		mutate(g)
 		return g
 	}
 	running := func(g *v1alpha1.OaatGroup) {
-		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: g.Name + "-pod", StartedAt: metav1.NewTime(testT0)}
+		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: g.Name + "-pod", StartedAt: metav1.NewTime(builders.T0)}
 	}
 	waiting := func(ago time.Duration) func(*v1alpha1.OaatGroup) {
 		return func(g *v1alpha1.OaatGroup) {
-			g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(testT0.Add(-ago)), Locks: []string{"db"}}
+			g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(builders.T0.Add(-ago)), Locks: []string{"db"}}
 		}
 	}
 	deleting := group("w0", waiting(3*time.Hour))
@@ -312,8 +313,8 @@ func TestLockChangeWakesTheFewThatCanAct(t *testing.T) {
 		{capacity: 3, want: []string{"g", "h", "w1"}},       // one slot free: the earliest live claim
 		{capacity: 9, want: []string{"g", "h", "w1", "w2"}}, // every waiter but the one being deleted
 	} {
-		lock := testLock("db", tc.capacity)
-		lock.Status.Holders = []v1alpha1.LockHolder{{Group: "g", GroupUID: "uid-g", Item: "a", Pod: "g-pod", Since: metav1.NewTime(testT0)}}
+		lock := builders.Lock("db", tc.capacity)
+		lock.Status.Holders = []v1alpha1.LockHolder{builders.Holder("g", "g-pod", builders.At(0))}
 		if got := names(r.groupsToWake(context.Background(), lock)); !slices.Equal(got, tc.want) {
 			t.Errorf("capacity %d: a change wakes %v, want %v", tc.capacity, got, tc.want)
 		}
@@ -324,7 +325,7 @@ func TestLockChangeWakesTheFewThatCanAct(t *testing.T) {
 
 	// A group that lost the race for a slot (its write of the lock met a conflict) is woken by the
 	// lock's next change, once.
-	lock := testLock("db", 1)
+	lock := builders.Lock("db", 1)
 	r.races.lostOn(client.ObjectKeyFromObject(lock), client.ObjectKey{Namespace: testNamespace, Name: "idle"})
 	if got := names(r.groupsToWake(context.Background(), lock)); !slices.Contains(got, "idle") {
 		t.Errorf("after a lost race a change wakes %v, want idle among them", got)
@@ -339,14 +340,14 @@ func TestLockChangeWakesTheFewThatCanAct(t *testing.T) {
 // each request for one was a reconcile error ("unknown namespace for the cache", make chaos with
 // a second installation).
 func TestEventsOfOtherInstallationsNamespaces(t *testing.T) {
-	mine := testGroup("mine", "a")
+	mine := builders.Group("a").Named("mine").Obj()
 	mine.Spec.ClusterLocks = []string{"db"}
 	r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, mine), nil).OaatGroupReconciler
 	r.Namespaces = []string{testNamespace}
-	lock := testClusterLock("db", 2)
+	lock := builders.ClusterLock("db", 2)
 	lock.Status.Holders = []v1alpha1.LockHolder{
-		{Namespace: "elsewhere", Group: "theirs", GroupUID: "uid-theirs", Item: "a", Pod: "theirs-pod", Since: metav1.NewTime(testT0)},
-		{Namespace: testNamespace, Group: "mine", GroupUID: "uid-mine", Item: "a", Pod: "mine-pod", Since: metav1.NewTime(testT0)},
+		{Namespace: "elsewhere", Group: "theirs", GroupUID: "theirs-uid", Item: "a", Pod: "theirs-pod", Since: metav1.NewTime(builders.T0)},
+		{Namespace: testNamespace, Group: "mine", GroupUID: "mine-uid", Item: "a", Pod: "mine-pod", Since: metav1.NewTime(builders.T0)},
 	}
 	q := priorityqueue.New[reconcile.Request]("test-other-installations")
 	defer q.ShutDown()

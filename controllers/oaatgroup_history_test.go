@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,21 +16,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // deletedGroup is a group with the history finalizer being deleted, whose item a succeeded.
 func deletedGroup() *v1alpha1.OaatGroup {
-	g := testGroup("g", "a")
+	g := builders.Group("a").Named("g").Obj()
 	g.Finalizers = []string{v1alpha1.FinalizerHistory}
-	g.DeletionTimestamp = &metav1.Time{Time: testT0}
-	success := metav1.NewTime(testT0.Add(-time.Minute))
+	g.DeletionTimestamp = &metav1.Time{Time: builders.T0}
 	g.Status.RunCount = 4
-	g.Status.Items = []v1alpha1.ItemStatus{{Name: "a", LastStarted: &success, LastSuccess: &success}}
+	g.Status.Items = []v1alpha1.ItemStatus{{Name: "a", LastStarted: builders.At(-time.Minute), LastSuccess: builders.At(-time.Minute)}}
 	return g
 }
 
 func TestFirstPassAddsTheHistoryFinalizer(t *testing.T) {
-	server := newFakeClient(t, interceptor.Funcs{}, testType(), testGroup("g", "a"))
+	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 	r := newTestReconciler(server, server)
 	if _, err := r.reconcile(t, "g"); err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func TestFirstPassAddsTheHistoryFinalizer(t *testing.T) {
 }
 
 func TestDeletedGroupLeavesItsHistory(t *testing.T) {
-	server := newFakeClient(t, interceptor.Funcs{}, testType(), deletedGroup())
+	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), deletedGroup())
 	r := newTestReconciler(server, server)
 	r.HistoryRetention = time.Hour
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -53,9 +54,12 @@ func TestDeletedGroupLeavesItsHistory(t *testing.T) {
 	if err := server.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: "g"}, record); err != nil {
 		t.Fatal(err)
 	}
-	if record.Spec.GroupUID != "uid-g" || record.Spec.RunCount != 4 || len(record.Spec.Items) != 1 ||
-		!record.Spec.ExpiresAt.Equal(&metav1.Time{Time: testT0.Add(time.Hour)}) {
-		t.Fatalf("record %+v", record.Spec)
+	success := builders.At(-time.Minute)
+	want := v1alpha1.OaatGroupHistorySpec{GroupUID: "g-uid", OaatType: "sleeper", DeletedAt: *builders.At(0), ExpiresAt: *builders.At(time.Hour),
+		RunCount: 4, Items: []v1alpha1.ItemHistory{{Name: "a", LastStarted: success, LastSuccess: success}}}
+	// Times as the API server stores them: to the second, in no particular location.
+	if diff := cmp.Diff(want, record.Spec, cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })); diff != "" {
+		t.Fatalf("record (-want +got):\n%s", diff)
 	}
 }
 
@@ -76,7 +80,7 @@ func TestDeletedGroupGoesWithoutHistoryWhenThereIsNowhereToKeepIt(t *testing.T) 
 					}
 					return c.Create(ctx, obj, opts...)
 				},
-			}, testType(), deletedGroup())
+			}, builders.Type().Obj(), deletedGroup())
 			r := newTestReconciler(server, server)
 			if _, err := r.reconcile(t, "g"); err != nil {
 				t.Fatal(err)
@@ -93,7 +97,7 @@ func TestDeletedGroupWaitsWhileItsHistoryCannotBeWritten(t *testing.T) {
 		Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 			return apierrors.NewServerTimeout(schema.GroupResource{Group: "oaat.io", Resource: "oaatgrouphistories"}, "create", 1)
 		},
-	}, testType(), deletedGroup())
+	}, builders.Type().Obj(), deletedGroup())
 	r := newTestReconciler(server, server)
 	if _, err := r.reconcile(t, "g"); err == nil {
 		t.Fatal("no error")

@@ -5,20 +5,13 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
-
-func testLock(name string, capacity int32) *v1alpha1.OaatLock {
-	return &v1alpha1.OaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
-		Spec:       v1alpha1.OaatLockSpec{Capacity: capacity},
-	}
-}
 
 func getLock(t *testing.T, c client.Reader, name string) *v1alpha1.OaatLock {
 	t.Helper()
@@ -42,11 +35,11 @@ func conflictOn(match func(client.Object) bool) interceptor.Funcs {
 // A run takes every lock or none: when the second lock cannot be written, the first gives its
 // slot back, and neither the intent nor the pod is written.
 func TestLocksAllOrNone(t *testing.T) {
-	group := testGroup("g", "a")
+	group := builders.Group("a").Named("g").Obj()
 	group.Spec.Locks = []string{"db", "nas"}
 	server := newFakeClient(t, conflictOn(func(obj client.Object) bool {
 		return obj.GetName() == "nas"
-	}), testType(), group, testLock("db", 1), testLock("nas", 1))
+	}), builders.Type().Obj(), group, builders.Lock("db", 1), builders.Lock("nas", 1))
 	r := newTestReconciler(server, server)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -66,12 +59,12 @@ func TestLocksAllOrNone(t *testing.T) {
 // The intent's write losing a race gives the slots taken for it back: no slot names a run that
 // the group's status does not.
 func TestLocksGivenBackWhenTheIntentIsNotWritten(t *testing.T) {
-	group := testGroup("g", "a")
+	group := builders.Group("a").Named("g").Obj()
 	group.Spec.Locks = []string{"nas"}
 	server := newFakeClient(t, conflictOn(func(obj client.Object) bool {
 		_, isGroup := obj.(*v1alpha1.OaatGroup)
 		return isGroup
-	}), testType(), group, testLock("nas", 1))
+	}), builders.Type().Obj(), group, builders.Lock("nas", 1))
 	r := newTestReconciler(server, server)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -88,7 +81,7 @@ func TestLocksGivenBackWhenTheIntentIsNotWritten(t *testing.T) {
 // A full run through the reconciler: the slot is taken with the intent, kept while the pod runs,
 // and given back once the outcome is recorded; the lock is written twice.
 func TestLockTakenAndGivenBackOncePerRun(t *testing.T) {
-	group := testGroup("g", "a")
+	group := builders.Group("a").Named("g").Obj()
 	group.Spec.Locks = []string{"nas"}
 	lockWrites := 0
 	server := newFakeClient(t, interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
@@ -96,7 +89,7 @@ func TestLockTakenAndGivenBackOncePerRun(t *testing.T) {
 			lockWrites++
 		}
 		return c.SubResource(sub).Update(ctx, obj, opts...)
-	}}, testType(), group, testLock("nas", 1))
+	}}, builders.Type().Obj(), group, builders.Lock("nas", 1))
 	r := newTestReconciler(server, server)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -104,13 +97,13 @@ func TestLockTakenAndGivenBackOncePerRun(t *testing.T) {
 	}
 	pods := listPods(t, server)
 	holders := getLock(t, server, "nas").Status.Holders
-	if len(pods) != 1 || len(holders) != 1 || holders[0].Pod != pods[0].Name || holders[0].GroupUID != "uid-g" {
+	if len(pods) != 1 || len(holders) != 1 || holders[0].Pod != pods[0].Name || holders[0].GroupUID != "g-uid" {
 		t.Fatalf("pods %v, holders %+v: want the run's pod to hold the lock", podNames(pods), holders)
 	}
 	if _, err := r.reconcile(t, "g"); err != nil {
 		t.Fatalf("pass while running: %v", err)
 	}
-	finishPod(t, server, pods[0].Name, 0, testT0)
+	finishPod(t, server, pods[0].Name, 0, builders.T0)
 	r.clock.Step(1)
 	if _, err := r.reconcile(t, "g"); err != nil {
 		t.Fatalf("pass after the run: %v", err)
@@ -134,12 +127,12 @@ func TestNoLockWritesWithoutLocks(t *testing.T) {
 			lockWrites++
 		}
 		return c.SubResource(sub).Update(ctx, obj, opts...)
-	}}, testType(), testGroup("g", "a"), testLock("nas", 1))
+	}}, builders.Type().Obj(), builders.Group("a").Named("g").Obj(), builders.Lock("nas", 1))
 	r := newTestReconciler(server, server)
 	if _, err := r.reconcile(t, "g"); err != nil {
 		t.Fatal(err)
 	}
-	finishPod(t, server, listPods(t, server)[0].Name, 0, testT0)
+	finishPod(t, server, listPods(t, server)[0].Name, 0, builders.T0)
 	if _, err := r.reconcile(t, "g"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // TestHistoryRecordGoesAtItsExpiry: a record is looked at again exactly at its expiry, and deleted
@@ -20,11 +21,11 @@ import (
 func TestHistoryRecordGoesAtItsExpiry(t *testing.T) {
 	record := &v1alpha1.OaatGroupHistory{
 		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "g"},
-		Spec: v1alpha1.OaatGroupHistorySpec{GroupUID: "uid-g", OaatType: "worker",
-			DeletedAt: metav1.NewTime(testT0), ExpiresAt: metav1.NewTime(testT0.Add(time.Hour))},
+		Spec: v1alpha1.OaatGroupHistorySpec{GroupUID: "g-uid", OaatType: "sleeper",
+			DeletedAt: metav1.NewTime(builders.T0), ExpiresAt: metav1.NewTime(builders.T0.Add(time.Hour))},
 	}
 	server := newFakeClient(t, interceptor.Funcs{}, record)
-	clock := clocktesting.NewFakeClock(testT0.Add(20 * time.Minute))
+	clock := clocktesting.NewFakeClock(builders.T0.Add(20 * time.Minute))
 	r := &OaatGroupHistoryReconciler{Client: server, Clock: clock}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(record)}
 
@@ -32,7 +33,7 @@ func TestHistoryRecordGoesAtItsExpiry(t *testing.T) {
 	if err != nil || res.RequeueAfter != 40*time.Minute {
 		t.Fatalf("before its expiry: %+v, %v; want a look again in 40m", res, err)
 	}
-	clock.SetTime(testT0.Add(time.Hour))
+	clock.SetTime(builders.T0.Add(time.Hour))
 	if res, err := r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter != 0 {
 		t.Fatalf("at its expiry: %+v, %v", res, err)
 	}

@@ -5,25 +5,22 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // TestLockWaitingCountRateLimited: a change of a lock's waiting count between nonzero values is
 // written at most once per waitingRefresh (the reconcile asks to come back when it may write); a
 // change to or from zero, and a change of its holders, are written at once.
 func TestLockWaitingCountRateLimited(t *testing.T) {
-	lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "nas", Namespace: testNamespace}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}}
+	lock := builders.Lock("nas", 1)
 	waiter := func(name string) *v1alpha1.OaatGroup {
-		g := testGroup(name, "a")
-		g.Spec.Locks = []string{"nas"}
-		g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(testT0), Locks: []string{"nas"}}
-		return g
+		return builders.Group("a").Named(name).Locks("nas").WaitingForLocks(builders.At(0)).Obj()
 	}
 	writes := 0
 	c := newFakeClient(t, interceptor.Funcs{
@@ -32,7 +29,7 @@ func TestLockWaitingCountRateLimited(t *testing.T) {
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 	}, lock, waiter("g1"))
-	clock := clocktesting.NewFakeClock(testT0)
+	clock := clocktesting.NewFakeClock(builders.T0)
 	r := &OaatLockReconciler{Client: c, APIReader: c, Clock: clock}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(lock)}
 	reconcile := func(step string) ctrl.Result {
@@ -96,7 +93,7 @@ func TestLockWaitingCountRateLimited(t *testing.T) {
 	if err := c.Get(context.Background(), req.NamespacedName, gone); err != nil {
 		t.Fatal(err)
 	}
-	gone.Status.Holders = []v1alpha1.LockHolder{{Group: "deleted", GroupUID: "uid-deleted", Item: "a", Pod: "deleted-a-1", Since: metav1.NewTime(testT0)}}
+	gone.Status.Holders = []v1alpha1.LockHolder{builders.Holder("deleted", "deleted-x-1", builders.At(0))}
 	if err := c.Status().Update(context.Background(), gone); err != nil {
 		t.Fatal(err)
 	}

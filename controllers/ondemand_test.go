@@ -14,16 +14,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // The final status of an on-demand run meets a conflict once (anything touched the OaatRun since it
 // was read): the group must not record the end of the run before the on-demand run says how it
 // ended, and the on-demand run ends with its run's real result, exit code and pod.
 func TestOnDemandRunResultSurvivesAConflict(t *testing.T) {
-	group := testGroup("g", "a")
+	group := builders.Group("a").Named("g").Obj()
 	group.Spec.ExitCodes = &v1alpha1.ExitCodes{Success: []int32{3}}
 	onDemandRun := &v1alpha1.OaatRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: testNamespace, CreationTimestamp: metav1.NewTime(testT0)},
+		ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: testNamespace, CreationTimestamp: metav1.NewTime(builders.T0)},
 		Spec:       v1alpha1.OaatRunSpec{OaatGroup: "g", Item: "a"},
 	}
 	var armed, injected atomic.Int32
@@ -35,7 +36,7 @@ func TestOnDemandRunResultSurvivesAConflict(t *testing.T) {
 			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
-	}, testType(), group, onDemandRun)
+	}, builders.Type().Obj(), group, onDemandRun)
 	r := newTestReconciler(c, c)
 
 	if _, err := r.reconcile(t, "g"); err != nil {

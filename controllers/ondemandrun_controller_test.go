@@ -21,6 +21,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 var oaatRunsResource = schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "oaatruns"}
@@ -32,10 +33,10 @@ type onDemandRunReconciler struct {
 	recorder *events.FakeRecorder
 }
 
-// newOnDemandRunReconciler starts its clock 1.5 s past testT0, so that a time stamped in status shows
+// newOnDemandRunReconciler starts its clock 1.5 s past builders.T0, so that a time stamped in status shows
 // that it was taken from the clock and truncated to the second.
 func newOnDemandRunReconciler(c client.Client, apiReader client.Reader) onDemandRunReconciler {
-	clock := clocktesting.NewFakeClock(testT0.Add(1500 * time.Millisecond))
+	clock := clocktesting.NewFakeClock(builders.T0.Add(1500 * time.Millisecond))
 	recorder := events.NewFakeRecorder(100)
 	runs := metrics.NewRunMetrics()
 	r := &OnDemandRunReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Runs: runs}
@@ -50,7 +51,7 @@ func (r onDemandRunReconciler) reconcile(t *testing.T, name string) (ctrl.Result
 
 func testOnDemandRun(name, group string, status v1alpha1.OaatRunStatus) *v1alpha1.OaatRun {
 	return &v1alpha1.OaatRun{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(testT0)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(builders.T0)},
 		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: "a"},
 		Status:     status,
 	}
@@ -74,7 +75,7 @@ func getOnDemandRun(t *testing.T, c client.Reader, name string) *v1alpha1.OaatRu
 // none), then deleted, if it is still the on-demand run that was read; an on-demand run gone
 // meanwhile is no error.
 func TestFinishedOnDemandRunExpires(t *testing.T) {
-	finished := stamp(testT0)
+	finished := stamp(builders.T0)
 	done := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, Reason: "Completed", FinishedAt: &finished}
 	tests := map[string]struct {
 		ttl        v1alpha1.Duration
@@ -100,7 +101,7 @@ func TestFinishedOnDemandRunExpires(t *testing.T) {
 			var preconditions []*metav1.Preconditions
 			c := newFakeClient(t, recordDeletes(&preconditions, tt.deleteErr), onDemandRun)
 			r := newOnDemandRunReconciler(c, c)
-			r.clock.SetTime(testT0.Add(tt.after))
+			r.clock.SetTime(builders.T0.Add(tt.after))
 
 			res, err := r.reconcile(t, "r")
 			expectResult(t, res, err, tt.wantResult, tt.wantErr)
@@ -121,8 +122,8 @@ func TestFinishedOnDemandRunExpires(t *testing.T) {
 // An open on-demand run whose group does not exist on the API server ends: Rejected, or Failed when
 // its run had started, stamped with the time of the decision, and reported once.
 func TestOrphanOnDemandRun(t *testing.T) {
-	now := stamp(testT0.Add(1500 * time.Millisecond))
-	started := stamp(testT0.Add(-time.Minute))
+	now := stamp(builders.T0.Add(1500 * time.Millisecond))
+	started := stamp(builders.T0.Add(-time.Minute))
 	tests := map[string]struct {
 		status     v1alpha1.OaatRunStatus
 		wantStatus v1alpha1.OaatRunStatus
@@ -197,7 +198,7 @@ func TestOrphanOnDemandRunEdge(t *testing.T) {
 			onDemandRun := testOnDemandRun("r", "g", pending)
 			objs := []client.Object{onDemandRun}
 			if tt.groupOnServer {
-				objs = append(objs, testGroup("g", "a"))
+				objs = append(objs, builders.Group("a").Named("g").Obj())
 			}
 			server := newFakeClient(t, interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -238,7 +239,7 @@ func TestGroupToOnDemandRuns(t *testing.T) {
 	elsewhere.Namespace = "other-ns"
 	c := newFakeClient(t, interceptor.Funcs{}, mine, other, elsewhere)
 	r := newOnDemandRunReconciler(c, c)
-	got := r.groupToOnDemandRuns(context.Background(), testGroup("g"))
+	got := r.groupToOnDemandRuns(context.Background(), builders.Group().Named("g").Obj())
 	want := []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: "mine"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("on-demand runs (-want +got):\n%s", diff)
@@ -248,7 +249,7 @@ func TestGroupToOnDemandRuns(t *testing.T) {
 			return fmt.Errorf("cache not synced")
 		},
 	})
-	if got := newOnDemandRunReconciler(failing, failing).groupToOnDemandRuns(context.Background(), testGroup("g")); len(got) != 0 {
+	if got := newOnDemandRunReconciler(failing, failing).groupToOnDemandRuns(context.Background(), builders.Group().Named("g").Obj()); len(got) != 0 {
 		t.Errorf("on-demand runs %v from a list that failed", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/duepriority"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // TestPrioritizedQueuesDueLongestFirst feeds the handlers the events of a restart (each group and
@@ -22,30 +23,23 @@ import (
 // priority queue, and reads the order in which the queue hands the groups out.
 func TestPrioritizedQueuesDueLongestFirst(t *testing.T) {
 	ended := func(g *v1alpha1.OaatGroup, ago time.Duration) *corev1.Pod {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: g.Name + "-a-1", Namespace: testNamespace,
-			Labels: map[string]string{v1alpha1.LabelGroup: g.Name}}}
-		pod.Status.Phase = corev1.PodSucceeded
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", State: corev1.ContainerState{
-			Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(testT0.Add(-ago))},
-		}}}
-		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: pod.Name, StartedAt: metav1.NewTime(testT0.Add(-time.Hour))}
+		pod := builders.Pod(g.Name+"-a-1").OfGroup(g.Name).Phase(corev1.PodSucceeded).Finished(0, "Completed", builders.At(-ago)).Obj()
+		builders.WrapGroup(g).RunningIn("a", pod.Name, builders.At(-time.Hour))
 		return pod
 	}
 	waiting := func(g *v1alpha1.OaatGroup, eligibleIn time.Duration) {
-		next := metav1.NewTime(testT0.Add(eligibleIn))
+		next := metav1.NewTime(builders.T0.Add(eligibleIn))
 		g.Status.Items = []v1alpha1.ItemStatus{{Name: "a", NextEligibleAt: &next, WaitReason: "SucceededRecently"}}
 	}
-	observed := func(g *v1alpha1.OaatGroup) *v1alpha1.OaatGroup { g.Status.ObservedGeneration = g.Generation; return g }
+	observed := func(name string) *v1alpha1.OaatGroup { return builders.Group("a").Named(name).Generation(1).Obj() }
 
-	a, b, c, d, e := observed(testGroup("a", "a")), observed(testGroup("b", "a")), observed(testGroup("c", "a")),
-		observed(testGroup("d", "a")), observed(testGroup("e", "a"))
+	a, b, c, d, e := observed("a"), observed("b"), observed("c"), observed("d"), observed("e")
 	waiting(a, time.Minute)         // not due
 	podB := ended(b, 5*time.Second) // its pod ended 5 s ago
 	waiting(c, -10*time.Minute)     // eligible 10 min ago, never started
 	podD := ended(d, 2*time.Minute) // its pod ended 2 min ago
-	podE := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "e-a-1", Namespace: testNamespace,
-		Labels: map[string]string{v1alpha1.LabelGroup: "e"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	e.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: podE.Name, StartedAt: metav1.NewTime(testT0)}
+	podE := builders.Pod("e-a-1").OfGroup("e").Phase(corev1.PodRunning).Obj()
+	builders.WrapGroup(e).RunningIn("a", podE.Name, builders.At(0))
 	groups := []*v1alpha1.OaatGroup{a, b, c, d, e}
 	pods := []*corev1.Pod{podB, podD, podE}
 
@@ -90,11 +84,8 @@ func TestPrioritizedQueuesDueLongestFirst(t *testing.T) {
 // TestPrioritizedEcho: the echo of a run's start (the group's status naming a pod that runs) is
 // idle, and cannot lower a group queued as due; a rogue pod and an OaatRun make the group due now.
 func TestPrioritizedEcho(t *testing.T) {
-	g := testGroup("g", "a")
-	g.Status.ObservedGeneration = g.Generation
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g-a-1", Namespace: testNamespace,
-		Labels: map[string]string{v1alpha1.LabelGroup: "g"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "a", PodName: pod.Name, StartedAt: metav1.NewTime(testT0)}
+	pod := builders.Pod("g-a-1").OfGroup("g").Phase(corev1.PodRunning).Obj()
+	g := builders.Group("a").Named("g").Generation(1).RunningIn("a", pod.Name, builders.At(0)).Obj()
 	r := newTestReconciler(newFakeClient(t, interceptor.Funcs{}, g, pod), nil)
 	q := priorityqueue.New[reconcile.Request]("test-echo")
 	defer q.ShutDown()
@@ -114,8 +105,7 @@ func TestPrioritizedEcho(t *testing.T) {
 		t.Fatalf("the end of the run's pod has priority %d, want %d (due now)", priority, duepriority.Due(0))
 	}
 
-	rogue := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g-a-0", Namespace: testNamespace,
-		Labels: map[string]string{v1alpha1.LabelGroup: "g"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	rogue := builders.Pod("g-a-0").OfGroup("g").Phase(corev1.PodRunning).Obj()
 	q.Done(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
 	podEvents.Create(ctx, event.CreateEvent{Object: rogue}, q)
 	if _, priority, _ := q.GetWithPriority(); priority != duepriority.Due(0) {
@@ -138,7 +128,7 @@ func TestPrioritizedEcho(t *testing.T) {
 // the informers' initial list the pod may not be listed yet: Unknown, until its own event or the
 // reprioritizer. Any other event sees a pod on its way into the cache: due since its intent.
 func TestPrioritizedRunWithoutPod(t *testing.T) {
-	intent, previousEnd := testT0.Add(-time.Minute), metav1.NewTime(testT0.Add(-2*time.Minute))
+	intent, previousEnd := builders.T0.Add(-time.Minute), metav1.NewTime(builders.T0.Add(-2*time.Minute))
 	for _, tc := range []struct {
 		name   string
 		synced bool
@@ -155,7 +145,7 @@ func TestPrioritizedRunWithoutPod(t *testing.T) {
 			h.Update(context.Background(), event.UpdateEvent{ObjectOld: g, ObjectNew: g}, q)
 		}, duepriority.Due(time.Minute)},
 	} {
-		g := testGroup("g", "a", "b")
+		g := builders.Group("a", "b").Named("g").Obj()
 		g.Status.ObservedGeneration = g.Generation
 		g.Status.Items = []v1alpha1.ItemStatus{{Name: "a", LastSuccess: &previousEnd}, {Name: "b"}}
 		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "b", PodName: "g-b-2", StartedAt: metav1.NewTime(intent)}

@@ -8,6 +8,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // TestSupersededPodsGoTogether: a busy group keeps its superseded finished pods; once it goes idle
@@ -23,7 +25,7 @@ func TestSupersededPodsGoTogether(t *testing.T) {
 			deletes++
 			return c.Delete(ctx, obj, opts...)
 		},
-	}, testType(), testGroup("g", "a", "b"))
+	}, builders.Type().Obj(), builders.Group("a", "b").Named("g").Obj())
 	r := newTestReconciler(server, server)
 	step := func(want string) string {
 		t.Helper()

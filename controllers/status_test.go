@@ -17,6 +17,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // crdMessageLimit is the CRD's maxLength of a condition message, which the fake client does not
@@ -51,9 +52,9 @@ func TestHugeItemSourceDoesNotFreezeTheGroup(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "dirs", Namespace: testNamespace, Labels: map[string]string{"oaat.io/item-source": "true"}},
 		Data:       map[string]string{"list": strings.Join(lines, "\n")},
 	}
-	group := testGroup("g")
+	group := builders.Group().Named("g").Obj()
 	group.Spec.OaatItemsFrom = []v1alpha1.ItemsSource{{ConfigMap: &v1alpha1.ConfigMapItems{Name: "dirs", Key: "list"}}}
-	server := newFakeClient(t, interceptor.Funcs{SubResourceUpdate: refuseLongMessages}, testType(), group, cm)
+	server := newFakeClient(t, interceptor.Funcs{SubResourceUpdate: refuseLongMessages}, builders.Type().Obj(), group, cm)
 	r := newTestReconciler(server, server)
 
 	if _, err := r.reconcile(t, "g"); err != nil {
@@ -92,7 +93,7 @@ func TestInvalidStatusIsReportedNotRetriedInALoop(t *testing.T) {
 			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
-	}, testType(), testGroup("g", "a"))
+	}, builders.Type().Obj(), builders.Group("a").Named("g").Obj())
 	r := newTestReconciler(server, server)
 
 	res, err := r.reconcile(t, "g")

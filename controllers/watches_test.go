@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // What the group reconciler's watches enqueue: the group a pod's label or an on-demand run names,
@@ -37,24 +38,24 @@ func TestWatchMappings(t *testing.T) {
 		t.Errorf("request of g (-want +got):\n%s", diff)
 	}
 
-	other := testGroup("h", "a")
+	other := builders.Group("a").Named("h").Obj()
 	other.Spec.OaatType = "other"
-	elsewhere := testGroup("g", "a")
+	elsewhere := builders.Group("a").Named("g").Obj()
 	elsewhere.Namespace = "other-ns"
-	groups := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(testGroup("g", "a"), other, elsewhere).
+	groups := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(builders.Group("a").Named("g").Obj(), other, elsewhere).
 		WithIndex(&v1alpha1.OaatGroup{}, oaatTypeIndex, func(obj client.Object) []string {
 			return []string{obj.(*v1alpha1.OaatGroup).Spec.OaatType}
 		}).Build()
 	r := &OaatGroupReconciler{Client: groups}
-	if diff := cmp.Diff(key("g"), r.groupsNaming(oaatTypeIndex)(context.Background(), testType())); diff != "" {
-		t.Errorf("groups naming OaatType worker (-want +got):\n%s", diff)
+	if diff := cmp.Diff(key("g"), r.groupsNaming(oaatTypeIndex)(context.Background(), builders.Type().Obj())); diff != "" {
+		t.Errorf("groups naming OaatType sleeper (-want +got):\n%s", diff)
 	}
 	failing := &OaatGroupReconciler{Client: newFakeClient(t, interceptor.Funcs{
 		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 			return errors.New("cache not synced")
 		},
 	})}
-	if got := failing.groupsNaming(oaatTypeIndex)(context.Background(), testType()); len(got) != 0 {
+	if got := failing.groupsNaming(oaatTypeIndex)(context.Background(), builders.Type().Obj()); len(got) != 0 {
 		t.Errorf("groups %v from a list that failed", got)
 	}
 }
