@@ -9,11 +9,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
-var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-
-func at(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(d)); return &t }
+var (
+	now = builders.T0
+	at  = builders.At
+)
 
 func TestIdleIsControllerRuntimesLowPriority(t *testing.T) {
 	if Idle != handler.LowPriority {
@@ -55,28 +57,24 @@ func TestDue(t *testing.T) {
 
 // group is a group with items a and b in status, its spec's generation observed.
 func group(mutate func(*v1alpha1.OaatGroup)) *v1alpha1.OaatGroup {
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns", Generation: 3, CreationTimestamp: *at(-24 * time.Hour)},
-		Spec:       v1alpha1.OaatGroupSpec{OaatItems: []string{"a", "b"}, Frequency: "1h"},
-		Status: v1alpha1.OaatGroupStatus{ObservedGeneration: 3, Items: []v1alpha1.ItemStatus{
-			{Name: "a", LastSuccess: at(-30 * time.Minute), NextEligibleAt: at(30 * time.Minute), WaitReason: "SucceededRecently"},
-			{Name: "b", LastSuccess: at(-20 * time.Minute), NextEligibleAt: at(40 * time.Minute), WaitReason: "SucceededRecently"},
-		}},
-	}
+	g := builders.Group("a", "b").Named("g").Generation(3).Created(-24 * time.Hour).
+		ItemStatus(v1alpha1.ItemStatus{Name: "a", LastSuccess: at(-30 * time.Minute), NextEligibleAt: at(30 * time.Minute), WaitReason: "SucceededRecently"}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "b", LastSuccess: at(-20 * time.Minute), NextEligibleAt: at(40 * time.Minute), WaitReason: "SucceededRecently"}).
+		Obj()
 	if mutate != nil {
 		mutate(g)
 	}
 	return g
 }
 
+// runningPod is the pod of the current run in the phase, its container ended at finished (not
+// ended when nil).
 func runningPod(name string, phase corev1.PodPhase, finished *metav1.Time) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Status: corev1.PodStatus{Phase: phase}}
+	p := builders.Pod(name).Phase(phase)
 	if finished != nil {
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{
-			Terminated: &corev1.ContainerStateTerminated{FinishedAt: *finished},
-		}}}
+		p.Finished(0, "Completed", finished)
 	}
-	return p
+	return p.Obj()
 }
 
 func withRun(g *v1alpha1.OaatGroup) {

@@ -8,19 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestCollectForecast(t *testing.T) {
 	withCondition := func(name string, status metav1.ConditionStatus, reason string) *v1alpha1.OaatGroup {
-		return &v1alpha1.OaatGroup{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
-			Spec:       v1alpha1.OaatGroupSpec{Frequency: "1h"},
-			Status: v1alpha1.OaatGroupStatus{Conditions: []metav1.Condition{
-				{Type: v1alpha1.ConditionAtRisk, Status: status, Reason: reason},
-			}},
-		}
+		return builders.Group().Named(name).Condition(metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: status, Reason: reason}).Obj()
 	}
-	never := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "never", Namespace: "ns"}}
+	never := builders.Group().Named("never").Obj()
 	want := `
 # HELP oaat_group_at_risk 1 while the group's forecast predicts a missed deadline (condition AtRisk True: an item succeeding only after it goes overdue, a round ending after the next tick or waiting for a blackout window), else 0; absent before the operator has made a forecast of the group.
 # TYPE oaat_group_at_risk gauge

@@ -7,11 +7,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestLockCollectorAndWait(t *testing.T) {
@@ -19,20 +19,12 @@ func TestLockCollectorAndWait(t *testing.T) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	lock := &v1alpha1.OaatLock{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nas"},
-		Spec:       v1alpha1.OaatLockSpec{Capacity: 2, CircuitBreaker: v1alpha1.LockBreakerShared},
-		Status: v1alpha1.OaatLockStatus{WaitingGroups: 3, CircuitBreaker: &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen}, Holders: []v1alpha1.LockHolder{
-			{Group: "photos", GroupUID: "u", Item: "a", Pod: "p"},
-		}},
-	}
-	clusterLock := &v1alpha1.ClusterOaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: "nas"},
-		Status: v1alpha1.ClusterOaatLockStatus{Holders: []v1alpha1.LockHolder{
-			{Group: "photos", Namespace: "a", GroupUID: "u", Item: "a", Pod: "p"},
-			{Group: "photos", Namespace: "b", GroupUID: "v", Item: "a", Pod: "p"},
-		}},
-	}
+	lock := builders.Lock("nas", 2, builders.Holder("photos", "p", builders.At(0)))
+	lock.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
+	lock.Status.WaitingGroups, lock.Status.CircuitBreaker = 3, &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen}
+	inA, inB := builders.Holder("photos", "p", builders.At(0)), builders.Holder("photos", "p", builders.At(0))
+	inA.Namespace, inB.Namespace = "a", "b"
+	clusterLock := builders.ClusterLock("nas", 0, inA, inB)
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(lock, clusterLock).Build()
 	locks := NewLockMetrics()
 	reg := prometheus.NewRegistry()

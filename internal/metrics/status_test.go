@@ -10,14 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
-var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+var now = builders.T0
 
-func ts(ago time.Duration) *metav1.Time {
-	t := metav1.NewTime(now.Add(-ago))
-	return &t
-}
+// ts is the time ago before now.
+func ts(ago time.Duration) *metav1.Time { return builders.At(-ago) }
 
 // groups collects the gauges of fixed groups, as StatusCollector does with the groups it lists.
 type groups []*v1alpha1.OaatGroup
@@ -30,20 +29,13 @@ func (g groups) Collect(ch chan<- prometheus.Metric) {
 }
 
 func TestCollectGroup(t *testing.T) {
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "ns", CreationTimestamp: *ts(3 * time.Hour)},
-		Spec:       v1alpha1.OaatGroupSpec{Frequency: "1h"},
-		Status: v1alpha1.OaatGroupStatus{
-			CurrentRun: &v1alpha1.CurrentRun{Item: "a", StartedAt: *ts(42 * time.Second)},
-			Items: []v1alpha1.ItemStatus{
-				{Name: "a", LastSuccess: ts(90 * time.Minute), LastFailure: ts(time.Minute), FailureCount: 2},
-				{Name: "fresh", LastSuccess: ts(time.Minute)},
-				{Name: "never"},
-				{Name: "done", LastSuccess: ts(3 * time.Hour), WaitReason: v1alpha1.WaitDone},
-			},
-		},
-	}
-	idle := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: "ns"}, Spec: v1alpha1.OaatGroupSpec{Frequency: "bad"}}
+	g := builders.Group("a", "fresh", "never", "done").Created(-3*time.Hour).
+		ItemStatus(v1alpha1.ItemStatus{Name: "a", LastSuccess: ts(90 * time.Minute), LastFailure: ts(time.Minute), FailureCount: 2}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "fresh", LastSuccess: ts(time.Minute)}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "never"}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "done", LastSuccess: ts(3 * time.Hour), WaitReason: v1alpha1.WaitDone}).
+		RunningIn("a", "", ts(42*time.Second)).Obj()
+	idle := builders.Group().Named("idle").Frequency("bad").Obj()
 	want := `
 # HELP oaat_group_frequency_seconds How often each item of the group should succeed; absent while the frequency is invalid, and for a group with spec.schedule.
 # TYPE oaat_group_frequency_seconds gauge
@@ -86,29 +78,15 @@ oaat_item_running_seconds{group="backups",item="a",namespace="ns"} 42
 // yesterday's 01:00 and is overdue since today's, 11 hours; one that succeeded yesterday at 02:00
 // is due since today's 01:00 and not overdue. A group without frequency has the default 1h.
 func TestCollectScheduledGroup(t *testing.T) {
-	scheduled := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns", CreationTimestamp: *ts(10 * 24 * time.Hour)},
-		Spec:       v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *"},
-		Status: v1alpha1.OaatGroupStatus{Items: []v1alpha1.ItemStatus{
-			{Name: "late", LastSuccess: ts(2*24*time.Hour + 10*time.Hour)},
-			{Name: "due", LastSuccess: ts(24*time.Hour + 10*time.Hour)},
-			{Name: "done", LastSuccess: ts(10 * time.Hour)},
-		}},
-	}
-	fresh := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "ns", CreationTimestamp: *ts(2 * time.Hour)},
-		Spec:       v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *"},
-		Status:     v1alpha1.OaatGroupStatus{Items: []v1alpha1.ItemStatus{{Name: "never"}}},
-	}
-	badZone := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "ns"},
-		Spec:       v1alpha1.OaatGroupSpec{Schedule: "@daily", ScheduleTimeZone: "Mars/Olympus"},
-		Status:     v1alpha1.OaatGroupStatus{Items: []v1alpha1.ItemStatus{{Name: "x"}}},
-	}
-	defaulted := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "hourly", Namespace: "ns", CreationTimestamp: *ts(3 * time.Hour)},
-		Status:     v1alpha1.OaatGroupStatus{Items: []v1alpha1.ItemStatus{{Name: "never"}}},
-	}
+	scheduled := builders.Group("late", "due", "done").Named("nightly").Created(-10*24*time.Hour).Schedule("0 1 * * *", "").
+		ItemStatus(v1alpha1.ItemStatus{Name: "late", LastSuccess: ts(2*24*time.Hour + 10*time.Hour)}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "due", LastSuccess: ts(24*time.Hour + 10*time.Hour)}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "done", LastSuccess: ts(10 * time.Hour)}).Obj()
+	fresh := builders.Group("never").Named("new").Created(-2*time.Hour).Schedule("0 1 * * *", "").
+		ItemStatus(v1alpha1.ItemStatus{Name: "never"}).Obj()
+	badZone := builders.Group("x").Named("bad").Schedule("@daily", "Mars/Olympus").ItemStatus(v1alpha1.ItemStatus{Name: "x"}).Obj()
+	defaulted := builders.Group("never").Named("hourly").Created(-3 * time.Hour).Frequency("").
+		ItemStatus(v1alpha1.ItemStatus{Name: "never"}).Obj()
 	want := `
 # HELP oaat_group_frequency_seconds How often each item of the group should succeed; absent while the frequency is invalid, and for a group with spec.schedule.
 # TYPE oaat_group_frequency_seconds gauge
@@ -131,7 +109,9 @@ oaat_item_overdue_seconds{group="nightly",item="late",namespace="ns"} 39600
 // no series.
 func TestCollectBreaker(t *testing.T) {
 	group := func(name string, cb *v1alpha1.CircuitBreakerStatus) *v1alpha1.OaatGroup {
-		return &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Status: v1alpha1.OaatGroupStatus{CircuitBreaker: cb}}
+		g := builders.Group().Named(name).Obj()
+		g.Status.CircuitBreaker = cb
+		return g
 	}
 	want := `
 # HELP oaat_group_circuit_breaker_open 1 while the group's circuit breaker (spec.circuitBreaker) is open, 0 while it is closed; absent for a group without one.

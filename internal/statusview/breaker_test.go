@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestBreaker(t *testing.T) {
@@ -58,24 +59,15 @@ func TestBreaker(t *testing.T) {
 // The table of a group whose breaker is open has the breaker's line under its heading, and the
 // heading says it.
 func TestWriteOpenBreaker(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	ts := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(d)); return &t }
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "demo"},
-		Spec: v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: []string{"a", "b"}, Frequency: "1h",
-			CircuitBreaker: &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2}},
-		Status: v1alpha1.OaatGroupStatus{
-			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}},
-			CircuitBreaker: &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerOpen, FailedItems: []string{"a", "b"}, OpenedAt: ts(-time.Minute),
-				LastFailureReason: "Error", LastFailureExitCode: ptr.To[int32](1), NextProbeAt: ts(time.Minute)},
-			Items: []v1alpha1.ItemStatus{
-				{Name: "a", FailureCount: 1, LastFailure: ts(-2 * time.Minute), LastExitCode: ptr.To[int32](1), LastReason: "Error",
-					NextEligibleAt: ts(time.Minute), WaitReason: v1alpha1.WaitBreakerOpen},
-				{Name: "b", FailureCount: 1, LastFailure: ts(-time.Minute), LastExitCode: ptr.To[int32](1), LastReason: "Error",
-					NextEligibleAt: ts(time.Minute), WaitReason: v1alpha1.WaitBreakerOpen},
-			},
-		},
-	}
+	now, ts := builders.T0, builders.At
+	g := builders.Group("a", "b").Namespace("demo").Condition(ready).ItemStatus(
+		v1alpha1.ItemStatus{Name: "a", FailureCount: 1, LastFailure: ts(-2 * time.Minute), LastExitCode: ptr.To[int32](1), LastReason: "Error",
+			NextEligibleAt: ts(time.Minute), WaitReason: v1alpha1.WaitBreakerOpen},
+		v1alpha1.ItemStatus{Name: "b", FailureCount: 1, LastFailure: ts(-time.Minute), LastExitCode: ptr.To[int32](1), LastReason: "Error",
+			NextEligibleAt: ts(time.Minute), WaitReason: v1alpha1.WaitBreakerOpen}).Obj()
+	g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2}
+	g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerOpen, FailedItems: []string{"a", "b"}, OpenedAt: ts(-time.Minute),
+		LastFailureReason: "Error", LastFailureExitCode: ptr.To[int32](1), NextProbeAt: ts(time.Minute)}
 	var b strings.Builder
 	if err := Write(&b, g, nil, now); err != nil {
 		t.Fatal(err)

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestItemEscapesWhatATerminalWouldInterpret(t *testing.T) {
@@ -30,11 +30,9 @@ func TestItemEscapesWhatATerminalWouldInterpret(t *testing.T) {
 
 // A table keeps its columns and writes no control character, whatever the items are.
 func TestWriteEscapesItems(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	g := &v1alpha1.OaatGroup{}
-	g.Namespace, g.Name = "ns", "g"
-	g.Status.Items = []v1alpha1.ItemStatus{{Name: "tab\there"}, {Name: "\x1b]0;owned\a"}}
-	g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "tab\there", PodName: "g-tab-1"}
+	now := builders.T0
+	g := builders.Group("tab\there", "\x1b]0;owned\a").Named("g").ItemStatus(v1alpha1.ItemStatus{Name: "tab\there"}, v1alpha1.ItemStatus{Name: "\x1b]0;owned\a"}).
+		RunningIn("tab\there", "g-tab-1", builders.At(0)).Obj()
 	runs := []v1alpha1.OaatRun{{Spec: v1alpha1.OaatRunSpec{OaatGroup: "g", Item: "\x1b[31mred"}}}
 	var out bytes.Buffer
 	if err := Write(&out, g, runs, now); err != nil {

@@ -6,35 +6,22 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestWriteForecast(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	stamp := func(d time.Duration) *metav1.Time {
-		t := metav1.NewTime(now.Add(d))
-		return &t
-	}
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "ns", UID: types.UID("uid"), Generation: 1,
-			CreationTimestamp: *stamp(-90 * time.Minute)},
-		Spec: v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: []string{"a", "b", "c"}, Mode: v1alpha1.ModeEachOnce,
-			BlackoutWindows: []v1alpha1.BlackoutWindow{{Start: "12:22", End: "13:00"}}},
-		Status: v1alpha1.OaatGroupStatus{ObservedGeneration: 1, RoundStartedAt: stamp(-time.Hour), Items: []v1alpha1.ItemStatus{
-			{Name: "a", LastSuccess: stamp(-80 * time.Minute), RecentRunSeconds: []int64{600}},
-			{Name: "b", RecentRunSeconds: []int64{1200, 900}},
-			{Name: "c"},
-		}},
-	}
-	typ := &v1alpha1.OaatType{ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "ns"}, Spec: v1alpha1.OaatTypeSpec{
-		Type: v1alpha1.OaatTypePod, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}},
-	}}
+	now, stamp := builders.T0, builders.At
+	g := builders.Group("a", "b", "c").Generation(1).Created(-90*time.Minute).ItemStatus(
+		v1alpha1.ItemStatus{Name: "a", LastSuccess: stamp(-80 * time.Minute), RecentRunSeconds: []int64{600}},
+		v1alpha1.ItemStatus{Name: "b", RecentRunSeconds: []int64{1200, 900}},
+		v1alpha1.ItemStatus{Name: "c"}).Obj()
+	g.Spec.Mode, g.Spec.BlackoutWindows = v1alpha1.ModeEachOnce, []v1alpha1.BlackoutWindow{{Start: "12:22", End: "13:00"}}
+	g.Status.RoundStartedAt = stamp(-time.Hour)
+	typ := builders.Type().Obj()
 	f := forecast.Predict(planner.Input{Group: g, Type: typ, Now: now}, forecast.Options{Horizon: 6 * time.Hour, MaxPasses: 100})
 	var out strings.Builder
 	if err := WriteForecast(&out, g, f, forecast.Assess(g, f)); err != nil {
@@ -87,10 +74,7 @@ func TestForecastLines(t *testing.T) {
 }
 
 func TestWriteForecastAssumptions(t *testing.T) {
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"},
-		Spec:       v1alpha1.OaatGroupSpec{Schedule: "0 1 * * *", ScheduleTimeZone: "Europe/Berlin", Locks: []string{"nas"}, ClusterLocks: []string{"wan"}},
-	}
+	g := builders.Group().Named("nightly").Schedule("0 1 * * *", "Europe/Berlin").Locks("nas").ClusterLocks("wan").Obj()
 	var out strings.Builder
 	if err := writeAssumptions(&out, g, forecast.Forecast{RunTimes: []forecast.RunTime{{Item: "a", Run: time.Minute}}}); err != nil {
 		t.Fatal(err)

@@ -8,47 +8,33 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestWriteLocks(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	ago := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
-	locks := []v1alpha1.Lock{
-		&v1alpha1.OaatLock{
-			ObjectMeta: metav1.ObjectMeta{Name: "nas", Namespace: "ns"},
-			Status: v1alpha1.OaatLockStatus{Holders: []v1alpha1.LockHolder{
-				{Group: "photos", Item: "/srv/photos", Pod: "photos-x-3", Since: ago(5 * time.Minute)},
-			}},
-		},
-		&v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}, Spec: v1alpha1.OaatLockSpec{Capacity: 2}},
-		&v1alpha1.OaatLock{
-			ObjectMeta: metav1.ObjectMeta{Name: "bucket", Namespace: "ns"},
-			Spec:       v1alpha1.OaatLockSpec{Capacity: 2, CircuitBreaker: v1alpha1.LockBreakerShared},
-			Status: v1alpha1.OaatLockStatus{CircuitBreaker: &v1alpha1.LockCircuitBreakerStatus{
-				State: v1alpha1.BreakerOpen, OpenedBy: "ns/photos", OpenedAt: &[]metav1.Time{ago(3 * time.Minute)}[0],
-				NextProbeAt: &[]metav1.Time{ago(-time.Minute)}[0], FailedProbes: 1,
-			}},
-		},
-		&v1alpha1.ClusterOaatLock{
-			ObjectMeta: metav1.ObjectMeta{Name: "shared"},
-			Status: v1alpha1.ClusterOaatLockStatus{WaitingGroups: 3, Holders: []v1alpha1.LockHolder{
-				{Namespace: "other", Group: "photos", Item: "/srv/photos", Pod: "photos-y-1", Since: ago(2 * time.Minute)},
-			}},
-		},
+	now := builders.T0
+	ago := func(d time.Duration) *metav1.Time { return builders.At(-d) }
+	holder := func(namespace, pod string, since time.Duration) v1alpha1.LockHolder {
+		h := builders.Holder("photos", pod, ago(since))
+		h.Namespace, h.Item = namespace, "/srv/photos"
+		return h
 	}
+	bucket := builders.Lock("bucket", 2)
+	bucket.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
+	bucket.Status.CircuitBreaker = &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen, OpenedBy: "ns/photos",
+		OpenedAt: ago(3 * time.Minute), NextProbeAt: ago(-time.Minute), FailedProbes: 1}
+	shared := builders.ClusterLock("shared", 0, holder("other", "photos-y-1", 2*time.Minute))
+	shared.Status.WaitingGroups = 3
+	locks := []v1alpha1.Lock{builders.Lock("nas", 0, holder("", "photos-x-3", 5*time.Minute)), builders.Lock("db", 2), bucket, shared}
 	waiting := func(name string, since time.Duration, locks ...string) v1alpha1.OaatGroup {
-		g := v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.OaatGroupSpec{Locks: locks}}
-		g.Status.LockWait = &v1alpha1.LockWait{Since: ago(since), Locks: locks}
-		return g
+		return *builders.Group().Named(name).Locks(locks...).WaitingForLocks(ago(since)).Obj()
 	}
 	groups := []v1alpha1.OaatGroup{
 		waiting("music", time.Minute, "nas"),
 		waiting("videos", 3*time.Minute, "nas", "db"),
-		{ObjectMeta: metav1.ObjectMeta{Name: "idle"}, Spec: v1alpha1.OaatGroupSpec{Locks: []string{"nas"}}},
+		*builders.Group().Named("idle").Locks("nas").Obj(),
+		*builders.Group().Named("backups").ClusterLocks("shared").WaitingForLocks(ago(4*time.Minute), "ClusterOaatLock/shared").Obj(),
 	}
-	backups := v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "backups"}, Spec: v1alpha1.OaatGroupSpec{ClusterLocks: []string{"shared"}}}
-	backups.Status.LockWait = &v1alpha1.LockWait{Since: ago(4 * time.Minute), Locks: []string{"ClusterOaatLock/shared"}}
-	groups = append(groups, backups)
 	var out bytes.Buffer
 	if err := WriteLocks(&out, locks, groups, now); err != nil {
 		t.Fatal(err)

@@ -9,26 +9,22 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
+// ready is condition Ready of a group whose OaatType was found.
+var ready = metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}
+
 func TestWrite(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	ts := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(-d)); return &t }
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: "demo"},
-		Spec:       v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: []string{"a", "/srv/photos"}, Frequency: "1m"},
-		Status: v1alpha1.OaatGroupStatus{
-			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}},
-			CurrentRun: &v1alpha1.CurrentRun{Item: "/srv/photos", PodName: "backups-srv-photos-x-2", StartedAt: *ts(3 * time.Second)},
-			Items: []v1alpha1.ItemStatus{
-				{Name: "a", LastSuccess: ts(90 * time.Second), LastFailure: ts(5 * time.Minute), LastExitCode: ptr.To[int32](0), LastReason: "Completed",
-					NextEligibleAt: ts(-4 * time.Minute), WaitReason: v1alpha1.WaitSucceededRecently},
-				{Name: "/srv/photos", FailureCount: 2, LastFailure: ts(time.Minute), LastReason: "PodNotFound", WaitReason: v1alpha1.WaitRunning},
-				{Name: "due", NextEligibleAt: ts(time.Minute), WaitReason: v1alpha1.WaitCoolingOff},
-				{Name: "fresh"},
-			},
-		},
-	}
+	now := builders.T0
+	ts := func(d time.Duration) *metav1.Time { return builders.At(-d) }
+	g := builders.Group("a", "/srv/photos").Namespace("demo").Frequency("1m").Condition(ready).
+		RunningIn("/srv/photos", "backups-srv-photos-x-2", ts(3*time.Second)).ItemStatus(
+		v1alpha1.ItemStatus{Name: "a", LastSuccess: ts(90 * time.Second), LastFailure: ts(5 * time.Minute), LastExitCode: ptr.To[int32](0), LastReason: "Completed",
+			NextEligibleAt: ts(-4 * time.Minute), WaitReason: v1alpha1.WaitSucceededRecently},
+		v1alpha1.ItemStatus{Name: "/srv/photos", FailureCount: 2, LastFailure: ts(time.Minute), LastReason: "PodNotFound", WaitReason: v1alpha1.WaitRunning},
+		v1alpha1.ItemStatus{Name: "due", NextEligibleAt: ts(time.Minute), WaitReason: v1alpha1.WaitCoolingOff},
+		v1alpha1.ItemStatus{Name: "fresh"}).Obj()
 	runs := []v1alpha1.OaatRun{
 		{ObjectMeta: metav1.ObjectMeta{Name: "backups-x1"}, Spec: v1alpha1.OaatRunSpec{Item: "a"}, Status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "backups-x2"}, Spec: v1alpha1.OaatRunSpec{Item: "due"}, Status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded}},
@@ -51,7 +47,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestWriteWithoutOnDemandRuns(t *testing.T) {
-	g := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: "demo"}, Spec: v1alpha1.OaatGroupSpec{OaatType: "t", Frequency: "1h"}}
+	g := builders.Group().Named("idle").Namespace("demo").Obj()
 	var b strings.Builder
 	if err := Write(&b, g, nil, time.Now()); err != nil {
 		t.Fatal(err)

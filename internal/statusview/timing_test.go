@@ -8,29 +8,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestWriteScheduledGroup(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	next := metav1.NewTime(time.Date(2026, 11, 22, 0, 3, 7, 0, time.UTC))
-	done := metav1.NewTime(now.Add(-11 * time.Hour))
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "demo"},
-		Spec: v1alpha1.OaatGroupSpec{
-			OaatType: "sleeper", OaatItems: []string{"a", "b"}, Schedule: "0 1 * * *", ScheduleTimeZone: "Europe/Berlin", Jitter: "5m",
-		},
-		Status: v1alpha1.OaatGroupStatus{
-			Conditions: []metav1.Condition{
-				{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady},
-				{Type: v1alpha1.ConditionRoundOverrun, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRoundOverrun},
-			},
-			NextRoundAt: &next,
-			Items: []v1alpha1.ItemStatus{
-				{Name: "a", LastSuccess: &done, NextEligibleAt: &next, WaitReason: v1alpha1.WaitNextTick},
-				{Name: "b", LastFailure: &done, FailureCount: 1},
-			},
-		},
-	}
+	now := builders.T0
+	next := builders.At(12*time.Hour + 3*time.Minute + 7*time.Second)
+	done := builders.At(-11 * time.Hour)
+	g := builders.Group("a", "b").Named("nightly").Namespace("demo").Schedule("0 1 * * *", "Europe/Berlin").
+		Condition(ready).
+		Condition(metav1.Condition{Type: v1alpha1.ConditionRoundOverrun, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRoundOverrun}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "a", LastSuccess: done, NextEligibleAt: next, WaitReason: v1alpha1.WaitNextTick},
+			v1alpha1.ItemStatus{Name: "b", LastFailure: done, FailureCount: 1}).Obj()
+	g.Spec.Jitter, g.Status.NextRoundAt = "5m", next
 	var b strings.Builder
 	if err := Write(&b, g, nil, now); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@
 package builders
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,21 +104,47 @@ func (w *GroupWrapper) Generation(gen int64) *GroupWrapper {
 	return w
 }
 
+// Frequency sets spec.frequency ("" for the default).
+func (w *GroupWrapper) Frequency(f v1alpha1.Duration) *GroupWrapper {
+	w.Spec.Frequency = f
+	return w
+}
+
+// Schedule sets spec.schedule and spec.scheduleTimeZone, and clears spec.frequency: a group runs
+// its rounds on a schedule or at a frequency, not both.
+func (w *GroupWrapper) Schedule(cron v1alpha1.CronSchedule, timeZone string) *GroupWrapper {
+	w.Spec.Schedule, w.Spec.ScheduleTimeZone, w.Spec.Frequency = cron, timeZone, ""
+	return w
+}
+
+// Condition sets the status condition of its type, replacing one of the same type.
+func (w *GroupWrapper) Condition(c metav1.Condition) *GroupWrapper {
+	for i := range w.Status.Conditions {
+		if w.Status.Conditions[i].Type == c.Type {
+			w.Status.Conditions[i] = c
+			return w
+		}
+	}
+	w.Status.Conditions = append(w.Status.Conditions, c)
+	return w
+}
+
 // FailureCoolOff sets spec.failureCoolOff.
 func (w *GroupWrapper) FailureCoolOff(d v1alpha1.Duration) *GroupWrapper {
 	w.Spec.FailureCoolOff = d
 	return w
 }
 
-// ItemStatus sets the status entry of its item, replacing one of the same name.
-func (w *GroupWrapper) ItemStatus(it v1alpha1.ItemStatus) *GroupWrapper {
-	for i := range w.Status.Items {
-		if w.Status.Items[i].Name == it.Name {
+// ItemStatus sets the status entries of their items, each replacing one of the same name or
+// else added after the others.
+func (w *GroupWrapper) ItemStatus(items ...v1alpha1.ItemStatus) *GroupWrapper {
+	for _, it := range items {
+		if i := slices.IndexFunc(w.Status.Items, func(s v1alpha1.ItemStatus) bool { return s.Name == it.Name }); i >= 0 {
 			w.Status.Items[i] = it
-			return w
+		} else {
+			w.Status.Items = append(w.Status.Items, it)
 		}
 	}
-	w.Status.Items = append(w.Status.Items, it)
 	return w
 }
 
