@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // withHistory writes a status of the group as the operator would after some runs: item a
@@ -112,10 +113,8 @@ func TestHistoryImportIntoAGroupPastItsFirstPass(t *testing.T) {
 	if err := k8sClient.Delete(t.Context(), old); err != nil {
 		t.Fatal(err)
 	}
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "photos", Finalizers: []string{"example.com/other", v1alpha1.FinalizerHistory}},
-		Spec:       v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: []string{"a", "b"}},
-	}
+	g := builders.Group("a", "b").Named("photos").Namespace(ns).Frequency("").Obj()
+	g.Finalizers = []string{"example.com/other", v1alpha1.FinalizerHistory}
 	if err := k8sClient.Create(t.Context(), g); err != nil {
 		t.Fatal(err)
 	}

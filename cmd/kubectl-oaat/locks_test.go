@@ -8,12 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestLocksShowsHoldersAndWaiters(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
-	lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nas"}}
+	lock := builders.Lock("nas", 1)
+	lock.Namespace = ns
 	if err := k8sClient.Create(t.Context(), lock); err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +51,8 @@ func TestLocksShowsHoldersAndWaiters(t *testing.T) {
 func TestLocksShowsClusterOaatLocks(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
-	lock := &v1alpha1.ClusterOaatLock{ObjectMeta: metav1.ObjectMeta{Name: ns + "-shared"},
-		Spec: v1alpha1.ClusterOaatLockSpec{Capacity: 2, NamespaceSelector: &metav1.LabelSelector{}}}
+	lock := builders.ClusterLock(ns+"-shared", 2)
+	lock.Spec.NamespaceSelector = &metav1.LabelSelector{} // every namespace
 	if err := k8sClient.Create(t.Context(), lock); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/hack/devkit"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // controlPlaneVars name the binaries envtest starts; `make test` builds and sets them.
@@ -111,10 +112,7 @@ func newNamespace(t *testing.T) string {
 // newGroup creates the OaatGroup name in ns with items; no operator runs, so its status stays empty.
 func newGroup(t *testing.T, ns, name string, items ...string) *v1alpha1.OaatGroup {
 	t.Helper()
-	g := &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.OaatGroupSpec{OaatType: "sleeper", OaatItems: items},
-	}
+	g := builders.Group(items...).Named(name).Namespace(ns).Frequency("").Obj()
 	if err := k8sClient.Create(t.Context(), g); err != nil {
 		t.Fatalf("creating OaatGroup %s: %v", name, err)
 	}

@@ -6,23 +6,17 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // newSleeperType creates the OaatType sleeper in ns.
 func newSleeperType(t *testing.T, ns string) {
 	t.Helper()
-	typ := &v1alpha1.OaatType{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sleeper"},
-		Spec: v1alpha1.OaatTypeSpec{Type: v1alpha1.OaatTypePod, Template: corev1.PodTemplateSpec{
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox", Args: []string{"sleep", "60"}}}},
-		}},
-	}
-	if err := k8sClient.Create(t.Context(), typ); err != nil {
+	if err := k8sClient.Create(t.Context(), builders.Type().Namespace(ns).Obj()); err != nil {
 		t.Fatalf("creating OaatType sleeper: %v", err)
 	}
 }

@@ -180,6 +180,12 @@ func Type() *TypeWrapper {
 // Obj is the OaatType built.
 func (w *TypeWrapper) Obj() *v1alpha1.OaatType { return &w.OaatType }
 
+// Namespace sets the type's namespace.
+func (w *TypeWrapper) Namespace(ns string) *TypeWrapper {
+	w.OaatType.Namespace = ns
+	return w
+}
+
 // Lock is the OaatLock name of namespace "ns" of the capacity, whose slots the holders hold.
 func Lock(name string, capacity int32, holders ...v1alpha1.LockHolder) *v1alpha1.OaatLock {
 	return &v1alpha1.OaatLock{
