@@ -12,6 +12,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 // shape is what the tests compare of a forecast: its runs, rounds and why it ended.
@@ -215,8 +216,7 @@ func TestSimulateReusesTheFirstPlan(t *testing.T) {
 func TestPredictHeldLock(t *testing.T) {
 	g := group(item{"a", ago(2 * time.Hour), time.Minute})
 	g.Spec.Locks = []string{"nas"}
-	lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "nas", Namespace: "ns"}}
-	lock.Status.Holders = []v1alpha1.LockHolder{{Group: "other", GroupUID: "other-uid", Item: "x", Pod: "other-x-1", Since: *stampAt(-time.Minute)}}
+	lock := builders.Lock("nas", 0, builders.Holder("other", "other-x-1", stampAt(-time.Minute)))
 	in := input(g)
 	in.Locks.Locks = map[string]v1alpha1.Lock{"nas": lock}
 	f := Predict(in, Options{Horizon: time.Hour, MaxPasses: 100})

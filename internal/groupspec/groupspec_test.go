@@ -6,14 +6,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
+// group is the builders' group "g" with the spec.
 func group(spec v1alpha1.OaatGroupSpec) *v1alpha1.OaatGroup {
-	return &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns"}, Spec: spec}
+	g := builders.Group().Named("g").Obj()
+	g.Spec = spec
+	return g
 }
 
 // window is the schedule.Window that spec.blackoutWindows' w reads as.

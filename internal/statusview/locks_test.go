@@ -56,10 +56,7 @@ ClusterOaatLock/shared: held by other/photos (item /srv/photos, pod photos-y-1, 
 }
 
 func TestSummaryWaitingForLocks(t *testing.T) {
-	g := &v1alpha1.OaatGroup{Status: v1alpha1.OaatGroupStatus{
-		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}},
-		LockWait:   &v1alpha1.LockWait{Locks: []string{"db", "nas"}},
-	}}
+	g := builders.Group().Condition(ready).WaitingForLocks(builders.At(0), "db", "nas").Obj()
 	if got, want := Summary(g), `ready=True  waiting for OaatLock db, nas  running=none`; got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
 	}

@@ -58,20 +58,18 @@ func TestWriteWithoutOnDemandRuns(t *testing.T) {
 }
 
 func TestSummaryNotReady(t *testing.T) {
-	g := &v1alpha1.OaatGroup{Status: v1alpha1.OaatGroupStatus{Conditions: []metav1.Condition{{
+	g := builders.Group().Condition(metav1.Condition{
 		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOaatTypeNotFound, Message: `OaatType "x" not found`,
-	}}}}
+	}).Obj()
 	if got, want := Summary(g), `ready=False (OaatTypeNotFound: OaatType "x" not found)  running=none`; got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
 	}
 }
 
 func TestSummaryHeldGroup(t *testing.T) {
-	g := &v1alpha1.OaatGroup{Status: v1alpha1.OaatGroupStatus{Conditions: []metav1.Condition{
-		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady},
-		{Type: v1alpha1.ConditionSuspended, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonSpecSuspend},
-		{Type: v1alpha1.ConditionParked, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonNoneParked},
-	}}}
+	g := builders.Group().Condition(ready).
+		Condition(metav1.Condition{Type: v1alpha1.ConditionSuspended, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonSpecSuspend}).
+		Condition(metav1.Condition{Type: v1alpha1.ConditionParked, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonNoneParked}).Obj()
 	if got, want := Summary(g), `ready=True  suspended (SpecSuspend)  running=none`; got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
 	}

@@ -40,7 +40,7 @@ func TestTimingDefaults(t *testing.T) {
 	if got := timing(&v1alpha1.OaatGroup{}, now); got != "frequency=1h" {
 		t.Fatalf("timing() without frequency = %q", got)
 	}
-	g := &v1alpha1.OaatGroup{Spec: v1alpha1.OaatGroupSpec{Schedule: "@daily"}}
+	g := builders.Group().Schedule("@daily", "").Obj()
 	if got := timing(g, now); got != `schedule="@daily"  timeZone=UTC` {
 		t.Fatalf("timing() of a schedule before its first status = %q", got)
 	}
