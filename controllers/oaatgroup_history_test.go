@@ -57,8 +57,7 @@ func TestDeletedGroupLeavesItsHistory(t *testing.T) {
 	success := builders.At(-time.Minute)
 	want := v1alpha1.OaatGroupHistorySpec{GroupUID: "g-uid", OaatType: "sleeper", DeletedAt: *builders.At(0), ExpiresAt: *builders.At(time.Hour),
 		RunCount: 4, Items: []v1alpha1.ItemHistory{{Name: "a", LastStarted: success, LastSuccess: success}}}
-	// Times as the API server stores them: to the second, in no particular location.
-	if diff := cmp.Diff(want, record.Spec, cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })); diff != "" {
+	if diff := cmp.Diff(want, record.Spec, builders.EquateTimes); diff != "" {
 		t.Fatalf("record (-want +got):\n%s", diff)
 	}
 }

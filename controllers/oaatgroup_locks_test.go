@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,8 +98,12 @@ func TestLockTakenAndGivenBackOncePerRun(t *testing.T) {
 	}
 	pods := listPods(t, server)
 	holders := getLock(t, server, "nas").Status.Holders
-	if len(pods) != 1 || len(holders) != 1 || holders[0].Pod != pods[0].Name || holders[0].GroupUID != "g-uid" {
-		t.Fatalf("pods %v, holders %+v: want the run's pod to hold the lock", podNames(pods), holders)
+	if len(pods) != 1 {
+		t.Fatalf("pods %v: want the run's pod", podNames(pods))
+	}
+	want := []v1alpha1.LockHolder{{Group: "g", GroupUID: "g-uid", Item: "a", Pod: pods[0].Name, Since: *builders.At(0)}}
+	if diff := cmp.Diff(want, holders, builders.EquateTimes); diff != "" {
+		t.Fatalf("holders (-want +got):\n%s", diff)
 	}
 	if _, err := r.reconcile(t, "g"); err != nil {
 		t.Fatalf("pass while running: %v", err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,17 +69,20 @@ func TestHistoryExportThenImportIntoARecreatedGroup(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	g := newGroup(t, ns, "backups", "a", "b", "c")
-	withHistory(t, g, time.Now())
+	now := time.Now().Truncate(time.Second) // as the API server stores it
+	withHistory(t, g, now)
+	success, failure := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
+	want := v1alpha1.OaatGroupHistorySpec{GroupUID: string(g.UID), OaatType: "sleeper", RunCount: 7, Items: []v1alpha1.ItemHistory{
+		{Name: "a", LastSuccess: &success, LastStarted: &success, LastReason: "Completed", LastExitCode: ptr.To[int32](0)},
+		{Name: "b", LastFailure: &failure, LastStarted: &failure, FailureCount: 2, LastReason: "Error", LastExitCode: ptr.To[int32](1)},
+	}}
+	// When the record was written and until when it holds are the writer's (export, then import).
+	opts := []cmp.Option{cmpopts.IgnoreFields(v1alpha1.OaatGroupHistorySpec{}, "DeletedAt", "ExpiresAt"),
+		builders.EquateTimes}
 
 	file, exported := exportTo(t, ns, "backups")
-	var names []string
-	for _, it := range exported.Spec.Items {
-		names = append(names, it.Name)
-	}
-	if strings.Join(names, ",") != "a,b" || exported.Spec.RunCount != 7 || exported.Spec.OaatType != "sleeper" ||
-		exported.Spec.GroupUID != string(g.UID) {
-		t.Fatalf("export: items %v, run count %d, type %q, group UID %q; want a,b, 7, sleeper, %s",
-			names, exported.Spec.RunCount, exported.Spec.OaatType, exported.Spec.GroupUID, g.UID)
+	if diff := cmp.Diff(want, exported.Spec, opts...); diff != "" {
+		t.Fatalf("export (-want +got):\n%s", diff)
 	}
 
 	if err := k8sClient.Delete(t.Context(), g); err != nil {
@@ -92,8 +97,11 @@ func TestHistoryExportThenImportIntoARecreatedGroup(t *testing.T) {
 		t.Errorf("history import: stdout %q, want %q", stdout, want)
 	}
 	record := getRecord(t, ns, "backups")
-	if record.Spec.GroupUID != string(g.UID) || len(record.Spec.Items) != 2 || time.Until(record.Spec.ExpiresAt.Time) < 6*24*time.Hour {
-		t.Errorf("imported record %+v; want the exported one, expiring in 7 days", record.Spec)
+	if diff := cmp.Diff(want, record.Spec, opts...); diff != "" {
+		t.Errorf("imported record (-want +got):\n%s", diff)
+	}
+	if time.Until(record.Spec.ExpiresAt.Time) < 6*24*time.Hour {
+		t.Errorf("the imported record expires at %s; want in 7 days", record.Spec.ExpiresAt)
 	}
 
 	_, _, err = kubectlOaat(t.Context(), ns, "history", "import", "backups", "-f", file)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +21,10 @@ import (
 
 // T0 is the tests' reference time, a Saturday noon in UTC.
 var T0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// EquateTimes is the option of cmp.Diff that compares API times by their instant: a time read
+// back from an API server is stored to the second and comes back in no particular location.
+var EquateTimes = cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })
 
 // At is the time d after T0, as an API time.
 func At(d time.Duration) *metav1.Time {
