@@ -74,8 +74,8 @@ func (w *GroupWrapper) ClusterLocks(names ...string) *GroupWrapper {
 	return w
 }
 
-// WaitingForLocks makes status.lockWait say that the group waits since since for the locks
-// (spec.locks when none are given).
+// WaitingForLocks makes status.lockWait say that the group waits for the locks (spec.locks when
+// none are given), from the time given.
 func (w *GroupWrapper) WaitingForLocks(since *metav1.Time, locks ...string) *GroupWrapper {
 	if len(locks) == 0 {
 		locks = w.Spec.Locks
@@ -211,7 +211,7 @@ func ClusterLock(name string, capacity int32, holders ...v1alpha1.LockHolder) *v
 	}
 }
 
-// Holder is a lock slot held since since by the run of item "x" of group (UID the group
+// Holder is a lock slot held from the time given by the run of item "x" of group (UID the group
 // followed by "-uid") in pod, as an OaatLock stores it (a ClusterOaatLock's also names the
 // namespace).
 func Holder(group, pod string, since *metav1.Time) v1alpha1.LockHolder {
