@@ -1,9 +1,11 @@
 // Package builders makes the objects of tests: OaatGroups, OaatTypes, OaatLocks,
-// ClusterOaatLocks, their holders and pods, each from a function or a wrapper whose methods set one thing and return the wrapper (after jobset's
-// pkg/util/testing/wrappers.go), so that a test spells only what matters to it and compares whole
-// values. It is for tests only: depguard keeps product code from importing it. The planner's
-// Plans are built in the planner's own tests, since this package cannot import the planner that
-// its tests are part of.
+// ClusterOaatLocks, their holders and pods, each from a function or from a wrapper whose methods
+// set one thing and return the wrapper (after jobset's pkg/util/testing/wrappers.go), so that a
+// test spells only what matters to it and compares whole values (EquateTimes is the cmp option
+// for times read back from an API server). It is for tests only: depguard keeps product code
+// from importing it. The planner's Plans are built in the planner's own tests, since this package
+// cannot import the planner that its tests are part of; nor can podbuild's own tests use it, as
+// it builds item pods with podbuild.
 package builders
 
 import (
