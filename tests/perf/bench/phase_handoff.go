@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,8 +44,12 @@ func (r handOffRound) perHandOff() float64 { return perfkit.PerRun(r.reconciles,
 // with the most groups against those of the round with the fewest.
 func (b *bench) handOffPhase(ctx context.Context) error {
 	cfg := b.cfg15.locks
-	b.rep.Printf("\n## Lock hand-off: groups of 1 item (runs of %s, frequency 24 h) waiting on one OaatLock of capacity 1, %v groups",
-		cfg.run, cfg.waiters)
+	counts := make([]string, len(cfg.waiters))
+	for i, n := range cfg.waiters {
+		counts[i] = strconv.Itoa(n)
+	}
+	b.rep.Printf("\n## Lock hand-off: groups of 1 item (runs of %s, frequency 24 h) waiting on one OaatLock of capacity 1, %s groups",
+		cfg.run, strings.Join(counts, ", then "))
 	rounds := make([]handOffRound, 0, len(cfg.waiters))
 	for i, n := range cfg.waiters {
 		r, err := b.measureHandOff(ctx, "bench-handoff-"+strconv.Itoa(i), n)
@@ -165,9 +170,12 @@ func (b *bench) measureHandOff(ctx context.Context, ns string, groups int) (hand
 		b.findingf("lock %s/%s of capacity 1: %s", ns, lockName, o)
 	}
 	b.rep.Printf("  finished runs (hand-offs): %d; group reconciles: %.0f, %.1f per hand-off with %d to %d groups waiting (waking every group naming the lock would cost about as many), mean %s each; lock writes per hand-off: %.2f",
-		r.handOffs, r.reconciles, r.perHandOff(), r.waiting-r.handOffs, r.waiting, r.reconcileTime.Round(time.Microsecond), perfkit.PerRun(r.lockWrites, r.handOffs))
+		r.handOffs, r.reconciles, r.perHandOff(), max(r.waiting-r.handOffs, 0), r.waiting, r.reconcileTime.Round(time.Microsecond), perfkit.PerRun(r.lockWrites, r.handOffs))
 	b.rep.Printf("  time per hand-off, from a run's end to the next group's pod (as the benchmark's pod watch saw both): %s; the window over its hand-offs: %s",
 		r.gaps.Summary(), perfkit.Ms(time.Duration(float64(iv.elapsed)/float64(max(r.handOffs, 1)))))
+	if r.handOffs >= r.waiting {
+		b.rep.Printf("  (every waiting group ran within the window: its last hand-offs had fewer groups waiting; more groups than hand-offs in a window make a round's numbers those of a full queue)")
+	}
 	b.describeManager(iv)
 	return r, b.deleteNamespace(ctx, ns)
 }
