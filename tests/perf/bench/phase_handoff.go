@@ -87,12 +87,12 @@ func handOffGrowth(rounds []handOffRound) (string, bool) {
 		growth, verdict, flatHandOff), true
 }
 
-// measureHandOff measures what a slot's hand-off costs when many groups wait for it: groups
-// groups of one item name one OaatLock of capacity 1; once every group has been reconciled (all but
-// the holder and those whose one run is over wait), the window counts the runs that finished, the
-// group reconciles the manager made and the time from each run's end to the next pod. Waking
-// every group naming the lock at each hand-off would cost about groups reconciles a run; waking
-// the holders and the next waiter, a few.
+// measureHandOff measures what a slot's hand-off costs when many groups wait for it: that many
+// (groups) of one item name one OaatLock of capacity 1; once every group has been reconciled (all
+// but the holder and those whose one run is over wait), the window counts the runs that finished,
+// the group reconciles the manager made and the time from each run's end to the next pod. Waking
+// every group naming the lock at each hand-off would cost about as many reconciles a run as
+// groups wait; waking the holders and the next waiter, a few.
 func (b *bench) measureHandOff(ctx context.Context, ns string, groups int) (handOffRound, error) {
 	cfg := b.cfg15.locks
 	r := handOffRound{groups: groups}
