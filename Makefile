@@ -348,8 +348,9 @@ test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-no
 # (.state/perf-bench, .state/perf-chaos, purged at each start), run bin/manager as separate
 # processes and write their numbers to docs/performance.md. Their knobs default to the scale of
 # issue 8; e.g. `make bench BENCH_GROUPS=20` or `make chaos CHAOS_MINUTES=1` for a quick run.
-# BENCH_PHASES (cronjob,latency,scale,locks,jitter by default) runs some phases of the benchmark
-# only, e.g. `make bench BENCH_PHASES=locks,jitter`; such a run writes a section of its own.
+# BENCH_PHASES (cronjob,latency,scale,failover,curve,locks,handoff,jitter by default) runs some
+# phases of the benchmark only, e.g. `make bench BENCH_PHASES=locks,jitter`; such a run writes a
+# section of its own.
 BENCH_GROUPS ?= 1000
 BENCH_ITEMS ?= 10
 CHAOS_MINUTES ?= 10

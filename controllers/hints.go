@@ -93,9 +93,16 @@ const untrackedHintTTL = time.Minute
 // untrackedPods remembers the pods whose finalizer oaat.io/run-tracking this manager removed, by
 // UID, with the resourceVersion the cache showed them at and when: a pass that runs before the
 // watch brought the patched pod (the group's own status write wakes one at once) sees the pod at
-// that version still with the finalizer, and skips it rather than patching it again. Skipping is
-// safe: the removal succeeded on that very pod (the UID), and nothing adds the finalizer to an
-// existing pod (podbuild.Build sets it at the creation only).
+// that version still with the finalizer, and skips it rather than patching it again.
+//
+// It saves requests and decides nothing: the planner never reads it (planner.Plan.Untrack is made
+// from the pods and the status in the cluster), and it only tells untrack whether to send a patch
+// the plan asked for. Skipping is never wrong: the removal succeeded on that very pod (the UID),
+// and nothing adds the finalizer to an existing pod (podbuild.Build sets it at the creation only).
+// Not skipping is never wrong either, so its loss (a restart, a failover to another replica, the
+// entry older than untrackedHintTTL) costs one repeated patch per pod, no other outcome: the patch
+// deletes a value the list no longer holds, which leaves the finalizers as they are, or finds the
+// pod gone (NotFound, which untrack takes as done).
 type untrackedPods struct {
 	mu sync.Mutex
 	at map[types.UID]untrackedPod

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,58 @@ var _ = Describe("Reliability", func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "now"}, got)).To(Succeed())
 			g.Expect(got.Status.Phase).To(Equal(v1alpha1.OaatRunSucceeded))
 		}).WithContext(ctx).WithTimeout(2 * time.Second).Should(Succeed())
+	}, SpecTimeout(time.Minute))
+
+	It("starts no run while the API server shows a live pod of the group that the cache does not", func(ctx SpecContext) {
+		// The manager's cache never shows the pod named unseen, as a cache that lags does not show
+		// a pod just created by someone else with the group's label (a previous leader, a user);
+		// its own client reads the API server (the uncached list before each start).
+		const unseen = "unseen"
+		hide := func(c client.WithWatch) client.WithWatch {
+			return interceptor.NewClient(c, interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*corev1.Pod); ok && key.Name == unseen {
+						return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+				List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+					if err := c.List(ctx, list, opts...); err != nil {
+						return err
+					}
+					if pods, ok := list.(*corev1.PodList); ok {
+						pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.Name == unseen })
+					}
+					return nil
+				},
+			})
+		}
+		stopManager()
+		stopManager = startManagerWith(managerOptions{wrap: hide})
+
+		By("creating a live pod with the group's label that the manager's cache does not show")
+		create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: unseen, Namespace: ns,
+				Labels: map[string]string{v1alpha1.LabelGroup: "blocked", labelTestPod: unseen},
+			},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: unseen, Image: "busybox"}}},
+		})
+		create(ctx, newOaatType(typeName), newGroup("blocked", "a"), newGroup("free", "a"))
+
+		By("starting the other group's run, and none of the blocked group while the pod lives")
+		markRunning(ctx, waitForLivePod(ctx, "free").Name)
+		Consistently(func(g Gomega) {
+			g.Expect(getGroup(ctx, g, "blocked").Status.CurrentRun).To(BeNil())
+			live, err := livePodsOf(ctx, "blocked")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(podNames(live)).To(BeEmpty())
+		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
+
+		By("starting the run once the pod has ended")
+		updatePodStatus(ctx, unseen, func(pod *corev1.Pod) { pod.Status.Phase = corev1.PodSucceeded })
+		pod := waitForLivePod(ctx, "blocked")
+		Expect(getGroup(ctx, Default, "blocked").Status.CurrentRun).To(HaveField("PodName", pod.Name))
 	}, SpecTimeout(time.Minute))
 
 	It("creates pods as the leader of a leader election, checking its Lease before each", func(ctx SpecContext) {

@@ -1,5 +1,5 @@
 // Command bench measures the operator on a local cluster of its own (hack/cluster, kwok nodes)
-// and writes its report to docs/performance.md; make bench runs it. Seven phases, one cluster;
+// and writes its report to docs/performance.md; make bench runs it. Eight phases, one cluster;
 // BENCH_PHASES (comma-separated names, all by default) runs some of them only:
 //
 //  1. cronjob: the Kubernetes CronJob and Job controllers (the cluster's kube-controller-manager)
@@ -19,9 +19,11 @@
 //  5. curve: BENCH_SCALE groups, cumulative, the manager restarted at each step; memory per
 //     group and CPU per run from the slopes (phase_curve.go).
 //  6. locks (phase_locks.go): the same small groups without a lock, naming an OaatLock that has a
-//     slot for each, then one of BENCH_LOCK_CAPACITY: the lock's cost in API writes per run; then
-//     BENCH_LOCK_WAITERS groups waiting on one lock: the reconciles a slot's hand-off costs.
-//  7. jitter (phase_jitter.go): BENCH_TICK_GROUPS groups on one daily tick, without and with
+//     slot for each, then one of BENCH_LOCK_CAPACITY: the lock's cost in API writes per run.
+//  7. handoff (phase_handoff.go): BENCH_LOCK_WAITERS groups (100, then 1000) waiting on one lock
+//     of capacity 1: the reconciles and the time a slot's hand-off costs, and whether the
+//     reconciles stay flat as the waiting groups grow.
+//  8. jitter (phase_jitter.go): BENCH_TICK_GROUPS groups on one daily tick, without and with
 //     spec.jitter: how their first pods spread after the tick, and what limits the spread.
 //
 // It exits non-zero when it cannot run or when a pod was duplicated (two live pods in a group, or
@@ -179,7 +181,8 @@ func (b *bench) phases(ctx context.Context) error {
 		run  func(context.Context) error
 	}{
 		{phaseLatency, b.latencyPhases}, {phaseScale, b.scalePhase}, {phaseFailover, b.failoverPhase},
-		{phaseCurve, b.curvePhase}, {phaseLocks, b.lockPhase}, {phaseJitter, b.jitterPhase},
+		{phaseCurve, b.curvePhase}, {phaseLocks, b.lockPhase}, {phaseHandOff, b.handOffPhase},
+		{phaseJitter, b.jitterPhase},
 	} {
 		if err := b.runPhase(ctx, p.name, p.run); err != nil {
 			return err

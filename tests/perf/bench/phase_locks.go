@@ -43,8 +43,8 @@ type lockRun struct {
 // lockPhase measures what a shared lock costs: the same groups run for the same window, each
 // time in a namespace of their own, first naming no lock, then naming one OaatLock whose
 // capacity is the number of groups (no group ever waits: the cost of taking and giving back
-// slots), then one of BENCH_LOCK_CAPACITY (groups wait for each other); then what a slot's
-// hand-off costs with BENCH_LOCK_WAITERS groups waiting (measureHandOff).
+// slots), then one of BENCH_LOCK_CAPACITY (groups wait for each other). What a slot's hand-off
+// costs is the handoff phase's (phase_handoff.go).
 func (b *bench) lockPhase(ctx context.Context) error {
 	cfg := b.cfg15.locks
 	b.rep.Printf("\n## Shared lock: %d groups x %d items, runs of %s, frequency %s, each variant measured for %s from the groups' creation",
@@ -64,91 +64,7 @@ func (b *bench) lockPhase(ctx context.Context) error {
 	for _, v := range variants[1:] {
 		b.rep.Printf("    %s: %s; failed lock status writes (conflicts, not counted) %.2f", v.name, v.perRun.minus(base).signed(), v.failedLockWrites)
 	}
-	if cfg.waiters > 0 {
-		return b.measureHandOff(ctx, "bench-lock-handoff")
-	}
 	return nil
-}
-
-// measureHandOff measures what a slot's hand-off costs when many groups wait for it: cfg.waiters
-// groups of one item name one OaatLock of capacity 1; once every group has been reconciled (all but
-// the holder and those whose one run is over wait), the window counts the runs that finished and
-// the group reconciles the manager made. Waking every group
-// naming the lock at each hand-off would cost about cfg.waiters reconciles a run; waking the
-// holders and the next waiter, a few.
-func (b *bench) measureHandOff(ctx context.Context, ns string) error {
-	cfg := b.cfg15.locks
-	b.rep.Printf("\n### hand-off: %d groups of 1 item waiting on one lock of capacity 1", cfg.waiters)
-	if err := b.env.Namespace(ctx, ns); err != nil {
-		return err
-	}
-	objs := []client.Object{
-		perfkit.NewOaatType(ns, "bench", perfkit.PodTemplate(cfg.run.String(), "0")),
-		&v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: lockName, Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}},
-	}
-	for i := range cfg.waiters {
-		g := perfkit.NewGroup(ns, "g-"+strconv.Itoa(i), "bench", "24h", perfkit.Items(1))
-		g.Spec.Locks = []string{lockName}
-		objs = append(objs, g)
-	}
-	created := time.Now()
-	if err := perfkit.CreateAll(ctx, b.env.Client, objs); err != nil {
-		return err
-	}
-	// Each group runs its one item once (frequency 24 h): once every group has been reconciled,
-	// all but the holder and those whose run is over wait.
-	var reconciled, waiting int
-	if !perfkit.WaitFor(ctx, 10*time.Minute, func() bool {
-		groups := &v1alpha1.OaatGroupList{}
-		if err := b.env.Client.List(ctx, groups, client.InNamespace(ns)); err != nil {
-			return false
-		}
-		reconciled, waiting = 0, 0
-		for _, g := range groups.Items {
-			if g.Status.ObservedGeneration > 0 {
-				reconciled++
-			}
-			if g.Status.LockWait != nil {
-				waiting++
-			}
-		}
-		return reconciled == cfg.waiters
-	}) {
-		return fmt.Errorf("hand-off: %d of %d groups reconciled after 10 minutes", reconciled, cfg.waiters)
-	}
-	// Each group's first pass writes its status, whose event brings a second pass: the window
-	// starts once the manager's work queue has drained them.
-	reconciledIn := time.Since(created)
-	depth := 0.0
-	perfkit.WaitFor(ctx, 30*time.Second, func() bool {
-		samples, err := b.manager.Metrics(ctx)
-		if err != nil {
-			return false
-		}
-		depth = samples.Sum("workqueue_depth", map[string]string{"name": "oaatgroup"})
-		return depth <= 2
-	})
-	// A waiting group is looked at again after lockRecheck should no event wake it: the groups
-	// that began to wait together come back together a minute later, a thousand reconciles that no
-	// hand-off caused. The window ends before them.
-	window := min(cfg.window, time.Until(created.Add(lockRecheck-5*time.Second)))
-	if window < 20*time.Second {
-		return fmt.Errorf("hand-off: the groups took %s to be reconciled and their passes drained, which leaves less than 20 s before their first periodic recheck", time.Since(created).Round(time.Second))
-	}
-	b.rep.Printf("  every group reconciled %s after their creation, %d of them waiting for the lock; the group work queue at %.0f %s after it; measured for %s, up to 5 s before their first periodic recheck (%s after their first pass)",
-		reconciledIn.Round(time.Second), waiting, depth, time.Since(created).Round(time.Second), window.Round(time.Second), lockRecheck)
-	iv, in, err := b.measure(ctx, window, nil)
-	if err != nil {
-		return err
-	}
-	runs := endedIn(b.pods.Pods(ns), in)
-	lockWrites := iv.api.Count(func(k perfkit.RequestKey) bool {
-		return k.Resource == "oaatlocks" && k.Write() && !k.Failed
-	})
-	b.rep.Printf("  finished runs (hand-offs): %d; group reconciles: %.0f, %.1f per hand-off with %d to %d groups waiting (waking every group naming the lock would cost about as many), mean %s each; lock status writes per hand-off: %.2f",
-		runs, iv.reconciles, perfkit.PerRun(iv.reconciles, runs), waiting-runs, waiting, iv.reconcileTime.Round(time.Microsecond), perfkit.PerRun(lockWrites, runs))
-	b.describeManager(iv)
-	return b.deleteNamespace(ctx, ns)
 }
 
 // measureLockRun creates the groups of one variant, in namespace ns, measures the window from their

@@ -17,22 +17,23 @@ const (
 	phaseFailover = "failover"
 	phaseCurve    = "curve"
 	phaseLocks    = "locks"
+	phaseHandOff  = "handoff"
 	phaseJitter   = "jitter"
 )
 
-var allPhases = []string{phaseCronJob, phaseLatency, phaseScale, phaseFailover, phaseCurve, phaseLocks, phaseJitter}
+var allPhases = []string{phaseCronJob, phaseLatency, phaseScale, phaseFailover, phaseCurve, phaseLocks, phaseHandOff, phaseJitter}
 
 // issue8Phases are the phases whose numbers the comparison with the CronJob controller and the
 // targets of issue 8 are made of.
 var issue8Phases = []string{phaseCronJob, phaseLatency, phaseScale}
 
-// lockConfig holds the knobs of the locks phase.
+// lockConfig holds the knobs of the locks and handoff phases.
 type lockConfig struct {
 	groups, items, capacity int
 	run, frequency, window  time.Duration
-	// waiters is the number of groups of the hand-off variant, all waiting on one lock of
-	// capacity 1; 0 for none.
-	waiters int
+	// waiters are the numbers of groups of the handoff phase's rounds, all waiting on one lock
+	// of capacity 1, one round per number.
+	waiters []int
 }
 
 // tickConfig holds the knobs of the jitter phase.
@@ -59,7 +60,7 @@ func readIssue15Config(k *perfkit.Knobs) issue15Config {
 			run:       k.Duration("BENCH_LOCK_RUN", time.Second),
 			frequency: k.Duration("BENCH_LOCK_FREQUENCY", 20*time.Second),
 			window:    k.Duration("BENCH_LOCK_WINDOW", time.Minute),
-			waiters:   k.Int("BENCH_LOCK_WAITERS", 1000),
+			waiters:   k.Ints("BENCH_LOCK_WAITERS", []int{100, 1000}),
 		},
 		tick: tickConfig{
 			groups:  k.Int("BENCH_TICK_GROUPS", 1000),

@@ -14,6 +14,7 @@ func TestSection(t *testing.T) {
 		{all, "bench"},
 		{map[string]bool{phaseJitter: true, phaseLocks: true}, "bench-locks-jitter"},
 		{map[string]bool{phaseScale: true}, "bench-scale"},
+		{map[string]bool{phaseHandOff: true}, "bench-handoff"},
 	} {
 		if got := (issue15Config{phases: c.phases}).section(); got != c.want {
 			t.Errorf("section(%v) = %q, want %q", c.phases, got, c.want)
