@@ -28,21 +28,6 @@ var notRun = []struct{ file, prefix, reason string }{
 	{"", "kubectl annotate oaatgroups.kawaja.net ", "the Python oaat-operator's CRD, which no test cluster has"},
 }
 
-// notRunYet are the commands no test runs from its page yet, by page and the start of their
-// line, each with the test that runs them as a copy or the cluster they need: work left of issue
-// 26. An entry that no longer matches a command fails, so that the list only shrinks.
-var notRunYet = []struct{ file, prefix, reason string }{
-	{"docs/olm.md", "TOKEN=$(kubectl -n monitoring create token prometheus)", metricsNotRunYet},
-	{"docs/olm.md", "curl -sk -H ", metricsNotRunYet},
-}
-
-// metricsNotRunYet is why docs/olm.md's scrape of the metrics with a token is not run from the
-// page: its Service name resolves in the cluster's DNS only, which the test's Prometheus on the
-// node does not use, and it reaches either replica, of which the standby has no run counters.
-// tests/olmcatalog (metrics_test.go) binds oaat-operator-metrics-reader to a ServiceAccount of
-// its own and scrapes each replica's endpoint with its token instead.
-const metricsNotRunYet = "the scrape of the metrics Service by its cluster DNS name: tests/olmcatalog scrapes each replica's endpoint with a ServiceAccount token"
-
 // shellCommand is a command of a page: a logical line of a shell block (continued lines,
 // heredocs and loops joined), or a $-prompt line of a console block.
 type shellCommand struct {
@@ -136,18 +121,13 @@ func checkedByTest(pkg, name string) (bool, error) {
 	return calls && named, nil
 }
 
-// whyNotRun returns why no test runs the command of the page, from notRun and notRunYet, or ""
-// when nothing says.
-func whyNotRun(file, lang, cmd string) string {
+// whyNotRun returns why no test runs the command of the page, from notRun, or "" when nothing
+// says.
+func whyNotRun(file, cmd string) string {
 	cmd = strings.TrimSpace(cmd)
 	for _, n := range notRun {
 		if (n.file == "" || n.file == file) && strings.HasPrefix(cmd, n.prefix) {
 			return "not run: " + n.reason
-		}
-	}
-	for _, n := range notRunYet {
-		if lang != "console" && file == n.file && strings.HasPrefix(cmd, n.prefix) {
-			return "not run yet: " + file + ": " + n.reason
 		}
 	}
 	return ""
@@ -190,7 +170,7 @@ func pageCommands(t *testing.T) []shellCommand {
 			for _, c := range cmds {
 				cmd := shellCommand{where: b.where(), text: c, coveredBy: covered}
 				if covered == "" {
-					cmd.coveredBy = whyNotRun(p.file, b.lang, c)
+					cmd.coveredBy = whyNotRun(p.file, c)
 				}
 				out = append(out, cmd)
 			}
@@ -220,30 +200,18 @@ func TestShellCommandsAreRun(t *testing.T) {
 		}
 		byHow[how]++
 	}
-	for _, n := range notRunYet {
-		used := false
-		for _, c := range cmds {
-			used = used || strings.HasPrefix(c.coveredBy, "not run yet: "+n.file+": "+n.reason)
-		}
-		if !used {
-			t.Errorf("notRunYet: %s %q matches no command left unrun: remove it", n.file, n.prefix)
-		}
-	}
 	var summary []string
-	run, notRunCount, notYet := 0, 0, 0
+	run, notRunCount := 0, 0
 	for _, how := range sortedKeys(byHow) {
 		summary = append(summary, fmt.Sprintf("  %3d %s", byHow[how], how))
-		switch {
-		case strings.HasPrefix(how, "not run yet: "):
-			notYet += byHow[how]
-		case strings.HasPrefix(how, "not run: "):
+		if strings.HasPrefix(how, "not run: ") {
 			notRunCount += byHow[how]
-		default:
+		} else {
 			run += byHow[how]
 		}
 	}
-	t.Logf("%d shell commands in the docs: %d run by a test from their page, %d not run (notRun), %d not run yet (notRunYet), %d with nothing:\n%s",
-		len(cmds), run, notRunCount, notYet, uncovered, strings.Join(summary, "\n"))
+	t.Logf("%d shell commands in the docs: %d run by a test from their page, %d not run (notRun), %d with nothing:\n%s",
+		len(cmds), run, notRunCount, uncovered, strings.Join(summary, "\n"))
 	if len(cmds) < 50 {
 		t.Errorf("only %d commands found in the docs: the extraction is broken", len(cmds))
 	}

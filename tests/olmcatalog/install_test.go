@@ -105,9 +105,11 @@ func installAndRun(ctx SpecContext, m installMode) {
 	AddReportEntry(m.Name+": items ran", time.Since(start).Round(time.Millisecond).String())
 
 	By("scraping the operator through the bundle's metrics Service with Prometheus")
-	expectRunMetrics(ctx, m)
+	runs := expectRunMetrics(ctx, m)
 
 	if m.InstallNamespace == pageNamespace {
+		By("docs/olm.md: scraping the leader's metrics through a port-forward with Prometheus's token")
+		expectLeaderMetrics(ctx, runs)
 		By("running the runbook OaatOperatorDown's kubectl get csv, as its first block left NS")
 		out := runDocBlocks(ctx, "operator-down-olm", "NS="+pageNamespace)
 		Expect(out).To(MatchRegexp(`(?m)^`+regexp.QuoteMeta(csvName)+`\s.*\sSucceeded$`), "kubectl get csv")

@@ -8,12 +8,17 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -31,8 +36,10 @@ const (
 // and checks that, per item of each watched group, the run counter and the run duration
 // histogram match the item pods that ran: one count per pod, and a duration sum equal to the
 // pods' run times (the container's end minus the pod's start, as the kubelet reports them, to the
-// second of their precision).
-func expectRunMetrics(ctx context.Context, m installMode) {
+// second of their precision). In the page's namespace the scraper is docs/olm.md's: the
+// ServiceAccount prometheus of the namespace monitoring, bound as the page binds it. It returns
+// the pods' run times, by item.
+func expectRunMetrics(ctx context.Context, m installMode) map[itemKey][]time.Duration {
 	GinkgoHelper()
 	var targets []string
 	Eventually(func(g Gomega) {
@@ -45,6 +52,12 @@ func expectRunMetrics(ctx context.Context, m installMode) {
 	scraper := support.Scraper{
 		Namespace: m.InstallNamespace, ServiceAccount: "prometheus", ClusterRole: metricsReaderRole,
 		Binding: "olmcatalog-prometheus-" + m.InstallNamespace,
+	}
+	if m.InstallNamespace == pageNamespace {
+		// The page's previous block (checked-by: tests/e2e metrics-binding) binds this one.
+		scraper.Namespace, scraper.Binding = pageMonitoringNamespace, "prometheus-oaat-metrics"
+		createNamespace(ctx, pageMonitoringNamespace)
+		DeferCleanup(func(ctx SpecContext) { deleteNamespaces(ctx, pageMonitoringNamespace) })
 	}
 	DeferCleanup(func(ctx SpecContext) { Expect(scraper.Delete(ctx, clientset)).To(Succeed()) })
 	token, err := scraper.Token(ctx, clientset)
@@ -83,6 +96,53 @@ func expectRunMetrics(ctx context.Context, m installMode) {
 	}).WithContext(ctx).WithTimeout(90*time.Second).WithPolling(time.Second).Should(Succeed(),
 		"Prometheus through Service %s/%s; its log: %s", m.InstallNamespace, metricsService, logPath)
 	AddReportEntry(m.Name+": run metrics scraped", fmt.Sprintf("%d items through %v", len(want), targets))
+	return want
+}
+
+// pageMonitoringNamespace is the namespace of the Prometheus of docs/olm.md.
+const pageMonitoringNamespace = "monitoring"
+
+// runsTotalRE is a sample of the run counter in the text format of /metrics: its labels, its value.
+var runsTotalRE = regexp.MustCompile(`(?m)^oaat_item_runs_total\{([^}]*)\} (\S+)$`)
+
+// labelRE is one label of a sample.
+var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+// expectLeaderMetrics runs docs/olm.md's scrape of the leader's metrics (marked checked-by:
+// tests/olmcatalog metrics-scrape: a token of the ServiceAccount prometheus of monitoring, a
+// port-forward to the pod the Lease names, curl) and checks that what it prints counts, for each
+// item, the succeeded runs of want (the item pods): the leader has counted every run, no failover
+// having happened since the install. The Lease is read again after the block, so that a change of
+// leader during it fails with its name rather than as a miscount.
+func expectLeaderMetrics(ctx context.Context, want map[itemKey][]time.Duration) {
+	GinkgoHelper()
+	leader := func() string {
+		lease := &coordinationv1.Lease{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: pageNamespace, Name: v1alpha1.LeaderElectionID}, lease)).To(Succeed())
+		return ptr.Deref(lease.Spec.HolderIdentity, "")
+	}
+	before := leader()
+	out := runDocBlocks(ctx, "metrics-scrape")
+	Expect(leader()).To(Equal(before), "the leader changed while the page's commands scraped it")
+
+	got := map[itemKey]string{}
+	for _, m := range runsTotalRE.FindAllStringSubmatch(out, -1) {
+		labels := map[string]string{}
+		for _, l := range labelRE.FindAllStringSubmatch(m[1], -1) {
+			labels[l[1]] = l[2]
+		}
+		Expect(labels).To(HaveKeyWithValue("group", groupName), "a run counter of another group: %s", m[0])
+		Expect(labels).To(HaveKeyWithValue("result", "succeeded"), "%s", m[0])
+		got[itemKey{labels["namespace"], labels["item"]}] = m[2]
+	}
+	Expect(got).To(HaveLen(len(want)), "the leader's run counters in what the page's commands printed:\n%s", out)
+	for key, runs := range want {
+		Expect(got).To(HaveKeyWithValue(key, strconv.Itoa(len(runs))), "the leader's run counter of %v", key)
+	}
+	for _, series := range []string{"oaat_item_run_duration_seconds_bucket{", "oaat_item_run_duration_seconds_sum{", "oaat_item_run_duration_seconds_count{"} {
+		Expect(out).To(ContainSubstring(series), "the run duration histogram in what the page's commands printed")
+	}
+	AddReportEntry("docs/olm.md: the leader's run metrics through a port-forward", fmt.Sprintf("%d items from %s", len(got), before))
 }
 
 // itemKey names an item of the group in a namespace.

@@ -2,12 +2,15 @@ package support
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // The shell commands a page tells its reader to type are run by a test, not copied into one: the
@@ -111,9 +114,23 @@ func RunCheckedBlock(ctx context.Context, dir string, env []string, b CheckedBlo
 	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", text)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	// A command the block starts in the background (a port-forward) and that outlives it, because
+	// a command after it failed, would hold the output open: Wait closes it after blockLeftovers,
+	// and the block's process group, the background commands with it, is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = blockLeftovers
 	out, err := cmd.CombinedOutput()
+	if cmd.Process != nil {
+		if kerr := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); kerr != nil && !errors.Is(kerr, syscall.ESRCH) {
+			err = errors.Join(err, fmt.Errorf("ending the commands the block left running: %w", kerr))
+		}
+	}
 	if err != nil {
 		return string(out), fmt.Errorf("%s: %w:\n%s\n%s", b.Where(), err, text, out)
 	}
 	return string(out), nil
 }
+
+// blockLeftovers is how long RunCheckedBlock waits, once the block's shell has ended, for the
+// commands it left in the background to close its output.
+const blockLeftovers = 5 * time.Second
