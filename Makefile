@@ -350,6 +350,8 @@ test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-no
 # issue 8; e.g. `make bench BENCH_GROUPS=20` or `make chaos CHAOS_MINUTES=1` for a quick run.
 # BENCH_PHASES (cronjob,latency,scale,locks,jitter by default) runs some phases of the benchmark
 # only, e.g. `make bench BENCH_PHASES=locks,jitter`; such a run writes a section of its own.
+# The manager runs without a memory limit unless MANAGER_GOMEMLIMIT gives it the Deployment's,
+# e.g. `make bench BENCH_PHASES=scale MANAGER_GOMEMLIMIT=200MiB`; the report's header says which.
 BENCH_GROUPS ?= 1000
 BENCH_ITEMS ?= 10
 CHAOS_MINUTES ?= 10
