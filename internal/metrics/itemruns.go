@@ -89,6 +89,10 @@ func (c *itemRunCollector) forget(key groupKey) {
 	delete(c.groups, key)
 }
 
+// KeptByTheOperator says that the collector's values are what the operator observed, kept in
+// memory, not read from the cache at scrape time: the metrics reference (hack/docgen) says so.
+func (c *itemRunCollector) KeptByTheOperator() {}
+
 // Describe sends the descriptions of the histogram and the counter.
 func (c *itemRunCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- runDurationDesc
