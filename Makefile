@@ -351,6 +351,8 @@ test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-no
 # BENCH_PHASES (cronjob,latency,scale,failover,curve,locks,handoff,jitter by default) runs some
 # phases of the benchmark only, e.g. `make bench BENCH_PHASES=locks,jitter`; such a run writes a
 # section of its own.
+# The manager runs without a memory limit unless MANAGER_GOMEMLIMIT gives it the Deployment's,
+# e.g. `make bench BENCH_PHASES=scale MANAGER_GOMEMLIMIT=200MiB`; the report's header says which.
 BENCH_GROUPS ?= 1000
 BENCH_ITEMS ?= 10
 CHAOS_MINUTES ?= 10

@@ -68,6 +68,16 @@ func (c scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1)
 }
 
+// keptCollector is a collector of its own that keeps what the operator observed, as the item
+// run collector does: its metric is kept by the operator, whatever its type.
+type keptCollector struct{ desc *prometheus.Desc }
+
+func (c keptCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c keptCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, 3)
+}
+func (keptCollector) KeptByTheOperator() {}
+
 // The metrics page: a row per metric, sorted by name, with its type, its labels (sorted), its
 // help (a | escaped) and where its values come from; the histograms' buckets; a row per alert,
 // sorted by name, then a section per alert with its summary, description, other labels and
@@ -76,7 +86,8 @@ func TestMetricsPage(t *testing.T) {
 	register := func(reg prometheus.Registerer) error {
 		runs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "x_runs_total", Help: "Runs."}, []string{"z", "a"})
 		wait := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "x_wait_seconds", Help: "Waits.", Buckets: []float64{0.5, 2}}, nil)
-		for _, c := range []prometheus.Collector{runs, wait, scrapeCollector{prometheus.NewDesc("x_up", "1 | 0.", nil, nil)}} {
+		for _, c := range []prometheus.Collector{runs, wait, scrapeCollector{prometheus.NewDesc("x_up", "1 | 0.", nil, nil)},
+			keptCollector{prometheus.NewDesc("x_items_total", "Items.", nil, nil)}} {
 			if err := reg.Register(c); err != nil {
 				return err
 			}
@@ -131,6 +142,7 @@ spec:
 		"metric computed at scrape time come from the collector named, which reads the manager's cache;\n" +
 		"the operator keeps the others in memory, as it observes them.\n\n" +
 		"| metric | type | labels | help | values |\n| --- | --- | --- | --- | --- |\n" +
+		"| `x_items_total` | counter | none | Items. | kept by the operator |\n" +
 		"| `x_runs_total` | counter | `a`, `z` | Runs. | kept by the operator |\n" +
 		"| `x_up` | gauge | none | 1 \\| 0. | computed at scrape time by `main.scrapeCollector` |\n" +
 		"| `x_wait_seconds` | histogram | none | Waits. | kept by the operator |\n\n" +

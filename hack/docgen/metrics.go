@@ -32,7 +32,8 @@ type metricDoc struct {
 	// buckets are a histogram's upper bounds, +Inf left out.
 	buckets []float64
 	// collector is the Go type of an operator's own collector, which computes the metric at
-	// scrape time; "" for a metric the operator keeps (a counter or histogram it observes).
+	// scrape time; "" for a metric the operator keeps (a counter or histogram it observes, by
+	// client_golang's types or by a collector that says so with a method KeptByTheOperator).
 	collector string
 }
 
@@ -151,7 +152,8 @@ func collectMetrics(register func(prometheus.Registerer) error) ([]metricDoc, er
 				c, len(described), len(families), strings.Join(described, "\n  "), familyNames(families))
 		}
 		collector := ""
-		if t := reflect.TypeOf(c); !strings.HasPrefix(indirect(t).PkgPath(), "github.com/prometheus/") {
+		_, kept := c.(interface{ KeptByTheOperator() })
+		if t := reflect.TypeOf(c); !kept && !strings.HasPrefix(indirect(t).PkgPath(), "github.com/prometheus/") {
 			collector = strings.TrimPrefix(t.String(), "*")
 		}
 		for _, f := range families {

@@ -21,10 +21,10 @@ func TestRunMetricsObserve(t *testing.T) {
 oaat_item_runs_total{group="backups",item="/srv/photos",namespace="ns",result="failed"} 2
 oaat_item_runs_total{group="backups",item="/srv/photos",namespace="ns",result="succeeded"} 1
 `
-	if err := testutil.CollectAndCompare(m.total, strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(m.items, strings.NewReader(want), "oaat_item_runs_total"); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.CollectAndCount(m.duration); got != 2 {
+	if got := testutil.CollectAndCount(m.items, "oaat_item_run_duration_seconds"); got != 2 {
 		t.Fatalf("%d duration series, want one per result", got)
 	}
 	wantHist := `
@@ -51,7 +51,7 @@ oaat_item_run_duration_seconds_count{group="backups",item="/srv/photos",namespac
 `
 	m2 := NewRunMetrics()
 	m2.Observe("ns", "backups", "/srv/photos", "succeeded", 90*time.Second)
-	if err := testutil.CollectAndCompare(m2.duration, strings.NewReader(wantHist)); err != nil {
+	if err := testutil.CollectAndCompare(m2.items, strings.NewReader(wantHist), "oaat_item_run_duration_seconds"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -74,10 +74,10 @@ func TestRunMetricsForget(t *testing.T) {
 oaat_item_runs_total{group="gone",item="a",namespace="other",result="succeeded"} 1
 oaat_item_runs_total{group="kept",item="a",namespace="ns",result="failed"} 1
 `
-	if err := testutil.CollectAndCompare(m.total, strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(m.items, strings.NewReader(want), "oaat_item_runs_total"); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.CollectAndCount(m.duration); got != 2 {
+	if got := testutil.CollectAndCount(m.items, "oaat_item_run_duration_seconds"); got != 2 {
 		t.Fatalf("%d duration series left, want 2", got)
 	}
 	wantRequests := `
@@ -111,20 +111,26 @@ func TestRunMetricsRetainItems(t *testing.T) {
 	m.RetainItems("ns", "backups", func(item string) bool { return item == "kept" })
 	wantSeries := map[string]int{"total": 2, "duration": 2, "on demand": 1}
 	gotSeries := map[string]int{
-		"total":     testutil.CollectAndCount(m.total),
-		"duration":  testutil.CollectAndCount(m.duration),
+		"total":     testutil.CollectAndCount(m.items, "oaat_item_runs_total"),
+		"duration":  testutil.CollectAndCount(m.items, "oaat_item_run_duration_seconds"),
 		"on demand": testutil.CollectAndCount(m.onDemand),
 	}
 	if !maps.Equal(gotSeries, wantSeries) {
 		t.Fatalf("series %v, want %v (kept and the other group's item, the on-demand count)", gotSeries, wantSeries)
 	}
-	if got := testutil.ToFloat64(m.total.WithLabelValues("ns", "other", "rotated", "succeeded")); got != 1 {
-		t.Fatalf("the other group's item counts %v runs, want 1", got)
+	wantKept := `
+# HELP oaat_item_runs_total Finished item runs.
+# TYPE oaat_item_runs_total counter
+oaat_item_runs_total{group="backups",item="kept",namespace="ns",result="succeeded"} 1
+oaat_item_runs_total{group="other",item="rotated",namespace="ns",result="succeeded"} 1
+`
+	if err := testutil.CollectAndCompare(m.items, strings.NewReader(wantKept), "oaat_item_runs_total"); err != nil {
+		t.Fatal(err)
 	}
 
 	// An item that comes back gets new series.
 	m.Observe("ns", "backups", "rotated", "succeeded", time.Second)
-	if got := testutil.CollectAndCount(m.total); got != 3 {
+	if got := testutil.CollectAndCount(m.items, "oaat_item_runs_total"); got != 3 {
 		t.Fatalf("%d run series after the item came back, want 3", got)
 	}
 }

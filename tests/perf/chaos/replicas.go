@@ -61,7 +61,7 @@ func newReplicas(env *perfkit.Env, proxy *apiProxy, inst installation, n int, re
 		m := perfkit.NewManager(env, fmt.Sprintf("%s-%d", inst.prefix, i), true)
 		m.LeaseNamespace = inst.leaseNamespace
 		if inst.watch != "" {
-			m.Env = []string{"WATCH_NAMESPACE=" + inst.watch}
+			m.Env = append(m.Env, "WATCH_NAMESPACE="+inst.watch)
 		}
 		if err := os.Remove(m.LogPath); err != nil && !os.IsNotExist(err) {
 			return nil, err

@@ -44,12 +44,18 @@ type Manager struct {
 	startedAt   time.Time
 }
 
-// NewManager returns a replica of the operator in env named name, not started.
+// NewManager returns a replica of the operator in env named name, not started. Its Go runtime
+// has no memory limit unless MANAGER_GOMEMLIMIT gives it one (GOMEMLIMIT, as the Deployment of
+// config/manager sets it), so that the memory figures are the manager's own by default.
 func NewManager(env *Env, name string, leaderElect bool) *Manager {
-	return &Manager{
+	m := &Manager{
 		Name: name, Binary: os.Getenv("MANAGER"), Kubeconfig: env.OperatorKubeconfig,
 		LogPath: env.ManagerLog(name), LeaderElect: leaderElect, Log: env.Log,
 	}
+	if limit := os.Getenv("MANAGER_GOMEMLIMIT"); limit != "" {
+		m.Env = []string{"GOMEMLIMIT=" + limit}
+	}
+	return m
 }
 
 // Start starts a new process of the manager; the previous one must have ended.

@@ -1,6 +1,7 @@
 package perfkit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -53,7 +54,8 @@ func (p Program) run(ctx context.Context) (int, error) {
 	if doc == "" {
 		doc = filepath.Join(root, "docs", "performance.md")
 	}
-	p.Report.Printf("revision: %s; manager: %s", Revision(root), inClone(root, os.Getenv("MANAGER")))
+	p.Report.Printf("revision: %s; manager: %s; GOMEMLIMIT: %s", Revision(root), inClone(root, os.Getenv("MANAGER")),
+		cmp.Or(os.Getenv("MANAGER_GOMEMLIMIT"), "none (MANAGER_GOMEMLIMIT)"))
 	env, err := StartCluster(ctx, root, "perf-"+p.Name, p.Nodes, os.Stderr)
 	if err != nil {
 		return 2, err
