@@ -15,15 +15,10 @@ func TestRunMetricsObserve(t *testing.T) {
 	m.Observe("ns", "backups", "/srv/photos", "failed", 3*time.Second)
 	m.Observe("ns", "backups", "/srv/photos", "failed", 4*time.Second)
 
-	want := `
-# HELP oaat_item_runs_total Finished item runs.
-# TYPE oaat_item_runs_total counter
-oaat_item_runs_total{group="backups",item="/srv/photos",namespace="ns",result="failed"} 2
-oaat_item_runs_total{group="backups",item="/srv/photos",namespace="ns",result="succeeded"} 1
-`
-	if err := testutil.CollectAndCompare(m.items, strings.NewReader(want), "oaat_item_runs_total"); err != nil {
-		t.Fatal(err)
-	}
+	expectRunsTotal(t, m,
+		`oaat_item_runs_total{group="backups",item="/srv/photos",namespace="ns",result="failed"} 2`,
+		`oaat_item_runs_total{group="backups",item="/srv/photos",namespace="ns",result="succeeded"} 1`,
+	)
 	if got := testutil.CollectAndCount(m.items, "oaat_item_run_duration_seconds"); got != 2 {
 		t.Fatalf("%d duration series, want one per result", got)
 	}
@@ -68,15 +63,10 @@ func TestRunMetricsForget(t *testing.T) {
 	m.RoundOverrun("ns", "kept")
 	m.Forget("ns", "gone")
 
-	want := `
-# HELP oaat_item_runs_total Finished item runs.
-# TYPE oaat_item_runs_total counter
-oaat_item_runs_total{group="gone",item="a",namespace="other",result="succeeded"} 1
-oaat_item_runs_total{group="kept",item="a",namespace="ns",result="failed"} 1
-`
-	if err := testutil.CollectAndCompare(m.items, strings.NewReader(want), "oaat_item_runs_total"); err != nil {
-		t.Fatal(err)
-	}
+	expectRunsTotal(t, m,
+		`oaat_item_runs_total{group="gone",item="a",namespace="other",result="succeeded"} 1`,
+		`oaat_item_runs_total{group="kept",item="a",namespace="ns",result="failed"} 1`,
+	)
 	if got := testutil.CollectAndCount(m.items, "oaat_item_run_duration_seconds"); got != 2 {
 		t.Fatalf("%d duration series left, want 2", got)
 	}
@@ -118,15 +108,10 @@ func TestRunMetricsRetainItems(t *testing.T) {
 	if !maps.Equal(gotSeries, wantSeries) {
 		t.Fatalf("series %v, want %v (kept and the other group's item, the on-demand count)", gotSeries, wantSeries)
 	}
-	wantKept := `
-# HELP oaat_item_runs_total Finished item runs.
-# TYPE oaat_item_runs_total counter
-oaat_item_runs_total{group="backups",item="kept",namespace="ns",result="succeeded"} 1
-oaat_item_runs_total{group="other",item="rotated",namespace="ns",result="succeeded"} 1
-`
-	if err := testutil.CollectAndCompare(m.items, strings.NewReader(wantKept), "oaat_item_runs_total"); err != nil {
-		t.Fatal(err)
-	}
+	expectRunsTotal(t, m,
+		`oaat_item_runs_total{group="backups",item="kept",namespace="ns",result="succeeded"} 1`,
+		`oaat_item_runs_total{group="other",item="rotated",namespace="ns",result="succeeded"} 1`,
+	)
 
 	// An item that comes back gets new series.
 	m.Observe("ns", "backups", "rotated", "succeeded", time.Second)
@@ -150,6 +135,16 @@ oaat_circuit_breaker_probes_total{group="backups",namespace="ns",result="failed"
 oaat_circuit_breaker_probes_total{group="backups",namespace="ns",result="succeeded"} 1
 `
 	if err := testutil.CollectAndCompare(m.probes, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expectRunsTotal fails the test unless m's oaat_item_runs_total series are exactly series, each
+// a line of the text exposition format.
+func expectRunsTotal(t *testing.T, m *RunMetrics, series ...string) {
+	t.Helper()
+	want := "# HELP oaat_item_runs_total Finished item runs.\n# TYPE oaat_item_runs_total counter\n" + strings.Join(series, "\n") + "\n"
+	if err := testutil.CollectAndCompare(m.items, strings.NewReader(want), "oaat_item_runs_total"); err != nil {
 		t.Fatal(err)
 	}
 }
