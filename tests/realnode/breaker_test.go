@@ -18,34 +18,20 @@ import (
 
 // targetScript is a backup to a target that a ConfigMap says is up or down: the container reads
 // the flag from its environment (the kubelet resolves it when it starts the container) and exits
-// 75 (EX_TEMPFAIL) while the target is down.
+// 75 (EX_TEMPFAIL, support.SharedBreakerExitCode) while the target is down.
 const targetScript = `[ "$TARGET" = up ] || { echo "target is $TARGET"; exit 75; }; echo "backed up $1"`
 
 var _ = Describe("The circuit breaker a lock carries, on the real node", func() {
 	It("holds both groups naming the lock while a ConfigMap says their target is down, probes one at a time, and runs every item once it says up",
 		SpecTimeout(4*time.Minute), func(ctx SpecContext) {
-			const lockName = "nas"
-			groups := map[string][]string{"photos": {"a", "b", "c"}, "music": {"x", "y"}}
+			setup := support.NewSharedBreaker(ns, "nas-backup")
+			lock, groups := setup.Lock, setup.Items
 			flag := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "nas-state", Namespace: ns}, Data: map[string]string{"state": "down"}}
 			backup := busybox("main", targetScript)
 			backup.Env = []corev1.EnvVar{{Name: "TARGET", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: flag.Name}, Key: "state",
 			}}}}
-			lock := &v1alpha1.OaatLock{
-				ObjectMeta: metav1.ObjectMeta{Name: lockName, Namespace: ns},
-				Spec:       v1alpha1.OaatLockSpec{Capacity: 2, CircuitBreaker: v1alpha1.LockBreakerShared},
-			}
-			objs := []client.Object{flag, newType("nas-backup", corev1.PodSpec{Containers: []corev1.Container{backup}}), lock}
-			for name, items := range groups {
-				group := newGroup(name, "nas-backup", items...)
-				group.Spec.Locks = []string{lockName}
-				group.Spec.FailureCoolOff = "1h"
-				group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{
-					ConsecutiveItemFailures: 2, ExitCodes: []int32{75}, ProbeInterval: "2s", MaxProbeInterval: "4s",
-				}
-				objs = append(objs, group)
-			}
-			create(ctx, objs...)
+			create(ctx, append([]client.Object{flag, newType("nas-backup", corev1.PodSpec{Containers: []corev1.Container{backup}})}, setup.Objects...)...)
 			lockBreaker := func(g Gomega) *v1alpha1.LockCircuitBreakerStatus {
 				got := &v1alpha1.OaatLock{}
 				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(lock), got)).To(Succeed())
@@ -69,7 +55,7 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 			Eventually(func(g Gomega) {
 				cb := lockBreaker(g)
 				g.Expect(cb.State).To(Equal(v1alpha1.BreakerOpen))
-				g.Expect(cb.LastFailureExitCode).To(HaveValue(Equal(int32(75))))
+				g.Expect(cb.LastFailureExitCode).To(HaveValue(BeEquivalentTo(support.SharedBreakerExitCode)))
 				openedAt = cb.OpenedAt.Time
 				expectGroups(g, v1alpha1.BreakerOpen, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen)
 			}).WithContext(ctx).WithTimeout(90 * time.Second).Should(Succeed())

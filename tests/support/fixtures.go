@@ -1,0 +1,162 @@
+package support
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
+)
+
+// The objects the suites (integration, e2e, realnode) create, each spelled once: the OaatGroups
+// and OaatTypes are the unit tests' (internal/testing/builders) with a name and namespace of the
+// suite's choosing and without the fields the API server sets (UID, generation); the locks and
+// OaatRuns are the minimal objects of their kind.
+
+// GroupBuilder builds an OaatGroup of a suite.
+type GroupBuilder struct{ *v1alpha1.OaatGroup }
+
+// Group is builders.Group's OaatGroup (frequency 1h, no failure cool-off, no status) of the
+// OaatType with the items, named name in namespace.
+func Group(namespace, name, oaatType string, items ...string) *GroupBuilder {
+	g := builders.Group(items...).Obj()
+	g.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: namespace}
+	g.Spec.OaatType = oaatType
+	return &GroupBuilder{g}
+}
+
+// Obj is the group built.
+func (b *GroupBuilder) Obj() *v1alpha1.OaatGroup { return b.OaatGroup }
+
+// Locks sets spec.locks, the OaatLocks of the group's namespace that its runs hold.
+func (b *GroupBuilder) Locks(names ...string) *GroupBuilder {
+	b.Spec.Locks = names
+	return b
+}
+
+// ClusterLocks sets spec.clusterLocks, the ClusterOaatLocks that the group's runs hold.
+func (b *GroupBuilder) ClusterLocks(names ...string) *GroupBuilder {
+	b.Spec.ClusterLocks = names
+	return b
+}
+
+// FailureCoolOff sets spec.failureCoolOff.
+func (b *GroupBuilder) FailureCoolOff(d v1alpha1.Duration) *GroupBuilder {
+	builders.WrapGroup(b.OaatGroup).FailureCoolOff(d)
+	return b
+}
+
+// CircuitBreaker sets spec.circuitBreaker.
+func (b *GroupBuilder) CircuitBreaker(cb v1alpha1.CircuitBreaker) *GroupBuilder {
+	b.Spec.CircuitBreaker = &cb
+	return b
+}
+
+// Type is builders.Type's OaatType, named name in namespace, whose item pods have spec.
+func Type(namespace, name string, spec corev1.PodSpec) *v1alpha1.OaatType {
+	t := builders.Type().Obj()
+	t.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: namespace}
+	t.Spec.Template.Spec = spec
+	return t
+}
+
+// Busybox is a container of the busybox image that runs script with sh -c, with the item as its
+// first positional parameter (so that no shell and no $(VAR) expansion of the kubelet changes it).
+func Busybox(name, script string) corev1.Container {
+	return corev1.Container{
+		Name: name, Image: "busybox",
+		Command: []string{"sh", "-c", script, "--", "{{oaat_item}}"},
+	}
+}
+
+// The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml). An
+// OaatType's template annotations reach every item pod, so an OaatType scripts its runs.
+const (
+	// KwokDurationAnnotation is how long kwok keeps the pod Running.
+	KwokDurationAnnotation = "oaat.io/test-duration"
+	// KwokExitCodeAnnotation is the exit code kwok gives the pod's container when it ends.
+	KwokExitCodeAnnotation = "oaat.io/test-exit-code"
+)
+
+// KwokType is an OaatType (Type) whose item pods run on kwok's nodes for duration and exit with
+// exitCode: one container "main" that would echo its item, of an image no node pulls.
+func KwokType(namespace, name, duration string, exitCode int) *v1alpha1.OaatType {
+	t := Type(namespace, name, *OnKwokNodes(&corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "main",
+		Image:   "example.invalid/item:latest",
+		Command: []string{"sh", "-c", `echo processing "$1"`, "--", "{{oaat_item}}"},
+	}}}))
+	t.Spec.Template.Annotations = map[string]string{
+		KwokDurationAnnotation: duration,
+		KwokExitCodeAnnotation: strconv.Itoa(exitCode),
+	}
+	return t
+}
+
+// Lock is the OaatLock name of namespace with the capacity and no circuit breaker.
+func Lock(namespace, name string, capacity int32) *v1alpha1.OaatLock {
+	return &v1alpha1.OaatLock{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       v1alpha1.OaatLockSpec{Capacity: capacity},
+	}
+}
+
+// ClusterLock is the ClusterOaatLock name with the capacity that selects the namespaces of the
+// labels (every namespace when labels is empty).
+func ClusterLock(name string, capacity int32, labels map[string]string) *v1alpha1.ClusterOaatLock {
+	return &v1alpha1.ClusterOaatLock{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ClusterOaatLockSpec{
+			Capacity:          capacity,
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: labels},
+		},
+	}
+}
+
+// Run is the OaatRun name of namespace that asks for a run of the group's item.
+func Run(namespace, name, group, item string) *v1alpha1.OaatRun {
+	return &v1alpha1.OaatRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: item},
+	}
+}
+
+// SharedBreaker is the setup of the specs of a lock's circuit breaker (the e2e suite's on kwok,
+// the realnode suite's on the real node): two groups back up to one target, which their OaatLock
+// (capacity 2, circuitBreaker Shared) stands for.
+type SharedBreaker struct {
+	// Lock is the OaatLock "nas".
+	Lock *v1alpha1.OaatLock
+	// Items are the items of each group: photos (a, b, c) and music (x, y).
+	Items map[string][]string
+	// Objects are the lock and the groups, to create (after the OaatType).
+	Objects []client.Object
+}
+
+// SharedBreakerExitCode is the exit code by which the target of a SharedBreaker is down
+// (EX_TEMPFAIL): the one exit code of the groups' breaker.
+const SharedBreakerExitCode = 75
+
+// NewSharedBreaker is the lock and the groups of namespace, of the OaatType: each group names the
+// lock, keeps a failed item back for an hour (failureCoolOff 1h, so only the breaker's probes
+// retry) and opens its breaker after two items failed with SharedBreakerExitCode, probing every
+// 2s, then up to every 4s.
+func NewSharedBreaker(namespace, oaatType string) SharedBreaker {
+	s := SharedBreaker{
+		Lock:  Lock(namespace, "nas", 2),
+		Items: map[string][]string{"photos": {"a", "b", "c"}, "music": {"x", "y"}},
+	}
+	s.Lock.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
+	s.Objects = []client.Object{s.Lock}
+	for _, name := range []string{"photos", "music"} {
+		s.Objects = append(s.Objects, Group(namespace, name, oaatType, s.Items[name]...).
+			Locks(s.Lock.Name).FailureCoolOff("1h").
+			CircuitBreaker(v1alpha1.CircuitBreaker{
+				ConsecutiveItemFailures: 2, ExitCodes: []int32{SharedBreakerExitCode}, ProbeInterval: "2s", MaxProbeInterval: "4s",
+			}).Obj())
+	}
+	return s
+}
