@@ -82,28 +82,17 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 
 		By("running every item of both groups within a minute of the recovery, with no failure count left")
 		Eventually(func(g Gomega) {
-			for name, items := range groups {
-				group := getGroup(ctx, g, name)
-				for _, item := range items {
-					it := itemOf(g, group, item)
-					g.Expect(it.LastSuccess).NotTo(BeNil(), "group %s item %s", name, item)
-					g.Expect(it.FailureCount).To(BeZero(), "group %s item %s", name, item)
-				}
-			}
+			setup.ExpectRecovered(g, func(g Gomega, name string) *v1alpha1.OaatGroup { return getGroup(ctx, g, name) })
 		}).WithContext(ctx).WithTimeout(time.Minute - time.Since(recovered)).Should(Succeed())
 		GinkgoWriter.Printf("Every item of both groups succeeded %s after the recovery\n", time.Since(recovered).Round(time.Second))
 
 		By("having run the probes one at a time: no pod of either group beside a probe's")
-		var all []support.PodRecord
-		for name := range groups {
-			all = append(all, tracker.PodsOf(ns, name)...)
-		}
 		// The probes are the pods created from the first probe's time (openedAt, of a second's
 		// precision, plus the probe interval, 2s) that ended by the closing, seen by the test within
 		// 100ms of it (the pods that start at the closing run for 1s): each alone while it lived.
 		// The tracker sees a pod's end up to a few hundred milliseconds late, and two probes beside
 		// each other would overlap by their whole run (1s): an overlap counts from half a second.
-		probePods, beside := support.Probes(all, openedAt.Add(time.Second), closedSeen, overlapSlack)
+		probePods, beside := setup.Probes(tracker, openedAt.Add(time.Second), closedSeen, overlapSlack)
 		Expect(beside).To(BeEmpty())
 		probes := len(probePods)
 		// Two probes failed (the first may be a run of the other group that was under way when the

@@ -40,8 +40,7 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 			}
 			expectGroups := func(g Gomega, state v1alpha1.BreakerState, status metav1.ConditionStatus, reason string) {
 				for name := range groups {
-					group := &v1alpha1.OaatGroup{}
-					g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, group)).To(Succeed())
+					group := getGroup(ctx, g, name)
 					g.Expect(group.Status.CircuitBreaker).To(HaveField("State", state), "group %s", name)
 					cond := meta.FindStatusCondition(group.Status.Conditions, v1alpha1.ConditionTargetAvailable)
 					g.Expect(cond).NotTo(BeNil(), "group %s condition %s", name, v1alpha1.ConditionTargetAvailable)
@@ -65,8 +64,7 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 				g.Expect(lockBreaker(g).FailedProbes).To(BeNumerically(">=", 2))
 			}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 			for name, items := range groups {
-				group := &v1alpha1.OaatGroup{}
-				Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, group)).To(Succeed())
+				group := getGroup(ctx, Default, name)
 				for _, item := range items {
 					if it := support.ItemStatus(group, item); it != nil {
 						Expect(it.FailureCount).To(BeNumerically("<=", 1), "group %s item %s", name, item)
@@ -87,27 +85,14 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 
 			By("running every item of both groups within a minute of the recovery")
 			Eventually(func(g Gomega) {
-				for name, items := range groups {
-					group := &v1alpha1.OaatGroup{}
-					g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, group)).To(Succeed())
-					for _, item := range items {
-						it := support.ItemStatus(group, item)
-						g.Expect(it).NotTo(BeNil(), "group %s item %s", name, item)
-						g.Expect(it.LastSuccess).NotTo(BeNil(), "group %s item %s", name, item)
-						g.Expect(it.FailureCount).To(BeZero(), "group %s item %s", name, item)
-					}
-				}
+				setup.ExpectRecovered(g, func(g Gomega, name string) *v1alpha1.OaatGroup { return getGroup(ctx, g, name) })
 			}).WithContext(ctx).WithTimeout(time.Minute - time.Since(recovered)).Should(Succeed())
 			GinkgoWriter.Printf("Every item of both groups succeeded %s after the ConfigMap said up\n", time.Since(recovered).Round(time.Second))
 
 			By("having run the probes one at a time: no pod of either group beside a probe's")
-			var all []support.PodRecord
-			for name := range groups {
-				all = append(all, tracker.PodsOf(ns, name)...)
-			}
 			// A real pod's end reaches the watcher up to a second or so late (the kubelet's status
 			// update); two probes beside each other would overlap by their whole life (seconds).
-			probes, beside := support.Probes(all, openedAt.Add(time.Second), closedSeen, time.Second)
+			probes, beside := setup.Probes(tracker, openedAt.Add(time.Second), closedSeen, time.Second)
 			Expect(beside).To(BeEmpty())
 			Expect(len(probes)).To(BeNumerically(">=", 2), "probes: a failed one and the one that closed the breaker")
 			GinkgoWriter.Printf("%d probes ran, one at a time, while the lock's breaker was open\n", len(probes))

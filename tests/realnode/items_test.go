@@ -48,6 +48,14 @@ func newGroup(name, oaatType string, items ...string) *v1alpha1.OaatGroup {
 	return support.Group(ns, name, oaatType, items...).Obj()
 }
 
+// getGroup reads the group of the test's namespace; g is the Gomega of the caller (an
+// Eventually's, which then retries).
+func getGroup(ctx context.Context, g Gomega, name string) *v1alpha1.OaatGroup {
+	group := &v1alpha1.OaatGroup{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, group)).To(Succeed())
+	return group
+}
+
 func create(ctx context.Context, objs ...client.Object) {
 	GinkgoHelper()
 	for _, obj := range objs {

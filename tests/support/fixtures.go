@@ -2,6 +2,9 @@ package support
 
 import (
 	"strconv"
+	"time"
+
+	"github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,4 +162,28 @@ func NewSharedBreaker(namespace, oaatType string) SharedBreaker {
 			}).Obj())
 	}
 	return s
+}
+
+// ExpectRecovered checks, with g, that every item of both groups (each read by get) has
+// succeeded and has no failure count left.
+func (s SharedBreaker) ExpectRecovered(g gomega.Gomega, get func(g gomega.Gomega, name string) *v1alpha1.OaatGroup) {
+	for name, items := range s.Items {
+		group := get(g, name)
+		for _, item := range items {
+			it := ItemStatus(group, item)
+			g.Expect(it).NotTo(gomega.BeNil(), "group %s item %s", name, item)
+			g.Expect(it.LastSuccess).NotTo(gomega.BeNil(), "group %s item %s", name, item)
+			g.Expect(it.FailureCount).To(gomega.BeZero(), "group %s item %s", name, item)
+		}
+	}
+}
+
+// Probes are the probes among the pods of both groups that the tracker saw (Probes), and the pods
+// that lived beside one.
+func (s SharedBreaker) Probes(tracker *OverlapTracker, from, to time.Time, slack time.Duration) (probes []PodRecord, beside []string) {
+	var all []PodRecord
+	for name := range s.Items {
+		all = append(all, tracker.PodsOf(s.Lock.Namespace, name)...)
+	}
+	return Probes(all, from, to, slack)
 }
