@@ -38,11 +38,11 @@ var _ = Describe("The Grafana dashboard and the runbooks", Serial, func() {
 
 	It("answer every query against Prometheus scraping the operator, with data where runs happened", func(ctx SpecContext) {
 		By("running three groups: one whose items succeed, one whose item fails and is overdue, one whose item runs on")
-		failing := support.Group(ns, "dash-failing", "dash-bad", "a").FailureCoolOff("1h").Obj()
-		failing.Spec.Frequency = "10s" // overdue 10 s after it was created: it fails, then cools off for an hour
-		// The succeeding and the running group share a lock, so that the lock panels have data; the
-		// succeeding group's breaker is closed all along: the breaker panel's series is 0.
-		succeeding := support.Group(ns, "dash-succeeding", "dash-ok", "a", "b").Locks("dash-lock").CircuitBreaker(v1alpha1.CircuitBreaker{}).Obj()
+		// Overdue 10 s after it was created: it fails, then cools off for an hour.
+		failing := support.Group(ns, "dash-failing", "dash-bad", "a").Frequency("10s").FailureCoolOff("1h").Obj()
+		// The succeeding and the running group share a lock, so that the lock panels have data.
+		succeeding := support.Group(ns, "dash-succeeding", "dash-ok", "a", "b").Locks("dash-lock").Obj()
+		succeeding.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{} // closed all along: the breaker panel's series is 0
 		running := support.Group(ns, "dash-running", "dash-slow", "a").Locks("dash-lock").Obj()
 		create(ctx, support.Lock(ns, "dash-lock", 2),
 			newOaatType("dash-ok", "2s", 0), newOaatType("dash-bad", "2s", 1), newOaatType("dash-slow", "10m", 0),

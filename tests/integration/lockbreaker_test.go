@@ -144,8 +144,8 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 			l.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 			return k8sClient.Update(ctx, l)
 		})).To(Succeed())
-		group := support.Group(ns, "backups", typeName, "a", "b").ClusterLocks(lock.Name).
-			CircuitBreaker(v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: "2s", MaxProbeInterval: "4s"}).Obj()
+		group := support.Group(ns, "backups", typeName, "a", "b").ClusterLocks(lock.Name).Obj()
+		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: "2s", MaxProbeInterval: "4s"}
 		create(ctx, newOaatType(typeName), group)
 
 		By("failing two items of the group of the test's namespace")

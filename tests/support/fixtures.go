@@ -14,54 +14,24 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
-// The objects the suites (integration, e2e, realnode) create, each spelled once: the OaatGroups
-// and OaatTypes are the unit tests' (internal/testing/builders) with a name and namespace of the
-// suite's choosing and without the fields the API server sets (UID, generation); the locks and
-// OaatRuns are the minimal objects of their kind.
-
-// GroupBuilder builds an OaatGroup of a suite.
-type GroupBuilder struct{ *v1alpha1.OaatGroup }
+// The objects the suites (integration, e2e, realnode) create, each spelled once: the unit tests'
+// (internal/testing/builders) with a name and namespace of the suite's choosing and without the
+// fields the API server sets (UID, generation, status).
 
 // Group is builders.Group's OaatGroup (frequency 1h, no failure cool-off, no status) of the
-// OaatType with the items, named name in namespace.
-func Group(namespace, name, oaatType string, items ...string) *GroupBuilder {
-	g := builders.Group(items...).Obj()
-	g.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: namespace}
-	g.Spec.OaatType = oaatType
-	return &GroupBuilder{g}
-}
-
-// Obj is the group built.
-func (b *GroupBuilder) Obj() *v1alpha1.OaatGroup { return b.OaatGroup }
-
-// Locks sets spec.locks, the OaatLocks of the group's namespace that its runs hold.
-func (b *GroupBuilder) Locks(names ...string) *GroupBuilder {
-	b.Spec.Locks = names
-	return b
-}
-
-// ClusterLocks sets spec.clusterLocks, the ClusterOaatLocks that the group's runs hold.
-func (b *GroupBuilder) ClusterLocks(names ...string) *GroupBuilder {
-	b.Spec.ClusterLocks = names
-	return b
-}
-
-// FailureCoolOff sets spec.failureCoolOff.
-func (b *GroupBuilder) FailureCoolOff(d v1alpha1.Duration) *GroupBuilder {
-	builders.WrapGroup(b.OaatGroup).FailureCoolOff(d)
-	return b
-}
-
-// CircuitBreaker sets spec.circuitBreaker.
-func (b *GroupBuilder) CircuitBreaker(cb v1alpha1.CircuitBreaker) *GroupBuilder {
-	b.Spec.CircuitBreaker = &cb
-	return b
+// OaatType with the items, named name in namespace; the wrapper's methods set the rest (Locks,
+// ClusterLocks, FailureCoolOff, Frequency...).
+func Group(namespace, name, oaatType string, items ...string) *builders.GroupWrapper {
+	w := builders.Group(items...).Named(name).Namespace(namespace)
+	w.Spec.OaatType = oaatType
+	w.OaatGroup.UID, w.OaatGroup.Generation = "", 0
+	return w
 }
 
 // Type is builders.Type's OaatType, named name in namespace, whose item pods have spec.
 func Type(namespace, name string, spec corev1.PodSpec) *v1alpha1.OaatType {
-	t := builders.Type().Obj()
-	t.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: namespace}
+	t := builders.Type().Namespace(namespace).Obj()
+	t.Name = name
 	t.Spec.Template.Spec = spec
 	return t
 }
@@ -99,24 +69,19 @@ func KwokType(namespace, name, duration string, exitCode int) *v1alpha1.OaatType
 	return t
 }
 
-// Lock is the OaatLock name of namespace with the capacity and no circuit breaker.
+// Lock is builders.Lock's OaatLock name of namespace with the capacity and no circuit breaker.
 func Lock(namespace, name string, capacity int32) *v1alpha1.OaatLock {
-	return &v1alpha1.OaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec:       v1alpha1.OaatLockSpec{Capacity: capacity},
-	}
+	lock := builders.Lock(name, capacity)
+	lock.Namespace = namespace
+	return lock
 }
 
-// ClusterLock is the ClusterOaatLock name with the capacity that selects the namespaces of the
-// labels (every namespace when labels is empty).
+// ClusterLock is builders.ClusterLock's ClusterOaatLock name with the capacity, selecting the
+// namespaces of the labels instead (every namespace when labels is empty).
 func ClusterLock(name string, capacity int32, labels map[string]string) *v1alpha1.ClusterOaatLock {
-	return &v1alpha1.ClusterOaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.ClusterOaatLockSpec{
-			Capacity:          capacity,
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: labels},
-		},
-	}
+	lock := builders.ClusterLock(name, capacity)
+	lock.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: labels}
+	return lock
 }
 
 // Run is the OaatRun name of namespace that asks for a run of the group's item.
@@ -155,11 +120,11 @@ func NewSharedBreaker(namespace, oaatType string) SharedBreaker {
 	s.Lock.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 	s.Objects = []client.Object{s.Lock}
 	for _, name := range []string{"photos", "music"} {
-		s.Objects = append(s.Objects, Group(namespace, name, oaatType, s.Items[name]...).
-			Locks(s.Lock.Name).FailureCoolOff("1h").
-			CircuitBreaker(v1alpha1.CircuitBreaker{
-				ConsecutiveItemFailures: 2, ExitCodes: []int32{SharedBreakerExitCode}, ProbeInterval: "2s", MaxProbeInterval: "4s",
-			}).Obj())
+		group := Group(namespace, name, oaatType, s.Items[name]...).Locks(s.Lock.Name).FailureCoolOff("1h").Obj()
+		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{
+			ConsecutiveItemFailures: 2, ExitCodes: []int32{SharedBreakerExitCode}, ProbeInterval: "2s", MaxProbeInterval: "4s",
+		}
+		s.Objects = append(s.Objects, group)
 	}
 	return s
 }

@@ -12,14 +12,12 @@ import (
 )
 
 func TestGroupIsTheBuildersGroupNamedWithoutServerFields(t *testing.T) {
-	got := Group("team", "photos", "backup", "a", "b").Locks("nas").ClusterLocks("db").FailureCoolOff("1h").
-		CircuitBreaker(v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2}).Obj()
+	got := Group("team", "photos", "backup", "a", "b").Locks("nas").ClusterLocks("db").FailureCoolOff("1h").Obj()
 	want := &v1alpha1.OaatGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: "photos", Namespace: "team"},
 		Spec: v1alpha1.OaatGroupSpec{
 			OaatType: "backup", OaatItems: []string{"a", "b"}, Frequency: "1h", FailureCoolOff: "1h",
 			Locks: []string{"nas"}, ClusterLocks: []string{"db"},
-			CircuitBreaker: &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

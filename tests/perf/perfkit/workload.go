@@ -45,9 +45,7 @@ func NewOaatType(namespace, name string, template corev1.PodTemplateSpec) *v1alp
 
 // NewGroup returns an OaatGroup of namespace with the items and frequency, no failure cool-off.
 func NewGroup(namespace, name, oaatType, frequency string, items []string) *v1alpha1.OaatGroup {
-	g := support.Group(namespace, name, oaatType, items...).Obj()
-	g.Spec.Frequency = v1alpha1.Duration(frequency)
-	return g
+	return support.Group(namespace, name, oaatType, items...).Frequency(v1alpha1.Duration(frequency)).Obj()
 }
 
 // Items returns n item names, item-0 to item-<n-1>.
