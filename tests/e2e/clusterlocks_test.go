@@ -39,25 +39,15 @@ var _ = Describe("A ClusterOaatLock", Serial, func() {
 			namespace.Labels[labelLockTeam] = team
 			Expect(k8sClient.Update(ctx, namespace)).To(Succeed())
 		}
-		lock := &v1alpha1.ClusterOaatLock{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec: v1alpha1.ClusterOaatLockSpec{
-				Capacity:          1,
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelLockTeam: team}},
-			},
-		}
+		lock := support.ClusterLock(ns, 1, map[string]string{labelLockTeam: team})
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, lock))).To(Succeed()) })
 
 		var keys []support.GroupKey
 		objs := []client.Object{lock}
 		for _, namespace := range namespaces {
-			oaatType := newOaatType("quick", "1s", 0)
-			oaatType.Namespace = namespace
-			objs = append(objs, oaatType)
+			objs = append(objs, support.KwokType(namespace, "quick", "1s", 0))
 			for i := range 3 {
-				group := newGroup("g"+itoa(i), "quick", items...)
-				group.Namespace = namespace
-				group.Spec.ClusterLocks = []string{lock.Name}
+				group := support.Group(namespace, "g"+itoa(i), "quick", items...).ClusterLocks(lock.Name).Obj()
 				keys = append(keys, support.GroupKey{Namespace: namespace, Group: group.Name})
 				objs = append(objs, group)
 			}

@@ -12,7 +12,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/support"
@@ -39,15 +38,13 @@ var _ = Describe("The Grafana dashboard and the runbooks", Serial, func() {
 
 	It("answer every query against Prometheus scraping the operator, with data where runs happened", func(ctx SpecContext) {
 		By("running three groups: one whose items succeed, one whose item fails and is overdue, one whose item runs on")
-		failing := newGroup("dash-failing", "dash-bad", "a")
-		failing.Spec.Frequency = "10s" // overdue 10 s after it was created: it fails, then cools off for an hour
-		failing.Spec.FailureCoolOff = "1h"
+		// Overdue 10 s after it was created: it fails, then cools off for an hour.
+		failing := support.Group(ns, "dash-failing", "dash-bad", "a").Frequency("10s").FailureCoolOff("1h").Obj()
 		// The succeeding and the running group share a lock, so that the lock panels have data.
-		succeeding, running := newGroup("dash-succeeding", "dash-ok", "a", "b"), newGroup("dash-running", "dash-slow", "a")
-		succeeding.Spec.Locks = []string{"dash-lock"}
+		succeeding := support.Group(ns, "dash-succeeding", "dash-ok", "a", "b").Locks("dash-lock").Obj()
 		succeeding.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{} // closed all along: the breaker panel's series is 0
-		running.Spec.Locks = []string{"dash-lock"}
-		create(ctx, &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "dash-lock", Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 2}},
+		running := support.Group(ns, "dash-running", "dash-slow", "a").Locks("dash-lock").Obj()
+		create(ctx, support.Lock(ns, "dash-lock", 2),
 			newOaatType("dash-ok", "2s", 0), newOaatType("dash-bad", "2s", 1), newOaatType("dash-slow", "10m", 0),
 			succeeding, failing, running)
 		Eventually(func(g Gomega) {

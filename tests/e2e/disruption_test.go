@@ -164,8 +164,7 @@ var _ = Describe("Disruptions", func() {
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 
 		By("deleting the group and orphaning its pod " + orphan)
-		Expect(k8sClient.Delete(ctx, &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "again", Namespace: ns}},
-			client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
+		deleteGroup(ctx, "again", client.PropagationPolicy(metav1.DeletePropagationOrphan))
 		Eventually(func(g Gomega) {
 			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again"}, &v1alpha1.OaatGroup{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the group still exists: %v", err)

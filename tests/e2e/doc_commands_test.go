@@ -104,9 +104,8 @@ var _ = Describe("The documentation's commands", Serial, func() {
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 
 		By("the runbooks and troubleshooting: a group running an item in oaat-demo")
-		lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "nas", Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}}
-		photos := newGroup("photos", "backup", "/srv/photos", "/srv/music")
-		photos.Spec.Locks = []string{lock.Name}
+		lock := support.Lock(ns, "nas", 1)
+		photos := support.Group(ns, "photos", "backup", "/srv/photos", "/srv/music").Locks(lock.Name).Obj()
 		create(ctx, newOaatType("backup", "10m", 0), lock, photos)
 		pod := waitForRunningPod(ctx, photos.Name)
 		shell.runAll(ctx, "runbooks", map[string]string{

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,44 +25,20 @@ import (
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
-// The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml). An
-// OaatType's template annotations reach every item pod, so an OaatType scripts its runs.
+// The annotations by which kwok plays out a pod, under the names the tests use.
 const (
-	annotationTestDuration = "oaat.io/test-duration"
-	annotationTestExitCode = "oaat.io/test-exit-code"
+	annotationTestDuration = support.KwokDurationAnnotation
+	annotationTestExitCode = support.KwokExitCodeAnnotation
 )
 
 // newOaatType returns an OaatType whose item pods run for duration and exit with exitCode.
 func newOaatType(name, duration string, exitCode int) *v1alpha1.OaatType {
-	return &v1alpha1.OaatType{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1alpha1.OaatTypeSpec{
-			Type: v1alpha1.OaatTypePod,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-					annotationTestDuration: duration,
-					annotationTestExitCode: strconv.Itoa(exitCode),
-				}},
-				Spec: *support.OnKwokNodes(&corev1.PodSpec{Containers: []corev1.Container{{
-					Name:    "main",
-					Image:   "example.invalid/item:latest",
-					Command: []string{"sh", "-c", `echo processing "$1"`, "--", "{{oaat_item}}"},
-				}}}),
-			},
-		},
-	}
+	return support.KwokType(ns, name, duration, exitCode)
 }
 
 // newGroup returns an OaatGroup of the OaatType with frequency 1h and no failure cool-off.
 func newGroup(name, oaatType string, items ...string) *v1alpha1.OaatGroup {
-	return &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1alpha1.OaatGroupSpec{
-			OaatType:  oaatType,
-			OaatItems: items,
-			Frequency: "1h",
-		},
-	}
+	return support.Group(ns, name, oaatType, items...).Obj()
 }
 
 // newRoguePod returns a pod that carries the group's label but is not the operator's: kwok would
@@ -91,6 +66,14 @@ func create(ctx context.Context, objs ...client.Object) {
 	for _, obj := range objs {
 		Expect(k8sClient.Create(ctx, obj)).To(Succeed(), "creating %T %s", obj, obj.GetName())
 	}
+}
+
+// deleteGroup deletes the group of the test's namespace (and returns once the API server has it
+// marked for deletion; its finalizer may keep it a while).
+func deleteGroup(ctx context.Context, name string, opts ...client.DeleteOption) {
+	GinkgoHelper()
+	group := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	Expect(k8sClient.Delete(ctx, group, opts...)).To(Succeed(), "deleting group %s", name)
 }
 
 // getGroup reads the group from the API server.

@@ -34,7 +34,7 @@ var _ = Describe("History", func() {
 		ran := len(tracker.PodsOf(ns, "replaced"))
 
 		By("deleting the group: its history is kept, its pods are collected")
-		Expect(k8sClient.Delete(ctx, &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: "replaced", Namespace: ns}})).To(Succeed())
+		deleteGroup(ctx, "replaced")
 		Eventually(func(g Gomega) {
 			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "replaced"}, &v1alpha1.OaatGroup{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the group still exists: %v", err)

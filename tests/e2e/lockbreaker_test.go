@@ -18,26 +18,13 @@ import (
 
 var _ = Describe("The circuit breaker a lock carries", func() {
 	// Two groups back up to one NAS, which their OaatLock (capacity 2, circuitBreaker: Shared)
-	// stands for. Both use the OaatType that stands for the NAS: while its pods exit 75 the NAS
-	// is down; an edit that makes them exit 0 brings it back.
+	// stands for (support.NewSharedBreaker). Both use the OaatType that stands for the NAS: while
+	// its pods exit 75 the NAS is down; an edit that makes them exit 0 brings it back.
 	It("opens for both groups naming the lock, probes one at a time for both, and runs every item of both once the target is back", func(ctx SpecContext) {
-		const lockName, target = "nas", "nas-backup"
-		groups := map[string][]string{"photos": {"a", "b", "c"}, "music": {"x", "y"}}
-		lock := &v1alpha1.OaatLock{
-			ObjectMeta: metav1.ObjectMeta{Name: lockName, Namespace: ns},
-			Spec:       v1alpha1.OaatLockSpec{Capacity: 2, CircuitBreaker: v1alpha1.LockBreakerShared},
-		}
-		objs := []client.Object{newOaatType(target, "1s", 75), lock}
-		for _, name := range []string{"photos", "music"} {
-			group := newGroup(name, target, groups[name]...)
-			group.Spec.Locks = []string{lockName}
-			group.Spec.FailureCoolOff = "1h"
-			group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{
-				ConsecutiveItemFailures: 2, ExitCodes: []int32{75}, ProbeInterval: "2s", MaxProbeInterval: "4s",
-			}
-			objs = append(objs, group)
-		}
-		create(ctx, objs...)
+		const target = "nas-backup"
+		setup := support.NewSharedBreaker(ns, target)
+		lock, lockName, groups := setup.Lock, setup.Lock.Name, setup.Items
+		create(ctx, append([]client.Object{newOaatType(target, "1s", support.SharedBreakerExitCode)}, setup.Objects...)...)
 		getLock := func(g Gomega) *v1alpha1.OaatLock {
 			got := &v1alpha1.OaatLock{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(lock), got)).To(Succeed())
@@ -50,7 +37,7 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 			cb := getLock(g).Status.CircuitBreaker
 			g.Expect(cb).To(HaveField("State", v1alpha1.BreakerOpen))
 			g.Expect(cb.OpenedBy).To(BeElementOf(ns+"/photos", ns+"/music"))
-			g.Expect(cb.LastFailureExitCode).To(HaveValue(Equal(int32(75))))
+			g.Expect(cb.LastFailureExitCode).To(HaveValue(BeEquivalentTo(support.SharedBreakerExitCode)))
 			openedAt = cb.OpenedAt.Time
 			for name := range groups {
 				group := getGroup(ctx, g, name)
@@ -95,28 +82,17 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 
 		By("running every item of both groups within a minute of the recovery, with no failure count left")
 		Eventually(func(g Gomega) {
-			for name, items := range groups {
-				group := getGroup(ctx, g, name)
-				for _, item := range items {
-					it := itemOf(g, group, item)
-					g.Expect(it.LastSuccess).NotTo(BeNil(), "group %s item %s", name, item)
-					g.Expect(it.FailureCount).To(BeZero(), "group %s item %s", name, item)
-				}
-			}
+			setup.ExpectRecovered(g, func(g Gomega, name string) *v1alpha1.OaatGroup { return getGroup(ctx, g, name) })
 		}).WithContext(ctx).WithTimeout(time.Minute - time.Since(recovered)).Should(Succeed())
 		GinkgoWriter.Printf("Every item of both groups succeeded %s after the recovery\n", time.Since(recovered).Round(time.Second))
 
 		By("having run the probes one at a time: no pod of either group beside a probe's")
-		var all []support.PodRecord
-		for name := range groups {
-			all = append(all, tracker.PodsOf(ns, name)...)
-		}
 		// The probes are the pods created from the first probe's time (openedAt, of a second's
 		// precision, plus the probe interval, 2s) that ended by the closing, seen by the test within
 		// 100ms of it (the pods that start at the closing run for 1s): each alone while it lived.
 		// The tracker sees a pod's end up to a few hundred milliseconds late, and two probes beside
 		// each other would overlap by their whole run (1s): an overlap counts from half a second.
-		probePods, beside := support.Probes(all, openedAt.Add(time.Second), closedSeen, overlapSlack)
+		probePods, beside := setup.Probes(tracker, openedAt.Add(time.Second), closedSeen, overlapSlack)
 		Expect(beside).To(BeEmpty())
 		probes := len(probePods)
 		// Two probes failed (the first may be a run of the other group that was under way when the

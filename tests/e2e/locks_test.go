@@ -9,7 +9,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -30,13 +29,9 @@ var _ = Describe("A shared lock", func() {
 		const capacity = 2
 		items := []string{"a", "b", "c"}
 		var names []string
-		objs := []client.Object{newOaatType("quick", "1s", 0), &v1alpha1.OaatLock{
-			ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns},
-			Spec:       v1alpha1.OaatLockSpec{Capacity: capacity},
-		}}
+		objs := []client.Object{newOaatType("quick", "1s", 0), support.Lock(ns, "shared", capacity)}
 		for i := range 12 {
-			group := newGroup("g"+itoa(i), "quick", items...)
-			group.Spec.Locks = []string{"shared"}
+			group := support.Group(ns, "g"+itoa(i), "quick", items...).Locks("shared").Obj()
 			names = append(names, group.Name)
 			objs = append(objs, group)
 		}

@@ -207,7 +207,7 @@ var _ = Describe("Metrics", Serial, func() {
 		}).WithContext(ctx).WithTimeout(20 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 
 		By("deleting group " + failing + ": its gauges go stale in Prometheus")
-		Expect(k8sClient.Delete(ctx, &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: failing, Namespace: ns}})).To(Succeed())
+		deleteGroup(ctx, failing)
 		Eventually(func() bool {
 			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: failing}, &v1alpha1.OaatGroup{})
 			return apierrors.IsNotFound(err)

@@ -8,18 +8,17 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // newOnDemandRun returns an OaatRun of item of the group, deleted 5s after it finished.
 func newOnDemandRun(name, group, item string) *v1alpha1.OaatRun {
-	return &v1alpha1.OaatRun{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: item, TTLAfterFinished: "5s"},
-	}
+	run := support.Run(ns, name, group, item)
+	run.Spec.TTLAfterFinished = "5s"
+	return run
 }
 
 // getOnDemandRun reads an OaatRun; nil when it does not exist.

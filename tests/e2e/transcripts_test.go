@@ -227,10 +227,8 @@ func lockScenario(ctx SpecContext) {
 	lock := &v1alpha1.OaatLock{}
 	Expect(yaml.UnmarshalStrict(data, lock)).To(Succeed())
 	lock.Namespace = ns
-	photos := newGroup("photos", "backup", "/srv/photos")
-	photos.Spec.Locks = []string{lock.Name}
-	videos := newGroup("videos", "backup", "/srv/videos")
-	videos.Spec.Locks = []string{lock.Name}
+	photos := support.Group(ns, "photos", "backup", "/srv/photos").Locks(lock.Name).Obj()
+	videos := support.Group(ns, "videos", "backup", "/srv/videos").Locks(lock.Name).Obj()
 	create(ctx, newOaatType("backup", "10m", 0), lock, photos)
 	waitForRunningPod(ctx, "photos")
 	create(ctx, videos)
@@ -248,7 +246,7 @@ func lockScenario(ctx SpecContext) {
 func deleteGroups(ctx SpecContext, names ...string) {
 	GinkgoHelper()
 	for _, name := range names {
-		Expect(k8sClient.Delete(ctx, &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})).To(Succeed())
+		deleteGroup(ctx, name)
 	}
 	Eventually(func(g Gomega) {
 		groups := &v1alpha1.OaatGroupList{}

@@ -24,11 +24,7 @@ const labelTeam = "integration.oaat.io/team"
 // when the test ends.
 func newClusterLock(ctx context.Context, capacity int32) *v1alpha1.ClusterOaatLock {
 	GinkgoHelper()
-	lock := &v1alpha1.ClusterOaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-db"},
-		Spec: v1alpha1.ClusterOaatLockSpec{Capacity: capacity,
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelTeam: "backup"}}},
-	}
+	lock := support.ClusterLock(ns+"-db", capacity, map[string]string{labelTeam: "backup"})
 	create(ctx, lock)
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, lock))).To(Succeed())
@@ -91,9 +87,7 @@ func inNamespace(namespace string, f func()) {
 func clusterLockedGroup(ctx context.Context, namespace, lock string, items ...string) {
 	GinkgoHelper()
 	inNamespace(namespace, func() {
-		g := newGroup("backups", items...)
-		g.Spec.ClusterLocks = []string{lock}
-		create(ctx, newOaatType(typeName), g)
+		create(ctx, newOaatType(typeName), support.Group(ns, "backups", typeName, items...).ClusterLocks(lock).Obj())
 	})
 }
 
@@ -191,14 +185,11 @@ var _ = Describe("ClusterOaatLocks", func() {
 
 var _ = Describe("Admission of ClusterOaatLocks and spec.clusterLocks", func() {
 	It("rejects more than four locks of both kinds together, keeps namespaced lists valid", func(ctx SpecContext) {
-		mixed := lockedGroup("mixed", []string{"a", "b", "c"}, "x")
-		mixed.Spec.ClusterLocks = []string{"d", "e"}
+		mixed := support.Group(ns, "mixed", typeName, "x").Locks("a", "b", "c").ClusterLocks("d", "e").Obj()
 		expectRejected(ctx, mixed, "spec.locks and spec.clusterLocks name at most four locks in all")
-		bad := newGroup("badname", "x")
-		bad.Spec.ClusterLocks = []string{"Not_A_Name"}
+		bad := support.Group(ns, "badname", typeName, "x").ClusterLocks("Not_A_Name").Obj()
 		expectRejected(ctx, bad, `spec.clusterLocks[0]: Invalid value: "Not_A_Name"`)
-		four := lockedGroup("four", []string{"a", "b"}, "x")
-		four.Spec.ClusterLocks = []string{"c", "d"}
+		four := support.Group(ns, "four", typeName, "x").Locks("a", "b").ClusterLocks("c", "d").Obj()
 		Expect(k8sClient.Create(ctx, four)).To(Succeed())
 	}, SpecTimeout(specTimeout))
 
@@ -209,13 +200,11 @@ var _ = Describe("Admission of ClusterOaatLocks and spec.clusterLocks", func() {
 			"spec":     map[string]any{"capacity": int64(0)},
 		}}
 		expectRejected(ctx, zero, "spec.capacity: Invalid value: 0")
-		badOp := &v1alpha1.ClusterOaatLock{ObjectMeta: metav1.ObjectMeta{Name: ns + "-near"},
-			Spec: v1alpha1.ClusterOaatLockSpec{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: labelTeam, Operator: "Near", Values: []string{"x"}}}}}}
+		badOp := support.ClusterLock(ns+"-near", 0, nil)
+		badOp.Spec.NamespaceSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: labelTeam, Operator: "Near", Values: []string{"x"}}}
 		expectRejected(ctx, badOp, "operator must be one of In, NotIn, Exists, DoesNotExist")
-		noValues := &v1alpha1.ClusterOaatLock{ObjectMeta: metav1.ObjectMeta{Name: ns + "-novalues"},
-			Spec: v1alpha1.ClusterOaatLockSpec{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: labelTeam, Operator: metav1.LabelSelectorOpIn}}}}}
+		noValues := support.ClusterLock(ns+"-novalues", 0, nil)
+		noValues.Spec.NamespaceSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: labelTeam, Operator: metav1.LabelSelectorOpIn}}
 		expectRejected(ctx, noValues, "In and NotIn need values")
 		lock := newClusterLock(ctx, 0)
 		Expect(getClusterLock(ctx, Default, lock.Name).Spec.Capacity).To(Equal(int32(1)))

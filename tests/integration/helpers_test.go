@@ -30,45 +30,31 @@ const (
 // newOaatType returns an OaatType whose pod has an init container and two containers; the main
 // container's args name the item through {{oaat_item}}.
 func newOaatType(name string) *v1alpha1.OaatType {
-	return &v1alpha1.OaatType{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1alpha1.OaatTypeSpec{
-			Type: v1alpha1.OaatTypePod,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "worker"}},
-				Spec: corev1.PodSpec{
-					InitContainers: []corev1.Container{{
-						Name: initContainer, Image: "busybox",
-						Command: []string{"sh", "-c", "echo preparing $(OAAT_ITEM)"},
-					}},
-					Containers: []corev1.Container{
-						{
-							Name: mainContainer, Image: "busybox",
-							Command: []string{"sh", "-c"},
-							Args:    []string{"echo processing {{oaat_item}}"},
-						},
-						{
-							Name: sideContainer, Image: "busybox",
-							Args: []string{"sleep", "1"},
-							Env:  []corev1.EnvVar{{Name: "FOO", Value: "bar"}},
-						},
-					},
-				},
+	t := support.Type(ns, name, corev1.PodSpec{
+		InitContainers: []corev1.Container{{
+			Name: initContainer, Image: "busybox",
+			Command: []string{"sh", "-c", "echo preparing $(OAAT_ITEM)"},
+		}},
+		Containers: []corev1.Container{
+			{
+				Name: mainContainer, Image: "busybox",
+				Command: []string{"sh", "-c"},
+				Args:    []string{"echo processing {{oaat_item}}"},
+			},
+			{
+				Name: sideContainer, Image: "busybox",
+				Args: []string{"sleep", "1"},
+				Env:  []corev1.EnvVar{{Name: "FOO", Value: "bar"}},
 			},
 		},
-	}
+	})
+	t.Spec.Template.Labels = map[string]string{"app": "worker"}
+	return t
 }
 
 // newGroup returns an OaatGroup of the fixture OaatType with frequency 1h.
 func newGroup(name string, items ...string) *v1alpha1.OaatGroup {
-	return &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1alpha1.OaatGroupSpec{
-			OaatType:  typeName,
-			OaatItems: items,
-			Frequency: "1h",
-		},
-	}
+	return support.Group(ns, name, typeName, items...).Obj()
 }
 
 func create(ctx context.Context, objs ...client.Object) {

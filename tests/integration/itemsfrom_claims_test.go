@@ -178,10 +178,7 @@ var _ = Describe("Items from PersistentVolumeClaims", func() {
 		updateObject(ctx, typeName, &v1alpha1.OaatType{}, func(typ *v1alpha1.OaatType) {
 			typ.Spec.Template.Spec.NodeSelector = map[string]string{"disk": "ssd"}
 		})
-		Expect(k8sClient.Create(ctx, &v1alpha1.OaatRun{
-			ObjectMeta: metav1.ObjectMeta{Name: "again", Namespace: ns},
-			Spec:       v1alpha1.OaatRunSpec{OaatGroup: "placed", Item: "data-web"},
-		})).To(Succeed())
+		Expect(k8sClient.Create(ctx, newOnDemandRun("again", "placed", "data-web"))).To(Succeed())
 		pod := waitForLivePod(ctx, "placed", previous...)
 		Expect(pod.Spec.NodeSelector).To(Equal(map[string]string{"disk": "ssd"}))
 		Expect(pod.Spec.Affinity).To(BeNil())

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 var _ = Describe("The circuit breaker a lock carries", func() {
@@ -143,8 +144,7 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 			l.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 			return k8sClient.Update(ctx, l)
 		})).To(Succeed())
-		group := newGroup("backups", "a", "b")
-		group.Spec.ClusterLocks = []string{lock.Name}
+		group := support.Group(ns, "backups", typeName, "a", "b").ClusterLocks(lock.Name).Obj()
 		group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 2, ProbeInterval: "2s", MaxProbeInterval: "4s"}
 		create(ctx, newOaatType(typeName), group)
 

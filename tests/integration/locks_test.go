@@ -17,17 +17,12 @@ import (
 )
 
 func newLock(name string, capacity int32) *v1alpha1.OaatLock {
-	return &v1alpha1.OaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1alpha1.OaatLockSpec{Capacity: capacity},
-	}
+	return support.Lock(ns, name, capacity)
 }
 
 // lockedGroup is a group of the items that names the locks.
 func lockedGroup(name string, locks []string, items ...string) *v1alpha1.OaatGroup {
-	g := newGroup(name, items...)
-	g.Spec.Locks = locks
-	return g
+	return support.Group(ns, name, typeName, items...).Locks(locks...).Obj()
 }
 
 func getLock(ctx context.Context, g Gomega, name string) *v1alpha1.OaatLock {

@@ -5,18 +5,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // newOnDemandRun returns an OaatRun of item of the group.
 func newOnDemandRun(name, group, item string) *v1alpha1.OaatRun {
-	return &v1alpha1.OaatRun{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1alpha1.OaatRunSpec{OaatGroup: group, Item: item},
-	}
+	return support.Run(ns, name, group, item)
 }
 
 // expectOnDemandRun waits until the OaatRun has the phase and reason, and returns it.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // lockWritersGroup is the group config/policy/clusteroaatlock-writers.yaml lets write
@@ -48,9 +49,7 @@ var _ = Describe("The admission policy of config/policy", func() {
 		lockAdmin := impersonating("bob", "team-editors", lockWritersGroup)
 
 		lock := func() *v1alpha1.ClusterOaatLock {
-			return &v1alpha1.ClusterOaatLock{ObjectMeta: metav1.ObjectMeta{Name: ns + "-policy"},
-				Spec: v1alpha1.ClusterOaatLockSpec{Capacity: 1, NamespaceSelector: &metav1.LabelSelector{
-					MatchLabels: map[string]string{labelTeam: "backup"}}}}
+			return support.ClusterLock(ns+"-policy", 1, map[string]string{labelTeam: "backup"})
 		}
 		By("a user RBAC allows, outside the group, may not create one (once the policy is in force; asked in dry runs, which admission sees too)")
 		Eventually(func(g Gomega) {

@@ -15,7 +15,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,12 +27,6 @@ import (
 // leaderMessage matches what the manager logs (through client-go's leader election) once it
 // leads; it reconciles nothing before.
 const leaderMessage = `(?i)successfully acquired lease`
-
-// The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml).
-const (
-	annotationTestDuration = "oaat.io/test-duration"
-	annotationTestExitCode = "oaat.io/test-exit-code"
-)
 
 // The OaatType and OaatGroup the suite runs in each namespace, and the group's items.
 const (
@@ -109,27 +102,8 @@ func runItems(ctx context.Context, m installMode) {
 		") in " + strings.Join(all, ", "))
 	start := time.Now()
 	for _, ns := range all {
-		ot := &v1alpha1.OaatType{
-			ObjectMeta: metav1.ObjectMeta{Name: typeName, Namespace: ns},
-			Spec: v1alpha1.OaatTypeSpec{
-				Type: v1alpha1.OaatTypePod,
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-						annotationTestDuration: "2s",
-						annotationTestExitCode: "0",
-					}},
-					Spec: *support.OnKwokNodes(&corev1.PodSpec{Containers: []corev1.Container{{
-						Name:    "main",
-						Image:   "example.invalid/item:latest",
-						Command: []string{"sh", "-c", "echo processing {{oaat_item}}"},
-					}}}),
-				},
-			},
-		}
-		og := &v1alpha1.OaatGroup{
-			ObjectMeta: metav1.ObjectMeta{Name: groupName, Namespace: ns},
-			Spec:       v1alpha1.OaatGroupSpec{OaatType: typeName, OaatItems: items, Frequency: "1h"},
-		}
+		ot := support.KwokType(ns, typeName, "2s", 0)
+		og := support.Group(ns, groupName, typeName, items...).Obj()
 		Expect(k8sClient.Create(ctx, ot)).To(Succeed(), "creating OaatType in %s", ns)
 		Expect(k8sClient.Create(ctx, og)).To(Succeed(), "creating OaatGroup in %s", ns)
 	}

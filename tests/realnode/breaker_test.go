@@ -18,34 +18,20 @@ import (
 
 // targetScript is a backup to a target that a ConfigMap says is up or down: the container reads
 // the flag from its environment (the kubelet resolves it when it starts the container) and exits
-// 75 (EX_TEMPFAIL) while the target is down.
+// 75 (EX_TEMPFAIL, support.SharedBreakerExitCode) while the target is down.
 const targetScript = `[ "$TARGET" = up ] || { echo "target is $TARGET"; exit 75; }; echo "backed up $1"`
 
 var _ = Describe("The circuit breaker a lock carries, on the real node", func() {
 	It("holds both groups naming the lock while a ConfigMap says their target is down, probes one at a time, and runs every item once it says up",
 		SpecTimeout(4*time.Minute), func(ctx SpecContext) {
-			const lockName = "nas"
-			groups := map[string][]string{"photos": {"a", "b", "c"}, "music": {"x", "y"}}
+			setup := support.NewSharedBreaker(ns, "nas-backup")
+			lock, groups := setup.Lock, setup.Items
 			flag := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "nas-state", Namespace: ns}, Data: map[string]string{"state": "down"}}
 			backup := busybox("main", targetScript)
 			backup.Env = []corev1.EnvVar{{Name: "TARGET", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: flag.Name}, Key: "state",
 			}}}}
-			lock := &v1alpha1.OaatLock{
-				ObjectMeta: metav1.ObjectMeta{Name: lockName, Namespace: ns},
-				Spec:       v1alpha1.OaatLockSpec{Capacity: 2, CircuitBreaker: v1alpha1.LockBreakerShared},
-			}
-			objs := []client.Object{flag, newType("nas-backup", corev1.PodSpec{Containers: []corev1.Container{backup}}), lock}
-			for name, items := range groups {
-				group := newGroup(name, "nas-backup", items...)
-				group.Spec.Locks = []string{lockName}
-				group.Spec.FailureCoolOff = "1h"
-				group.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{
-					ConsecutiveItemFailures: 2, ExitCodes: []int32{75}, ProbeInterval: "2s", MaxProbeInterval: "4s",
-				}
-				objs = append(objs, group)
-			}
-			create(ctx, objs...)
+			create(ctx, append([]client.Object{flag, newType("nas-backup", corev1.PodSpec{Containers: []corev1.Container{backup}})}, setup.Objects...)...)
 			lockBreaker := func(g Gomega) *v1alpha1.LockCircuitBreakerStatus {
 				got := &v1alpha1.OaatLock{}
 				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(lock), got)).To(Succeed())
@@ -54,8 +40,7 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 			}
 			expectGroups := func(g Gomega, state v1alpha1.BreakerState, status metav1.ConditionStatus, reason string) {
 				for name := range groups {
-					group := &v1alpha1.OaatGroup{}
-					g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, group)).To(Succeed())
+					group := getGroup(ctx, g, name)
 					g.Expect(group.Status.CircuitBreaker).To(HaveField("State", state), "group %s", name)
 					cond := meta.FindStatusCondition(group.Status.Conditions, v1alpha1.ConditionTargetAvailable)
 					g.Expect(cond).NotTo(BeNil(), "group %s condition %s", name, v1alpha1.ConditionTargetAvailable)
@@ -69,7 +54,7 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 			Eventually(func(g Gomega) {
 				cb := lockBreaker(g)
 				g.Expect(cb.State).To(Equal(v1alpha1.BreakerOpen))
-				g.Expect(cb.LastFailureExitCode).To(HaveValue(Equal(int32(75))))
+				g.Expect(cb.LastFailureExitCode).To(HaveValue(BeEquivalentTo(support.SharedBreakerExitCode)))
 				openedAt = cb.OpenedAt.Time
 				expectGroups(g, v1alpha1.BreakerOpen, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen)
 			}).WithContext(ctx).WithTimeout(90 * time.Second).Should(Succeed())
@@ -79,8 +64,7 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 				g.Expect(lockBreaker(g).FailedProbes).To(BeNumerically(">=", 2))
 			}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 			for name, items := range groups {
-				group := &v1alpha1.OaatGroup{}
-				Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, group)).To(Succeed())
+				group := getGroup(ctx, Default, name)
 				for _, item := range items {
 					if it := support.ItemStatus(group, item); it != nil {
 						Expect(it.FailureCount).To(BeNumerically("<=", 1), "group %s item %s", name, item)
@@ -101,27 +85,14 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 
 			By("running every item of both groups within a minute of the recovery")
 			Eventually(func(g Gomega) {
-				for name, items := range groups {
-					group := &v1alpha1.OaatGroup{}
-					g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, group)).To(Succeed())
-					for _, item := range items {
-						it := support.ItemStatus(group, item)
-						g.Expect(it).NotTo(BeNil(), "group %s item %s", name, item)
-						g.Expect(it.LastSuccess).NotTo(BeNil(), "group %s item %s", name, item)
-						g.Expect(it.FailureCount).To(BeZero(), "group %s item %s", name, item)
-					}
-				}
+				setup.ExpectRecovered(g, func(g Gomega, name string) *v1alpha1.OaatGroup { return getGroup(ctx, g, name) })
 			}).WithContext(ctx).WithTimeout(time.Minute - time.Since(recovered)).Should(Succeed())
 			GinkgoWriter.Printf("Every item of both groups succeeded %s after the ConfigMap said up\n", time.Since(recovered).Round(time.Second))
 
 			By("having run the probes one at a time: no pod of either group beside a probe's")
-			var all []support.PodRecord
-			for name := range groups {
-				all = append(all, tracker.PodsOf(ns, name)...)
-			}
 			// A real pod's end reaches the watcher up to a second or so late (the kubelet's status
 			// update); two probes beside each other would overlap by their whole life (seconds).
-			probes, beside := support.Probes(all, openedAt.Add(time.Second), closedSeen, time.Second)
+			probes, beside := setup.Probes(tracker, openedAt.Add(time.Second), closedSeen, time.Second)
 			Expect(beside).To(BeEmpty())
 			Expect(len(probes)).To(BeNumerically(">=", 2), "probes: a failed one and the one that closed the breaker")
 			GinkgoWriter.Printf("%d probes ran, one at a time, while the lock's breaker was open\n", len(probes))

@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -31,32 +30,30 @@ var hostileItems = []string{
 	"l" + strings.Repeat("0123456789abcdef", 15) + strings.Repeat("z", 12), // 253 characters
 }
 
-// newType returns an OaatType of the test's namespace whose item pods have spec.
+// newType returns an OaatType of the test's namespace whose item pods have spec, with
+// restartPolicy Never unless spec sets one.
 func newType(name string, spec corev1.PodSpec) *v1alpha1.OaatType {
 	if spec.RestartPolicy == "" {
 		spec.RestartPolicy = corev1.RestartPolicyNever
 	}
-	return &v1alpha1.OaatType{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1alpha1.OaatTypeSpec{Type: v1alpha1.OaatTypePod, Template: corev1.PodTemplateSpec{Spec: spec}},
-	}
+	return support.Type(ns, name, spec)
 }
 
 // busybox is a container of the busybox image (docker.io/library/busybox through the node's
 // registry) that runs script with sh -c, with the item as its first positional parameter.
-func busybox(name, script string) corev1.Container {
-	return corev1.Container{
-		Name: name, Image: "busybox",
-		Command: []string{"sh", "-c", script, "--", "{{oaat_item}}"},
-	}
-}
+var busybox = support.Busybox
 
 // newGroup returns an OaatGroup of the test's namespace: each item once (frequency 1h).
 func newGroup(name, oaatType string, items ...string) *v1alpha1.OaatGroup {
-	return &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1alpha1.OaatGroupSpec{OaatType: oaatType, OaatItems: items, Frequency: "1h"},
-	}
+	return support.Group(ns, name, oaatType, items...).Obj()
+}
+
+// getGroup reads the group of the test's namespace; g is the Gomega of the caller (an
+// Eventually's, which then retries).
+func getGroup(ctx context.Context, g Gomega, name string) *v1alpha1.OaatGroup {
+	group := &v1alpha1.OaatGroup{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, group)).To(Succeed())
+	return group
 }
 
 func create(ctx context.Context, objs ...client.Object) {

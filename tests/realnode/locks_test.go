@@ -15,10 +15,10 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // timedRun is a script that reads the kernel's uptime (one clock for every container of the
@@ -93,12 +93,9 @@ var _ = Describe("Shared locks on the real node", func() {
 		locks := map[string][]string{"photos": {"nas"}, "docs": {"nas"}, "mail": {"nas", "db"}, "reports": {"db"}}
 		items := []string{"one", "two"}
 		create(ctx, newType("timed", corev1.PodSpec{Containers: []corev1.Container{busybox("main", timedRun)}}),
-			&v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "nas", Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}},
-			&v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}})
+			support.Lock(ns, "nas", 1), support.Lock(ns, "db", 1))
 		for _, name := range []string{"photos", "docs", "mail", "reports"} {
-			group := newGroup(name, "timed", items...)
-			group.Spec.Locks = locks[name]
-			create(ctx, group)
+			create(ctx, support.Group(ns, name, "timed", items...).Locks(locks[name]...).Obj())
 		}
 
 		By("running every item of every group once")
@@ -139,14 +136,12 @@ var _ = Describe("Shared locks on the real node", func() {
 		const heldSeconds = 15
 		key := client.ObjectKey{Namespace: ns, Name: "nas"}
 		newLock := func() *v1alpha1.OaatLock {
-			return &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}}
+			return support.Lock(ns, key.Name, 1)
 		}
 		create(ctx, newType("timed", corev1.PodSpec{Containers: []corev1.Container{busybox("main", timedRun)}}),
 			newType("long", corev1.PodSpec{Containers: []corev1.Container{busybox("main", timedRunFor(heldSeconds))}}),
 			newLock())
-		held := newGroup("held", "long", "one")
-		held.Spec.Locks = []string{"nas"}
-		create(ctx, held)
+		create(ctx, support.Group(ns, "held", "long", "one").Locks("nas").Obj())
 
 		By("starting held's run, which the lock lists")
 		pod := waitForRunningContainer(ctx, "held")
@@ -159,9 +154,7 @@ var _ = Describe("Shared locks on the real node", func() {
 		By("letting two other groups naming the lock wait for it")
 		items := []string{"one", "two"}
 		for _, name := range []string{"photos", "docs"} {
-			group := newGroup(name, "timed", items...)
-			group.Spec.Locks = []string{"nas"}
-			create(ctx, group)
+			create(ctx, support.Group(ns, name, "timed", items...).Locks("nas").Obj())
 		}
 		Eventually(func(g Gomega) {
 			for _, name := range []string{"photos", "docs"} {

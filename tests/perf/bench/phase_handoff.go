@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // flatHandOff is how much the reconciles per hand-off may grow, from the handoff phase's fewest
@@ -102,7 +102,7 @@ func (b *bench) measureHandOff(ctx context.Context, ns string, groups int) (hand
 	}
 	objs := []client.Object{
 		perfkit.NewOaatType(ns, "bench", perfkit.PodTemplate(cfg.run.String(), "0")),
-		&v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Name: lockName, Namespace: ns}, Spec: v1alpha1.OaatLockSpec{Capacity: 1}},
+		support.Lock(ns, lockName, 1),
 	}
 	for i := range groups {
 		g := perfkit.NewGroup(ns, "g-"+strconv.Itoa(i), "bench", "24h", perfkit.Items(1))

@@ -7,11 +7,10 @@ import (
 	"strconv"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // lockName is the OaatLock that the groups of the locks phase name.
@@ -77,10 +76,7 @@ func (b *bench) measureLockRun(ctx context.Context, ns string, v *lockRun) error
 	}
 	objs := []client.Object{perfkit.NewOaatType(ns, "bench", perfkit.PodTemplate(cfg.run.String(), "0"))}
 	if v.capacity > 0 {
-		objs = append(objs, &v1alpha1.OaatLock{
-			ObjectMeta: metav1.ObjectMeta{Name: lockName, Namespace: ns},
-			Spec:       v1alpha1.OaatLockSpec{Capacity: int32(v.capacity)},
-		})
+		objs = append(objs, support.Lock(ns, lockName, int32(v.capacity)))
 	}
 	for i := range cfg.groups {
 		g := perfkit.NewGroup(ns, "g-"+strconv.Itoa(i), "bench", cfg.frequency.String(), perfkit.Items(cfg.items))

@@ -16,6 +16,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // sharedLock is a lock that some of the chaos run's groups name, as created at the start.
@@ -110,24 +111,17 @@ func runLocks(second bool) []sharedLock {
 
 // newLock returns the OaatLock of that capacity.
 func newLock(name string, capacity int) *v1alpha1.OaatLock {
-	return &v1alpha1.OaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec:       v1alpha1.OaatLockSpec{Capacity: int32(capacity)},
-	}
+	return support.Lock(namespace, name, int32(capacity))
 }
 
 // newClusterLock returns the ClusterOaatLock of that capacity, which the groups of namespace and
 // of bNamespace may name.
 func newClusterLock(name string, capacity int) *v1alpha1.ClusterOaatLock {
-	return &v1alpha1.ClusterOaatLock{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.ClusterOaatLockSpec{
-			Capacity: int32(capacity),
-			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-				Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{namespace, bNamespace},
-			}}},
-		},
-	}
+	lock := support.ClusterLock(name, int32(capacity), nil)
+	lock.Spec.NamespaceSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{
+		Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{namespace, bNamespace},
+	}}
+	return lock
 }
 
 // object returns the lock of that capacity as the run creates it.

@@ -14,21 +14,15 @@ import (
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
-// The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml).
-const (
-	AnnotationTestDuration = "oaat.io/test-duration"
-	AnnotationTestExitCode = "oaat.io/test-exit-code"
-)
-
 // PodTemplate returns a pod template, for kwok's nodes only, that kwok runs for duration and ends with exitCode; an
 // empty duration or exit code leaves it to kwok's random choice (2-8 s, exit 0 or 1).
 func PodTemplate(duration, exitCode string) corev1.PodTemplateSpec {
 	annotations := map[string]string{}
 	if duration != "" {
-		annotations[AnnotationTestDuration] = duration
+		annotations[support.KwokDurationAnnotation] = duration
 	}
 	if exitCode != "" {
-		annotations[AnnotationTestExitCode] = exitCode
+		annotations[support.KwokExitCodeAnnotation] = exitCode
 	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
@@ -44,20 +38,14 @@ func PodTemplate(duration, exitCode string) corev1.PodTemplateSpec {
 
 // NewOaatType returns an OaatType of namespace whose item pods come from template.
 func NewOaatType(namespace, name string, template corev1.PodTemplateSpec) *v1alpha1.OaatType {
-	return &v1alpha1.OaatType{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec:       v1alpha1.OaatTypeSpec{Type: v1alpha1.OaatTypePod, Template: template},
-	}
+	t := support.Type(namespace, name, template.Spec)
+	t.Spec.Template.ObjectMeta = template.ObjectMeta
+	return t
 }
 
 // NewGroup returns an OaatGroup of namespace with the items and frequency, no failure cool-off.
 func NewGroup(namespace, name, oaatType, frequency string, items []string) *v1alpha1.OaatGroup {
-	return &v1alpha1.OaatGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: v1alpha1.OaatGroupSpec{
-			OaatType: oaatType, OaatItems: items, Frequency: v1alpha1.Duration(frequency),
-		},
-	}
+	return support.Group(namespace, name, oaatType, items...).Frequency(v1alpha1.Duration(frequency)).Obj()
 }
 
 // Items returns n item names, item-0 to item-<n-1>.
