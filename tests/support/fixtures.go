@@ -145,10 +145,10 @@ func (s SharedBreaker) ExpectRecovered(g gomega.Gomega, get func(g gomega.Gomega
 
 // Probes are the probes among the pods of both groups that the tracker saw (Probes), and the pods
 // that lived beside one.
-func (s SharedBreaker) Probes(tracker *OverlapTracker, from, to time.Time, slack time.Duration) (probes []PodRecord, beside []string) {
+func (s SharedBreaker) Probes(tracker *OverlapTracker, from time.Time, slack time.Duration) (probes []PodRecord, beside []string) {
 	var all []PodRecord
 	for name := range s.Items {
 		all = append(all, tracker.PodsOf(s.Lock.Namespace, name)...)
 	}
-	return Probes(all, from, to, slack)
+	return Probes(all, from, slack)
 }
