@@ -9,12 +9,12 @@ import (
 )
 
 // Probes returns the pods of records that ran as a circuit breaker's probes, and each probe that
-// lived beside another pod of records, described. The probes are the pods created from from (the
-// second after the breaker opened: a run under way at the opening, or a probe started in its
-// second, may share the opening's second, as timestamps have a second's precision) up to the probe
-// that closed the breaker: the first of them to succeed. It ended before the groups' next runs
-// were created, so they are not probes. A watcher sees a pod's end late, by up to slack: two pods
-// count as beside each other only when they overlap by more than slack.
+// lived beside another pod of records, described. The probes are the pods created from the time
+// from (the second after the breaker opened: a run under way at the opening, or a probe started
+// in its second, may share the opening's second, as timestamps have a second's precision) up to
+// the probe that closed the breaker: the first of them to succeed. It ended before the groups'
+// next runs were created, so they are not probes. A watcher sees a pod's end late, by up to
+// slack: two pods count as beside each other only when they overlap by more than slack.
 func Probes(records []PodRecord, from time.Time, slack time.Duration) (probes []PodRecord, beside []string) {
 	var closing time.Time
 	for _, r := range records {

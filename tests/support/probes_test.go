@@ -11,7 +11,7 @@ import (
 
 func TestProbes(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	at := t0.Add
 	pod := func(name string, created, ended time.Duration, phase corev1.PodPhase) PodRecord {
 		r := PodRecord{Name: name, Created: metav1.NewTime(at(created)), Phase: phase}
 		if ended >= 0 {
