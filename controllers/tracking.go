@@ -75,9 +75,20 @@ func (r *OaatGroupReconciler) untrack(ctx context.Context, pod *corev1.Pod) erro
 // releasePods removes the finalizer from the pods with the group's label that the garbage
 // collector (or anyone) is deleting, when no group of that name exists, or from all the pods the
 // group controls when it is being deleted (owner, its UID): no run of theirs is recorded any more.
+//
+// A group being deleted lists its pods from the API server, not the cache: its finalizer goes
+// after this pass, and a pod the cache has not seen yet (created a moment before the deletion,
+// its watch event behind the group's) would keep its finalizer with no group left to release it
+// until the garbage collector deletes it. One LIST per group deletion. A group that is gone has
+// no finalizer to hold: its orphans are released as the cache sees them being deleted, each
+// deletion an event that brings this pass again.
 func (r *OaatGroupReconciler) releasePods(ctx context.Context, key types.NamespacedName, owner types.UID) error {
+	var reader client.Reader = r.Client
+	if owner != "" {
+		reader = r.APIReader
+	}
 	pods := &corev1.PodList{}
-	if err := r.List(ctx, pods, client.InNamespace(key.Namespace),
+	if err := reader.List(ctx, pods, client.InNamespace(key.Namespace),
 		client.MatchingLabels{v1alpha1.LabelGroup: key.Name}); err != nil {
 		return fmt.Errorf("listing the pods of group %s: %w", key.Name, err)
 	}

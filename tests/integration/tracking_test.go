@@ -203,6 +203,11 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 		create(ctx, newOaatType(typeName), newGroup("leaving", "a"), newGroup("gone", "a"))
 		leaving := waitForLivePod(ctx, "leaving")
 		gone := waitForLivePod(ctx, "gone")
+		// The finalizer oaat.io/history is the last write of a group's first pass: a group deleted
+		// before it is gone at once, its pods left to the garbage collector (and the pass below).
+		Eventually(func(g Gomega) {
+			g.Expect(getGroup(ctx, g, "leaving").Finalizers).To(ContainElement(v1alpha1.FinalizerHistory), "its first pass is over")
+		}).WithContext(ctx).Should(Succeed())
 
 		By("deleting a group while its item runs: the pod loses the finalizer with the group's")
 		Expect(k8sClient.Delete(ctx, newGroup("leaving"))).To(Succeed())

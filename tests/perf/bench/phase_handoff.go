@@ -169,8 +169,9 @@ func (b *bench) measureHandOff(ctx context.Context, ns string, groups int) (hand
 	for _, o := range overlaps {
 		b.findingf("lock %s/%s of capacity 1: %s", ns, lockName, o)
 	}
-	b.rep.Printf("  finished runs (hand-offs): %d; group reconciles: %.0f, %.1f per hand-off with %d to %d groups waiting (waking every group naming the lock would cost about as many), mean %s each; lock writes per hand-off: %.2f",
-		r.handOffs, r.reconciles, r.perHandOff(), max(r.waiting-r.handOffs, 0), r.waiting, r.reconcileTime.Round(time.Microsecond), perfkit.PerRun(r.lockWrites, r.handOffs))
+	b.rep.Printf("  finished runs (hand-offs): %d; group reconciles: %.0f, %.1f per hand-off with %d to %d groups waiting (waking every waiting group at each hand-off would cost %d to %d), mean %s each; lock writes per hand-off: %.2f",
+		r.handOffs, r.reconciles, r.perHandOff(), max(r.waiting-r.handOffs, 0), r.waiting, max(r.waiting-r.handOffs, 0), r.waiting,
+		r.reconcileTime.Round(time.Microsecond), perfkit.PerRun(r.lockWrites, r.handOffs))
 	b.rep.Printf("  time per hand-off, from a run's end to the next group's pod (as the benchmark's pod watch saw both): %s; the window over its hand-offs: %s",
 		r.gaps.Summary(), perfkit.Ms(time.Duration(float64(iv.elapsed)/float64(max(r.handOffs, 1)))))
 	if r.handOffs >= r.waiting {
