@@ -16,8 +16,9 @@
 //     the groups were, with the API writes it made and its floor (resume.go).
 //  4. failover: two replicas with leader election; the leader SIGKILLed, then stopped with
 //     SIGTERM; the time to the new leader's first pod (phase_failover.go).
-//  5. curve: BENCH_SCALE groups, cumulative, the manager restarted at each step; memory per
-//     group and CPU per run from the slopes (phase_curve.go).
+//  5. curve: BENCH_SCALE groups of BENCH_SCALE_ITEMS items, cumulative, each step filled (every
+//     item run once) and then the manager restarted; memory per group and CPU per run from the
+//     slopes, and whether memory is linear in the groups (phase_curve.go).
 //  6. locks (phase_locks.go): the same small groups without a lock, naming an OaatLock that has a
 //     slot for each, then one of BENCH_LOCK_CAPACITY: the lock's cost in API writes per run.
 //  7. handoff (phase_handoff.go): BENCH_LOCK_WAITERS groups (100, then 1000) waiting on one lock
@@ -35,7 +36,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -57,10 +57,11 @@ type config struct {
 	cronJobs, cronMinutes int
 	cronRun               time.Duration
 
-	failoverGroups                      int
-	failoverSettle                      time.Duration
-	curve                               []int
-	curveWarmup, curveWindow, curveFreq time.Duration
+	failoverGroups         int
+	failoverSettle         time.Duration
+	curve                  []int
+	curveItems             int
+	curveWarmup, curveFreq time.Duration
 }
 
 func readConfig(k *perfkit.Knobs) config {
@@ -83,10 +84,10 @@ func readConfig(k *perfkit.Knobs) config {
 		cronRun:        k.Duration("BENCH_CRON_RUN", time.Second),
 		failoverGroups: k.Int("BENCH_FAILOVER_GROUPS", 10),
 		failoverSettle: k.Duration("BENCH_FAILOVER_SETTLE", 20*time.Second),
-		curve:          k.Ints("BENCH_SCALE", []int{250, 500, 1000, 2000}),
+		curve:          k.Ints("BENCH_SCALE", []int{1000, 2000, 3000, 4000, 5000}),
+		curveItems:     k.Int("BENCH_SCALE_ITEMS", 2),
 		curveWarmup:    k.Duration("BENCH_SCALE_WARMUP", 30*time.Second),
-		curveWindow:    k.Duration("BENCH_SCALE_WINDOW", time.Minute),
-		curveFreq:      k.Duration("BENCH_SCALE_FREQUENCY", time.Minute),
+		curveFreq:      k.Duration("BENCH_SCALE_FREQUENCY", 24*time.Hour),
 	}
 }
 
@@ -97,8 +98,9 @@ func main() {
 	b.header(knobs)
 	perfkit.Program{
 		Name: "bench", Section: cfg15.section(), Knobs: knobs, Report: b.rep,
-		// A live pod takes a slot of a fake Node (110 each); finished pods do not.
-		Nodes: (max(cfg.groups, cfg.cronJobs, cfg15.tick.groups)+cfg.latencyGroups+cfg.failoverGroups+slices.Max(append([]int{0}, cfg.curve...)))/100 + 2,
+		// A live pod takes a slot of a fake Node (110 each); finished pods do not. The curve's
+		// groups run once each, a step's new groups at a time.
+		Nodes: (max(cfg.groups, cfg.cronJobs, cfg15.tick.groups)+cfg.latencyGroups+cfg.failoverGroups+largestStep(cfg.curve))/100 + 2,
 		Run: func(ctx context.Context, env *perfkit.Env) ([]string, error) {
 			b.env = env
 			if err := b.phases(ctx); err != nil {
@@ -123,6 +125,7 @@ type bench struct {
 
 	cfg15     issue15Config
 	results15 issue15Results
+	results31 issue31Results
 }
 
 // results are the numbers the ratios and the summary are made of.

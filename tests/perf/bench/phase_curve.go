@@ -14,27 +14,32 @@ import (
 
 const curveNamespace = "bench-curve"
 
-// curvePoint is what one step of the scale curve measured.
+// curvePoint is what one step of the scale curve measured: the fill of its new groups (every
+// item run once), then, after a restart, what the manager holds.
 type curvePoint struct {
 	groups, runs, podsHeld int
 	rss, heap, live        int64
-	cpu, elapsed           time.Duration
-	reaction               perfkit.Latencies
+	// cpu and fill are the manager's CPU time and the time the step's new groups took to run each
+	// of their items once; runs are those runs.
+	cpu, fill time.Duration
 }
 
 // curvePhase runs the same benchmark at growing numbers of groups (BENCH_SCALE, cumulative: each
-// step adds groups to those of the step before, in their own namespace): at each step the manager
-// is restarted (so that its memory is what it holds, not a peak of the step before), warms up,
-// then the window is measured. Memory per group and CPU per run are the slopes of a least-squares
-// line through the steps. The scale phase's groups stay, idle, with all their pods: they are part
-// of the intercept. The curve's own groups are deleted at the end.
+// step adds groups to those of the step before, in their own namespace, BENCH_SCALE_ITEMS items
+// each, due once within the phase: BENCH_SCALE_FREQUENCY). Each step reaches the steady state
+// first, every item of every group run once and no pod live, so that every step holds what it
+// holds for good: each group and the last pod of each item. Then the manager is restarted (its
+// memory is what it holds, not the peak of the fill), warms up, and its memory is read. Memory per
+// group and CPU per run are the slopes of least-squares lines through the steps. The scale phase's
+// groups stay, idle, with all their pods: they are part of the intercept. The curve's own groups
+// are deleted at the end.
 func (b *bench) curvePhase(ctx context.Context) error {
 	cfg := b.cfg
 	if len(cfg.curve) == 0 {
 		return nil
 	}
-	b.rep.Printf("\n## Scale curve: %s groups x %d items, runs of %s, frequency %s; at each step a restart, %s warm-up, %s measured",
-		joinInts(cfg.curve), cfg.items, cfg.scaleRun, cfg.curveFreq, cfg.curveWarmup, cfg.curveWindow)
+	b.rep.Printf("\n## Scale curve: %s groups x %d items, runs of %s, frequency %s; each step filled (every item run once), then a restart and %s warm-up",
+		joinInts(cfg.curve), cfg.curveItems, cfg.scaleRun, cfg.curveFreq, cfg.curveWarmup)
 	if err := b.env.Namespace(ctx, curveNamespace); err != nil {
 		return err
 	}
@@ -44,78 +49,88 @@ func (b *bench) curvePhase(ctx context.Context) error {
 		return err
 	}
 	created := 0
-	b.rep.Printf("  %7s %9s %9s %9s %12s %8s %10s %11s %s", "groups", "RSS", "Go heap", "live heap", "pods held", "runs/s", "CPU", "CPU/run", "reaction")
+	b.rep.Printf("  %7s %9s %9s %9s %12s %9s %8s %11s", "groups", "RSS", "Go heap", "live heap", "pods held", "fill", "runs/s", "CPU/run")
 	for _, n := range cfg.curve {
-		if n > created {
-			var objs []client.Object
-			for i := created; i < n; i++ {
-				objs = append(objs, perfkit.NewGroup(curveNamespace, "g-"+strconv.Itoa(i), "bench", cfg.curveFreq.String(), perfkit.Items(cfg.items)))
-			}
-			if err := perfkit.CreateAll(ctx, b.env.Client, objs); err != nil {
-				return err
-			}
-			created = n
+		if n <= created {
+			continue
 		}
-		p, err := b.curveStep(ctx, n)
+		var objs []client.Object
+		for i := created; i < n; i++ {
+			objs = append(objs, perfkit.NewGroup(curveNamespace, "g-"+strconv.Itoa(i), "bench", cfg.curveFreq.String(), perfkit.Items(cfg.curveItems)))
+		}
+		p, err := b.curveStep(ctx, n, (n-created)*cfg.curveItems, objs)
 		if err != nil {
 			return err
 		}
+		created = n
 		b.results.curve = append(b.results.curve, p)
-		b.rep.Printf("  %7d %9s %9s %9s %5d (%4.1f/g) %8.1f %9.2fc %9.1fms %s", p.groups, perfkit.MiB(p.rss), perfkit.MiB(p.heap), perfkit.MiB(p.live),
-			p.podsHeld, float64(p.podsHeld)/float64(p.groups), float64(p.runs)/p.elapsed.Seconds(),
-			p.cpu.Seconds()/p.elapsed.Seconds(), perMs(p.cpu, p.runs), "p50 "+perfkit.Ms(p.reaction.Percentile(50))+", p99 "+perfkit.Ms(p.reaction.Percentile(99)))
+		b.rep.Printf("  %7d %9s %9s %9s %5d (%4.1f/g) %9s %8.1f %9.1fms", p.groups, perfkit.MiB(p.rss), perfkit.MiB(p.heap), perfkit.MiB(p.live),
+			p.podsHeld, float64(p.podsHeld)/float64(p.groups), p.fill.Round(time.Second), float64(p.runs)/p.fill.Seconds(), perMs(p.cpu, p.runs))
 	}
 	b.reportCurve(b.results.curve)
-	// The curve's groups go before the next phases: left running, their runs kept the operator's
-	// workers busy (a work queue wait of 86 s in the locks phase that followed, whose groups then
-	// finished no run in their window).
+	// The curve's groups go before the next phases: 50,000 items of 5,000 groups, even idle, are
+	// periodic work and memory that the later phases would measure.
 	return b.deleteNamespace(ctx, curveNamespace)
 }
 
-// curveStep restarts the manager, lets it warm up and measures one window.
-func (b *bench) curveStep(ctx context.Context, groups int) (curvePoint, error) {
+// curveStep creates the step's new groups and waits until every item of the curve has run once
+// (runs new runs, at most BENCH_FILL_TIMEOUT), measuring the manager's CPU over that fill; then
+// restarts the manager, lets it warm up and reads its memory.
+func (b *bench) curveStep(ctx context.Context, groups, runs int, objs []client.Object) (curvePoint, error) {
 	cfg := b.cfg
+	p := curvePoint{groups: groups, runs: runs}
+	before, err := b.manager.Usage()
+	if err != nil {
+		return p, err
+	}
+	started := time.Now()
+	if err := perfkit.CreateAll(ctx, b.env.Client, objs); err != nil {
+		return p, err
+	}
+	want := groups * cfg.curveItems
+	if !perfkit.WaitFor(ctx, cfg.fillTimeout, func() bool {
+		pods := b.pods.Pods(curveNamespace)
+		return len(pods) >= want && countLive(pods) == 0
+	}) {
+		pods := b.pods.Pods(curveNamespace)
+		return p, fmt.Errorf("scale curve at %d groups: %d of %d item pods, %d live, after %s", groups, len(pods), want, countLive(pods), cfg.fillTimeout)
+	}
+	p.fill = time.Since(started)
+	after, err := b.manager.Usage()
+	if err != nil {
+		return p, err
+	}
+	p.cpu = after.CPU - before.CPU
 	if err := b.manager.Stop(); err != nil {
-		return curvePoint{}, err
+		return p, err
 	}
 	if err := b.manager.Start(); err != nil {
-		return curvePoint{}, err
+		return p, err
 	}
 	if err := b.manager.WaitReady(ctx, time.Minute); err != nil {
-		return curvePoint{}, err
+		return p, err
 	}
 	if err := perfkit.Sleep(ctx, cfg.curveWarmup); err != nil {
-		return curvePoint{}, err
-	}
-	iv, in, err := b.measure(ctx, cfg.curveWindow, nil)
-	if err != nil {
-		return curvePoint{}, err
+		return p, err
 	}
 	usage, err := b.manager.Usage()
 	if err != nil {
-		return curvePoint{}, err
+		return p, err
 	}
 	samples, err := b.manager.Metrics(ctx)
 	if err != nil {
-		return curvePoint{}, err
+		return p, err
 	}
-	live, err := b.manager.LiveHeap(ctx)
-	if err != nil {
-		return curvePoint{}, err
+	if p.live, err = b.manager.LiveHeap(ctx); err != nil {
+		return p, err
 	}
-	pods := b.pods.Pods(curveNamespace)
-	held := 0
-	for _, p := range pods {
-		if !p.Deleted {
-			held++
+	p.rss, p.heap = usage.RSS, int64(samples.Sum("go_memstats_heap_inuse_bytes", nil))
+	for _, pod := range b.pods.Pods(curveNamespace) {
+		if !pod.Deleted {
+			p.podsHeld++
 		}
 	}
-	return curvePoint{
-		groups: groups, runs: endedIn(pods, in), podsHeld: held,
-		rss: usage.RSS, heap: int64(samples.Sum("go_memstats_heap_inuse_bytes", nil)), live: live,
-		cpu: iv.cpu, elapsed: iv.elapsed,
-		reaction: measureStarts(perfkit.ByGroup(pods), cfg.curveFreq, in).reaction,
-	}, nil
+	return p, nil
 }
 
 // reportCurve prints the slopes: memory per group (RSS and Go heap) against groups, CPU time
@@ -127,13 +142,14 @@ func (b *bench) reportCurve(points []curvePoint) {
 		return
 	}
 	var groups, rss, heap, live, runs, cpu []float64
+	var allRuns, allCPU float64
 	for _, p := range points {
 		groups = append(groups, float64(p.groups))
 		rss = append(rss, float64(p.rss))
 		heap = append(heap, float64(p.heap))
 		live = append(live, float64(p.live))
-		runs = append(runs, float64(p.runs))
-		cpu = append(cpu, p.cpu.Seconds())
+		allRuns, allCPU = allRuns+float64(p.runs), allCPU+p.cpu.Seconds()
+		runs, cpu = append(runs, allRuns), append(cpu, allCPU)
 	}
 	line := func(what string, x, y []float64, unit float64, unitName, per string) {
 		slope, intercept, r2 := leastSquares(x, y)
@@ -149,7 +165,7 @@ func (b *bench) reportCurve(points []curvePoint) {
 	line("RSS", groups, rss, 1<<10, "KiB", "group")
 	line("Go heap in use", groups, heap, 1<<10, "KiB", "group")
 	line("live heap (after a collection)", groups, live, 1<<10, "KiB", "group")
-	line("manager CPU", runs, cpu, 1e-3, "ms", "finished run")
+	line("manager CPU over the fills (cumulative)", runs, cpu, 1e-3, "ms", "run")
 }
 
 // leastSquares fits y = slope*x + intercept; r2 is the coefficient of determination.
@@ -183,6 +199,15 @@ func perMs(d time.Duration, n int) float64 {
 		return 0
 	}
 	return float64(d.Microseconds()) / 1000 / float64(n)
+}
+
+// largestStep is the most groups a step of the curve adds.
+func largestStep(steps []int) int {
+	largest, before := 0, 0
+	for _, n := range steps {
+		largest, before = max(largest, n-before), max(before, n)
+	}
+	return largest
 }
 
 func joinInts(ns []int) string {

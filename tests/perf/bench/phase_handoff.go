@@ -58,24 +58,25 @@ func (b *bench) handOffPhase(ctx context.Context) error {
 		}
 		rounds = append(rounds, r)
 	}
-	if line, ok := handOffGrowth(rounds); ok {
+	if line, growth, ok := handOffGrowth(rounds); ok {
 		b.rep.Printf("\n  %s", line)
+		b.results31.handOffGrowth = growth
 	}
 	return nil
 }
 
 // handOffGrowth compares the reconciles per hand-off of the round with the most groups with those
-// of the round with the fewest; false when there are not two rounds of different sizes that each
-// saw a hand-off.
-func handOffGrowth(rounds []handOffRound) (string, bool) {
+// of the round with the fewest, as a line and a ratio; false when there are not two rounds of
+// different sizes that each saw a hand-off.
+func handOffGrowth(rounds []handOffRound) (string, float64, bool) {
 	measured := slices.DeleteFunc(slices.Clone(rounds), func(r handOffRound) bool { return r.handOffs == 0 })
 	if len(measured) < 2 {
-		return "", false
+		return "", 0, false
 	}
 	small := slices.MinFunc(measured, func(a, b handOffRound) int { return a.groups - b.groups })
 	large := slices.MaxFunc(measured, func(a, b handOffRound) int { return a.groups - b.groups })
 	if small.groups == large.groups || small.perHandOff() == 0 {
-		return "", false
+		return "", 0, false
 	}
 	growth := large.perHandOff() / small.perHandOff()
 	verdict := "flat: O(1) reconciles per hand-off"
@@ -84,7 +85,7 @@ func handOffGrowth(rounds []handOffRound) (string, bool) {
 	}
 	return fmt.Sprintf("reconciles per hand-off: %.1f with %d groups, %.1f with %d (%.1fx the groups): %.2fx, %s (at most %.0fx counts as flat)",
 		small.perHandOff(), small.groups, large.perHandOff(), large.groups, float64(large.groups)/float64(small.groups),
-		growth, verdict, flatHandOff), true
+		growth, verdict, flatHandOff), growth, true
 }
 
 // measureHandOff measures what a slot's hand-off costs when many groups wait for it: that many

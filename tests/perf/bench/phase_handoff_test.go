@@ -32,12 +32,12 @@ func TestHandOffGaps(t *testing.T) {
 
 func TestHandOffGrowth(t *testing.T) {
 	flat := []handOffRound{{groups: 1000, handOffs: 30, reconciles: 180}, {groups: 100, handOffs: 30, reconciles: 150}}
-	line, ok := handOffGrowth(flat)
-	if !ok || !strings.Contains(line, "5.0 with 100 groups, 6.0 with 1000 (10.0x the groups): 1.20x, flat") {
-		t.Errorf("flat: %q, %v", line, ok)
+	line, growth, ok := handOffGrowth(flat)
+	if !ok || growth != 1.2 || !strings.Contains(line, "5.0 with 100 groups, 6.0 with 1000 (10.0x the groups): 1.20x, flat") {
+		t.Errorf("flat: %q, %v, %v", line, growth, ok)
 	}
 	growing := []handOffRound{{groups: 100, handOffs: 30, reconciles: 3000}, {groups: 1000, handOffs: 30, reconciles: 30000}}
-	if line, ok := handOffGrowth(growing); !ok || !strings.Contains(line, "10.00x, NOT flat") {
+	if line, _, ok := handOffGrowth(growing); !ok || !strings.Contains(line, "10.00x, NOT flat") {
 		t.Errorf("growing: %q, %v", line, ok)
 	}
 	for name, rounds := range map[string][]handOffRound{
@@ -45,7 +45,7 @@ func TestHandOffGrowth(t *testing.T) {
 		"no hand-off in one":  {{groups: 100, handOffs: 30, reconciles: 150}, {groups: 1000}},
 		"rounds of same size": {{groups: 100, handOffs: 30, reconciles: 150}, {groups: 100, handOffs: 20, reconciles: 150}},
 	} {
-		if line, ok := handOffGrowth(rounds); ok {
+		if line, _, ok := handOffGrowth(rounds); ok {
 			t.Errorf("%s: %q, want none", name, line)
 		}
 	}

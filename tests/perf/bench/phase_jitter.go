@@ -23,6 +23,9 @@ type tickRound struct {
 	starts tickStarts
 	// planned are the round starts the groups announced (status.nextRoundAt), from the tick.
 	planned perfkit.Latencies
+	// floor is the least time the API server needs for the tick's writes (tickFloor); zero when
+	// the scale phase, which measures the rate, did not run.
+	floor time.Duration
 }
 
 // jitterPhase puts BENCH_TICK_GROUPS groups of one item on one daily tick (the first whole
@@ -102,7 +105,25 @@ func (b *bench) runTick(ctx context.Context, ns string, jitter time.Duration) (t
 	b.rep.Printf("  first pod of each group from the tick: %s", r.starts.summary())
 	b.rep.Printf("  from each group's own round start (tick + its jitter): %s", r.starts.fromRound.Summary())
 	b.explainSpread(before, after, r.starts)
+	r.floor = b.tickFloor(before, after, r.starts)
 	return r, nil
+}
+
+// tickFloor is the least time the tick's starts could take on this API server: the workload
+// writes made from 1 s before the tick to the last start (the operator's, the scheduler's, kwok's)
+// at the write rate the API server sustained in the scale window, as the resume's floor
+// (resume.go) is made. Zero, said, when the scale phase did not run.
+func (b *bench) tickFloor(start, end tickReading, starts tickStarts) time.Duration {
+	if b.results.scaleWriteRate == 0 || len(starts.fromTick) == 0 {
+		b.rep.Printf("  floor: not computed (the scale phase, which measures the API server's write rate, did not run)")
+		return 0
+	}
+	writes := between(start.reading, end.reading).api.Count(workload)
+	floor := time.Duration(writes / b.results.scaleWriteRate * float64(time.Second))
+	last := starts.fromTick.Max()
+	b.rep.Printf("  floor: %.0f workload writes from 1 s before the tick to the last start, at the %.0f writes/s the API server sustained in the scale window: %s; the last start came %s after the tick = %s the floor (target 1.2x, issue 31)",
+		writes, b.results.scaleWriteRate, perfkit.Ms(floor), perfkit.Ms(last), ratio(float64(last), float64(floor)))
+	return floor
 }
 
 // plannedRounds waits until every group of ns has announced its next round (status.nextRoundAt)

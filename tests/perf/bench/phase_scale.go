@@ -50,6 +50,8 @@ func (b *bench) scalePhase(ctx context.Context) error {
 	b.rep.Printf("  reaction under this load: %s", b.results.scaleReaction.Summary())
 	b.results.scaleWritesPerRun, b.results.scaleTotal = b.reportOperatorWrites(iv, runs)
 	b.results.scaleWriteRate = iv.api.Count(workload) / iv.elapsed.Seconds()
+	b.results31.reconcile = iv.reconcileTime
+	b.results31.reads, b.results31.write = perfkit.PerRun(iv.opReads, runs), perfkit.PerRun(iv.opWrites, runs)
 	if err := b.restart(ctx); err != nil {
 		return err
 	}
@@ -84,6 +86,7 @@ func (b *bench) fill(ctx context.Context) error {
 		return err
 	}
 	b.results.peakRSS = max(b.results.peakRSS, usage.PeakRSS)
+	b.results31.heldRSS = usage.RSS
 	if err := b.reportMemory(ctx, usage, "holding every group and the last pod of each item"); err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func (b *bench) runs(phases ...string) bool {
 }
 
 // summaries prints the comparison with the CronJob controller and the targets of issue 8 when
-// their phases ran, then the targets of issue 15 that the phases which ran measured.
+// their phases ran, then the targets of issues 15 and 31 that the phases which ran measured.
 func (b *bench) summaries() {
 	if b.runs(issue8Phases...) {
 		b.summary()
@@ -94,6 +94,7 @@ func (b *bench) summaries() {
 	if b.runs(phaseLocks) || b.runs(phaseJitter) {
 		b.issue15Summary()
 	}
+	b.issue31Summary()
 }
 
 // issue15Results are the numbers of the phases of issue 15.

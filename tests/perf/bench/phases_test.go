@@ -21,3 +21,19 @@ func TestSection(t *testing.T) {
 		}
 	}
 }
+
+func TestLargestStep(t *testing.T) {
+	for _, tc := range []struct {
+		steps []int
+		want  int
+	}{
+		{nil, 0},
+		{[]int{1000, 2000, 3000, 4000, 5000}, 1000},
+		{[]int{250, 500, 1000, 2000}, 1000},
+		{[]int{500, 300, 600}, 500},
+	} {
+		if got := largestStep(tc.steps); got != tc.want {
+			t.Errorf("largestStep(%v) = %d, want %d", tc.steps, got, tc.want)
+		}
+	}
+}

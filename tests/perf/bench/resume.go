@@ -238,13 +238,20 @@ func (b *bench) resumeTargets(target func(name string, met bool, measured string
 			target(name, false, "not measured")
 			continue
 		}
-		var x, y []float64
-		for _, p := range r.curve {
-			x, y = append(x, float64(p.groups)), append(y, float64(m.of(p)))
-		}
-		_, _, r2 := leastSquares(x, y)
+		_, r2 := curveFit(r.curve, m.of)
 		target(name, r2 >= 0.98, fmt.Sprintf("R² %.3f over %s groups", r2, joinInts(groupsOf(r.curve))))
 	}
+}
+
+// curveFit is the least-squares line of a measure of the curve's steps against their groups: its
+// slope (per group) and R².
+func curveFit(points []curvePoint, of func(curvePoint) int64) (slope, r2 float64) {
+	var x, y []float64
+	for _, p := range points {
+		x, y = append(x, float64(p.groups)), append(y, float64(of(p)))
+	}
+	slope, _, r2 = leastSquares(x, y)
+	return slope, r2
 }
 
 func groupsOf(points []curvePoint) []int {
