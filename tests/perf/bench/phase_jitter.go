@@ -23,8 +23,8 @@ type tickRound struct {
 	starts tickStarts
 	// planned are the round starts the groups announced (status.nextRoundAt), from the tick.
 	planned perfkit.Latencies
-	// floor is the least time the API server needs for the tick's writes (tickFloor); zero when
-	// the scale phase, which measures the rate, did not run.
+	// floor is the least time the API server needs for the tick's writes (tickFloor), measured
+	// without jitter; zero with jitter, or when the scale phase, which measures the rate, did not run.
 	floor time.Duration
 }
 
@@ -105,7 +105,9 @@ func (b *bench) runTick(ctx context.Context, ns string, jitter time.Duration) (t
 	b.rep.Printf("  first pod of each group from the tick: %s", r.starts.summary())
 	b.rep.Printf("  from each group's own round start (tick + its jitter): %s", r.starts.fromRound.Summary())
 	b.explainSpread(before, after, r.starts)
-	r.floor = b.tickFloor(before, after, r.starts)
+	if jitter == 0 {
+		r.floor = b.tickFloor(before, after, r.starts)
+	}
 	return r, nil
 }
 
