@@ -71,13 +71,16 @@ func (b *bench) failoverPhase(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := b.deleteNamespace(ctx, failoverNamespace); err != nil {
-		return err
-	}
+	// The bench's manager runs again before the namespace goes: its groups and their pods carry
+	// the operator's finalizers (oaat.io/history, oaat.io/run-tracking), which only a running
+	// manager removes.
 	if err := b.manager.Start(); err != nil {
 		return err
 	}
-	return b.manager.WaitReady(ctx, time.Minute)
+	if err := b.manager.WaitReady(ctx, time.Minute); err != nil {
+		return err
+	}
+	return b.deleteNamespace(ctx, failoverNamespace)
 }
 
 // failover signals the leader of replicas, waits until the other reports itself leader and
