@@ -44,6 +44,8 @@ type applying struct {
 type applyPhase struct {
 	name string
 	run  func(context.Context, *applying) (*ctrl.Result, error)
+	// namesItsErrors says that run's errors name the phases they come from already (alongside).
+	namesItsErrors bool
 }
 
 // applyPhases are the phases of apply, in the order planner.Plan documents: status first (the
@@ -53,19 +55,44 @@ type applyPhase struct {
 // replaces a part of the plan that the API server refuses is the plan's too (planner.Fallback).
 func (r *OaatGroupReconciler) applyPhases() []applyPhase {
 	return []applyPhase{
-		{"check the start", r.checkStart},
-		{"final on-demand statuses", r.finalOnDemandStatuses},
-		{"take lock slots", r.takeLockSlots},
-		{"persist the status", r.persistStatus},
-		{"delete the adopted history", r.deleteAdoptedHistory},
-		{"create the pod", r.createRunPod},
-		{"open on-demand runs", r.openOnDemandRuns},
-		{"delete pods", r.deletePods},
-		{"untrack pods", r.untrackPods},
-		{"write the lock breakers", r.writeLockBreakers},
-		{"give back slots", r.giveBackSlots},
-		{"add the history finalizer", r.addHistoryFinalizer},
+		{name: "check the start", run: r.checkStart},
+		{name: "final on-demand statuses", run: r.finalOnDemandStatuses},
+		{name: "take lock slots", run: r.takeLockSlots},
+		{name: "persist the status", run: r.persistStatus},
+		{name: "delete the adopted history", run: r.deleteAdoptedHistory},
+		alongside(applyPhase{name: "create the pod", run: r.createRunPod}, applyPhase{name: "untrack pods", run: r.untrackPods}),
+		{name: "open on-demand runs", run: r.openOnDemandRuns},
+		{name: "delete pods", run: r.deletePods},
+		{name: "write the lock breakers", run: r.writeLockBreakers},
+		{name: "give back slots", run: r.giveBackSlots},
+		{name: "add the history finalizer", run: r.addHistoryFinalizer},
 	}
+}
+
+// alongside is a phase that runs first and second at the same time: two phases whose writes
+// depend on the status written before them and on nothing of each other, so that a pass waits for
+// the slower of the two requests, not their sum. The pod of a new run and the removal of the
+// finalizer from the pods whose outcomes that status records are such a pair: a pass that ends
+// one run and starts the next makes both, each one round trip to the API server. second must not
+// end the pass (its result is not read); the pass ends with first's result, or with the errors of
+// both.
+func alongside(first, second applyPhase) applyPhase {
+	return applyPhase{name: first.name + " and " + second.name, namesItsErrors: true, run: func(ctx context.Context, a *applying) (*ctrl.Result, error) {
+		var secondErr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if _, err := second.run(ctx, a); err != nil {
+				secondErr = fmt.Errorf("%s: %w", second.name, err)
+			}
+		}()
+		result, err := first.run(ctx, a)
+		<-done
+		if err != nil {
+			err = fmt.Errorf("%s: %w", first.name, err)
+		}
+		return result, errors.Join(err, secondErr)
+	}}
 }
 
 // apply carries out a plan, phase by phase (applyPhases); an error names the phase it broke.
@@ -73,8 +100,11 @@ func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGro
 	a := &applying{group: group, plan: plan}
 	for _, phase := range r.applyPhases() {
 		result, err := phase.run(ctx, a)
+		if err != nil && !phase.namesItsErrors {
+			err = fmt.Errorf("%s: %w", phase.name, err)
+		}
 		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", phase.name, err)
+			return ctrl.Result{}, err
 		}
 		if result != nil {
 			return *result, nil

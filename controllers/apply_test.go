@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -246,5 +247,39 @@ func TestFailureNamesItsPhase(t *testing.T) {
 				t.Fatalf("error %v, want one of phase %q", err, tc.phase)
 			}
 		})
+	}
+}
+
+// alongside runs its two phases at the same time (each here waits for the other to have started)
+// and ends the pass with the first's result and the errors of both, each named by its phase.
+func TestAlongsideRunsBothPhasesAtOnce(t *testing.T) {
+	firstStarted, secondStarted := make(chan struct{}), make(chan struct{})
+	meet := func(mine, theirs chan struct{}) error {
+		close(mine)
+		select {
+		case <-theirs:
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("the other phase did not start meanwhile")
+		}
+	}
+	want := requeueAfter(time.Minute)
+	phase := alongside(
+		applyPhase{name: "first", run: func(context.Context, *applying) (*ctrl.Result, error) {
+			return want, errors.Join(meet(firstStarted, secondStarted), errors.New("first failed"))
+		}},
+		applyPhase{name: "second", run: func(context.Context, *applying) (*ctrl.Result, error) {
+			return nil, errors.Join(meet(secondStarted, firstStarted), errors.New("second failed"))
+		}},
+	)
+	result, err := phase.run(context.Background(), &applying{})
+	if result != want {
+		t.Errorf("result %v, want the first phase's %v", result, want)
+	}
+	if err == nil || err.Error() != "first: first failed\nsecond: second failed" {
+		t.Errorf("error %q, want both phases' errors, each named, and no other", err)
+	}
+	if !phase.namesItsErrors || phase.name != "first and second" {
+		t.Errorf("phase %q (names its errors: %t), want \"first and second\", naming its errors", phase.name, phase.namesItsErrors)
 	}
 }

@@ -48,6 +48,7 @@ func newFakeClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object)
 		WithIndex(&v1alpha1.OaatGroup{}, clusterLockIndex, namedClusterLocks).
 		WithIndex(&v1alpha1.OaatLock{}, lockHolderIndex, holderGroups).
 		WithIndex(&v1alpha1.ClusterOaatLock{}, clusterLockHolderIndex, holderGroups).
+		WithIndex(&corev1.Pod{}, podGroupIndex, podGroup).
 		WithIndex(&v1alpha1.OaatRun{}, oaatGroupIndex, func(obj client.Object) []string {
 			return []string{obj.(*v1alpha1.OaatRun).Spec.OaatGroup}
 		}).

@@ -22,9 +22,8 @@ import (
 //   - the current run's pod missing from the cache may just have been created: it is read again
 //     before it is taken as gone.
 func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGroup) (planner.Input, error) {
-	pods := &corev1.PodList{}
-	if err := r.List(ctx, pods, client.InNamespace(group.Namespace),
-		client.MatchingLabels{v1alpha1.LabelGroup: group.Name}); err != nil {
+	pods, err := cachedGroupPods(ctx, r.Client, group.Namespace, group.Name)
+	if err != nil {
 		return planner.Input{}, fmt.Errorf("listing pods of the group: %w", err)
 	}
 	if groupLagsPods(group, pods.Items) {
@@ -47,7 +46,7 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 
 	var typ *v1alpha1.OaatType
 	ot := &v1alpha1.OaatType{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: group.Spec.OaatType}, ot)
+	err = r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: group.Spec.OaatType}, ot)
 	switch {
 	case err == nil:
 		typ = ot

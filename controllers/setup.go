@@ -26,11 +26,13 @@ import (
 )
 
 // Field indexes: OaatGroups by the OaatType and the ConfigMaps they name (and by whether they
-// take claims, claimSourceIndex), OaatRuns by the OaatGroup they name.
+// take claims, claimSourceIndex), OaatRuns by the OaatGroup they name, pods by the group of their
+// label (podGroupIndex).
 const (
 	oaatTypeIndex  = "spec.oaatType"
 	configMapIndex = "spec.oaatItemsFrom.configMap.name"
 	oaatGroupIndex = "spec.oaatGroup"
+	podGroupIndex  = "metadata.labels." + v1alpha1.LabelGroup
 )
 
 // CacheOptions limits what the manager watches and keeps: only the given namespaces (all when
@@ -109,6 +111,9 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 			return []string{obj.(*v1alpha1.OaatRun).Spec.OaatGroup}
 		}); err != nil {
 		return fmt.Errorf("indexing OaatRuns by OaatGroup: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podGroupIndex, podGroup); err != nil {
+		return fmt.Errorf("indexing pods by OaatGroup: %w", err)
 	}
 	return setupLockIndexes(ctx, mgr)
 }

@@ -83,13 +83,8 @@ func (r *OaatGroupReconciler) untrack(ctx context.Context, pod *corev1.Pod) erro
 // no finalizer to hold: its orphans are released as the cache sees them being deleted, each
 // deletion an event that brings this pass again.
 func (r *OaatGroupReconciler) releasePods(ctx context.Context, key types.NamespacedName, owner types.UID) error {
-	var reader client.Reader = r.Client
-	if owner != "" {
-		reader = r.APIReader
-	}
-	pods := &corev1.PodList{}
-	if err := reader.List(ctx, pods, client.InNamespace(key.Namespace),
-		client.MatchingLabels{v1alpha1.LabelGroup: key.Name}); err != nil {
+	pods, err := r.releasablePods(ctx, key, owner != "")
+	if err != nil {
 		return fmt.Errorf("listing the pods of group %s: %w", key.Name, err)
 	}
 	for i := range pods.Items {
@@ -104,4 +99,15 @@ func (r *OaatGroupReconciler) releasePods(ctx context.Context, key types.Namespa
 		}
 	}
 	return nil
+}
+
+// releasablePods lists the pods with the group's label: from the API server for a group being
+// deleted, from the cache otherwise (releasePods).
+func (r *OaatGroupReconciler) releasablePods(ctx context.Context, key types.NamespacedName, deleting bool) (*corev1.PodList, error) {
+	if !deleting {
+		return cachedGroupPods(ctx, r.Client, key.Namespace, key.Name)
+	}
+	pods := &corev1.PodList{}
+	err := r.APIReader.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabels{v1alpha1.LabelGroup: key.Name})
+	return pods, err
 }

@@ -52,11 +52,11 @@ type Input struct {
 //  3. take lock slots: Locks.Acquire, all or none, then Locks.Assert;
 //  4. persist the status: Status, then emit Events and observe Finished; then delete
 //     DeleteHistory;
-//  5. create the pod: Create;
+//  5. create the pod: Create, and at the same time untrack pods: remove the finalizer
+//     oaat.io/run-tracking from each of Untrack (both need only the status persisted);
 //  6. open on-demand runs: OpenOnDemandRuns;
 //  7. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
-//  8. untrack pods: remove the finalizer oaat.io/run-tracking from each of Untrack;
-//  9. give back slots: Locks.Release.
+//  8. give back slots: Locks.Release.
 //
 // An event is emitted only once the state it reports is persisted. A run's start has no event of
 // its own: status.currentRun, the Running condition and the pod say it, and one event per run (its

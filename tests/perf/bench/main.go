@@ -61,7 +61,7 @@ type config struct {
 	failoverSettle         time.Duration
 	curve                  []int
 	curveItems             int
-	curveWarmup, curveFreq time.Duration
+	curveDrain, curveFreq time.Duration
 }
 
 func readConfig(k *perfkit.Knobs) config {
@@ -86,7 +86,7 @@ func readConfig(k *perfkit.Knobs) config {
 		failoverSettle: k.Duration("BENCH_FAILOVER_SETTLE", 20*time.Second),
 		curve:          k.Ints("BENCH_SCALE", []int{1000, 2000, 3000, 4000, 5000}),
 		curveItems:     k.Int("BENCH_SCALE_ITEMS", 2),
-		curveWarmup:    k.Duration("BENCH_SCALE_WARMUP", 30*time.Second),
+		curveDrain:     k.Duration("BENCH_SCALE_DRAIN_TIMEOUT", 10*time.Minute),
 		curveFreq:      k.Duration("BENCH_SCALE_FREQUENCY", 24*time.Hour),
 	}
 }

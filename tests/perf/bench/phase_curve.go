@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 )
 
@@ -20,8 +21,9 @@ type curvePoint struct {
 	groups, runs, podsHeld int
 	rss, heap, live        int64
 	// cpu and fill are the manager's CPU time and the time the step's new groups took to run each
-	// of their items once; runs are those runs.
-	cpu, fill time.Duration
+	// of their items once; runs are those runs. drained is the time from the restart until the
+	// work queue had drained every group's first pass.
+	cpu, fill, drained time.Duration
 }
 
 // curvePhase runs the same benchmark at growing numbers of groups (BENCH_SCALE, cumulative: each
@@ -29,7 +31,8 @@ type curvePoint struct {
 // each, due once within the phase: BENCH_SCALE_FREQUENCY). Each step reaches the steady state
 // first, every item of every group run once and no pod live, so that every step holds what it
 // holds for good: each group and the last pod of each item. Then the manager is restarted (its
-// memory is what it holds, not the peak of the fill), warms up, and its memory is read. Memory per
+// memory is what it holds, not the peak of the fill), its work queue drains the initial pass of
+// every group (waitDrained), and its memory is read. Memory per
 // group and CPU per run are the slopes of least-squares lines through the steps. The scale phase's
 // groups stay, idle, with all their pods: they are part of the intercept. The curve's own groups
 // are deleted at the end.
@@ -38,8 +41,8 @@ func (b *bench) curvePhase(ctx context.Context) error {
 	if len(cfg.curve) == 0 {
 		return nil
 	}
-	b.rep.Printf("\n## Scale curve: %s groups x %d items, runs of %s, frequency %s; each step filled (every item run once), then a restart and %s warm-up",
-		joinInts(cfg.curve), cfg.curveItems, cfg.scaleRun, cfg.curveFreq, cfg.curveWarmup)
+	b.rep.Printf("\n## Scale curve: %s groups x %d items, runs of %s, frequency %s; each step filled (every item run once), then a restart, memory read once the work queue drained every group's first pass",
+		joinInts(cfg.curve), cfg.curveItems, cfg.scaleRun, cfg.curveFreq)
 	if err := b.env.Namespace(ctx, curveNamespace); err != nil {
 		return err
 	}
@@ -49,7 +52,7 @@ func (b *bench) curvePhase(ctx context.Context) error {
 		return err
 	}
 	created := 0
-	b.rep.Printf("  %7s %9s %9s %9s %12s %9s %8s %11s", "groups", "RSS", "Go heap", "live heap", "pods held", "fill", "runs/s", "CPU/run")
+	b.rep.Printf("  %7s %9s %9s %9s %12s %9s %8s %11s %8s", "groups", "RSS", "Go heap", "live heap", "pods held", "fill", "runs/s", "CPU/run", "drained")
 	for _, n := range cfg.curve {
 		if n <= created {
 			continue
@@ -64,8 +67,9 @@ func (b *bench) curvePhase(ctx context.Context) error {
 		}
 		created = n
 		b.results.curve = append(b.results.curve, p)
-		b.rep.Printf("  %7d %9s %9s %9s %5d (%4.1f/g) %9s %8.1f %9.1fms", p.groups, perfkit.MiB(p.rss), perfkit.MiB(p.heap), perfkit.MiB(p.live),
-			p.podsHeld, float64(p.podsHeld)/float64(p.groups), p.fill.Round(time.Second), float64(p.runs)/p.fill.Seconds(), perMs(p.cpu, p.runs))
+		b.rep.Printf("  %7d %9s %9s %9s %5d (%4.1f/g) %9s %8.1f %9.1fms %8s", p.groups, perfkit.MiB(p.rss), perfkit.MiB(p.heap), perfkit.MiB(p.live),
+			p.podsHeld, float64(p.podsHeld)/float64(p.groups), p.fill.Round(time.Second), float64(p.runs)/p.fill.Seconds(), perMs(p.cpu, p.runs),
+			p.drained.Round(time.Second))
 	}
 	b.reportCurve(b.results.curve)
 	// The curve's groups go before the next phases: 50,000 items of 5,000 groups, even idle, are
@@ -75,7 +79,7 @@ func (b *bench) curvePhase(ctx context.Context) error {
 
 // curveStep creates the step's new groups and waits until every item of the curve has run once
 // (runs new runs, at most BENCH_FILL_TIMEOUT), measuring the manager's CPU over that fill; then
-// restarts the manager, lets it warm up and reads its memory.
+// restarts the manager, waits until its work queue has drained and reads its memory.
 func (b *bench) curveStep(ctx context.Context, groups, runs int, objs []client.Object) (curvePoint, error) {
 	cfg := b.cfg
 	p := curvePoint{groups: groups, runs: runs}
@@ -110,7 +114,7 @@ func (b *bench) curveStep(ctx context.Context, groups, runs int, objs []client.O
 	if err := b.manager.WaitReady(ctx, time.Minute); err != nil {
 		return p, err
 	}
-	if err := perfkit.Sleep(ctx, cfg.curveWarmup); err != nil {
+	if p.drained, err = b.waitDrained(ctx, cfg.curveDrain); err != nil {
 		return p, err
 	}
 	usage, err := b.manager.Usage()
@@ -216,4 +220,30 @@ func joinInts(ns []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// waitDrained waits, at most timeout, until the manager started last has reconciled at least as
+// many groups as the cluster holds and its group work queue is empty with no worker busy: the
+// initial pass over every group, which a restart enqueues at once, is over, and what the manager
+// holds then is what it keeps. It returns the time since the manager's start.
+func (b *bench) waitDrained(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	groups := &v1alpha1.OaatGroupList{}
+	if err := b.env.Client.List(ctx, groups); err != nil {
+		return 0, err
+	}
+	var reconciles, depth, active float64
+	if !perfkit.WaitFor(ctx, timeout, func() bool {
+		samples, err := b.manager.Metrics(ctx)
+		if err != nil {
+			return false
+		}
+		reconciles = samples.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "oaatgroup"})
+		depth = samples.Sum("workqueue_depth", map[string]string{"name": "oaatgroup"})
+		active = samples.Sum("controller_runtime_active_workers", map[string]string{"controller": "oaatgroup"})
+		return reconciles >= float64(len(groups.Items)) && depth == 0 && active == 0
+	}) {
+		return 0, fmt.Errorf("scale curve: the manager's group work queue not drained %s after its start: %.0f reconciles of %d groups, %.0f queued, %.0f workers busy",
+			timeout, reconciles, len(groups.Items), depth, active)
+	}
+	return time.Since(b.manager.StartedAt()), nil
 }

@@ -1,0 +1,31 @@
+package controllers
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// A group's pods are listed from the cache through an index of the pods by the value of their
+// group label (podGroupIndex): a label selector would make the cache scan every cached pod of the
+// namespace, and a namespace of 5,000 groups holds 10,000 pods or more, so that each pass would
+// cost in proportion to the namespace rather than to the group. Lists from the API server
+// (APIReader) select by the label itself: the API server knows no index of the cache.
+
+// podGroup is the value podGroupIndex indexes a pod under: the group its label names, if any.
+func podGroup(obj client.Object) []string {
+	if name, ok := obj.GetLabels()[v1alpha1.LabelGroup]; ok {
+		return []string{name}
+	}
+	return nil
+}
+
+// cachedGroupPods lists from the cache the pods whose group label names the group.
+func cachedGroupPods(ctx context.Context, c client.Reader, namespace, group string) (*corev1.PodList, error) {
+	pods := &corev1.PodList{}
+	err := c.List(ctx, pods, client.InNamespace(namespace), client.MatchingFields{podGroupIndex: group})
+	return pods, err
+}
