@@ -57,10 +57,10 @@ type config struct {
 	cronJobs, cronMinutes int
 	cronRun               time.Duration
 
-	failoverGroups         int
-	failoverSettle         time.Duration
-	curve                  []int
-	curveItems             int
+	failoverGroups        int
+	failoverSettle        time.Duration
+	curve                 []int
+	curveItems            int
 	curveDrain, curveFreq time.Duration
 }
 
