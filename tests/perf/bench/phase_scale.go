@@ -51,7 +51,7 @@ func (b *bench) scalePhase(ctx context.Context) error {
 	b.results.scaleWritesPerRun, b.results.scaleTotal = b.reportOperatorWrites(iv, runs)
 	b.results.scaleWriteRate = iv.api.Count(workload) / iv.elapsed.Seconds()
 	b.results31.reconcile = iv.reconcileTime
-	b.results31.reads, b.results31.write = perfkit.PerRun(iv.opReads, runs), perfkit.PerRun(iv.opWrites, runs)
+	b.results31.reads, b.results31.writes = perfkit.PerRun(iv.opReads, runs), perfkit.PerRun(iv.opWrites, runs)
 	if err := b.restart(ctx); err != nil {
 		return err
 	}
