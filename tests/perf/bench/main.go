@@ -57,11 +57,11 @@ type config struct {
 	cronJobs, cronMinutes int
 	cronRun               time.Duration
 
-	failoverGroups        int
-	failoverSettle        time.Duration
-	curve                 []int
-	curveItems            int
-	curveDrain, curveFreq time.Duration
+	failoverGroups                     int
+	failoverSettle                     time.Duration
+	curve                              []int
+	curveItems                         int
+	curveDrain, curveSettle, curveFreq time.Duration
 }
 
 func readConfig(k *perfkit.Knobs) config {
@@ -87,6 +87,7 @@ func readConfig(k *perfkit.Knobs) config {
 		curve:          k.Ints("BENCH_SCALE", []int{1000, 2000, 3000, 4000, 5000}),
 		curveItems:     k.Int("BENCH_SCALE_ITEMS", 2),
 		curveDrain:     k.Duration("BENCH_SCALE_DRAIN_TIMEOUT", 10*time.Minute),
+		curveSettle:    k.Duration("BENCH_SCALE_SETTLE", 30*time.Second),
 		curveFreq:      k.Duration("BENCH_SCALE_FREQUENCY", 24*time.Hour),
 	}
 }

@@ -32,7 +32,7 @@ type curvePoint struct {
 // first, every item of every group run once and no pod live, so that every step holds what it
 // holds for good: each group and the last pod of each item. Then the manager is restarted (its
 // memory is what it holds, not the peak of the fill), its work queue drains the initial pass of
-// every group (waitDrained), and its memory is read. Memory per
+// every group (waitDrained), a collection and BENCH_SCALE_SETTLE follow, and its memory is read. Memory per
 // group and CPU per run are the slopes of least-squares lines through the steps. The scale phase's
 // groups stay, idle, with all their pods: they are part of the intercept. The curve's own groups
 // are deleted at the end.
@@ -41,8 +41,8 @@ func (b *bench) curvePhase(ctx context.Context) error {
 	if len(cfg.curve) == 0 {
 		return nil
 	}
-	b.rep.Printf("\n## Scale curve: %s groups x %d items, runs of %s, frequency %s; each step filled (every item run once), then a restart, memory read once the work queue drained every group's first pass",
-		joinInts(cfg.curve), cfg.curveItems, cfg.scaleRun, cfg.curveFreq)
+	b.rep.Printf("\n## Scale curve: %s groups x %d items, runs of %s, frequency %s; each step filled (every item run once), then a restart; once the work queue drained every group's first pass, a collection and %s to settle before memory is read",
+		joinInts(cfg.curve), cfg.curveItems, cfg.scaleRun, cfg.curveFreq, cfg.curveSettle)
 	if err := b.env.Namespace(ctx, curveNamespace); err != nil {
 		return err
 	}
@@ -79,7 +79,8 @@ func (b *bench) curvePhase(ctx context.Context) error {
 
 // curveStep creates the step's new groups and waits until every item of the curve has run once
 // (runs new runs, at most BENCH_FILL_TIMEOUT), measuring the manager's CPU over that fill; then
-// restarts the manager, waits until its work queue has drained and reads its memory.
+// restarts the manager, waits until its work queue has drained, collects its garbage, lets it
+// settle and reads its memory.
 func (b *bench) curveStep(ctx context.Context, groups, runs int, objs []client.Object) (curvePoint, error) {
 	cfg := b.cfg
 	p := curvePoint{groups: groups, runs: runs}
@@ -117,15 +118,22 @@ func (b *bench) curveStep(ctx context.Context, groups, runs int, objs []client.O
 	if p.drained, err = b.waitDrained(ctx, cfg.curveDrain); err != nil {
 		return p, err
 	}
+	// The drain's garbage is collected first, then the runtime is given the settle time to return
+	// to the system the pages its heap no longer needs (its scavenger keeps about a tenth above the
+	// next collection's goal): RSS and the heap in use are then what the manager holds, not what
+	// the initial pass left behind.
+	if p.live, err = b.manager.LiveHeap(ctx); err != nil {
+		return p, err
+	}
+	if err := perfkit.Sleep(ctx, cfg.curveSettle); err != nil {
+		return p, err
+	}
 	usage, err := b.manager.Usage()
 	if err != nil {
 		return p, err
 	}
 	samples, err := b.manager.Metrics(ctx)
 	if err != nil {
-		return p, err
-	}
-	if p.live, err = b.manager.LiveHeap(ctx); err != nil {
 		return p, err
 	}
 	p.rss, p.heap = usage.RSS, int64(samples.Sum("go_memstats_heap_inuse_bytes", nil))

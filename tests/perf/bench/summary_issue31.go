@@ -12,7 +12,7 @@ import (
 type issue31Results struct {
 	// reconcile is the mean reconcile of the scale window; reads and writes are the operator's
 	// client's requests per finished run there.
-	reconcile    time.Duration
+	reconcile     time.Duration
 	reads, writes float64
 	// heldRSS is the manager's RSS holding every group and the last pod of each item (fill).
 	heldRSS int64
