@@ -35,6 +35,8 @@ const (
 type applying struct {
 	group *v1alpha1.OaatGroup
 	plan  planner.Plan
+	// now is the time of the pass's decision (planner.Input.Now), which its hints are noted at.
+	now time.Time
 	// statusWritten says that the plan's status was written in this pass.
 	statusWritten bool
 }
@@ -96,8 +98,8 @@ func alongside(first, second applyPhase) applyPhase {
 }
 
 // apply carries out a plan, phase by phase (applyPhases); an error names the phase it broke.
-func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan) (ctrl.Result, error) {
-	a := &applying{group: group, plan: plan}
+func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan, now time.Time) (ctrl.Result, error) {
+	a := &applying{group: group, plan: plan, now: now}
 	for _, phase := range r.applyPhases() {
 		result, err := phase.run(ctx, a)
 		if err != nil && !phase.namesItsErrors {
@@ -217,7 +219,7 @@ func (r *OaatGroupReconciler) createRunPod(ctx context.Context, a *applying) (*c
 	if plan.Create == nil {
 		return nil, nil
 	}
-	if err := r.createPod(ctx, group, plan.Create); err != nil {
+	if err := r.createPod(ctx, group, plan.Create, a.now); err != nil {
 		switch {
 		case errors.Is(err, leader.ErrNotLeader):
 			// The intent stays for the new leader, which records it as a run whose pod was
@@ -358,13 +360,17 @@ func refused(err error) bool {
 // createPod creates the pod of the run that status intends, if this process still leads. A pod of
 // that name that exists already is the run's pod when the group controls it (created by an earlier
 // pass that did not see the result); any other pod of that name makes the run fail to start. A pod
-// that mounts ReadWriteOnce claims in use goes to their node (place).
-func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.OaatGroup, pod *corev1.Pod) error {
+// that mounts ReadWriteOnce claims in use goes to their node (place). A pod it created is noted,
+// at the pass's time now, until the cache shows it (createdPods).
+func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.OaatGroup, pod *corev1.Pod, now time.Time) error {
 	r.place(ctx, pod)
 	if err := r.Leader.Check(ctx); err != nil {
 		return fmt.Errorf("not creating pod %s: %w", pod.Name, err)
 	}
 	err := r.Create(ctx, pod)
+	if err == nil {
+		r.created.created(client.ObjectKeyFromObject(group), pod.Name, now)
+	}
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -549,6 +550,60 @@ func TestDeletePod(t *testing.T) {
 				t.Errorf("delete preconditions (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantPods, podNames(listPods(t, server))); diff != "" {
+				t.Errorf("pods (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The pass that follows a start, run before the cache shows the pod just created (the group's own
+// status write wakes it at once), reads nothing from the API server and decides nothing: it looks
+// again after cacheLagRetry (createdPods). A pod missing from the cache is read from the API server
+// again once the hint has expired, or once the cache has shown the pod.
+func TestCacheLagsBehindItsOwnCreate(t *testing.T) {
+	for name, forget := range map[string]func(r testReconciler, hidden *[]string){
+		"the hint expired": func(r testReconciler, _ *[]string) { r.clock.Step(createdHintTTL) },
+		"the cache showed the pod": func(r testReconciler, hidden *[]string) {
+			shown := *hidden
+			*hidden = nil
+			if _, err := r.reconcile(t, "g"); err != nil {
+				t.Fatalf("pass with the pod in the cache: %v", err)
+			}
+			*hidden = shown
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), builders.Group("a", "b").Named("g").Obj())
+			var podReads atomic.Int32
+			apiReader := interceptor.NewClient(server, interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*corev1.Pod); ok {
+						podReads.Add(1)
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+			})
+			var hidden []string
+			r := newTestReconciler(laggingCache(server, &hidden), apiReader)
+			if _, err := r.reconcile(t, "g"); err != nil {
+				t.Fatalf("the start: %v", err)
+			}
+			started := getGroup(t, server, "g").Status
+			hidden = []string{started.CurrentRun.PodName}
+
+			res, err := r.reconcile(t, "g")
+			if err != nil || res != (ctrl.Result{RequeueAfter: cacheLagRetry}) || podReads.Load() != 0 {
+				t.Fatalf("result %+v, error %v, %d pod reads; want a requeue after %v and no read", res, err, podReads.Load(), cacheLagRetry)
+			}
+
+			forget(r, &hidden)
+			if _, err := r.reconcile(t, "g"); err != nil || podReads.Load() != 1 {
+				t.Fatalf("error %v, %d pod reads; want the pod read from the API server once", err, podReads.Load())
+			}
+			if diff := cmp.Diff(started, getGroup(t, server, "g").Status); diff != "" {
+				t.Errorf("status (-started +after): the run's pod was read, nothing changes:\n%s", diff)
+			}
+			if diff := cmp.Diff(hidden, podNames(listPods(t, server))); diff != "" {
 				t.Errorf("pods (-want +got):\n%s", diff)
 			}
 		})

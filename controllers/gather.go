@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,8 +22,9 @@ import (
 //   - a pod of the group with a run number above status.runCount means the cached group is older
 //     than the pod, whose intent it does not show yet: the group is read again;
 //   - the current run's pod missing from the cache may just have been created: it is read again
-//     before it is taken as gone.
+//     before it is taken as gone (currentRunPod).
 func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGroup) (planner.Input, error) {
+	now := r.Clock.Now()
 	pods, err := cachedGroupPods(ctx, r.Client, group.Namespace, group.Name)
 	if err != nil {
 		return planner.Input{}, fmt.Errorf("listing pods of the group: %w", err)
@@ -33,14 +36,9 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		}
 		group = fresh
 	}
-	if cr := group.Status.CurrentRun; cr != nil && !hasPod(pods.Items, cr.PodName) {
-		pod := &corev1.Pod{}
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: cr.PodName}, pod)
-		switch {
-		case err == nil && metav1.IsControlledBy(pod, group):
-			pods.Items = append(pods.Items, *pod)
-		case err != nil && !apierrors.IsNotFound(err):
-			return planner.Input{}, fmt.Errorf("reading pod %s of the current run: %w", cr.PodName, err)
+	if cr := group.Status.CurrentRun; cr != nil {
+		if err := r.currentRunPod(ctx, group, cr.PodName, pods, now); err != nil {
+			return planner.Input{}, err
 		}
 	}
 
@@ -88,7 +86,7 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		OnDemandRuns: onDemandRuns.Items,
 		ConfigMaps:   configMaps,
 		Claims:       claims,
-		Now:          r.Clock.Now(),
+		Now:          now,
 		Rand:         r.random(group),
 		History:      previous,
 
@@ -135,4 +133,33 @@ func hasPod(pods []corev1.Pod, name string) bool {
 		}
 	}
 	return false
+}
+
+// errCacheLagsCreate ends a pass that would decide from a cache that has not shown yet the pod
+// this manager created a moment ago (createdPods): the pass looks again after cacheLagRetry, and
+// the pod's watch event brings it sooner.
+var errCacheLagsCreate = errors.New("the cache does not show yet the pod this manager created for the current run")
+
+// currentRunPod completes pods, the group's pods as the cache shows them, with the current run's
+// pod when the cache does not show it: read from the API server, unless this manager created it a
+// moment ago (errCacheLagsCreate). A pod that the API server does not have either is left out:
+// the planner takes it as gone.
+func (r *OaatGroupReconciler) currentRunPod(ctx context.Context, group *v1alpha1.OaatGroup, name string, pods *corev1.PodList, now time.Time) error {
+	key := client.ObjectKeyFromObject(group)
+	if hasPod(pods.Items, name) {
+		r.created.seen(key)
+		return nil
+	}
+	if r.created.awaited(key, name, now) {
+		return errCacheLagsCreate
+	}
+	pod := &corev1.Pod{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: name}, pod)
+	switch {
+	case err == nil && metav1.IsControlledBy(pod, group):
+		pods.Items = append(pods.Items, *pod)
+	case err != nil && !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading pod %s of the current run: %w", name, err)
+	}
+	return nil
 }

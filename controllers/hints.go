@@ -136,3 +136,60 @@ func (u *untrackedPods) untracked(uid types.UID, resourceVersion string, now tim
 	}
 	u.at[uid] = untrackedPod{resourceVersion: resourceVersion, at: now}
 }
+
+// createdHintTTL is how long createdPods remembers a pod this manager created: far longer than the
+// watch takes to bring it into the cache. Past it, a pass that still misses the pod reads it from
+// the API server, as one that never had the hint does.
+const createdHintTTL = 10 * time.Second
+
+// createdPods remembers, per group, the pod this manager created last and when, until the cache
+// shows it: the pass that follows a start (the group's own status write wakes it at once, and the
+// pod's creation and the removal of the last run's finalizer are made at the same time,
+// alongside) often runs before the watch brought the new pod. Rather than read that pod from the
+// API server, the pass looks again after cacheLagRetry (gather, errCacheLagsCreate); the pod's
+// watch event, which comes within milliseconds, brings it sooner.
+//
+// It saves requests and decides nothing: a pass that has the hint decides nothing at all, and
+// one that lacks it (a restart, a failover, the hint older than createdHintTTL, the pod seen in
+// the cache since) reads the pod from the API server, as it did before the hint.
+type createdPods struct {
+	mu sync.Mutex
+	at map[types.NamespacedName]createdPod
+}
+
+type createdPod struct {
+	name string
+	at   time.Time
+}
+
+// awaited reports whether pod is the group's pod that this manager created less than
+// createdHintTTL ago and that the cache has not shown yet.
+func (c *createdPods) awaited(group types.NamespacedName, pod string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.at[group]
+	return ok && e.name == pod && now.Sub(e.at) < createdHintTTL
+}
+
+// created notes that this manager created the group's pod at now, and forgets the creations
+// older than createdHintTTL.
+func (c *createdPods) created(group types.NamespacedName, pod string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at == nil {
+		c.at = map[types.NamespacedName]createdPod{}
+	}
+	for k, e := range c.at {
+		if now.Sub(e.at) >= createdHintTTL {
+			delete(c.at, k)
+		}
+	}
+	c.at[group] = createdPod{name: pod, at: now}
+}
+
+// seen forgets the group's creation: the cache shows its pod (or the group is gone).
+func (c *createdPods) seen(group types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.at, group)
+}

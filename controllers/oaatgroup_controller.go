@@ -11,6 +11,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -87,6 +88,8 @@ type OaatGroupReconciler struct {
 	// untracked are the pods whose finalizer oaat.io/run-tracking was removed, until the cache
 	// shows it.
 	untracked untrackedPods
+	// created are the pods this manager created, until the cache shows them.
+	created createdPods
 }
 
 // watches reports whether the manager's cache holds the namespace's groups.
@@ -112,6 +115,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		if apierrors.IsNotFound(err) {
 			r.Runs.Forget(req.Namespace, req.Name)
 			r.refusals.forget(req.NamespacedName)
+			r.created.seen(req.NamespacedName)
 			return ctrl.Result{}, r.releasePods(ctx, req.NamespacedName, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -127,13 +131,17 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	r.Runs.RetainItems(group.Namespace, group.Name, hasItemStatus(group))
 
 	in, err := r.gather(ctx, group)
+	if errors.Is(err, errCacheLagsCreate) {
+		log.FromContext(ctx).V(1).Info("Waiting for the cache to show the pod just created", "pod", group.Status.CurrentRun.PodName)
+		return ctrl.Result{RequeueAfter: cacheLagRetry, Priority: wakeUpPriority()}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	plan := planner.Decide(in)
 	// Condition AtRisk: the same decision played forward, when a forecast is due (forecast.Refresh).
 	forecast.Refresh(in, &plan)
-	result, err := r.apply(ctx, in.Group, plan)
+	result, err := r.apply(ctx, in.Group, plan, in.Now)
 	if result.RequeueAfter > 0 {
 		result.Priority = wakeUpPriority()
 	}
