@@ -104,37 +104,19 @@ const untrackedHintTTL = time.Minute
 // deletes a value the list no longer holds, which leaves the finalizers as they are, or finds the
 // pod gone (NotFound, which untrack takes as done).
 type untrackedPods struct {
-	mu sync.Mutex
-	at map[types.UID]untrackedPod
-}
-
-type untrackedPod struct {
-	resourceVersion string
-	at              time.Time
+	removed expiringHints[types.UID, string]
 }
 
 // pending reports whether the finalizer of the pod, as the cache shows it, was removed already.
 func (u *untrackedPods) pending(pod *corev1.Pod, now time.Time) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	e, ok := u.at[pod.UID]
-	return ok && e.resourceVersion == pod.ResourceVersion && now.Sub(e.at) < untrackedHintTTL
+	resourceVersion, ok := u.removed.get(pod.UID, now, untrackedHintTTL)
+	return ok && resourceVersion == pod.ResourceVersion
 }
 
 // untracked notes the removal of the finalizer from the pod read at its resourceVersion, and
 // forgets the removals older than untrackedHintTTL.
 func (u *untrackedPods) untracked(uid types.UID, resourceVersion string, now time.Time) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.at == nil {
-		u.at = map[types.UID]untrackedPod{}
-	}
-	for k, e := range u.at {
-		if now.Sub(e.at) >= untrackedHintTTL {
-			delete(u.at, k)
-		}
-	}
-	u.at[uid] = untrackedPod{resourceVersion: resourceVersion, at: now}
+	u.removed.note(uid, resourceVersion, now, untrackedHintTTL)
 }
 
 // createdHintTTL is how long createdPods remembers a pod this manager created: far longer than the
@@ -153,43 +135,69 @@ const createdHintTTL = 10 * time.Second
 // one that lacks it (a restart, a failover, the hint older than createdHintTTL, the pod seen in
 // the cache since) reads the pod from the API server, as it did before the hint.
 type createdPods struct {
-	mu sync.Mutex
-	at map[types.NamespacedName]createdPod
-}
-
-type createdPod struct {
-	name string
-	at   time.Time
+	pods expiringHints[types.NamespacedName, string]
 }
 
 // awaited reports whether pod is the group's pod that this manager created less than
 // createdHintTTL ago and that the cache has not shown yet.
 func (c *createdPods) awaited(group types.NamespacedName, pod string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.at[group]
-	return ok && e.name == pod && now.Sub(e.at) < createdHintTTL
+	name, ok := c.pods.get(group, now, createdHintTTL)
+	return ok && name == pod
 }
 
 // created notes that this manager created the group's pod at now, and forgets the creations
 // older than createdHintTTL.
 func (c *createdPods) created(group types.NamespacedName, pod string, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.at == nil {
-		c.at = map[types.NamespacedName]createdPod{}
-	}
-	for k, e := range c.at {
-		if now.Sub(e.at) >= createdHintTTL {
-			delete(c.at, k)
-		}
-	}
-	c.at[group] = createdPod{name: pod, at: now}
+	c.pods.note(group, pod, now, createdHintTTL)
 }
 
 // seen forgets the group's creation: the cache shows its pod (or the group is gone).
 func (c *createdPods) seen(group types.NamespacedName) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.at, group)
+	c.pods.forget(group)
+}
+
+// expiringHints is what a hint remembers, by key: a value, each noted at a time and valid for a
+// time to live that its reader gives; safe for concurrent use, and ready to use as its zero value.
+type expiringHints[K comparable, V any] struct {
+	mu sync.Mutex
+	at map[K]expiringHint[V]
+}
+
+type expiringHint[V any] struct {
+	value V
+	at    time.Time
+}
+
+// get returns the value noted under key less than ttl before now.
+func (h *expiringHints[K, V]) get(key K, now time.Time, ttl time.Duration) (V, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.at[key]
+	if !ok || now.Sub(e.at) >= ttl {
+		var zero V
+		return zero, false
+	}
+	return e.value, true
+}
+
+// note notes value under key at now, and forgets the values noted ttl or more before now.
+func (h *expiringHints[K, V]) note(key K, value V, now time.Time, ttl time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.at == nil {
+		h.at = map[K]expiringHint[V]{}
+	}
+	for k, e := range h.at {
+		if now.Sub(e.at) >= ttl {
+			delete(h.at, k)
+		}
+	}
+	h.at[key] = expiringHint[V]{value: value, at: now}
+}
+
+// forget forgets what is noted under key.
+func (h *expiringHints[K, V]) forget(key K) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.at, key)
 }

@@ -35,7 +35,7 @@ func TestUntrackedPodsSkipsOnlyTheVersionReadBeforeTheRemoval(t *testing.T) {
 		}
 	}
 	u.untracked("b", "7", t0.Add(untrackedHintTTL))
-	if len(u.at) != 1 || !u.pending(pod("b", "7"), t0.Add(untrackedHintTTL)) {
-		t.Errorf("after the TTL only the new removal is remembered: %v", u.at)
+	if len(u.removed.at) != 1 || !u.pending(pod("b", "7"), t0.Add(untrackedHintTTL)) {
+		t.Errorf("after the TTL only the new removal is remembered: %v", u.removed.at)
 	}
 }
