@@ -44,6 +44,7 @@ func main() {
 		concurrency                int
 		adoptionWindow             time.Duration
 		historyRetention           time.Duration
+		historyRefusalWait         time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to: :8443 for HTTPS, :8080 for HTTP, 0 to disable it.")
@@ -68,6 +69,10 @@ func main() {
 	flag.DurationVar(&historyRetention, "history-retention", history.DefaultRetention,
 		"How long the history of a deleted OaatGroup is kept (an OaatGroupHistory) for a group re-created with "+
 			"the same namespace and name to adopt; deleted at its end.")
+	flag.DurationVar(&historyRefusalWait, "history-refusal-wait", history.DefaultRefusalWait,
+		"How long a deleted OaatGroup waits for the API server to accept its OaatGroupHistory once it refused it for good "+
+			"(an exhausted ResourceQuota, an admission webhook or policy): tried again meanwhile, then the group goes without it, "+
+			"with a Warning event HistoryLost. A refusal by the operator's own rights does not wait.")
 	flag.Uint64Var(&seed, "random-seed", 0,
 		"Seed of the random tie-breaks between equally due items; 0 picks one at start.")
 	opts := zap.Options{}
@@ -77,6 +82,10 @@ func main() {
 	setupLog := ctrl.Log.WithName("setup")
 	if adoptionWindow <= 0 {
 		setupLog.Error(fmt.Errorf("--cluster-lock-adoption-window=%s", adoptionWindow), "The adoption window of a ClusterOaatLock must be positive")
+		os.Exit(1)
+	}
+	if historyRefusalWait <= 0 {
+		setupLog.Error(fmt.Errorf("--history-refusal-wait=%s", historyRefusalWait), "The wait for a refused history record must be positive")
 		os.Exit(1)
 	}
 	if historyRetention <= 0 {
@@ -151,7 +160,7 @@ func main() {
 	if err := controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
 		LockMetrics: lockMetrics, Namespaces: watchNamespaces, AdoptionWindow: adoptionWindow,
-		HistoryRetention: historyRetention,
+		HistoryRetention: historyRetention, HistoryRefusalWait: historyRefusalWait,
 		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
 		// Lease check notices it before the elector's renew deadline.
 		OnLeaseLost: func(err error) {

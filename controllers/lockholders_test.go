@@ -366,3 +366,48 @@ func TestEventsOfOtherInstallationsNamespaces(t *testing.T) {
 		t.Fatalf("a change of namespace elsewhere concerns %v, want none", got)
 	}
 }
+
+// Issue 40: a group being deleted keeps its slot while its pod is live (the lock reconciler looks
+// again soon), and gives it back once the pod has ended; meanwhile another group naming the lock
+// waits.
+func TestDeletingGroupKeepsItsSlotWhileItsPodIsLive(t *testing.T) {
+	g, h := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj()
+	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
+	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), g, h, builders.Lock("db", 1))
+	r := newTestReconciler(server, server)
+	pod := startRun(t, r, server, "g")
+	ctx := context.Background()
+	group := getGroup(t, server, "g")
+	group.Finalizers = append(group.Finalizers, "example.com/keep")
+	if err := server.Update(ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Delete(ctx, getGroup(t, server, "g")); err != nil {
+		t.Fatal(err)
+	}
+	lr := &OaatLockReconciler{Client: server, APIReader: server, Clock: r.clock}
+	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: "db"}}
+	res, err := lr.Reconcile(ctx, req)
+	if err != nil || res.RequeueAfter != orphanPodRetry {
+		t.Fatalf("db's pass while g's pod runs: (%v, %v), want a look again after %s", res, err, orphanPodRetry)
+	}
+	if _, err := r.reconcile(t, "h"); err != nil {
+		t.Fatal(err)
+	}
+	if held := holderPods(getLock(t, server, "db")); len(held) != 1 || held[0] != pod || getGroup(t, server, "h").Status.CurrentRun != nil {
+		t.Fatalf("while g's pod runs: db lists %v, h runs %v; want db to list %s and h to wait", held, getGroup(t, server, "h").Status.CurrentRun, pod)
+	}
+	finishPod(t, server, pod, 0, builders.T0.Add(30*time.Second))
+	if _, err := lr.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if held := holderPods(getLock(t, server, "db")); len(held) != 0 {
+		t.Fatalf("g's pod ended: db still lists %v", held)
+	}
+	if _, err := r.reconcile(t, "h"); err != nil {
+		t.Fatal(err)
+	}
+	if getGroup(t, server, "h").Status.CurrentRun == nil {
+		t.Fatal("h did not start once g's slot was given back")
+	}
+}

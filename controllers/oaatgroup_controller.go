@@ -79,6 +79,10 @@ type OaatGroupReconciler struct {
 	// HistoryRetention is how long the OaatGroupHistory of a deleted group is kept
 	// (history.DefaultRetention unless --history-retention says otherwise).
 	HistoryRetention time.Duration
+	// HistoryRefusalWait is how long a group being deleted waits for the API server to accept its
+	// OaatGroupHistory once it refused it for good (history.DefaultRefusalWait unless
+	// --history-refusal-wait says otherwise).
+	HistoryRefusalWait time.Duration
 
 	onDemandRuns onDemandRunWriter
 	// refusals paces the start attempts of groups whose status the API server refuses.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/history"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // The history of a group's items outlives the group (docs/history.md): the finalizer
@@ -79,18 +80,33 @@ func (r *OaatGroupReconciler) addHistoryFinalizer(ctx context.Context, a *applyi
 
 // finalize writes the history of a group being deleted into its OaatGroupHistory, then removes
 // the finalizer. The group's pods go with it through their owner reference, as without the
-// finalizer.
+// finalizer. A record the API server refuses for good does not hold the deletion for ever
+// (historyRefused): the group then goes without it, with a Warning event and the metric
+// oaat_group_histories_lost_total, once the finalizer is removed.
 func (r *OaatGroupReconciler) finalize(ctx context.Context, group *v1alpha1.OaatGroup) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(group, v1alpha1.FinalizerHistory) {
 		return ctrl.Result{}, nil
 	}
+	var lost *historyLoss
 	if err := r.keepHistory(ctx, group); err != nil {
-		return ctrl.Result{}, err
+		if history.Transient(err) {
+			return ctrl.Result{}, err
+		}
+		var result ctrl.Result
+		if lost, result, err = r.historyRefused(ctx, group, err); lost == nil {
+			return result, err
+		}
 	}
 	patch := client.MergeFromWithOptions(group.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(group, v1alpha1.FinalizerHistory)
 	if err := r.Patch(ctx, group, patch); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", v1alpha1.FinalizerHistory, err)
+	}
+	if lost != nil {
+		log.FromContext(ctx).Info("The deleted group went without its history", "reason", lost.reason, "why", lost.why)
+		r.Recorder.Eventf(group, nil, corev1.EventTypeWarning, v1alpha1.ReasonHistoryLost, "Delete", "%s",
+			message.Event(fmt.Sprintf("The history of the group's %d items was not kept: %s", len(group.Status.Items), lost.why)))
+		r.Runs.HistoryLost(group.Namespace, lost.reason)
 	}
 	return ctrl.Result{}, nil
 }
@@ -99,7 +115,8 @@ func (r *OaatGroupReconciler) finalize(ctx context.Context, group *v1alpha1.Oaat
 // earlier group is replaced; one this group wrote already (a pass that could not remove the
 // finalizer) is kept. When the record cannot be written because its namespace or the
 // OaatGroupHistory CRD is being deleted, or that CRD is gone, there is nothing to keep it in: the
-// group goes without it, rather than hold up the deletion of its namespace or of the CRDs.
+// group goes without it, rather than hold up the deletion of its namespace or of the CRDs. Any
+// other error is returned.
 func (r *OaatGroupReconciler) keepHistory(ctx context.Context, group *v1alpha1.OaatGroup) error {
 	record := history.Record(group, r.Clock.Now(), r.HistoryRetention)
 	err := r.Create(ctx, record)

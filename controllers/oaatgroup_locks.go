@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,7 +72,11 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 				continue
 			}
 			seen[id] = true
-			in.AddPeer(g)
+			ended, err := r.deletingRunEnded(ctx, g)
+			if err != nil {
+				return err
+			}
+			in.AddPeer(g, ended)
 		}
 		return nil
 	}
@@ -104,6 +109,26 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 		}
 	}
 	return in, nil
+}
+
+// deletingRunEnded reports whether a group being deleted has a current run whose pod the cache
+// shows ended or does not show (locks.Input.AddPeer): a deleting group starts no pod, so a pod the
+// cache lacks is gone, not yet to be seen. False for a group that is not being deleted: its own
+// passes record its runs.
+func (r *OaatGroupReconciler) deletingRunEnded(ctx context.Context, g *v1alpha1.OaatGroup) (bool, error) {
+	cr := g.Status.CurrentRun
+	if cr == nil || g.DeletionTimestamp.IsZero() {
+		return false, nil
+	}
+	pod := &corev1.Pod{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: cr.PodName}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading pod %s of deleting group %s: %w", cr.PodName, g.Name, err)
+	}
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed, nil
 }
 
 // namespaceMetadata is the object the manager watches Namespaces as: their metadata only, for

@@ -37,8 +37,8 @@ const orphanPodRetry = 5 * time.Second
 const waitingRefresh = 10 * time.Second
 
 // OaatLockReconciler keeps the status of OaatLocks, or of ClusterOaatLocks: it gives back the
-// slots of groups that no longer exist, once their pod has ended, and counts the groups waiting
-// for the lock. Slots of
+// slots of groups that no longer exist or are being deleted, once their pod has ended, and counts
+// the groups waiting for the lock. Slots of
 // existing groups are the groups' own business: each group's reconcile, one at a time per group,
 // takes and gives back its slots, so that a slot taken just before the group records its run is
 // never mistaken for a stale one.
@@ -135,7 +135,7 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	for _, h := range before.LockHolders() {
 		if !slices.Contains(holders, h) {
-			log.FromContext(ctx).Info("Released the slot of a group that no longer exists",
+			log.FromContext(ctx).Info("Released the ended slot of a group that is gone or being deleted",
 				"oaatGroup", klog.KRef(v1alpha1.HolderNamespace(h, lock), h.Group), "pod", h.Pod)
 		}
 	}
@@ -191,17 +191,19 @@ func (r *OaatLockReconciler) noteWritten(key client.ObjectKey) {
 	r.written[key] = r.Clock.Now()
 }
 
-// liveHolders returns the holders that stay: those of groups that exist (with the holder's UID,
-// as the API server says), and those of deleted groups whose pod is still live; pending says that
-// such a pod exists.
+// liveHolders returns the holders that stay: those of groups that exist and are not being
+// deleted (with the holder's UID, as the API server says), and those of deleted or deleting groups
+// whose pod is still live; pending says that such a pod exists. A group being deleted records no
+// run (its pass only releases its pods and keeps its history), and another tool's finalizer may
+// keep it for long: its slot is given back once its pod has ended, as if it were gone.
 func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock v1alpha1.Lock) (holders []v1alpha1.LockHolder, pending bool, err error) {
 	for _, h := range lock.LockHolders() {
 		namespace := v1alpha1.HolderNamespace(h, lock)
-		gone, err := r.groupGone(ctx, namespace, h)
+		leaving, err := r.groupLeaving(ctx, namespace, h)
 		if err != nil {
 			return nil, false, err
 		}
-		if !gone {
+		if !leaving {
 			holders = append(holders, h)
 			continue
 		}
@@ -219,14 +221,14 @@ func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock v1alpha1.Lock
 	return holders, pending, nil
 }
 
-// groupGone reports whether the holder's group no longer exists: the cache shows no group of that
-// name and UID, and neither does the API server. A holder of a ClusterOaatLock in a namespace
-// this operator may not read (another installation's, in OwnNamespace mode) is that one's to
-// release: it is never taken for gone.
-func (r *OaatLockReconciler) groupGone(ctx context.Context, namespace string, h v1alpha1.LockHolder) (bool, error) {
+// groupLeaving reports whether the holder's group no longer exists or is being deleted: the cache
+// shows no group of that name and UID, or shows it being deleted, and the API server agrees. A
+// holder of a ClusterOaatLock in a namespace this operator may not read (another installation's,
+// in OwnNamespace mode) is that one's to release: it is never taken for leaving.
+func (r *OaatLockReconciler) groupLeaving(ctx context.Context, namespace string, h v1alpha1.LockHolder) (bool, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: h.Group}
 	group := &v1alpha1.OaatGroup{}
-	if err := r.Get(ctx, key, group); err == nil && string(group.UID) == h.GroupUID {
+	if err := r.Get(ctx, key, group); err == nil && string(group.UID) == h.GroupUID && group.DeletionTimestamp.IsZero() {
 		return false, nil
 	}
 	err := r.APIReader.Get(ctx, key, group)
@@ -238,7 +240,7 @@ func (r *OaatLockReconciler) groupGone(ctx context.Context, namespace string, h 
 	case err != nil:
 		return false, fmt.Errorf("reading OaatGroup %s, which holds a slot: %w", h.Group, err)
 	}
-	return string(group.UID) != h.GroupUID, nil
+	return string(group.UID) != h.GroupUID || !group.DeletionTimestamp.IsZero(), nil
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a lock, and of a group, for

@@ -146,6 +146,9 @@ type Options struct {
 	// HistoryRetention is how long the OaatGroupHistory of a deleted group is kept
 	// (history.DefaultRetention when zero).
 	HistoryRetention time.Duration
+	// HistoryRefusalWait is how long a group being deleted waits for the API server to accept its
+	// OaatGroupHistory once it refused it for good (history.DefaultRefusalWait when zero).
+	HistoryRefusalWait time.Duration
 }
 
 // Setup registers the field indexes and the reconcilers with the manager.
@@ -162,8 +165,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		Leader: guard, LockMetrics: opts.LockMetrics, Namespaces: opts.Namespaces, Installation: locks.InstallationOf(opts.Namespaces),
-		AdoptionWindow:   cmp.Or(opts.AdoptionWindow, locks.DefaultAdoptionWindow),
-		HistoryRetention: cmp.Or(opts.HistoryRetention, history.DefaultRetention),
+		AdoptionWindow:     cmp.Or(opts.AdoptionWindow, locks.DefaultAdoptionWindow),
+		HistoryRetention:   cmp.Or(opts.HistoryRetention, history.DefaultRetention),
+		HistoryRefusalWait: cmp.Or(opts.HistoryRefusalWait, history.DefaultRefusalWait),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}

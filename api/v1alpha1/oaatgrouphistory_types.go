@@ -7,8 +7,18 @@ import (
 // FinalizerHistory is the finalizer the operator puts on each OaatGroup: when the group is
 // deleted, the operator first writes the history of its items into an OaatGroupHistory of the
 // same namespace and name, then removes the finalizer. A group whose namespace or whose
-// OaatGroupHistory CRD is being deleted loses the finalizer without a record.
+// OaatGroupHistory CRD is being deleted loses the finalizer without a record, and so does one
+// whose record the API server refuses for good (ConditionHistoryKept).
 const FinalizerHistory = "oaat.io/history"
+
+// ConditionHistoryKept is, on a group being deleted, False (reason ReasonHistoryRefused) while
+// the API server refuses its OaatGroupHistory for good: an admission webhook or policy denies it,
+// or a ResourceQuota on count/oaatgrouphistories.oaat.io is used up. Its lastTransitionTime is
+// when the refusals began, kept in the cluster so that a restart or a failover does not start
+// the wait again: once the manager's --history-refusal-wait has passed since then, the group goes
+// without its record (event ReasonHistoryLost). A refusal by the operator's own rights (RBAC) does
+// not wait. The condition is absent otherwise.
+const ConditionHistoryKept = "HistoryKept"
 
 // Reasons of the events about a group's history (kept here, beside the kind they concern, with
 // the same contract as those of conventions.go: wire format, added to, never renamed).
@@ -22,6 +32,15 @@ const (
 	// ReasonItemRenamed (event): an item took the history of the item it was renamed from
 	// (spec.itemRenames).
 	ReasonItemRenamed = "ItemRenamed"
+	// ReasonHistoryRefused (condition HistoryKept): the API server refuses the OaatGroupHistory
+	// of the group being deleted for good; the message says why and until when the operator
+	// tries again.
+	ReasonHistoryRefused = "HistoryRefused"
+	// ReasonHistoryLost (Warning event): the group being deleted went without its
+	// OaatGroupHistory, refused by the operator's rights or for longer than
+	// --history-refusal-wait; the message says why. The metric oaat_group_histories_lost_total
+	// counts them.
+	ReasonHistoryLost = "HistoryLost"
 )
 
 // ItemHistory is what outlives a deleted group of one of its items: the durable part of its

@@ -50,7 +50,10 @@ func WaitingCount(naming []v1alpha1.OaatGroup) int32 {
 
 // ToWake are the groups that can act on a change of the lock, of the groups naming it: those
 // holding a slot (one may be stale, or its group gone), those naming it whose current run it does
-// not list (they list it: the lock was created again, or named by an edit), and, when it has free
+// not list (they list it: the lock was created again, or named by an edit; not a group being
+// deleted, which records no run: its currentRun may name a pod long ended, and counted as a slot
+// taken it would keep a waiter asleep; waking one more waiter than needed costs one pass that
+// decides with the pods in view, through room), and, when it has free
 // slots, as many of its waiters as it has free slots, in the order of their claims, since a later
 // waiter could not take a slot that an earlier one claims (room). With a thousand groups waiting
 // on one lock, a slot's hand-off wakes a few, not a thousand.
@@ -68,7 +71,7 @@ func ToWake(lock v1alpha1.Lock, naming []v1alpha1.OaatGroup) []types.NamespacedN
 	var waiting []Claim
 	for i := range naming {
 		g := &naming[i]
-		if cr := g.Status.CurrentRun; cr != nil && !Lists(lock, g.Namespace, g.Name, cr.PodName) {
+		if cr := g.Status.CurrentRun; cr != nil && g.DeletionTimestamp.IsZero() && !Lists(lock, g.Namespace, g.Name, cr.PodName) {
 			add(types.NamespacedName{Namespace: g.Namespace, Name: g.Name})
 			free--
 		}

@@ -72,6 +72,22 @@ func TestToWake(t *testing.T) {
 	}
 }
 
+// TestToWakeIgnoresTheRunOfADeletingGroup: a group being deleted records no run, so the lock does
+// not take its current run, which it does not list, for a slot taken: the waiter is woken (its
+// pass decides with the pods in view) and the deleting group is not.
+func TestToWakeIgnoresTheRunOfADeletingGroup(t *testing.T) {
+	nas := []string{"nas"}
+	deleting := group("deleting", nas, "deleting-x-1", nil)
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+	var got []string
+	for _, key := range ToWake(lock("nas", 1), []v1alpha1.OaatGroup{deleting, group("w", nas, "", after(0))}) {
+		got = append(got, key.Name)
+	}
+	if !slices.Equal(got, []string{"w"}) {
+		t.Errorf("woke %v, want [w]", got)
+	}
+}
+
 // TestToWakeClusterLock: the holders of a ClusterOaatLock are woken in their own namespaces.
 func TestToWakeClusterLock(t *testing.T) {
 	h := holder("backups", "backups-x-1")

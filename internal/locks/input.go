@@ -40,9 +40,12 @@ type Input struct {
 }
 
 // AddPeer records another group that names one of the group's locks: its current run, if any,
-// and its claim, if it waits (Waits).
-func (in *Input) AddPeer(g *v1alpha1.OaatGroup) {
-	if cr := g.Status.CurrentRun; cr != nil {
+// and its claim, if it waits (Waits). runEnded says that the group is being deleted and its
+// current run's pod has ended or is gone: such a group records no run (its passes only release
+// its pods and keep its history, and another tool's finalizer may keep it for long), so its
+// status.currentRun outlives the pod, and its run takes no slot any more.
+func (in *Input) AddPeer(g *v1alpha1.OaatGroup, runEnded bool) {
+	if cr := g.Status.CurrentRun; cr != nil && !(runEnded && !g.DeletionTimestamp.IsZero()) {
 		in.Runners = append(in.Runners, Runner{Namespace: g.Namespace, Group: g.Name, Pod: cr.PodName, Locks: g.Spec.LockKeys()})
 	}
 	if Waits(g) {

@@ -12,6 +12,7 @@ type RunMetrics struct {
 	onDemand *prometheus.CounterVec
 	overruns *prometheus.CounterVec
 	probes   *prometheus.CounterVec
+	lost     *prometheus.CounterVec
 }
 
 // groupKey names a group.
@@ -33,7 +34,18 @@ func NewRunMetrics() *RunMetrics {
 			Name: "oaat_circuit_breaker_probes_total",
 			Help: "Probes of a group's open circuit breaker (spec.circuitBreaker) that ended, by result: succeeded (it closed the breaker) or failed.",
 		}, []string{"namespace", "group", "result"}),
+		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "oaat_group_histories_lost_total",
+			Help: "Deleted groups that went without their OaatGroupHistory because the API server refused it, by reason: Unauthorized (the operator may not create it) or Refused (refused for longer than --history-refusal-wait).",
+		}, []string{"namespace", "reason"}),
 	}
+}
+
+// HistoryLost counts a deleted group that went without its OaatGroupHistory; reason is
+// history.LostUnauthorized or history.LostRefused. The series outlives the group: it is a
+// namespace's count, not the group's.
+func (m *RunMetrics) HistoryLost(namespace, reason string) {
+	m.lost.WithLabelValues(namespace, reason).Inc()
 }
 
 // Probe counts a probe of a group's open circuit breaker that ended; result is succeeded or
@@ -79,7 +91,7 @@ func (m *RunMetrics) Forget(namespace, group string) {
 
 // Register registers the run metrics and the status collector with reg.
 func Register(reg prometheus.Registerer, runs *RunMetrics, status *StatusCollector) error {
-	for _, c := range []prometheus.Collector{runs.items, runs.onDemand, runs.overruns, runs.probes, status} {
+	for _, c := range []prometheus.Collector{runs.items, runs.onDemand, runs.overruns, runs.probes, runs.lost, status} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
