@@ -193,6 +193,10 @@ type managerOptions struct {
 	// historyRetention, when not zero, is how long a deleted group's OaatGroupHistory is kept
 	// (--history-retention; history.DefaultRetention otherwise).
 	historyRetention time.Duration
+	// historyRefusalWait, when not zero, is how long a deleted group waits for the API server to
+	// accept its refused OaatGroupHistory (--history-refusal-wait; history.DefaultRefusalWait
+	// otherwise).
+	historyRefusalWait time.Duration
 }
 
 // startManagerWith is startManager with options.
@@ -236,6 +240,7 @@ func startManagerWith(o managerOptions) (stop func()) {
 		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: cmp.Or(o.workers, 4), Leader: identity,
 		// As cmd/main.go sets it from WATCH_NAMESPACE.
 		Namespaces: o.namespaces, AdoptionWindow: o.adoptionWindow, HistoryRetention: o.historyRetention,
+		HistoryRefusalWait: o.historyRefusalWait,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
