@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"time"
 
@@ -73,6 +74,8 @@ var _ = Describe("A deleted group whose history the API server refuses", func() 
 		var err error
 		Eventually(deleted, refusalWait+30*time.Second).Should(Receive(&err))
 		gone := time.Now()
+		AddReportEntry("history refusal", fmt.Sprintf("the wait began at %s, the manager restarted %s after it, the group went %s after it (wait %s)",
+			since.Format(time.RFC3339), restarted.Sub(since).Round(100*time.Millisecond), gone.Sub(since).Round(100*time.Millisecond), refusalWait))
 		Expect(err).NotTo(HaveOccurred(), "kubectl delete: %s", out.String())
 		Expect(out.String()).To(ContainSubstring(`oaatgroup.oaat.io "backups" deleted`))
 		// The wait ends at since + refusalWait (since is in whole seconds): the new manager went on
