@@ -1,10 +1,13 @@
 package integration
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -26,17 +29,35 @@ type plannedRun struct {
 	start time.Time
 }
 
-// buildKubectlOaat builds the plugin and writes a kubeconfig of the suite's API server beside it;
-// it returns the plugin's path and the kubeconfig's.
+// buildKubectlOaat builds the plugin, once per process (a build on a loaded machine takes tens of
+// seconds, which every spec that runs the plugin would otherwise spend of its timeout), and
+// writes a kubeconfig of the suite's API server into a directory of the spec's own beside a link
+// to it; it returns the plugin's path and the kubeconfig's.
 func buildKubectlOaat(ctx SpecContext) (plugin, kubeconfig string) {
 	GinkgoHelper()
+	builtPlugin.once.Do(func() {
+		builtPlugin.path = filepath.Join(suiteDir, "kubectl-oaat")
+		// Not the spec's context: a build cut short by one spec's timeout would fail every later one.
+		buildCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(buildCtx, "go", "build", "-o", builtPlugin.path, "../../cmd/kubectl-oaat").CombinedOutput(); err != nil {
+			builtPlugin.err = fmt.Errorf("building the plugin: %w: %s", err, out)
+		}
+	})
+	Expect(builtPlugin.err).NotTo(HaveOccurred())
 	dir := GinkgoT().TempDir()
 	plugin = filepath.Join(dir, "kubectl-oaat")
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", plugin, "../../cmd/kubectl-oaat").CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "building the plugin: %s", out)
+	Expect(os.Symlink(builtPlugin.path, plugin)).To(Succeed())
 	kubeconfig = filepath.Join(dir, "kubeconfig")
 	Expect(os.WriteFile(kubeconfig, testEnv.KubeConfig, 0o600)).To(Succeed())
 	return plugin, kubeconfig
+}
+
+// builtPlugin is the plugin buildKubectlOaat built in this process.
+var builtPlugin struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // kubectlOaatPlan runs `kubectl oaat plan group --for horizon` against the suite's API server, as

@@ -68,6 +68,8 @@ var (
 	k8sClient client.Client // not cached: every assertion reads the API server itself
 	clientset kubernetes.Interface
 
+	// suiteDir is a directory of the process's own for the suite's duration (the plugin built once).
+	suiteDir string
 	// ns is the namespace of the running test, created for it alone.
 	ns string
 	// stopManager stops the manager of the running test and waits until it has stopped.
@@ -98,6 +100,7 @@ var _ = BeforeSuite(func() {
 	// The tests pass their spec context to Eventually; without this, a context lifts the timeout.
 	EnforceDefaultTimeoutsWhenUsingContexts()
 
+	suiteDir = GinkgoT().TempDir()
 	scheme = runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
