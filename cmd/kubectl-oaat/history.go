@@ -43,7 +43,8 @@ func newHistoryCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 			return importHistory(cmd.Context(), flags, streams, args[0], file, time.Now())
 		},
 	}
-	importCmd.Flags().StringVarP(&file, "filename", "f", "", "the file `history export` wrote")
+	// pflag takes the first back-quoted word of a usage as the flag's value name (FILE).
+	importCmd.Flags().StringVarP(&file, "filename", "f", "", "the `FILE` that kubectl oaat history export wrote; - reads stdin")
 	_ = importCmd.MarkFlagRequired("filename")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "export GROUP",

@@ -181,3 +181,22 @@ func TestHistoryImportRefusals(t *testing.T) {
 		t.Errorf("records after the refusals: %d (%v); want none", len(records.Items), err)
 	}
 }
+
+// The help of import names the value of -f as FILE, as docs/kubectl-plugin.md writes it, and
+// not a back-quoted phrase of the usage, which pflag would take for the value's name.
+func TestHistoryImportHelpNamesTheFile(t *testing.T) {
+	stdout, stderr, err := kubectlOaat(t.Context(), "default", "history", "import", "--help")
+	if err != nil {
+		t.Fatalf("history import --help: %v (stderr %q)", err, stderr)
+	}
+	var flagLine string
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.Contains(line, "--filename") {
+			flagLine = strings.Join(strings.Fields(line), " ")
+		}
+	}
+	want := "-f, --filename FILE the FILE that kubectl oaat history export wrote; - reads stdin"
+	if flagLine != want {
+		t.Errorf("the help's line of --filename:\n got %q\nwant %q\nhelp:\n%s", flagLine, want, stdout)
+	}
+}

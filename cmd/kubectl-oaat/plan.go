@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,9 +63,15 @@ func (o *planOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	in.Now = time.Now().Truncate(time.Second) // status keeps whole seconds, so do the forecast's times
-	f := forecast.Predict(in, forecast.Options{Horizon: o.horizon, MaxPasses: planPasses, DefaultRun: forecast.DefaultRun})
-	return statusview.WriteForecast(o.streams.Out, in.Group, f, forecast.Assess(in.Group, f))
+	// Status keeps whole seconds, so do the forecast's times.
+	return writePlan(o.streams.Out, in, time.Now().Truncate(time.Second), o.horizon)
+}
+
+// writePlan writes the forecast of the group from now over the horizon, as plan prints it.
+func writePlan(w io.Writer, in planner.Input, now time.Time, horizon time.Duration) error {
+	in.Now = now
+	f := forecast.Predict(in, forecast.Options{Horizon: horizon, MaxPasses: planPasses, DefaultRun: forecast.DefaultRun})
+	return statusview.WriteForecast(w, in.Group, f, forecast.Assess(in.Group, f))
 }
 
 // readPlanInput reads what the operator's decision for the group reads, from the API server: the

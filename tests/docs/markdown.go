@@ -146,7 +146,13 @@ func (p page) codeSnippets() []snippet {
 			out = append(out, snippet{where: fmt.Sprintf("%s:%d", p.file, b.line+1+i), text: line})
 		}
 	}
-	// Inline code may wrap across lines of a paragraph: join the prose, keep line numbers.
+	return append(out, p.proseSnippets()...)
+}
+
+// proseSnippets returns the inline code spans of the page's prose. Inline code may wrap across
+// lines of a paragraph: the prose is joined, the line numbers kept.
+func (p page) proseSnippets() []snippet {
+	var out []snippet
 	joined := strings.Join(p.prose, "\n")
 	for _, m := range inlineCodeRE.FindAllStringSubmatchIndex(joined, -1) {
 		line := p.proseLines[strings.Count(joined[:m[0]], "\n")]

@@ -14,18 +14,25 @@ import (
 // notRun are the commands of the docs that no test runs from its page, by their page (any when
 // "") and the start of their line, each with the reason. Keep it short: a command a user types
 // on a cluster belongs in a transcript or in a block a test runs (<!-- checked-by: tests/PKG
-// NAME -->).
-var notRun = []struct{ file, prefix, reason string }{
-	{"", "make ", "a target of the Makefile (TestMakeTargets checks it exists); CI runs make test and make verify, the others are a developer's"},
-	{"", "go build -o bin/kubectl-oaat ./cmd/kubectl-oaat", "TestKubectlOaatCommands builds the plugin so"},
-	{"", "go install ./cmd/kubectl-oaat", "builds the plugin as TestKubectlOaatCommands does, into the user's GOBIN"},
-	{"", "install -m 0755 bin/kubectl-oaat /usr/local/bin/", "writes into the machine's /usr/local/bin"},
-	{"", "kubectl plugin list", "lists the plugins of the user's PATH, after the install line above"},
-	{"", "kubectl oaat --help", "TestKubectlOaatCommands runs every subcommand's --help"},
-	{"", "kubectl krew ", "krew is not among the test tools; make krew-manifest builds the manifest and archives"},
-	{"docs/kubectl-plugin.md", "kubectl oaat ", "a list of examples: TestKubectlOaatCommands checks each subcommand and flag, " +
+// NAME -->). The entries of inlineNotRun say it of the commands written inline in the prose only.
+var notRun = []notRunEntry{
+	{file: "", prefix: "make ", reason: "a target of the Makefile (TestMakeTargets checks it exists); CI runs make test and make verify, the others are a developer's"},
+	{file: "", prefix: "go build -o bin/kubectl-oaat ./cmd/kubectl-oaat", reason: "TestKubectlOaatCommands builds the plugin so"},
+	{file: "", prefix: "go install ./cmd/kubectl-oaat", reason: "builds the plugin as TestKubectlOaatCommands does, into the user's GOBIN"},
+	{file: "", prefix: "install -m 0755 bin/kubectl-oaat /usr/local/bin/", reason: "writes into the machine's /usr/local/bin"},
+	{file: "", prefix: "kubectl plugin list", reason: "lists the plugins of the user's PATH, after the install line above"},
+	{file: "", prefix: "kubectl oaat --help", reason: "TestKubectlOaatCommands runs every subcommand's --help"},
+	{file: "", prefix: "kubectl krew ", reason: "krew is not among the test tools; make krew-manifest builds the manifest and archives"},
+	{file: "docs/kubectl-plugin.md", prefix: "kubectl oaat ", reason: "a list of examples: TestKubectlOaatCommands checks each subcommand and flag, " +
 		"the transcripts run status, run --wait, suspend, resume and locks (-w and --wait do not return by themselves)"},
-	{"", "kubectl annotate oaatgroups.kawaja.net ", "the Python oaat-operator's CRD, which no test cluster has"},
+	{file: "", prefix: "kubectl annotate oaatgroups.kawaja.net ", reason: "the Python oaat-operator's CRD, which no test cluster has"},
+}
+
+// notRunEntry says why no test runs the commands of a page (any when file is "") that start with
+// prefix, or are exactly it when exact is set.
+type notRunEntry struct {
+	file, prefix, reason string
+	exact                bool
 }
 
 // shellCommand is a command of a page: a logical line of a shell block (continued lines,
@@ -121,12 +128,15 @@ func checkedByTest(pkg, name string) (bool, error) {
 	return calls && named, nil
 }
 
-// whyNotRun returns why no test runs the command of the page, from notRun, or "" when nothing
-// says.
-func whyNotRun(file, cmd string) string {
+// whyNotRun returns why no test runs the command of the page, from the entries (notRun, or
+// inlineNotRun too for an inline command), or "" when nothing says.
+func whyNotRun(file, cmd string, entries ...notRunEntry) string {
 	cmd = strings.TrimSpace(cmd)
-	for _, n := range notRun {
-		if (n.file == "" || n.file == file) && strings.HasPrefix(cmd, n.prefix) {
+	if len(entries) == 0 {
+		entries = notRun
+	}
+	for _, n := range entries {
+		if (n.file == "" || n.file == file) && (n.exact && cmd == n.prefix || !n.exact && strings.HasPrefix(cmd, n.prefix)) {
 			return "not run: " + n.reason
 		}
 	}

@@ -165,7 +165,7 @@ var _ = Describe("The documentation's commands", Serial, func() {
 		shell.runAll(ctx, "policy", nil)
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "oaat-clusteroaatlock-writers"}, &admissionregistrationv1.ValidatingAdmissionPolicy{})).To(Succeed())
 
-		By("docs/history.md: deleting every group of the cluster, then removing the finalizers of those left")
+		By("docs/history.md: deleting every group of the cluster while the operator runs")
 		shell.runAll(ctx, "delete-groups", nil)
 		groups := &v1alpha1.OaatGroupList{}
 		Expect(k8sClient.List(ctx, groups)).To(Succeed())

@@ -171,6 +171,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 	expectOperatorGroupStatus(ctx, m)
 	expectPermissions(ctx, m, saName)
 	expectUserRoles(ctx, m)
+	expectHistoryPolicy(ctx, m, saName)
 
 	By("running the manager outside the cluster as ServiceAccount " + m.InstallNamespace + "/" + saName +
 		", WATCH_NAMESPACE=" + fmt.Sprintf("%q", watchNamespace))
