@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/history"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 )
 
@@ -54,6 +55,7 @@ func registerOperatorMetrics(reg prometheus.Registerer) error {
 	runs.OnDemandRun("ns", "group", "succeeded")
 	runs.RoundOverrun("ns", "group")
 	runs.Probe("ns", "group", "failed")
+	runs.HistoryLost("ns", history.LostRefused)
 	locks.ObserveWait("ns", "lock", 0)
 	return nil
 }
