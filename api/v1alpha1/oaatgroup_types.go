@@ -80,13 +80,10 @@ type OaatGroupSpec struct {
 	Schedule CronSchedule `json:"schedule,omitempty"`
 
 	// scheduleTimeZone is the IANA time zone (for example Europe/Berlin) that schedule is read
-	// in; absent means UTC. An unknown zone makes the group not Ready with reason InvalidSpec.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+/-]*$`
+	// in; absent means UTC. A name that is not one of the operator's zones is refused.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Schedule time zone",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
-	ScheduleTimeZone string `json:"scheduleTimeZone,omitempty"`
+	ScheduleTimeZone TimeZone `json:"scheduleTimeZone,omitempty"`
 
 	// jitter delays the start of each round of schedule by up to this long after its tick, so
 	// that many groups scheduled at the same time do not all start in the same second. The delay

@@ -89,7 +89,7 @@ func Read(g *v1alpha1.OaatGroup) (Policy, error) {
 		for j, day := range w.Days {
 			days[j] = string(day)
 		}
-		window, err := schedule.ParseWindow(w.Start, w.End, days, w.TimeZone)
+		window, err := schedule.ParseWindow(w.Start, w.End, days, string(w.TimeZone))
 		if err != nil {
 			keep(fmt.Errorf("spec.blackoutWindows[%d]: %w", i, err))
 			continue
@@ -123,7 +123,7 @@ func TimeZoneOf(g *v1alpha1.OaatGroup) string {
 	if g.Spec.ScheduleTimeZone == "" {
 		return "UTC"
 	}
-	return g.Spec.ScheduleTimeZone
+	return string(g.Spec.ScheduleTimeZone)
 }
 
 // Duration parses an optional duration of the spec at the path field; empty is zero.

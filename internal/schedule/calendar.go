@@ -258,7 +258,7 @@ func GroupCalendar(g *v1alpha1.OaatGroup) (Calendar, error) {
 		}
 	}
 	identity := g.Namespace + "/" + g.Name + "/" + string(g.UID)
-	c, err := ParseCalendar(string(g.Spec.Schedule), g.Spec.ScheduleTimeZone, jitter, identity)
+	c, err := ParseCalendar(string(g.Spec.Schedule), string(g.Spec.ScheduleTimeZone), jitter, identity)
 	if err != nil {
 		return Calendar{}, fmt.Errorf("spec.%w", err)
 	}
