@@ -215,7 +215,8 @@ manifests: $(CONTROLLER_GEN) ## Generate ClusterRole and CustomResourceDefinitio
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true paths="./..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations.
+generate: $(CONTROLLER_GEN) ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations, and the generated admission rules (hack/admissiongen).
+	go run ./hack/admissiongen api/v1alpha1/zz_generated.admission.go
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
 
 .PHONY: fmt
@@ -226,8 +227,10 @@ fmt: ## Run gofmt on every Go file of the tree, build-tagged suites (e2e, olmcat
 vet: ## Run go vet against code.
 	go vet ./...
 
-# envtest (controller-runtime) starts the API server, etcd and kubectl named by these variables.
-ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
+# envtest (controller-runtime) starts the API server, etcd and kubectl named by these variables;
+# tests/admission also starts the oldest supported API server (KUBE_APISERVER_FLOOR).
+ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN) \
+	TEST_ASSET_KUBE_APISERVER_FLOOR=$(KUBE_APISERVER_FLOOR)
 
 # Two pairs of suites run side by side (TEST_PAIR; --output-sync prints each one's output whole
 # when it ends): the integration suite, which mostly waits on its API servers, beside test-olm,
@@ -238,7 +241,7 @@ ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD
 TEST_PAIR = $(MAKE) -j2 --output-sync=target -o manifests -o generate -o fmt -o vet
 
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
 	$(call timed,go test (all but integration),$(ENVTEST_ENV) go test $$(go list ./... | grep -v /tests/integration) -coverprofile cover.out)
 	$(call timed,test-integration and test-olm,$(TEST_PAIR) test-integration test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
@@ -396,6 +399,11 @@ test-olm-install: $(CLUSTER_BINARIES) $(OLM) $(CATALOG_OPERATOR) $(OPM) $(KUSTOM
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (internal/, api/), without a control plane.
 	go test ./internal/... ./api/...
+
+# tests/admission is also part of `go test ./...` in the test target.
+.PHONY: test-admission
+test-admission: $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Check the CRDs' admission rules on the newest and the oldest supported kube-apiserver (envtest, dry-run): the cron corpus against the operator's parser, every time zone, a table of groups.
+	$(ENVTEST_ENV) go test ./tests/admission/ -count=1 -v -run TestAdmission
 
 # tests/docs is also part of `go test ./...` in the test target.
 .PHONY: test-docs
