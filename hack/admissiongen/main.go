@@ -17,8 +17,8 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"regexp"
 	"runtime"
-	"strings"
 )
 
 func main() {
@@ -41,9 +41,8 @@ func main() {
 
 // goMinor is the language version of a toolchain version: go1.26.8 is 1.26.
 func goMinor(v string) string {
-	v = strings.TrimPrefix(v, "go")
-	if parts := strings.SplitN(v, ".", 3); len(parts) >= 2 {
-		return parts[0] + "." + strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' })
+	if m := regexp.MustCompile(`^(?:go)?([0-9]+\.[0-9]+)`).FindStringSubmatch(v); m != nil {
+		return m[1]
 	}
 	return v
 }
