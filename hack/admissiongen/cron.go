@@ -2,12 +2,22 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
+
+// The cron rules are regular expressions on the whole expression, one per field: CEL's cost of
+// matches is the string's length times the pattern's, while splitting the expression into fields
+// and parts costs, by the estimator's count, as if every part could be 128 characters long and
+// there could be 128 of them (over a million per rule, beyond the budget with names). A regular
+// expression cannot compare two numbers, so the ranges a-b with a <= b are listed, per a.
 
 // cronShape is the syntax the API accepts before any field is read: five fields of digits,
 // names, * ? / , - or one of the descriptors. internal/schedule's cronShape is the same pattern.
 const cronShape = `^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9A-Za-z*?/,-]+( +[0-9A-Za-z*?/,-]+){4})$`
+
+// maxInt64 is the largest step robfig's parser reads (strconv.Atoi).
+const maxInt64 = "9223372036854775807"
 
 // cronField is one of the five fields of a cron expression as github.com/robfig/cron/v3 (the
 // parser of internal/schedule and of the CronJob API) reads it: comma-separated parts, empty
@@ -20,106 +30,194 @@ type cronField struct {
 	name string
 	// index is the field's place in the expression, from 0.
 	index int
-	// value matches one value of the field.
-	value string
-	// names are the field's names in order, lower case; the first is worth firstName.
-	names     []string
-	firstName int
+	// minimum and maximum bound the field's numbers.
+	minimum, maximum int
+	// names are the field's names in order, lower case; the first is worth minimum.
+	names []string
 	// allowed says what the field takes, in the message.
 	allowed string
 }
 
 var cronFields = []cronField{
-	{name: "minute", index: 0, value: `0*([0-9]|[1-5][0-9])`, allowed: "numbers 0-59"},
-	{name: "hour", index: 1, value: `0*([0-9]|1[0-9]|2[0-3])`, allowed: "numbers 0-23"},
-	{name: "day-of-month", index: 2, value: `0*([1-9]|[12][0-9]|3[01])`, allowed: "numbers 1-31"},
+	{name: "minute", index: 0, minimum: 0, maximum: 59, allowed: "numbers 0-59"},
+	{name: "hour", index: 1, minimum: 0, maximum: 23, allowed: "numbers 0-23"},
+	{name: "day-of-month", index: 2, minimum: 1, maximum: 31, allowed: "numbers 1-31"},
 	{
-		name: "month", index: 3, value: `0*([1-9]|1[0-2])|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)`,
-		names:     []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"},
-		firstName: 1, allowed: "numbers 1-12 or JAN-DEC",
+		name: "month", index: 3, minimum: 1, maximum: 12, allowed: "numbers 1-12 or JAN-DEC",
+		names: []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"},
 	},
 	{
-		name: "day-of-week", index: 4, value: `0*[0-6]|(?i:sun|mon|tue|wed|thu|fri|sat)`,
-		names:     []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"},
-		firstName: 0, allowed: "numbers 0-6 (Sunday is 0, 7 is refused) or SUN-SAT",
+		name: "day-of-week", index: 4, minimum: 0, maximum: 6, allowed: "numbers 0-6 (Sunday is 0, 7 is refused) or SUN-SAT",
+		names: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"},
 	},
 }
 
-// field is the CEL expression of field i of self, a string that matches cronShape and is not a
-// descriptor.
-func field(i int) string { return fmt.Sprintf("self.split(' ').filter(f, f != '')[%d]", i) }
-
-// parts is the CEL list of the non-empty parts of field i.
-func parts(i int) string { return field(i) + ".split(',').filter(p, p != '')" }
-
-// partPattern matches one valid part of the field, its step's size apart.
-func (f cronField) partPattern() string {
-	v := "(" + f.value + ")"
-	return `^([*?](-[^/]*)?|` + v + `(-` + v + `)?)(/0*[1-9][0-9]*)?$`
-}
-
-// valueOf is the CEL int of x, a CEL string that matches the field's value pattern.
-func (f cronField) valueOf(x string) string {
-	if f.names == nil {
-		return "int(" + x + ")"
+// numbers matches the decimal numbers from lo to hi, without leading zeros: one alternative per
+// ten, such as 3[7-9]|4[0-9]|5[0-9].
+func numbers(lo, hi int) string {
+	var alts []string
+	for tens := lo / 10; tens <= hi/10; tens++ {
+		first, last := max(lo, tens*10)%10, min(hi, tens*10+9)%10
+		prefix := ""
+		if tens > 0 {
+			prefix = strconv.Itoa(tens)
+		}
+		if first == last {
+			alts = append(alts, prefix+strconv.Itoa(first))
+		} else {
+			alts = append(alts, fmt.Sprintf("%s[%d-%d]", prefix, first, last))
+		}
 	}
-	return fmt.Sprintf("(%s.matches('^[0-9]+$') ? int(%s) : ['%s'].indexOf(%s.lowerAscii()) + %d)",
-		x, x, strings.Join(f.names, "','"), x, f.firstName)
+	return strings.Join(alts, "|")
+}
+
+// values matches the field's values from lo to hi: numbers with any leading zeros, or names.
+func (f cronField) values(lo, hi int) string {
+	re := "0*(" + numbers(lo, hi) + ")"
+	if f.names != nil {
+		re += "|(?i:" + strings.Join(f.names[lo-f.minimum:hi-f.minimum+1], "|") + ")"
+	}
+	return "(" + re + ")"
+}
+
+// step matches a step: 1 to the largest int64, with any leading zeros.
+func step() string {
+	alts := []string{"[1-9][0-9]{0,17}"}
+	for i := range len(maxInt64) {
+		d := int(maxInt64[i] - '0')
+		lo := 0
+		if i == 0 {
+			lo = 1
+		}
+		if d-1 >= lo {
+			alts = append(alts, fmt.Sprintf("%s[%d-%d][0-9]{%d}", maxInt64[:i], lo, d-1, len(maxInt64)-i-1))
+		}
+	}
+	alts = append(alts, maxInt64)
+	return "/0*(" + strings.Join(alts, "|") + ")"
+}
+
+// part matches one valid part of the field: * or ?, a value, or a range in order; then a step.
+func (f cronField) part() string {
+	heads := []string{`[*?](-[^/, ]*)?`}
+	for a := f.minimum; a <= f.maximum; a++ {
+		heads = append(heads, f.values(a, a)+"(-"+f.values(a, f.maximum)+")?")
+	}
+	return "(" + strings.Join(heads, "|") + ")(" + step() + ")?"
+}
+
+// list matches a field of parts separated by commas, empty ones allowed, or of commas only.
+func list(part string) string {
+	return ",*" + part + "(,+" + part + ")*,*|,+"
+}
+
+// at anchors a pattern of field i inside the whole expression.
+func at(i int, field string) string {
+	return fmt.Sprintf("^([^ ]+ +){%d}(%s)( +[^ ]+){%d}$", i, field, 4-i)
 }
 
 // guard is true when self is a descriptor or does not have the cron shape: the shape rule
 // speaks for it, and the field rules do not read it.
 const guard = "self.startsWith('@') || !self.matches('" + cronShape + "')"
 
-// rule is the field's CEL rule: every part valid, each range in order, each step an int64.
-func (f cronField) rule() string {
-	head := "p.split('/')[0].split('-')"
-	step := "p.split('/')[1].find('[1-9][0-9]*')"
-	return fmt.Sprintf("%s || %s.split(',').all(p, p == '' || (p.matches('%s')"+
-		" && (p.matches('^[*?]') || size(%s) == 1 || %s <= %s)"+
-		" && (!p.contains('/') || size(%s) < 19 || (size(%s) == 19 && %s <= '9223372036854775807'))))",
-		guard, field(f.index), f.partPattern(),
-		head, f.valueOf(head+"[0]"), f.valueOf(head+"[1]"),
-		step, step, step)
-}
+// valid is the CEL condition that field f is valid.
+func (f cronField) valid() string { return "self.matches('" + at(f.index, list(f.part())) + "')" }
+
+// rule is the field's CEL rule.
+func (f cronField) rule() string { return guard + " || " + f.valid() }
+
+// fieldText is the CEL expression of field i, for the messages.
+func fieldText(i int) string { return fmt.Sprintf("self.split(' ').filter(f, size(f) != 0)[%d]", i) }
 
 // message is the field rule's messageExpression.
 func (f cronField) message() string {
 	return fmt.Sprintf(`'schedule "' + self + '": the %s field "' + %s + '" is not valid: use %s, * or ?, `+
-		`ranges a-b with a <= b, lists a,b and steps */n, a/n or a-b/n with n >= 1'`, f.name, field(f.index), f.allowed)
+		`ranges a-b with a <= b, lists a,b and steps */n, a/n or a-b/n with n >= 1'`, f.name, fieldText(f.index), f.allowed)
+}
+
+// monthsWithin matches a valid month part whose months are all in the set: a value, a range or
+// either with a step (a/n is a-12/n), listed for each start and end; a step above 11 keeps the
+// start only.
+func monthsWithin(set map[int]bool) string {
+	month := cronFields[3]
+	bigStep := "0*(1[2-9]|[2-9][0-9]|[1-9][0-9]{2,})"
+	within := func(a, b, n int) bool {
+		for m := a; m <= b; m += n {
+			if !set[m] {
+				return false
+			}
+		}
+		return true
+	}
+	// steps matches the steps n for which the months of a-b/n are all in the set; "" for none.
+	steps := func(a, b int) string {
+		var alts []string
+		for n := 1; n <= 11; n++ {
+			if within(a, b, n) {
+				alts = append(alts, "0*"+strconv.Itoa(n))
+			}
+		}
+		if within(a, b, 12) {
+			alts = append(alts, bigStep)
+		}
+		if alts == nil {
+			return ""
+		}
+		return "/(" + strings.Join(alts, "|") + ")"
+	}
+	var parts []string
+	for a := 1; a <= 12; a++ {
+		head := month.values(a, a)
+		if set[a] {
+			parts = append(parts, head) // a alone
+		}
+		if s := steps(a, 12); s != "" {
+			parts = append(parts, head+s) // a/n
+		}
+		for b := a; b <= 12; b++ {
+			rng := head + "-" + month.values(b, b)
+			if within(a, b, 1) {
+				parts = append(parts, rng)
+			}
+			if s := steps(a, b); s != "" {
+				parts = append(parts, rng+s)
+			}
+		}
+	}
+	p := "(" + strings.Join(parts, "|") + ")"
+	return "self.matches('" + at(3, ",*"+p+"(,+"+p+")*,*") + "')"
 }
 
 // noDateRule is true unless the expression matches no date, as internal/schedule refuses it
-// (robfig's parser accepts it: a schedule that never ticks). A list of only commas is empty. The
-// day-of-month and day-of-week fields combine as robfig combines them: when either has a part
-// * or ? without a step above 1, a day must match both; otherwise either. So no date comes when
-// the minute, hour or month field is empty; when the day-of-month field is * and the day-of-week
-// field empty; or when the day-of-week field is * or empty and no day of the day-of-month field
-// (its smallest value) is in any month of the month field (February counting 29 days). The
-// guard skips expressions whose day-of-month or month parts are invalid: their field rules refuse
-// them, and this rule does not read them.
+// (robfig's parser accepts it: a schedule that never ticks). A list of commas only is empty.
+// The day-of-month and day-of-week fields combine as robfig combines them: when either has a
+// part * or ? without a step above 1, a day must match both; otherwise either. So no date comes
+// when the minute, hour or month field is empty; when the day-of-month field is * and the
+// day-of-week field empty; or when the day-of-week field is * or empty and the day-of-month
+// field is empty or its smallest day (the smallest start of its parts) is in none of the months
+// of the month field: 30 or 31 with February only, 31 with February, April, June, September and
+// November only. It reads only expressions whose fields are all valid.
 func noDateRule() string {
-	dom, month := cronFields[2], cronFields[3]
-	star := "p.matches('^[*?](-[^/]*)?(/0*1)?$')"
-	empty := func(i int) string { return "size(" + parts(i) + ") == 0" }
-	valid := func(f cronField) string {
-		return fmt.Sprintf("%s.split(',').all(p, p == '' || p.matches('%s'))", field(f.index), f.partPattern())
+	empty := func(i int) string { return "self.matches('" + at(i, ",+") + "')" }
+	star := func(i int) string {
+		return "self.matches('" + at(i, `([^ ]*,)?[*?](-[^/, ]*)?(/0*1)?(,[^ ]*)?`) + "')"
 	}
-	head := "p.split('/')[0].split('-')"
-	start := fmt.Sprintf("(p.matches('^[*?]') ? 1 : %s)", month.valueOf(head+"[0]"))
-	end := fmt.Sprintf("(p.matches('^[*?]') || (size(%s) == 1 && p.contains('/')) ? 12 : %s)", head, month.valueOf(head+"[size("+head+") - 1]"))
-	// A step above 12 keeps the start only, as 100 does; it spares int() a 19-digit number.
-	step := "(!p.contains('/') ? 1 : p.split('/')[1].matches('^0*[0-9]{1,2}$') ? int(p.split('/')[1]) : 100)"
-	inMonth := fmt.Sprintf("%s.exists(p, %s <= m && m <= %s && (m - %s) %% %s == 0)", parts(3), start, end, start, step)
-	minDay := fmt.Sprintf("%s.map(p, p.matches('^[*?]') ? 1 : int(p.split('/')[0].split('-')[0])).min()", parts(2))
-	someDay := fmt.Sprintf("[1,2,3,4,5,6,7,8,9,10,11,12].exists(m, [31,29,31,30,31,30,31,31,30,31,30,31][m - 1] >= %s && %s)", minDay, inMonth)
-	domStar := parts(2) + ".exists(p, " + star + ")"
-	dowStar := parts(4) + ".exists(p, " + star + ")"
-	return fmt.Sprintf("%s || !(%s && %s) || !(%s || %s || %s || (%s ? %s : ((%s || %s) && (%s || !(%s)))))",
-		guard, valid(dom), valid(month),
+	domFrom := func(first string) string {
+		p := "0*" + first + "[^, ]*"
+		return "self.matches('" + at(2, ",*"+p+"(,+"+p+")*,*") + "')"
+	}
+	valid := make([]string, len(cronFields))
+	for i, f := range cronFields {
+		valid[i] = f.valid()
+	}
+	february := monthsWithin(map[int]bool{2: true})
+	short := monthsWithin(map[int]bool{2: true, 4: true, 6: true, 9: true, 11: true})
+	noDay := fmt.Sprintf("%s || (%s && %s) || (%s && %s)", empty(2), domFrom("3[01]"), february, domFrom("31"), short)
+	return fmt.Sprintf("%s || !(%s) || !(%s || %s || %s || (%s ? %s : ((%s || %s) && (%s))))",
+		guard, strings.Join(valid, " && "),
 		empty(0), empty(1), empty(3),
-		domStar, empty(4),
-		dowStar, empty(4), empty(2), someDay)
+		star(2), empty(4),
+		star(4), empty(4), noDay)
 }
 
 // noDateMessage is the no-date rule's messageExpression.
