@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/internal/duration"
 )
 
 // testGroups sends whole groups, valid and invalid, and checks the refusals' messages: each says
@@ -72,5 +74,25 @@ func testGroups(t *testing.T, c client.Client) {
 				t.Errorf("the refusal is %d characters long", len(err.Error()))
 			}
 		})
+	}
+}
+
+// testDurations sends durations around the largest time.Duration as spec.frequency to the API
+// server and to the operator's parser (internal/duration.Parse): both must accept or both refuse.
+func testDurations(t *testing.T, c client.Client) {
+	for i, d := range []string{
+		"1h", "9223372036s", "9223372037s", "15250w", "15251w", "153722867m", "153722868m", "2562047h", "2562048h",
+		"106751d", "106752d", "00000000000000000001s", "99999999999999999999999s", "1h 9223372032s", "1h 9223372033s",
+		"9999999999w", "5x", "0s",
+	} {
+		err := dryRun(t.Context(), c, group(fmt.Sprintf("duration-%d", i), map[string]any{"frequency": d}))
+		admitted, other := answer(err)
+		if other != nil {
+			t.Fatalf("frequency %q: %v", d, other)
+		}
+		_, parseErr := duration.Parse(d)
+		if admitted != (parseErr == nil) {
+			t.Errorf("frequency %q: admission accepted=%v (%v), the operator's parser accepted=%v (%v)", d, admitted, err, parseErr == nil, parseErr)
+		}
 	}
 }

@@ -47,6 +47,7 @@ func TestAdmission(t *testing.T) {
 			t.Run("cron corpus", func(t *testing.T) { testCronCorpus(t, c) })
 			t.Run("time zones", func(t *testing.T) { testTimeZones(t, c) })
 			t.Run("groups", func(t *testing.T) { testGroups(t, c) })
+			t.Run("durations", func(t *testing.T) { testDurations(t, c) })
 		})
 	}
 }
