@@ -12,8 +12,7 @@ import (
 // +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:XValidation:rule="self.matches('^ *([0-9]+ *(seconds|second|secs|sec|s|minutes|minute|mins|min|m|hours|hour|hrs|hr|h|days|day|d|weeks|week|wks|wk|w) *)+$')",messageExpression=`'"' + self + '" is not a valid duration: use integer+unit tokens such as 30s, 5m, 1h30m, 1d or "1 hour 30 min"'`
 // +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",messageExpression=`'"' + self + '" is zero: a duration must be positive'`
-// The sum must fit a Go time.Duration, 9223372036s at most: CEL sums the tokens in seconds once
-// each number is known to have at most 10 digits (larger ones are too long anyway).
+// The sum is at most 9223372036s (about 292 years, the longest Go time.Duration).
 // +kubebuilder:validation:XValidation:rule="!self.matches('^ *([0-9]+ *[a-z]+ *)+$') || (self.findAll('[0-9]+').all(n, n.matches('^0*[0-9]{1,10}$')) && self.findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum() <= 9223372036)",messageExpression=`'"' + self + '" is too long: a duration is at most 9223372036s (about 292 years)'`
 type Duration string
 
