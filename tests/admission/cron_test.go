@@ -47,15 +47,15 @@ func cronCorpus() []string {
 			corpus = append(corpus, strings.Join(fields, " "))
 		}
 	}
-	for _, dom := range []string{"1", "28", "29", "30", "31", "30-31", "31/5", "29,31", "*", "?", ","} {
-		for _, month := range []string{"2", "feb", "4", "2,4", "4-6/2", "*/2", "2/12", "2/13", "11", "2-2", "*", ",", "4,6,9,11", "apr-jun/2"} {
-			for _, dow := range []string{"*", "?", "1", "*,1", ",", "*/2", "*/1", "?/01", "*-3"} {
+	for _, dom := range []string{"28", "29", "30", "31", "30-31", "31/5", "29,31", "*", ","} {
+		for _, month := range []string{"2", "feb", "4", "2,4", "4-6/2", "*/2", "2/13", "11", "*", ",", "4,6,9,11", "apr-jun/2"} {
+			for _, dow := range []string{"*", "1", "*,1", ",", "*/2", "?/01"} {
 				corpus = append(corpus, fmt.Sprintf("0 0 %s %s %s", dom, month, dow))
 			}
 		}
 	}
 	r := rand.New(rand.NewPCG(40, 3))
-	for range 400 {
+	for range 200 {
 		fields := make([]string, 5)
 		for i := range fields {
 			fields[i] = randomField(r)
