@@ -26,7 +26,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: admissiongen OUTPUT")
 		os.Exit(2)
 	}
-	zones, err := readZones(runtime.GOROOT())
+	root, err := goroot()
+	var zones zoneSource
+	if err == nil {
+		zones, err = readZones(root)
+	}
 	if err == nil {
 		var out []byte
 		if out, err = render(zones, goMinor(runtime.Version())); err == nil {

@@ -17,10 +17,7 @@ const generated = "../../api/v1alpha1/zz_generated.admission.go"
 // test writes: the zones of its lib/time/zoneinfo.zip differ from the list (a Go upgrade brought
 // new tzdata), or the generator changed. `make generate` writes them again.
 func TestGeneratedIsCurrent(t *testing.T) {
-	zones, err := readZones(runtime.GOROOT())
-	if err != nil {
-		t.Fatal(err)
-	}
+	zones := toolchainZones(t)
 	want, err := render(zones, goMinor(runtime.Version()))
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +59,7 @@ func TestGoLineMatches(t *testing.T) {
 // engine of CEL's matches): every zone matches, and a zone with a character more or less, or a
 // prefix of a nested zone, does not.
 func TestZonePattern(t *testing.T) {
-	zones, err := readZones(runtime.GOROOT())
-	if err != nil {
-		t.Fatal(err)
-	}
+	zones := toolchainZones(t)
 	re := regexp.MustCompile(zonePattern(zones.names))
 	known := map[string]bool{}
 	for _, z := range zones.names {
@@ -90,4 +84,18 @@ func TestGoMinor(t *testing.T) {
 			t.Errorf("goMinor(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// toolchainZones are the zones of the Go toolchain on the PATH.
+func toolchainZones(t *testing.T) zoneSource {
+	t.Helper()
+	root, err := goroot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones, err := readZones(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zones
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -88,4 +89,13 @@ func alternation(names []string) string {
 		alts = append(alts, quoted+alternation(groups[key]))
 	}
 	return "(" + strings.Join(alts, "|") + ")"
+}
+
+// goroot is the root of the Go toolchain on the PATH, the one that runs `go run` and `go test`.
+func goroot() (string, error) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOROOT: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }

@@ -3,6 +3,7 @@ package admission
 import (
 	"archive/zip"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,7 +18,11 @@ import (
 // the data of time/tzdata, which the manager embeds).
 func goZones(t *testing.T) []string {
 	t.Helper()
-	r, err := zip.OpenReader(filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip"))
+	root, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	r, err := zip.OpenReader(filepath.Join(strings.TrimSpace(string(root)), "lib", "time", "zoneinfo.zip"))
 	if err != nil {
 		t.Fatal(err)
 	}
