@@ -28,7 +28,8 @@ func testGroups(t *testing.T, c client.Client) {
 		{name: "February 29", spec: map[string]any{"schedule": "0 0 29 feb *", "scheduleTimeZone": "Etc/GMT+5"}},
 		{name: "a step larger than the field", spec: map[string]any{"schedule": "*/100 0 * * *"}},
 		{name: "minute 61", spec: map[string]any{"schedule": "61 * * * *"}, messages: []string{
-			`spec.schedule: Invalid value: "61 * * * *": schedule "61 * * * *": the minute field "61" is not valid: use numbers 0-59`,
+			// 1.30 writes Invalid value: "string", later versions the value.
+			`spec.schedule: Invalid value: `, `schedule "61 * * * *": the minute field "61" is not valid: use numbers 0-59`,
 		}},
 		{name: "hour 24", spec: map[string]any{"schedule": "0 24 * * *"}, messages: []string{`the hour field "24" is not valid: use numbers 0-23`}},
 		{name: "day 0", spec: map[string]any{"schedule": "0 0 0 * *"}, messages: []string{`the day-of-month field "0" is not valid: use numbers 1-31`}},
@@ -43,10 +44,10 @@ func testGroups(t *testing.T, c client.Client) {
 			`"CRON_TZ=UTC 0 0 * * *" is not a cron schedule`, "the time zone goes in spec.scheduleTimeZone",
 		}},
 		{name: "an unknown schedule zone", spec: map[string]any{"schedule": "@daily", "scheduleTimeZone": "Mars/Olympus"}, messages: []string{
-			`spec.scheduleTimeZone: Invalid value: "Mars/Olympus": unknown time zone "Mars/Olympus": use an IANA name such as Europe/Berlin`,
+			`spec.scheduleTimeZone: Invalid value: `, `unknown time zone "Mars/Olympus": use an IANA name such as Europe/Berlin`,
 		}},
 		{name: "a window in Local", spec: map[string]any{"blackoutWindows": window("Local")}, messages: []string{
-			`spec.blackoutWindows[0].timeZone: Invalid value: "Local": unknown time zone "Local"`,
+			`spec.blackoutWindows[0].timeZone: Invalid value: `, `unknown time zone "Local"`,
 		}},
 	}
 	for i, tt := range tests {
