@@ -1,8 +1,8 @@
 // Package duration parses the duration syntax of an OaatGroup's frequency and failureCoolOff
 // (v1alpha1.Duration), which is the original oaat-operator's: integer+unit tokens such as 1h30m
 // or "1 hour 30 min", summed, in any order. Parse accepts exactly the strings that the admission
-// rules of v1alpha1.Duration accept, so a group that passed admission always parses unless its
-// sum overflows a time.Duration.
+// rules of v1alpha1.Duration accept, so a group that passed admission always parses (a rule of
+// its own refuses a sum that overflows a time.Duration).
 package duration
 
 import (
