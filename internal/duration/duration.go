@@ -30,7 +30,7 @@ var units = map[string]time.Duration{
 }
 
 // errTooLarge is wrapped by the error of a duration whose sum does not fit in a time.Duration:
-// the only kind of string that admission accepts and Parse rejects.
+// admission refuses such strings too (a rule of its own on v1alpha1.Duration).
 var errTooLarge = fmt.Errorf("too large: the maximum is %v (about 292 years)", time.Duration(math.MaxInt64))
 
 // token is one number and unit of a duration string, as written.
