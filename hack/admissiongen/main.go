@@ -45,7 +45,7 @@ func main() {
 
 // goMinor is the language version of a toolchain version: go1.26.8 is 1.26.
 func goMinor(v string) string {
-	if m := regexp.MustCompile(`^(?:go)?([0-9]+\.[0-9]+)`).FindStringSubmatch(v); m != nil {
+	if m := regexp.MustCompile(`^(?:go)?(\d+\.\d+)`).FindStringSubmatch(v); m != nil {
 		return m[1]
 	}
 	return v

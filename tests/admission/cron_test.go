@@ -109,6 +109,7 @@ func dedupe(in []string) []string {
 // testCronCorpus sends every string of the corpus as spec.schedule to the API server and to the
 // operator's parser (internal/schedule.ParseCalendar): both must accept it or both refuse it.
 func testCronCorpus(t *testing.T, c client.Client) {
+	t.Helper()
 	corpus := cronCorpus()
 	refusals := make([]error, len(corpus))
 	var wg sync.WaitGroup

@@ -13,6 +13,7 @@ import (
 // testGroups sends whole groups, valid and invalid, and checks the refusals' messages: each says
 // which field and why, and stays short.
 func testGroups(t *testing.T, c client.Client) {
+	t.Helper()
 	window := func(zone string) []any {
 		return []any{map[string]any{"start": "22:00", "end": "02:00", "timeZone": zone}}
 	}
@@ -81,6 +82,7 @@ func testGroups(t *testing.T, c client.Client) {
 // testDurations sends durations around the largest time.Duration as spec.frequency to the API
 // server and to the operator's parser (internal/duration.Parse): both must accept or both refuse.
 func testDurations(t *testing.T, c client.Client) {
+	t.Helper()
 	for i, d := range []string{
 		"1h", "9223372036s", "9223372037s", "15250w", "15251w", "153722867m", "153722868m", "2562047h", "2562048h",
 		"106751d", "106752d", "00000000000000000001s", "99999999999999999999999s", "1h 9223372032s", "1h 9223372033s",

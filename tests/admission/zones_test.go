@@ -46,6 +46,7 @@ var unknownZones = []string{
 // testTimeZones checks both zone fields: every zone of the Go toolchain is accepted (and read by
 // the operator), and unknownZones are refused by both.
 func testTimeZones(t *testing.T, c client.Client) {
+	t.Helper()
 	zones := goZones(t)
 	const perGroup = 20 // spec.blackoutWindows' MaxItems
 	for first := 0; first < len(zones); first += perGroup {
