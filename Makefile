@@ -80,7 +80,7 @@ LOCALBIN ?= $(CURDIR)/bin
 TOOLS_DIR := $(CURDIR)/hack/tools
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/oaat-operator/tools
 # TOOLBIN_<module>: the cache directory of hack/tools/<module>'s binaries.
-TOOL_MODULES := controlplane coredns crd-ref-docs devtools etcd golangci-lint grpc-health-probe kwok olm operator-sdk opm
+TOOL_MODULES := controlplane controlplane-floor coredns crd-ref-docs devtools etcd golangci-lint grpc-health-probe kwok olm operator-sdk opm
 $(foreach m,$(TOOL_MODULES),$(eval TOOLBIN_$(m) := $(TOOLS_CACHE)/$(m)-$(shell cat $(TOOLS_DIR)/$(m)/go.mod $(TOOLS_DIR)/$(m)/go.sum | sha256sum | cut -c1-12)))
 
 # gomod-version prints the version at which hack/tools/$(1)/go.mod requires module $(2).
@@ -88,6 +88,9 @@ gomod-version = $(shell awk '$$1 == "require" && $$2 == "$(2)" { print $$3; exit
 
 ## Tool Versions
 KUBE_VERSION := $(call gomod-version,controlplane,k8s.io/kubernetes)
+# The oldest Kubernetes the bundle's CSV claims (spec.minKubeVersion): its kube-apiserver runs the
+# admission tests (tests/admission) beside KUBE_VERSION's.
+KUBE_VERSION_FLOOR := $(call gomod-version,controlplane-floor,k8s.io/kubernetes)
 ETCD_VERSION := $(call gomod-version,etcd,go.etcd.io/etcd/server/v3)
 KWOK_VERSION := $(call gomod-version,kwok,sigs.k8s.io/kwok)
 CONTROLLER_TOOLS_VERSION := $(call gomod-version,devtools,sigs.k8s.io/controller-tools)
@@ -101,7 +104,7 @@ KUBE_API_LINTER_VERSION := $(call gomod-version,golangci-lint,sigs.k8s.io/kube-a
 COREDNS_VERSION := $(call gomod-version,coredns,github.com/coredns/coredns)
 CRD_REF_DOCS_VERSION := $(call gomod-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
 
-$(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
+$(foreach v,KUBE_VERSION KUBE_VERSION_FLOOR ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
   OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION GOLANGCI_LINT_VERSION KUBE_API_LINTER_VERSION \
   COREDNS_VERSION CRD_REF_DOCS_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
@@ -110,6 +113,7 @@ $(foreach v,KUBE_VERSION ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUST
 CONTROLLER_GEN := $(TOOLBIN_devtools)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE := $(TOOLBIN_devtools)/kustomize-$(KUSTOMIZE_VERSION)
 KUBE_APISERVER := $(TOOLBIN_controlplane)/kube-apiserver-$(KUBE_VERSION)
+KUBE_APISERVER_FLOOR := $(TOOLBIN_controlplane-floor)/kube-apiserver-$(KUBE_VERSION_FLOOR)
 KUBE_CONTROLLER_MANAGER := $(TOOLBIN_controlplane)/kube-controller-manager-$(KUBE_VERSION)
 KUBE_SCHEDULER := $(TOOLBIN_controlplane)/kube-scheduler-$(KUBE_VERSION)
 KUBECTL_BIN := $(TOOLBIN_controlplane)/kubectl-$(KUBE_VERSION)
@@ -162,11 +166,12 @@ KUBECTL ?= $(KUBECTL_BIN)
 
 # Without these the Kubernetes binaries report v0.0.0-master, and OLM then takes the cluster
 # for 0.0.0 and refuses every CSV with a minKubeVersion.
-KUBE_VERSION_PARTS := $(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))
-KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
-	-X k8s.io/component-base/version.gitMajor=$(word 1,$(KUBE_VERSION_PARTS)) \
-	-X k8s.io/component-base/version.gitMinor=$(word 2,$(KUBE_VERSION_PARTS)) \
+# kube-version-ldflags are the linker flags of the Kubernetes binaries of version $(1).
+kube-version-ldflags = -X k8s.io/component-base/version.gitVersion=$(1) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(patsubst v%,%,$(1)))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(patsubst v%,%,$(1)))) \
 	-X k8s.io/component-base/version.gitTreeState=clean
+KUBE_LDFLAGS := $(call kube-version-ldflags,$(KUBE_VERSION))
 
 # The operator-framework tools report these versions (`operator-sdk version`, `opm version`,
 # `olm --version`); operator-sdk also scaffolds its ImageVersion into scorecard configurations.
@@ -210,7 +215,8 @@ manifests: $(CONTROLLER_GEN) ## Generate ClusterRole and CustomResourceDefinitio
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true paths="./..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations.
+generate: $(CONTROLLER_GEN) ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations, and the generated admission rules (hack/admissiongen).
+	go run ./hack/admissiongen api/v1alpha1/zz_generated.admission.go
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
 
 .PHONY: fmt
@@ -221,8 +227,10 @@ fmt: ## Run gofmt on every Go file of the tree, build-tagged suites (e2e, olmcat
 vet: ## Run go vet against code.
 	go vet ./...
 
-# envtest (controller-runtime) starts the API server, etcd and kubectl named by these variables.
-ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN)
+# envtest (controller-runtime) starts the API server, etcd and kubectl named by these variables;
+# tests/admission also starts the oldest supported API server (KUBE_APISERVER_FLOOR).
+ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN) \
+	TEST_ASSET_KUBE_APISERVER_FLOOR=$(KUBE_APISERVER_FLOOR)
 
 # Two pairs of suites run side by side (TEST_PAIR; --output-sync prints each one's output whole
 # when it ends): the integration suite, which mostly waits on its API servers, beside test-olm,
@@ -233,7 +241,7 @@ ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD
 TEST_PAIR = $(MAKE) -j2 --output-sync=target -o manifests -o generate -o fmt -o vet
 
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
 	$(call timed,go test (all but integration),$(ENVTEST_ENV) go test $$(go list ./... | grep -v /tests/integration) -coverprofile cover.out)
 	$(call timed,test-integration and test-olm,$(TEST_PAIR) test-integration test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
@@ -391,6 +399,11 @@ test-olm-install: $(CLUSTER_BINARIES) $(OLM) $(CATALOG_OPERATOR) $(OPM) $(KUSTOM
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (internal/, api/), without a control plane.
 	go test ./internal/... ./api/...
+
+# tests/admission is also part of `go test ./...` in the test target.
+.PHONY: test-admission
+test-admission: $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Check the CRDs' admission rules on the newest and the oldest supported kube-apiserver (envtest, dry-run): the cron corpus against the operator's parser, every time zone, a table of groups.
+	$(ENVTEST_ENV) go test ./tests/admission/ -count=1 -v -run TestAdmission
 
 # tests/docs is also part of `go test ./...` in the test target.
 .PHONY: test-docs
@@ -842,6 +855,11 @@ control-plane: kube-apiserver kube-controller-manager kube-scheduler kubectl etc
 kube-apiserver: $(KUBE_APISERVER) ## Build kube-apiserver into the tools cache if necessary.
 $(KUBE_APISERVER):
 	$(call go-build-tool,$@,controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(KUBE_LDFLAGS))
+
+.PHONY: kube-apiserver-floor
+kube-apiserver-floor: $(KUBE_APISERVER_FLOOR) ## Build the kube-apiserver of the oldest supported Kubernetes (KUBE_VERSION_FLOOR, hack/tools/controlplane-floor) into the tools cache if necessary.
+$(KUBE_APISERVER_FLOOR):
+	$(call go-build-tool,$@,controlplane-floor,k8s.io/kubernetes/cmd/kube-apiserver,$(call kube-version-ldflags,$(KUBE_VERSION_FLOOR)))
 
 .PHONY: kube-controller-manager
 kube-controller-manager: $(KUBE_CONTROLLER_MANAGER) ## Build kube-controller-manager into the tools cache if necessary.

@@ -1,14 +1,6 @@
 package v1alpha1
 
-// CronSchedule is a cron expression in the syntax of a Kubernetes CronJob's schedule: five fields
-// (minute, hour, day-of-month, month, day-of-week; numbers, names such as Mon or Jan, *, ranges,
-// lists and steps) or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight and
-// @hourly. Admission checks the shape; the operator reads the values, and a value out of range
-// makes the group not Ready with reason InvalidSpec, naming the field.
-// +kubebuilder:validation:MinLength=1
-// +kubebuilder:validation:MaxLength=128
-// +kubebuilder:validation:XValidation:rule="self.matches('^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9A-Za-z*?/,-]+( +[0-9A-Za-z*?/,-]+){4})$')",messageExpression=`'"' + self + '" is not a cron schedule: use five fields such as "0 1 * * *" (minute hour day-of-month month day-of-week) or one of @yearly, @monthly, @weekly, @daily, @hourly; the time zone goes in spec.scheduleTimeZone'`
-type CronSchedule string
+// CronSchedule and its admission rules are generated (zz_generated.admission.go, hack/admissiongen).
 
 // DefaultFrequency is the frequency of a group that sets neither spec.frequency nor spec.schedule.
 const DefaultFrequency Duration = "1h"

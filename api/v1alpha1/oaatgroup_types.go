@@ -12,6 +12,8 @@ import (
 // +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:XValidation:rule="self.matches('^ *([0-9]+ *(seconds|second|secs|sec|s|minutes|minute|mins|min|m|hours|hour|hrs|hr|h|days|day|d|weeks|week|wks|wk|w) *)+$')",messageExpression=`'"' + self + '" is not a valid duration: use integer+unit tokens such as 30s, 5m, 1h30m, 1d or "1 hour 30 min"'`
 // +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",messageExpression=`'"' + self + '" is zero: a duration must be positive'`
+// The sum is at most 9223372036s (about 292 years, the longest Go time.Duration).
+// +kubebuilder:validation:XValidation:rule="!self.matches('^ *([0-9]+ *[a-z]+ *)+$') || (self.findAll('[0-9]+').all(n, n.matches('^0*[0-9]{1,10}$')) && self.findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum() <= 9223372036)",messageExpression=`'"' + self + '" is too long: a duration is at most 9223372036s (about 292 years)'`
 type Duration string
 
 // OaatGroupSpec lists the items to run one at a time and how often.
@@ -80,13 +82,10 @@ type OaatGroupSpec struct {
 	Schedule CronSchedule `json:"schedule,omitempty"`
 
 	// scheduleTimeZone is the IANA time zone (for example Europe/Berlin) that schedule is read
-	// in; absent means UTC. An unknown zone makes the group not Ready with reason InvalidSpec.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+/-]*$`
+	// in; absent means UTC. A name that is not one of the operator's zones is refused.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Schedule time zone",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
-	ScheduleTimeZone string `json:"scheduleTimeZone,omitempty"`
+	ScheduleTimeZone TimeZone `json:"scheduleTimeZone,omitempty"`
 
 	// jitter delays the start of each round of schedule by up to this long after its tick, so
 	// that many groups scheduled at the same time do not all start in the same second. The delay

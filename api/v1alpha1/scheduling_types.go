@@ -30,12 +30,10 @@ type BlackoutWindow struct {
 
 	// timeZone is the IANA time zone (for example Europe/Berlin) that start and end are read in;
 	// absent means UTC. Across daylight-saving changes the window keeps its wall-clock times.
-	// An unknown zone makes the group not Ready with reason InvalidSpec.
-	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+/-]*$`
+	// A name that is not one of the operator's zones is refused.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Time zone",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
-	TimeZone string `json:"timeZone,omitempty"`
+	TimeZone TimeZone `json:"timeZone,omitempty"`
 
 	// stopRunning stops the item pod that is still running when the window opens. Its run is
 	// recorded as Interrupted: neither a success nor a failure, so the item keeps its place and

@@ -1,8 +1,8 @@
 // Package duration parses the duration syntax of an OaatGroup's frequency and failureCoolOff
 // (v1alpha1.Duration), which is the original oaat-operator's: integer+unit tokens such as 1h30m
 // or "1 hour 30 min", summed, in any order. Parse accepts exactly the strings that the admission
-// rules of v1alpha1.Duration accept, so a group that passed admission always parses unless its
-// sum overflows a time.Duration.
+// rules of v1alpha1.Duration accept, so a group that passed admission always parses (a rule of
+// its own refuses a sum that overflows a time.Duration).
 package duration
 
 import (
@@ -30,7 +30,7 @@ var units = map[string]time.Duration{
 }
 
 // errTooLarge is wrapped by the error of a duration whose sum does not fit in a time.Duration:
-// the only kind of string that admission accepts and Parse rejects.
+// admission refuses such strings too (a rule of its own on v1alpha1.Duration).
 var errTooLarge = fmt.Errorf("too large: the maximum is %v (about 292 years)", time.Duration(math.MaxInt64))
 
 // token is one number and unit of a duration string, as written.

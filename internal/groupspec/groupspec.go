@@ -33,7 +33,18 @@ type Policy struct {
 	Suspended string
 }
 
-// Read reads the group's spec; an error names the first field that cannot be used. Every field is
+// Read reads the group's spec; an error names the first field that cannot be used.
+//
+// Admission refuses every error that Read can return, with the same bounds (tests/admission
+// sends the same values to both): the durations' syntax, zero and overflow (v1alpha1.Duration);
+// the schedule's shape, length, field values, ranges, steps and a schedule that matches no date
+// (v1alpha1.CronSchedule); unknown zones and Local (v1alpha1.TimeZone: the zones of the Go
+// release the manager embeds, which LoadLocation always finds); the windows' times, days and
+// empty windows (v1alpha1.BlackoutWindow). Read still reports them, for an object stored before
+// these rules were installed: the API server does not check stored objects again, and an update
+// that leaves a field as it was keeps its old value (validation ratcheting). A group without
+// items (oaatItemsFrom gives none) is the planner's InvalidSpec that admission cannot refuse: it
+// depends on other objects (ConfigMaps, claims) that change after the group is admitted. Every field is
 // read even after an error, and the Policy returned holds all that could be read: an invalid edit
 // during a run (say a mistyped time zone) makes the group not Ready, but the run already started
 // keeps its RunTimeout, PendingTimeout and the stopRunning windows that still parse. A window
@@ -89,7 +100,7 @@ func Read(g *v1alpha1.OaatGroup) (Policy, error) {
 		for j, day := range w.Days {
 			days[j] = string(day)
 		}
-		window, err := schedule.ParseWindow(w.Start, w.End, days, w.TimeZone)
+		window, err := schedule.ParseWindow(w.Start, w.End, days, string(w.TimeZone))
 		if err != nil {
 			keep(fmt.Errorf("spec.blackoutWindows[%d]: %w", i, err))
 			continue
@@ -123,7 +134,7 @@ func TimeZoneOf(g *v1alpha1.OaatGroup) string {
 	if g.Spec.ScheduleTimeZone == "" {
 		return "UTC"
 	}
-	return g.Spec.ScheduleTimeZone
+	return string(g.Spec.ScheduleTimeZone)
 }
 
 // Duration parses an optional duration of the spec at the path field; empty is zero.

@@ -26,7 +26,7 @@ func window(t *testing.T, w v1alpha1.BlackoutWindow) schedule.Window {
 	for i, d := range w.Days {
 		days[i] = string(d)
 	}
-	parsed, err := schedule.ParseWindow(w.Start, w.End, days, w.TimeZone)
+	parsed, err := schedule.ParseWindow(w.Start, w.End, days, string(w.TimeZone))
 	if err != nil {
 		t.Fatalf("parsing window %+v: %v", w, err)
 	}

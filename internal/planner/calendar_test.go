@@ -249,7 +249,7 @@ func TestDecideScheduleInvalid(t *testing.T) {
 	tests := []struct {
 		name     string
 		schedule v1alpha1.CronSchedule
-		zone     string
+		zone     v1alpha1.TimeZone
 		jitter   v1alpha1.Duration
 		want     string
 	}{

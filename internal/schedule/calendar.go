@@ -47,6 +47,11 @@ var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month 
 // leaves to spec.frequency and spec.scheduleTimeZone.
 var cronShape = regexp.MustCompile(`^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9A-Za-z*?/,-]+( +[0-9A-Za-z*?/,-]+){4})$`)
 
+// maxScheduleLength is the longest expression the API accepts (v1alpha1.CronSchedule's
+// MaxLength): longer ones are refused here too, so that the operator reads exactly what admission
+// lets through.
+const maxScheduleLength = 128
+
 // tickSearchLimit is how far back from an instant the previous tick is looked for, and how far
 // ahead a schedule must have a tick: the cron library gives up after five years too.
 const tickSearchLimit = 5 * 366 * 24 * time.Hour
@@ -58,6 +63,9 @@ const tickSearchLimit = 5 * 366 * 24 * time.Hour
 // maximum (59): 61`, `scheduleTimeZone "Mars/Olympus": unknown time zone Mars/Olympus`. An expression that matches no date (0 0 30 2 *)
 // is refused too. "Local" is refused: it would make the schedule depend on the operator's host.
 func ParseCalendar(expr, timeZone string, jitter time.Duration, identity string) (Calendar, error) {
+	if len(expr) > maxScheduleLength {
+		return Calendar{}, fmt.Errorf("schedule %q is longer than %d characters", expr, maxScheduleLength)
+	}
 	if !cronShape.MatchString(expr) {
 		return Calendar{}, fmt.Errorf("schedule %q is not a cron expression of five fields or one of @yearly, @monthly, @weekly, @daily, @hourly", expr)
 	}
@@ -258,7 +266,7 @@ func GroupCalendar(g *v1alpha1.OaatGroup) (Calendar, error) {
 		}
 	}
 	identity := g.Namespace + "/" + g.Name + "/" + string(g.UID)
-	c, err := ParseCalendar(string(g.Spec.Schedule), g.Spec.ScheduleTimeZone, jitter, identity)
+	c, err := ParseCalendar(string(g.Spec.Schedule), string(g.Spec.ScheduleTimeZone), jitter, identity)
 	if err != nil {
 		return Calendar{}, fmt.Errorf("spec.%w", err)
 	}

@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,6 +45,7 @@ func TestParseCalendarErrors(t *testing.T) {
 		{name: "a zone inside the expression", expr: "TZ=Europe/Berlin 0 1 * * *", want: `schedule "TZ=Europe/Berlin 0 1 * * *" is not a cron expression of five fields or one of @yearly, @monthly, @weekly, @daily, @hourly`},
 		{name: "unknown month name", expr: "0 1 * foo *", want: `schedule "0 1 * foo *": failed to parse int from foo: strconv.Atoi: parsing "foo": invalid syntax`},
 		{name: "a date that never comes", expr: "0 0 30 2 *", want: `schedule "0 0 30 2 *" matches no date`},
+		{name: "longer than the API allows", expr: "0 0 * * " + strings.Repeat("1,", 60) + "1", want: `schedule "0 0 * * ` + strings.Repeat("1,", 60) + `1" is longer than 128 characters`},
 		{name: "unknown zone", expr: "@daily", timeZone: "Mars/Olympus", want: `scheduleTimeZone "Mars/Olympus": unknown time zone Mars/Olympus`},
 		{name: "the host's zone", expr: "@daily", timeZone: "Local", want: `scheduleTimeZone "Local" is not an IANA time zone name`},
 		{name: "negative jitter", expr: "@daily", jitter: -time.Second, want: "jitter cannot be negative"},

@@ -120,7 +120,7 @@ func (w *GroupWrapper) Frequency(f v1alpha1.Duration) *GroupWrapper {
 // Schedule sets spec.schedule and spec.scheduleTimeZone, and clears spec.frequency: a group runs
 // its rounds on a schedule or at a frequency, not both.
 func (w *GroupWrapper) Schedule(cron v1alpha1.CronSchedule, timeZone string) *GroupWrapper {
-	w.Spec.Schedule, w.Spec.ScheduleTimeZone, w.Spec.Frequency = cron, timeZone, ""
+	w.Spec.Schedule, w.Spec.ScheduleTimeZone, w.Spec.Frequency = cron, v1alpha1.TimeZone(timeZone), ""
 	return w
 }
 
