@@ -3,15 +3,16 @@
 # To re-generate a bundle for another specific version without changing the standard setup, you can:
 # - use the VERSION as arg of the bundle target (e.g make bundle VERSION=0.0.2)
 # - use environment variables to overwrite this value (e.g export VERSION=0.0.2)
-VERSION ?= 0.2.0
+VERSION ?= 0.3.0
 
 # The previous release, which this one replaces (the CSV's spec.replaces and olm.skipRange in
-# config/manifests/bases): its version and the commit it was built from (tagged v$(PREVIOUS_VERSION)).
+# config/manifests/bases): its version and the commit it was built from, recorded here because
+# no tag travels with the tree (0.2.0 is the commit where VERSION became 0.2.0).
 # make images builds its operator, bundle and catalog images from that commit's tree (git archive),
 # so that the upgrade test always starts from the real previous release; make catalog puts its
 # bundle in the channel before this one.
-PREVIOUS_VERSION := 0.1.0
-PREVIOUS_COMMIT := 6de56b5edd73adfec9446cf4194a10e3580fbfb9
+PREVIOUS_VERSION := 0.2.0
+PREVIOUS_COMMIT := bf111f051d04ceed0a4a49652242132246f743b6
 
 # CHANNELS define the bundle channels used in the bundle.
 # Add a new line here if you would like to change its default config. (E.g CHANNELS = "candidate,fast,stable")
@@ -688,7 +689,9 @@ bundle-verify: ## Regenerate the bundle and the catalog; fail if they differ fro
 	@echo "The bundle and the catalog are up to date."
 
 # The channel holds the previous release (its olm.bundle entry as its commit's catalog has it) and
-# this one, which replaces it and skips any version in between. The olm.bundle entry is `opm render ./bundle` with the image set to BUNDLE_IMG (which `opm render
+# this one, which replaces it and skips any version in between. Only those two: the releases
+# before the previous one leave the channel (its commit's catalog may hold them), so every path
+# to this release is the one hop the upgrade test runs. The olm.bundle entry is `opm render ./bundle` with the image set to BUNDLE_IMG (which `opm render
 # BUNDLE_IMG` would set, but cannot here without a registry) and the bundle image added to its
 # relatedImages, as rendering the image does. The catalog is then rendered once more to migrate
 # the inline manifests (olm.bundle.object) to olm.csv.metadata: OLM installs from the bundle
@@ -702,7 +705,7 @@ catalog: $(OPM) ## Write the file-based catalog (catalog/, with the bundle image
 		printf -- '---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n- name: %s.v%s\n- name: %s.v%s\n  replaces: %s.v%s\n  skipRange: %s\n' \
 			$(PACKAGE_NAME) "$$channel" $(PACKAGE_NAME) $(PREVIOUS_VERSION) $(PACKAGE_NAME) $(VERSION) $(PACKAGE_NAME) $(PREVIOUS_VERSION) "'>=$(PREVIOUS_VERSION) <$(VERSION)'"; \
 	  done; \
-	  git show $(PREVIOUS_COMMIT):$(CATALOG_DIR)/index.yaml | awk 'BEGIN { RS = "\n---\n" } /(^|\n)schema: olm.bundle\n/ { printf "---\n%s\n", $$0 }'; \
+	  git show $(PREVIOUS_COMMIT):$(CATALOG_DIR)/index.yaml | awk -v name='$(PACKAGE_NAME).v$(PREVIOUS_VERSION)' 'BEGIN { RS = "\n---\n" } /(^|\n)schema: olm.bundle\n/ && index("\n" $$0 "\n", "\nname: " name "\n") { printf "---\n%s\n", $$0; found = 1 } END { if (!found) { print "no olm.bundle " name " in the catalog of $(PREVIOUS_COMMIT)" > "/dev/stderr"; exit 1 } }'; \
 	  $(OPM) render ./bundle -o yaml | sed -e 's|^image: ""$$|image: $(BUNDLE_IMG)|' -e 's|^relatedImages:$$|relatedImages:\n- image: $(BUNDLE_IMG)\n  name: ""|'; \
 	} > "$$tmp/index.yaml"; \
 	mkdir -p $(CATALOG_DIR); \

@@ -411,7 +411,7 @@ containerd_ready() { ctr --address "$(containerd_socket)" version >/dev/null; }
 
 # forget_pushed_images: containerd's image store outlives a down (the state directory is kept),
 # and the kubelet pulls a tag it already has only with imagePullPolicy Always: a rebuilt image
-# pushed under the same tag (the operator's v0.2.0) would never reach the node. Forgetting the
+# pushed under the same tag (the operator's v$VERSION) would never reach the node. Forgetting the
 # names just pushed makes the kubelet pull each from the registry again when a pod needs it.
 forget_pushed_images() {
 	local names

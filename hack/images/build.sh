@@ -254,7 +254,7 @@ catalog_image() {
 }
 
 # The previous release (PREVIOUS_COMMIT), from its commit's tree: the operator (amd64), its bundle
-# and its catalog (which holds only that release), each as that commit builds it.
+# and its catalog (with the channel that commit's catalog has), each as that commit builds it.
 previous_src() {
 	local dir=$WORK/previous-src
 	: "${PREVIOUS_COMMIT:?run this through make images}"

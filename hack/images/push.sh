@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copies every image that `make images` built (bin/images/images.list) into a plain-HTTP registry
-# under its public name as a path: REGISTRY/quay.io/oaat-io/oaat-operator:v0.1.0,
+# under its public name as a path: REGISTRY/quay.io/oaat-io/oaat-operator:v0.3.0,
 # REGISTRY/registry.k8s.io/pause:3.10.2, ... A containerd mirror for each public registry host
 # (hosts.toml: [host."http://REGISTRY/v2/quay.io"] with override_path = true) then resolves the
 # public names there. Manifest lists are copied whole (every platform), digests unchanged.

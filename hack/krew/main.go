@@ -1,7 +1,7 @@
 // Command krew writes the krew manifest of the kubectl oaat plugin from its template
 // (hack/krew/oaat.yaml) and the plugin's archives, which `make krew-manifest` builds:
 //
-//	go run ./hack/krew -version 0.2.0 -url URL -dir bin/krew -platforms "linux/amd64 darwin/arm64" \
+//	go run ./hack/krew -version 0.3.0 -url URL -dir bin/krew -platforms "linux/amd64 darwin/arm64" \
 //		-o bin/krew/oaat.yaml hack/krew/oaat.yaml
 //
 // The archive of a platform is DIR/kubectl-oaat_vVERSION_OS_ARCH.tar.gz, and its URI in the

@@ -46,7 +46,7 @@ var (
 	// alertRowRE is a row of its alerts table.
 	alertRowRE = regexp.MustCompile(`(?m)^\| \[(\w+)\]\(#\w+\) \|`)
 	// metricNameRE is a name the docs may give a metric: oaat_ and a word, not inside another
-	// word or a file name such as kubectl-oaat_v0.2.0_linux_amd64.tar.gz. The placeholder
+	// word or a file name such as kubectl-oaat_v0.3.0_linux_amd64.tar.gz. The placeholder
 	// {{oaat_item}} and the samples' file names (oaat_v1alpha1_...) are not metrics either.
 	metricNameRE = regexp.MustCompile(`(^|[^A-Za-z0-9_-])(oaat_[a-z0-9_]*[a-z0-9])`)
 )

@@ -89,7 +89,7 @@ func loadEnv() (testEnv, error) {
 }
 
 // csvOf is the CSV a bundle image holds: the package's name and the version of the image's tag
-// (quay.io/oaat-io/oaat-operator-bundle:v0.2.0 holds oaat-operator.v0.2.0).
+// (quay.io/oaat-io/oaat-operator-bundle:v0.3.0 holds oaat-operator.v0.3.0).
 func csvOf(bundleImg string) string {
 	return packageName + "." + bundleImg[strings.LastIndex(bundleImg, ":")+1:]
 }

@@ -57,10 +57,10 @@ var _ = Describe("operator-sdk", Ordered, func() {
 
 		// docs/olm.md's transcript olm-run-bundle, as a user types it: the commands run as the
 		// page shows them, operator-sdk's pulls through the proxy.
-		Expect(env.bundleImg).To(Equal("quay.io/oaat-io/oaat-operator-bundle:v0.2.0"), "the bundle image docs/olm.md names")
+		Expect(env.bundleImg).To(Equal("quay.io/oaat-io/oaat-operator-bundle:v0.3.0"), "the bundle image docs/olm.md names")
 		block := &support.Transcript{Runner: sdkTranscriptRunner(proxy)}
 		Expect(block.Run(ctx, "kubectl create namespace oaat-operator")).To(Succeed())
-		Expect(block.Run(ctx, "operator-sdk run bundle quay.io/oaat-io/oaat-operator-bundle:v0.2.0 -n oaat-operator")).
+		Expect(block.Run(ctx, "operator-sdk run bundle quay.io/oaat-io/oaat-operator-bundle:v0.3.0 -n oaat-operator")).
 			To(Succeed(), "pods of %s:\n%s", runBundleNamespace, describePods(ctx, runBundleNamespace))
 		// operator-sdk logs in logrus's text format, which escapes the quotes of a message.
 		Expect(block.String()).To(ContainSubstring(`OLM has successfully installed \"` + csvName + `\"`))
@@ -138,7 +138,7 @@ var _ = Describe("operator-sdk", Ordered, func() {
 
 		// As docs/upgrading.md has it (marked checked-by: tests/olmcatalog bundle-upgrade), with
 		// operator-sdk's pulls through the proxy.
-		Expect(env.bundleImg).To(Equal("quay.io/oaat-io/oaat-operator-bundle:v0.2.0"), "the bundle image docs/upgrading.md names")
+		Expect(env.bundleImg).To(Equal("quay.io/oaat-io/oaat-operator-bundle:v0.3.0"), "the bundle image docs/upgrading.md names")
 		out = runDocBlocks(ctx, "bundle-upgrade", append([]string{"HOME=" + GinkgoT().TempDir()}, proxy.Env()...)...)
 		Expect(out).To(ContainSubstring(`Successfully upgraded to \"` + csvName + `\"`))
 		expectPodsOnRealNode(ctx, bundleUpgradeNamespace, "control-plane=controller-manager", env.img)
