@@ -92,7 +92,7 @@ type Plan struct {
 	Finished []Outcome
 	// Probes are the results of the circuit breaker's probes whose outcome Status records for
 	// the first time; the controller counts them once Status is persisted.
-	Probes []Result
+	Probes []v1alpha1.RunResult
 	// LockBreakers are the new states of the circuit breakers the group's locks carry
 	// (lockbreaker.go), written once Status is persisted, before the group's slots are given
 	// back, each only if the lock's breaker is unchanged since it was read; their events follow
@@ -145,24 +145,12 @@ type Event struct {
 	Message string
 }
 
-// Result is how a run ended; its values are those of the result label of the run metrics.
-type Result string
-
-const (
-	// ResultSucceeded means the pod succeeded, or failed only with exit codes of spec.exitCodes.success.
-	ResultSucceeded Result = "succeeded"
-	// ResultFailed means the pod failed, disappeared, or ran longer than spec.runTimeout.
-	ResultFailed Result = "failed"
-	// ResultInterrupted means the run was stopped because a blackout window with stopRunning opened.
-	ResultInterrupted Result = "interrupted"
-)
-
 // Outcome is a finished run.
 type Outcome struct {
 	// Item is the item that ran.
 	Item string
 	// Result is how the run ended.
-	Result Result
+	Result v1alpha1.RunResult
 	// Duration is how long the run took, from the pod's start to its end.
 	Duration time.Duration
 }
