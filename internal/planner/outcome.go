@@ -113,21 +113,22 @@ func clampTime(t, earliest, latest metav1.Time) metav1.Time {
 	return t
 }
 
+// outcomeEvents are the events that report a run's outcome, one row per result (exhaustive
+// checks that every v1alpha1.RunResult has one): its type, reason and the verb of its message.
+var outcomeEvents = map[v1alpha1.RunResult]struct{ eventType, reason, verb string }{
+	v1alpha1.ResultSucceeded:   {corev1.EventTypeNormal, v1alpha1.ReasonRunSucceeded, "succeeded"},
+	v1alpha1.ResultFailed:      {corev1.EventTypeWarning, v1alpha1.ReasonRunFailed, "failed"},
+	v1alpha1.ResultInterrupted: {corev1.EventTypeNormal, v1alpha1.ReasonRunInterrupted, "was interrupted"},
+}
+
+// announceOutcome emits the event of the run's outcome (outcomeEvents); with spec.runEvents
+// Failures, a success has none: status and the metrics record it.
 func (d *decision) announceOutcome(cr *v1alpha1.CurrentRun, out ended) {
-	switch out.result {
-	case v1alpha1.ResultSucceeded:
-		if d.group.Spec.RunEvents == v1alpha1.RunEventsFailures {
-			return // status and the metrics record it (spec.runEvents)
-		}
-		d.event(corev1.EventTypeNormal, v1alpha1.ReasonRunSucceeded,
-			fmt.Sprintf("Item %q succeeded in pod %s%s", cr.Item, cr.PodName, out.describe()))
-	case v1alpha1.ResultFailed:
-		d.event(corev1.EventTypeWarning, v1alpha1.ReasonRunFailed,
-			fmt.Sprintf("Item %q failed in pod %s%s", cr.Item, cr.PodName, out.describe()))
-	case v1alpha1.ResultInterrupted:
-		d.event(corev1.EventTypeNormal, v1alpha1.ReasonRunInterrupted,
-			fmt.Sprintf("Item %q was interrupted in pod %s%s", cr.Item, cr.PodName, out.describe()))
+	if out.result == v1alpha1.ResultSucceeded && d.group.Spec.RunEvents == v1alpha1.RunEventsFailures {
+		return
 	}
+	e := outcomeEvents[out.result]
+	d.event(e.eventType, e.reason, fmt.Sprintf("Item %q %s in pod %s%s", cr.Item, e.verb, cr.PodName, out.describe()))
 }
 
 // ended is how a run ended.
