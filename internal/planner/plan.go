@@ -156,7 +156,8 @@ type Outcome struct {
 }
 
 // Decide makes the plan for one reconcile of the group. Its steps share one decision; each reads
-// what the steps before it produced, which fixes their order:
+// what the steps before it produced, which fixes their order (TestDecideStepTable holds this
+// table to Decide's calls):
 //
 //	step                    reads                                          produces
 //	recordCurrentRun        status.currentRun, the run's pod,              the item's outcome and history, Finished, the
@@ -185,6 +186,7 @@ type Outcome struct {
 //	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
 //	batchSuperseded         pruneHistory's superseded pods, currentRun     DeleteBatch now, or none while they wait
+//	untrackPods             the pods with oaat.io/run-tracking, currentRun Untrack: every such pod but the current run's
 //
 // The steps that wait for a time return it, and Decide alone turns the earliest into the plan's
 // wake-up (RequeueAfter): observeTick (the next round), stopCurrentRun (a timeout or a blackout),
