@@ -44,19 +44,22 @@ type Input struct {
 	History *v1alpha1.OaatGroupHistory
 }
 
-// Plan is what the controller applies, in these phases (controllers.applyPhases):
+// Plan is what the controller applies, in these phases (controllers.applyPhases; a test holds
+// this list, and docs/architecture.md's, to it):
 //
 //  1. check the start: with a Create, this process still leads and the API server shows no live
 //     pod of the group;
 //  2. final on-demand statuses: FinalOnDemandRuns;
 //  3. take lock slots: Locks.Acquire, all or none, then Locks.Assert;
-//  4. persist the status: Status, then emit Events and observe Finished; then delete
-//     DeleteHistory;
-//  5. create the pod: Create, and at the same time untrack pods: remove the finalizer
+//  4. persist the status: Status, then emit Events and observe Finished, Probes and RoundOverrun;
+//  5. delete the adopted history: DeleteHistory;
+//  6. create the pod and untrack pods: Create, and at the same time remove the finalizer
 //     oaat.io/run-tracking from each of Untrack (both need only the status persisted);
-//  6. open on-demand runs: OpenOnDemandRuns;
-//  7. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
-//  8. give back slots: Locks.Release.
+//  7. open on-demand runs: OpenOnDemandRuns;
+//  8. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
+//  9. write the lock breakers: LockBreakers;
+//  10. give back slots: Locks.Release;
+//  11. add the history finalizer: oaat.io/history, in the group's first pass.
 //
 // An event is emitted only once the state it reports is persisted. A run's start has no event of
 // its own: status.currentRun, the Running condition and the pod say it, and one event per run (its
