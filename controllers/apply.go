@@ -68,7 +68,6 @@ func (r *OaatGroupReconciler) applyPhases() []applyPhase {
 		{name: "write the lock breakers", run: r.writeLockBreakers},
 		{name: "give back slots", run: r.giveBackSlots},
 		{name: "add the history finalizer", run: r.addHistoryFinalizer},
-		{name: "count the pass", run: r.checkStart},
 	}
 }
 
