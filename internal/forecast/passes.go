@@ -75,7 +75,8 @@ func (s *simulation) observeRound(st *v1alpha1.OaatGroupStatus) {
 			}
 		case v1alpha1.WaitBlackout, v1alpha1.WaitOverrun:
 			pending, blackout = true, true
-		default:
+		case v1alpha1.WaitRunning, v1alpha1.WaitSucceededRecently, v1alpha1.WaitCoolingOff, v1alpha1.WaitSuspended,
+			v1alpha1.WaitLockHeld, v1alpha1.WaitBreakerOpen, "":
 			pending = true
 		}
 	}

@@ -91,9 +91,10 @@ func stopLine(f forecast.Forecast) string {
 		return fmt.Sprintf("at %s, waiting for a lock that other groups hold (taken to stay held)", clock(f.ReachedAt))
 	case forecast.StopPassLimit:
 		return fmt.Sprintf("at %s, after %d passes (the limit)", clock(f.ReachedAt), f.Passes)
-	default:
+	case forecast.StopHorizon, forecast.StopAssessed:
 		return "the horizon " + clock(f.Until)
 	}
+	return "the horizon " + clock(f.Until) // a forecast of a later version, read as one that reached its horizon
 }
 
 // writeAssumptions writes what the forecast took for granted.
