@@ -8,23 +8,24 @@ package v1alpha1
 
 // StopReason is a CurrentRun.stopReason: why the operator stops a run, or saw it stopped, before
 // it ended by itself. It is also the ItemStatus.lastReason of the run it stops (the Reason
-// constant of the same value). What each means (how the run counts, the event that announces it)
-// is one table, internal/planner's stopRules. The CRD keeps the field a plain string.
+// constant of the same value, TestStopReasonsAreLastReasons). What each means (how the run
+// counts, the event that announces it) is one table, internal/planner's stopRules. The CRD keeps
+// the field a plain string.
 type StopReason string
 
 // Stop reasons of CurrentRun.stopReason.
 const (
 	// StopDeadlineExceeded: the run took longer than spec.runTimeout; it counts as a failure.
-	StopDeadlineExceeded StopReason = ReasonDeadlineExceeded
+	StopDeadlineExceeded StopReason = "DeadlineExceeded"
 	// StopPendingTimeout: no container of the run's pod started within spec.pendingTimeout; it
 	// counts as a failure.
-	StopPendingTimeout StopReason = ReasonPendingTimeout
+	StopPendingTimeout StopReason = "PendingTimeout"
 	// StopInterrupted: a blackout window with stopRunning opened; it counts as neither success
 	// nor failure.
-	StopInterrupted StopReason = ReasonInterrupted
+	StopInterrupted StopReason = "Interrupted"
 	// StopDisrupted: the run's pod was ended by a disruption (an eviction, a preemption, a node's
 	// loss); the operator only records it, and it counts as neither success nor failure.
-	StopDisrupted StopReason = ReasonDisrupted
+	StopDisrupted StopReason = "Disrupted"
 )
 
 // StopReasons returns every StopReason.
