@@ -10,22 +10,16 @@ import (
 	"testing"
 )
 
-// enumSource is what this package's source (tests excluded) declares of its enumerations: the
-// names of the constants of each named type, and the identifiers each function's body names.
-type enumSource struct {
-	constants map[string][]string
-	named     map[string][]string
-}
-
-// readEnumSource parses the package's files: a value added to a type is found here whether or
-// not its list function names it.
-func readEnumSource(t *testing.T) enumSource {
+// readEnumSource parses the package's files (tests excluded) and returns the names of the
+// constants of each named type, and the identifiers each function's body names: a value added to
+// a type is found here whether or not its list function names it.
+func readEnumSource(t *testing.T) (constants, named map[string][]string) {
 	t.Helper()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := enumSource{constants: map[string][]string{}, named: map[string][]string{}}
+	constants, named = map[string][]string{}, map[string][]string{}
 	fset := token.NewFileSet()
 	for _, path := range files {
 		if strings.HasSuffix(path, "_test.go") {
@@ -45,7 +39,7 @@ func readEnumSource(t *testing.T) enumSource {
 					vs := spec.(*ast.ValueSpec)
 					if typ, ok := vs.Type.(*ast.Ident); ok {
 						for _, name := range vs.Names {
-							src.constants[typ.Name] = append(src.constants[typ.Name], name.Name)
+							constants[typ.Name] = append(constants[typ.Name], name.Name)
 						}
 					}
 				}
@@ -55,14 +49,14 @@ func readEnumSource(t *testing.T) enumSource {
 				}
 				ast.Inspect(decl.Body, func(n ast.Node) bool {
 					if id, ok := n.(*ast.Ident); ok {
-						src.named[decl.Name.Name] = append(src.named[decl.Name.Name], id.Name)
+						named[decl.Name.Name] = append(named[decl.Name.Name], id.Name)
 					}
 					return true
 				})
 			}
 		}
 	}
-	return src
+	return constants, named
 }
 
 // TestEnumListsHoldEveryConstant checks that StopReasons, WaitReasons and RunResults name every
@@ -70,7 +64,7 @@ func readEnumSource(t *testing.T) enumSource {
 // that walk these lists through the tables that give the values their meaning then cannot miss
 // one.
 func TestEnumListsHoldEveryConstant(t *testing.T) {
-	src := readEnumSource(t)
+	declared, named := readEnumSource(t)
 	for _, enum := range []struct {
 		typ, list string
 		values    []string
@@ -79,12 +73,12 @@ func TestEnumListsHoldEveryConstant(t *testing.T) {
 		{"WaitReason", "WaitReasons", valuesOf(WaitReasons())},
 		{"RunResult", "RunResults", valuesOf(RunResults())},
 	} {
-		constants := src.constants[enum.typ]
+		constants := declared[enum.typ]
 		if len(constants) == 0 {
 			t.Fatalf("no constant of type %s found in the package's source", enum.typ)
 		}
 		for _, name := range constants {
-			if !slices.Contains(src.named[enum.list], name) {
+			if !slices.Contains(named[enum.list], name) {
 				t.Errorf("%s() does not list %s, a %s", enum.list, name, enum.typ)
 			}
 		}
