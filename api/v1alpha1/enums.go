@@ -26,11 +26,13 @@ const (
 	// StopDisrupted: the run's pod was ended by a disruption (an eviction, a preemption, a node's
 	// loss); the operator only records it, and it counts as neither success nor failure.
 	StopDisrupted StopReason = "Disrupted"
+	// StopPreempted: PROBE, a stop reason added without its row in internal/planner's stopRules.
+	StopPreempted StopReason = "Preempted"
 )
 
 // StopReasons returns every StopReason.
 func StopReasons() []StopReason {
-	return []StopReason{StopDeadlineExceeded, StopPendingTimeout, StopInterrupted, StopDisrupted}
+	return []StopReason{StopDeadlineExceeded, StopPendingTimeout, StopInterrupted, StopDisrupted, StopPreempted}
 }
 
 // WaitReasons returns every WaitReason.
