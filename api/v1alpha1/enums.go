@@ -26,13 +26,11 @@ const (
 	// StopDisrupted: the run's pod was ended by a disruption (an eviction, a preemption, a node's
 	// loss); the operator only records it, and it counts as neither success nor failure.
 	StopDisrupted StopReason = "Disrupted"
-	// StopPreempted: PROBE, a stop reason added without its row in internal/planner's stopRules.
-	StopPreempted StopReason = "Preempted"
 )
 
 // StopReasons returns every StopReason.
 func StopReasons() []StopReason {
-	return []StopReason{StopDeadlineExceeded, StopPendingTimeout, StopInterrupted, StopDisrupted, StopPreempted}
+	return []StopReason{StopDeadlineExceeded, StopPendingTimeout, StopInterrupted, StopDisrupted}
 }
 
 // WaitReasons returns every WaitReason.
