@@ -19,5 +19,5 @@ const (
 	// WaitNextTick: with spec.schedule, the item has succeeded since the current round's tick
 	// (or no tick has come since the group was created); it is due again at the next round, at
 	// nextEligibleAt.
-	WaitNextTick = "NextTick"
+	WaitNextTick WaitReason = "NextTick"
 )

@@ -216,31 +216,36 @@ const (
 	ReasonBreakerOpened = "BreakerOpened"
 )
 
+// WaitReason is an ItemStatus.waitReason: why an item does not start now. Its values are the Wait
+// constants (WaitReasons lists them); the CRD keeps the field a plain string, so that a value added
+// later is no schema change.
+type WaitReason string
+
 // Wait reasons of ItemStatus.waitReason: why an item does not start now.
 const (
 	// WaitRunning: the item is the group's current run.
-	WaitRunning = "Running"
+	WaitRunning WaitReason = "Running"
 	// WaitSucceededRecently: the item succeeded less than frequency ago.
-	WaitSucceededRecently = "SucceededRecently"
+	WaitSucceededRecently WaitReason = "SucceededRecently"
 	// WaitCoolingOff: the item failed less than its cool-off ago.
-	WaitCoolingOff = "CoolingOff"
+	WaitCoolingOff WaitReason = "CoolingOff"
 	// WaitBlackout: a blackout window is open when the item would be eligible.
-	WaitBlackout = "Blackout"
+	WaitBlackout WaitReason = "Blackout"
 	// WaitOverrun: the item's expected run time would reach into a blackout window with
 	// avoidOverrun.
-	WaitOverrun = "Overrun"
+	WaitOverrun WaitReason = "Overrun"
 	// WaitSuspended: the group is suspended.
-	WaitSuspended = "Suspended"
+	WaitSuspended WaitReason = "Suspended"
 	// WaitParked: the item is parked until the group's spec changes.
-	WaitParked = "Parked"
+	WaitParked WaitReason = "Parked"
 	// WaitDone: in mode EachOnce the item has succeeded in this round.
-	WaitDone = "Done"
+	WaitDone WaitReason = "Done"
 	// WaitLockHeld: the item could start but a lock of spec.locks has no free slot for the group
 	// (status.lockWait names it).
-	WaitLockHeld = "LockHeld"
+	WaitLockHeld WaitReason = "LockHeld"
 	// WaitRemoved: the item is no longer one of the group's; its entry goes with its last pod.
-	WaitRemoved = "Removed"
+	WaitRemoved WaitReason = "Removed"
 	// WaitBreakerOpen: the group's circuit breaker is open and the next probe is not due yet
 	// (status.circuitBreaker.nextProbeAt).
-	WaitBreakerOpen = "BreakerOpen"
+	WaitBreakerOpen WaitReason = "BreakerOpen"
 )

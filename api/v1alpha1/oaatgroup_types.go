@@ -247,7 +247,7 @@ type CurrentRun struct {
 	// Disrupted run counts as neither success nor failure.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Stop reason",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
-	StopReason string `json:"stopReason,omitempty"`
+	StopReason StopReason `json:"stopReason,omitempty"`
 
 	// oaatRun is the name of the OaatRun this run serves; absent for a scheduled run.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="On-demand run",xDescriptors={"urn:alm:descriptor:text"}
@@ -333,7 +333,7 @@ type ItemStatus struct {
 	// nextEligibleAt has passed the reason no longer applies.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
-	WaitReason string `json:"waitReason,omitempty"`
+	WaitReason WaitReason `json:"waitReason,omitempty"`
 }
 
 // OaatGroupStatus is the observed state of an OaatGroup.

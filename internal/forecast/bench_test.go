@@ -74,7 +74,7 @@ func BenchmarkDecide(b *testing.B) {
 func TestSteadyGroupForecast(t *testing.T) {
 	in := steadyGroup(&testing.B{}, 10)
 	plan := planner.Decide(in)
-	if len(plan.Finished) != 1 || plan.Finished[0].Result != planner.ResultSucceeded || plan.Create == nil {
+	if len(plan.Finished) != 1 || plan.Finished[0].Result != v1alpha1.ResultSucceeded || plan.Create == nil {
 		t.Fatalf("the pass records %+v and creates %v: want the success of item-0 recorded and the next run started", plan.Finished, plan.Create != nil)
 	}
 	f := Simulate(in, plan, ConditionOptions(10))

@@ -55,9 +55,9 @@ func forecastDue(in planner.Input, plan *planner.Plan) bool {
 	for _, o := range plan.Finished {
 		before := itemStatus(in.Group.Status.Items, o.Item)
 		switch {
-		case o.Result == planner.ResultSucceeded && o.Duration > expectedRun(before):
+		case o.Result == v1alpha1.ResultSucceeded && o.Duration > expectedRun(before):
 			return true
-		case o.Result != planner.ResultSucceeded && before.FailureCount == 0:
+		case o.Result != v1alpha1.ResultSucceeded && before.FailureCount == 0:
 			return true // its first failure: a failing group does not pay a forecast per failed run
 		}
 		if n := int64(max(len(st.Items), 1)); in.Group.Status.RunCount%n == 0 {

@@ -61,7 +61,7 @@ func TestRefresh(t *testing.T) {
 	stale := metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonItemLate,
 		Message: "stale", ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(at(-time.Hour))}
 	succeeded := func(item string, d time.Duration) []planner.Outcome {
-		return []planner.Outcome{{Item: item, Result: planner.ResultSucceeded, Duration: d}}
+		return []planner.Outcome{{Item: item, Result: v1alpha1.ResultSucceeded, Duration: d}}
 	}
 	for _, tc := range []struct {
 		name     string
@@ -92,7 +92,7 @@ func TestRefresh(t *testing.T) {
 		finished: succeeded("a", 2*time.Minute), wantMade: true,
 	}, {
 		name: "a run failed", group: base(1, stale),
-		finished: []planner.Outcome{{Item: "a", Result: planner.ResultFailed, Duration: time.Second}}, wantMade: true,
+		finished: []planner.Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: time.Second}}, wantMade: true,
 	}, {
 		name: "an item failing again: its first failure made the forecast",
 		group: func() *v1alpha1.OaatGroup {
@@ -100,7 +100,7 @@ func TestRefresh(t *testing.T) {
 			g.Status.Items[0].FailureCount = 1
 			return g
 		},
-		finished: []planner.Outcome{{Item: "a", Result: planner.ResultFailed, Duration: time.Second}},
+		finished: []planner.Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: time.Second}},
 	}, {
 		name: "the run that closes a cycle of as many runs as items", group: base(4, stale),
 		finished: succeeded("a", time.Minute), wantMade: true,

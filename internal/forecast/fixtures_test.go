@@ -66,7 +66,7 @@ func input(g *v1alpha1.OaatGroup) planner.Input {
 
 // ran is a predicted run of item from start for d.
 func ran(item string, start, d time.Duration) Run {
-	return Run{Item: item, Start: at(start), End: at(start + d), Result: planner.ResultSucceeded}
+	return Run{Item: item, Start: at(start), End: at(start + d), Result: v1alpha1.ResultSucceeded}
 }
 
 // runningPod is the pod of run `run` of item as the operator creates it, running since start.

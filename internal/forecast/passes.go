@@ -75,7 +75,8 @@ func (s *simulation) observeRound(st *v1alpha1.OaatGroupStatus) {
 			}
 		case v1alpha1.WaitBlackout, v1alpha1.WaitOverrun:
 			pending, blackout = true, true
-		default:
+		case v1alpha1.WaitRunning, v1alpha1.WaitSucceededRecently, v1alpha1.WaitCoolingOff, v1alpha1.WaitSuspended,
+			v1alpha1.WaitLockHeld, v1alpha1.WaitBreakerOpen, "":
 			pending = true
 		}
 	}
@@ -223,19 +224,22 @@ func (s *simulation) assessed() bool {
 
 // heldAtStart reports whether an item with that wait reason at the start has no success due:
 // done in its round, parked or removed.
-func heldAtStart(waitReason string) bool {
+func heldAtStart(waitReason v1alpha1.WaitReason) bool {
 	switch waitReason {
 	case v1alpha1.WaitDone, v1alpha1.WaitNextTick, v1alpha1.WaitParked, v1alpha1.WaitRemoved:
 		return true
+	case v1alpha1.WaitRunning, v1alpha1.WaitSucceededRecently, v1alpha1.WaitCoolingOff, v1alpha1.WaitBlackout,
+		v1alpha1.WaitOverrun, v1alpha1.WaitSuspended, v1alpha1.WaitLockHeld, v1alpha1.WaitBreakerOpen:
+		return false
 	}
-	return false
+	return false // no wait reason: the item is not held
 }
 
 // NextSuccess is the end of the item's first predicted successful run, and false when the
 // forecast predicts none.
 func (f *Forecast) NextSuccess(item string) (time.Time, bool) {
 	for _, r := range f.Runs {
-		if r.Item == item && r.Result == planner.ResultSucceeded {
+		if r.Item == item && r.Result == v1alpha1.ResultSucceeded {
 			return r.End, true
 		}
 	}

@@ -59,7 +59,7 @@ type Run struct {
 	Start, End time.Time
 	// Result is how it ends, empty when it ends beyond the forecast: succeeded, or interrupted by
 	// a blackout window with stopRunning.
-	Result planner.Result
+	Result v1alpha1.RunResult
 	// OnDemandRun names the OaatRun the run serves, empty for a run of the schedule.
 	OnDemandRun string
 	// Ties is, when the schedule picked the item at random among equally due items, how many

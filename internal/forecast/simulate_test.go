@@ -54,7 +54,7 @@ func TestPredict(t *testing.T) {
 		},
 		opts: Options{Horizon: 5 * time.Minute, MaxPasses: 100},
 		want: shape{Stop: StopHorizon, Runs: []Run{
-			{Item: "a", Start: at(0), End: at(time.Minute), Result: planner.ResultSucceeded, Ties: 2},
+			{Item: "a", Start: at(0), End: at(time.Minute), Result: v1alpha1.ResultSucceeded, Ties: 2},
 			ran("b", time.Minute, time.Minute),
 		}},
 	}, {
@@ -70,7 +70,7 @@ func TestPredict(t *testing.T) {
 		},
 		opts: Options{Horizon: 30 * time.Minute, MaxPasses: 100},
 		want: shape{Stop: StopHorizon, Runs: []Run{
-			{Item: "a", Start: at(-4 * time.Minute), End: at(6 * time.Minute), Result: planner.ResultSucceeded, Going: true},
+			{Item: "a", Start: at(-4 * time.Minute), End: at(6 * time.Minute), Result: v1alpha1.ResultSucceeded, Going: true},
 			ran("b", 6*time.Minute, 10*time.Minute),
 		}},
 	}, {
@@ -83,7 +83,7 @@ func TestPredict(t *testing.T) {
 		opts: Options{Horizon: 24 * time.Hour, MaxPasses: 100},
 		want: shape{Stop: StopIdle,
 			Runs: []Run{
-				{Item: "b", Start: at(0), End: at(10 * time.Minute), Result: planner.ResultSucceeded, Ties: 2},
+				{Item: "b", Start: at(0), End: at(10 * time.Minute), Result: v1alpha1.ResultSucceeded, Ties: 2},
 				ran("c", 10*time.Minute, 20*time.Minute),
 			},
 			Rounds: []Round{{StartedAt: at(created), EndsAt: at(30 * time.Minute)}},
@@ -138,7 +138,7 @@ func TestPredict(t *testing.T) {
 		}},
 		opts: Options{Horizon: 5 * time.Minute, MaxPasses: 100},
 		want: shape{Stop: StopHorizon, Runs: []Run{
-			{Item: "b", Start: at(0), End: at(time.Minute), Result: planner.ResultSucceeded, OnDemandRun: "backups-now"},
+			{Item: "b", Start: at(0), End: at(time.Minute), Result: v1alpha1.ResultSucceeded, OnDemandRun: "backups-now"},
 			ran("a", time.Minute, time.Minute),
 		}},
 	}, {
@@ -150,7 +150,7 @@ func TestPredict(t *testing.T) {
 		},
 		opts: Options{Horizon: time.Hour, MaxPasses: 100},
 		want: shape{Stop: StopHorizon, Runs: []Run{
-			{Item: "a", Start: at(0), End: at(10 * time.Minute), Result: planner.ResultInterrupted},
+			{Item: "a", Start: at(0), End: at(10 * time.Minute), Result: v1alpha1.ResultInterrupted},
 			ran("a", 30*time.Minute, 20*time.Minute),
 		}},
 	}, {

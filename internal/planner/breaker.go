@@ -118,27 +118,27 @@ func (d *decision) breakerOpen() bool {
 // failedProbe reports whether a run that ended so is a failed probe, which the item's failure
 // count and cool-off do not record: it failed while the breaker is open.
 func (d *decision) failedProbe(out ended) bool {
-	return out.result == ResultFailed && d.breakerOpen()
+	return out.result == v1alpha1.ResultFailed && d.breakerOpen()
 }
 
 // observeForBreaker updates the breaker with the outcome of a run of item, once recordCurrentRun
 // has recorded it for the item.
 func (d *decision) observeForBreaker(item string, out ended) {
 	cb := d.breaker()
-	if cb == nil || out.result == ResultInterrupted {
+	if cb == nil || out.result == v1alpha1.ResultInterrupted {
 		return
 	}
 	b := d.policy.breaker
 	switch {
-	case cb.State == v1alpha1.BreakerOpen && out.result == ResultSucceeded:
-		d.plan.Probes = append(d.plan.Probes, ResultSucceeded)
+	case cb.State == v1alpha1.BreakerOpen && out.result == v1alpha1.ResultSucceeded:
+		d.plan.Probes = append(d.plan.Probes, v1alpha1.ResultSucceeded)
 		d.closeBreaker(fmt.Sprintf("item %q succeeded as a probe", item))
 	case cb.State == v1alpha1.BreakerOpen:
-		d.plan.Probes = append(d.plan.Probes, ResultFailed)
+		d.plan.Probes = append(d.plan.Probes, v1alpha1.ResultFailed)
 		cb.FailedProbes++
 		noteFailure(cb, out)
 		cb.NextProbeAt = optionalTime(out.finishedAt.Add(b.probeWait(cb.FailedProbes)))
-	case out.result == ResultSucceeded || !b.counts(out):
+	case out.result == v1alpha1.ResultSucceeded || !b.counts(out):
 		cb.FailedItems = nil
 	default:
 		if !slices.Contains(cb.FailedItems, item) {

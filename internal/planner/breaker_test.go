@@ -30,7 +30,7 @@ type breakerView struct {
 	Items   map[string]string
 	Started string
 	Events  []string // "Type Reason"
-	Probes  []Result
+	Probes  []v1alpha1.RunResult
 	Requeue time.Duration
 	// Target is the TargetAvailable condition's "status reason", empty when absent.
 	Target string
@@ -79,11 +79,12 @@ func openStatus(failedProbes int32, next time.Duration) *v1alpha1.CircuitBreaker
 // endedRun is a run of item, numbered run, from start to end (after t0), with the exit code, the
 // stop reason the status recorded, and the OaatRun it served.
 type endedRun struct {
-	item                string
-	run                 int64
-	start, end          time.Duration
-	exitCode            int32
-	stopReason, oaatRun string
+	item       string
+	run        int64
+	start, end time.Duration
+	exitCode   int32
+	stopReason v1alpha1.StopReason
+	oaatRun    string
 }
 
 // ends makes the status say that run `run` of item started at start, and returns its pod, ended
@@ -268,7 +269,7 @@ func TestBreakerDecisions(t *testing.T) {
 				g.Spec.CircuitBreaker.Reasons = []string{v1alpha1.ReasonDeadlineExceeded}
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed}
 			},
-			run: &endedRun{item: "a", run: 1, start: 0, end: 30 * time.Second, exitCode: 137, stopReason: v1alpha1.ReasonDeadlineExceeded},
+			run: &endedRun{item: "a", run: 1, start: 0, end: 30 * time.Second, exitCode: 137, stopReason: v1alpha1.StopDeadlineExceeded},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: v1alpha1.ReasonDeadlineExceeded, LastFailureExitCode: code(137)},
@@ -282,7 +283,7 @@ func TestBreakerDecisions(t *testing.T) {
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: "Error", LastFailureExitCode: code(1)}
 				failedAt(g, "a", -2*time.Minute, 1)
 			},
-			run: &endedRun{item: "b", run: 2, start: 0, end: 30 * time.Second, exitCode: 137, stopReason: v1alpha1.ReasonInterrupted},
+			run: &endedRun{item: "b", run: 2, start: 0, end: 30 * time.Second, exitCode: 137, stopReason: v1alpha1.StopInterrupted},
 			now: 31 * time.Second,
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: "Error", LastFailureExitCode: code(1)},
@@ -345,7 +346,7 @@ func TestBreakerDecisions(t *testing.T) {
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: open, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(0),
 					LastFailureReason: "Error", LastFailureExitCode: code(2), NextProbeAt: at(210 * time.Second), FailedProbes: 1},
 				Items:  streakItems("BreakerOpen@3m30s", "BreakerOpen@3m30s", "BreakerOpen@3m30s", "BreakerOpen@3m30s"),
-				Events: []string{"Warning RunFailed"}, Probes: []Result{ResultFailed}, Requeue: 119 * time.Second, Target: "False BreakerOpen",
+				Events: []string{"Warning RunFailed"}, Probes: []v1alpha1.RunResult{v1alpha1.ResultFailed}, Requeue: 119 * time.Second, Target: "False BreakerOpen",
 			},
 		},
 		{
@@ -360,7 +361,7 @@ func TestBreakerDecisions(t *testing.T) {
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: open, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(0),
 					LastFailureReason: "Error", LastFailureExitCode: code(1), NextProbeAt: at(15 * time.Minute), FailedProbes: 4},
 				Items:  streakItems("BreakerOpen@15m0s", "BreakerOpen@15m0s", "BreakerOpen@15m0s", "BreakerOpen@15m0s"),
-				Events: []string{"Warning RunFailed"}, Probes: []Result{ResultFailed}, Requeue: 4 * time.Minute, Target: "False BreakerOpen",
+				Events: []string{"Warning RunFailed"}, Probes: []v1alpha1.RunResult{v1alpha1.ResultFailed}, Requeue: 4 * time.Minute, Target: "False BreakerOpen",
 			},
 		},
 		{
@@ -374,7 +375,7 @@ func TestBreakerDecisions(t *testing.T) {
 			want: breakerView{
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(4 * time.Minute)},
 				Items:   streakItems("Running@-", "@-", "@-", "SucceededRecently@1h4m0s"),
-				Started: "a", Events: []string{"Normal RunSucceeded", "Normal BreakerClosed"}, Probes: []Result{ResultSucceeded},
+				Started: "a", Events: []string{"Normal RunSucceeded", "Normal BreakerClosed"}, Probes: []v1alpha1.RunResult{v1alpha1.ResultSucceeded},
 				Target: "True BreakerClosed",
 			},
 		},
@@ -419,7 +420,7 @@ func TestBreakerDecisions(t *testing.T) {
 				Breaker: &v1alpha1.CircuitBreakerStatus{State: open, FailedItems: []string{"a", "b", "c"}, OpenedAt: at(0),
 					LastFailureReason: "Error", LastFailureExitCode: code(1), NextProbeAt: at(160 * time.Second), FailedProbes: 1},
 				Items:  streakItems("BreakerOpen@2m40s", "BreakerOpen@2m40s", "BreakerOpen@2m40s", "BreakerOpen@2m40s"),
-				Events: []string{"Warning RunFailed"}, Probes: []Result{ResultFailed}, Requeue: 2 * time.Minute, Target: "False BreakerOpen",
+				Events: []string{"Warning RunFailed"}, Probes: []v1alpha1.RunResult{v1alpha1.ResultFailed}, Requeue: 2 * time.Minute, Target: "False BreakerOpen",
 			},
 		},
 		{
@@ -634,7 +635,7 @@ func TestBreakerDeadTarget(t *testing.T) {
 		Item string
 	}
 	var starts []start
-	var probes []Result
+	var probes []v1alpha1.RunResult
 	var breakerEvents []string
 	var pods []corev1.Pod
 	for pass := 0; pass < 40 && len(starts) < 11; pass++ {
@@ -690,7 +691,7 @@ func TestBreakerDeadTarget(t *testing.T) {
 	if diff := cmp.Diff(want, starts); diff != "" {
 		t.Errorf("starts (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]Result{ResultFailed, ResultFailed, ResultFailed, ResultSucceeded}, probes); diff != "" {
+	if diff := cmp.Diff([]v1alpha1.RunResult{v1alpha1.ResultFailed, v1alpha1.ResultFailed, v1alpha1.ResultFailed, v1alpha1.ResultSucceeded}, probes); diff != "" {
 		t.Errorf("probes (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"30s BreakerOpened", "12m10s BreakerClosed"}, breakerEvents); diff != "" {
@@ -710,13 +711,13 @@ func TestRecordedResultOfAProbe(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		item v1alpha1.ItemStatus
-		want Result
+		want v1alpha1.RunResult
 	}{
-		{"a success", v1alpha1.ItemStatus{LastStarted: at(0), LastSuccess: at(time.Minute)}, ResultSucceeded},
-		{"a success recorded in the second of its start", v1alpha1.ItemStatus{LastStarted: at(0), LastSuccess: at(0)}, ResultSucceeded},
-		{"a failed probe after a success", v1alpha1.ItemStatus{LastSuccess: at(-time.Hour), LastStarted: at(0), LastReason: "Error"}, ResultFailed},
-		{"a failure", v1alpha1.ItemStatus{LastSuccess: at(-time.Hour), LastStarted: at(0), LastFailure: at(time.Minute), FailureCount: 1}, ResultFailed},
-		{"an interruption", v1alpha1.ItemStatus{LastStarted: at(0), LastReason: v1alpha1.ReasonInterrupted}, ResultInterrupted},
+		{"a success", v1alpha1.ItemStatus{LastStarted: at(0), LastSuccess: at(time.Minute)}, v1alpha1.ResultSucceeded},
+		{"a success recorded in the second of its start", v1alpha1.ItemStatus{LastStarted: at(0), LastSuccess: at(0)}, v1alpha1.ResultSucceeded},
+		{"a failed probe after a success", v1alpha1.ItemStatus{LastSuccess: at(-time.Hour), LastStarted: at(0), LastReason: "Error"}, v1alpha1.ResultFailed},
+		{"a failure", v1alpha1.ItemStatus{LastSuccess: at(-time.Hour), LastStarted: at(0), LastFailure: at(time.Minute), FailureCount: 1}, v1alpha1.ResultFailed},
+		{"an interruption", v1alpha1.ItemStatus{LastStarted: at(0), LastReason: v1alpha1.ReasonInterrupted}, v1alpha1.ResultInterrupted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := recordedResult(&tc.item); got != tc.want {

@@ -87,7 +87,7 @@ func (d *decision) doneInRound(it *v1alpha1.ItemStatus) bool {
 
 // doneReason is the wait reason of an item that is done: with a schedule it waits for the next
 // tick, in mode EachOnce for a reset.
-func (d *decision) doneReason() string {
+func (d *decision) doneReason() v1alpha1.WaitReason {
 	if !d.policy.Calendar.IsZero() {
 		return v1alpha1.WaitNextTick
 	}
@@ -96,7 +96,7 @@ func (d *decision) doneReason() string {
 
 // heldUntil is when an item held for reason may start: the next round for one that waits for the
 // next tick; absent for the other reasons, which hold it for no known time.
-func (d *decision) heldUntil(reason string) *metav1.Time {
+func (d *decision) heldUntil(reason v1alpha1.WaitReason) *metav1.Time {
 	if reason != v1alpha1.WaitNextTick || d.plan.Status.NextRoundAt == nil {
 		return nil
 	}

@@ -44,7 +44,7 @@ func (d *decision) pruneHistory() {
 	slices.SortStableFunc(finished, func(a, b *corev1.Pod) int { return cmp.Compare(podbuild.RunNumber(b), podbuild.RunNumber(a)) })
 	type class struct {
 		item   string
-		result Result
+		result v1alpha1.RunResult
 	}
 	kept := map[class]int32{}
 	for _, pod := range finished {
@@ -56,7 +56,7 @@ func (d *decision) pruneHistory() {
 		if h := d.group.Spec.PodHistory; h != nil && limit > 0 {
 			c.result = d.endedPod(pod).result
 			limit = keep(h.Failed)
-			if c.result == ResultSucceeded {
+			if c.result == v1alpha1.ResultSucceeded {
 				limit = keep(h.Succeeded)
 			}
 		}

@@ -55,7 +55,7 @@ func TestDisruptedRunIsInterrupted(t *testing.T) {
 			if !slices.Equal(reasons(p), []string{v1alpha1.ReasonRunInterrupted}) {
 				t.Errorf("events %v, want one RunInterrupted", reasons(p))
 			}
-			if len(p.Finished) != 1 || p.Finished[0].Result != ResultInterrupted {
+			if len(p.Finished) != 1 || p.Finished[0].Result != v1alpha1.ResultInterrupted {
 				t.Errorf("finished %+v, want one interrupted run", p.Finished)
 			}
 			if p.Create == nil || p.Status.CurrentRun.Item != "a" {
@@ -73,7 +73,7 @@ func TestDisruptionIsReadFromTheCondition(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 	pressured := finished(runPod(t, g, "a", 1, corev1.PodFailed), 137, "Error", at(time.Minute))
 	pressured.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet"}}
-	if p := Decide(input(g, 2*time.Minute, pressured)); planItem(t, p, "a").FailureCount != 0 || p.Finished[0].Result != ResultInterrupted {
+	if p := Decide(input(g, 2*time.Minute, pressured)); planItem(t, p, "a").FailureCount != 0 || p.Finished[0].Result != v1alpha1.ResultInterrupted {
 		t.Errorf("node-pressure eviction: item %+v, finished %+v; want interrupted", planItem(t, p, "a"), p.Finished)
 	}
 

@@ -60,7 +60,7 @@ func TestDecideSuspend(t *testing.T) {
 				},
 				Events: []Event{succeededEvent("a", pod.Name),
 					{Type: corev1.EventTypeNormal, Reason: tt.wantReason, Message: tt.wantText}},
-				Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: time.Minute}},
+				Finished: []Outcome{{Item: "a", Result: v1alpha1.ResultSucceeded, Duration: time.Minute}},
 				Untrack:  []*corev1.Pod{&pod},
 			}, p)
 
@@ -115,7 +115,7 @@ func TestDecideEachOnce(t *testing.T) {
 			RunCount:           2, ItemCount: 2, Items: []v1alpha1.ItemStatus{a, b},
 		},
 		Events:   []Event{succeededEvent("b", pod.Name), {Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonAllSucceeded, Message: allText}},
-		Finished: []Outcome{{Item: "b", Result: ResultSucceeded, Duration: time.Minute}},
+		Finished: []Outcome{{Item: "b", Result: v1alpha1.ResultSucceeded, Duration: time.Minute}},
 		Untrack:  []*corev1.Pod{&pod},
 	}, p)
 

@@ -158,7 +158,7 @@ func TestLockBreakerDecisions(t *testing.T) {
 			want: lockBreakerView{
 				Group: breakerView{Breaker: following(-2*time.Minute, 90*time.Second, 1),
 					Items:  map[string]string{"a": "0 - BreakerOpen@1m30s", "b": "0 - BreakerOpen@1m30s", "c": "0 - BreakerOpen@1m30s", "d": "0 - BreakerOpen@1m30s"},
-					Events: []string{"Warning RunFailed"}, Probes: []Result{ResultFailed}, Requeue: 90 * time.Second, Target: "False BreakerOpen"},
+					Events: []string{"Warning RunFailed"}, Probes: []v1alpha1.RunResult{v1alpha1.ResultFailed}, Requeue: 90 * time.Second, Target: "False BreakerOpen"},
 				Lock:          []lockBreakerWrite{{Key: "nas", Breaker: lockOpenedBy(-2*time.Minute, 90*time.Second, 1)}},
 				TargetMessage: `The circuit breaker is open (carried by OaatLock nas for every group naming it, opened by group ns/other): the last failure with Error, exit code 75; failed probes: 1; the next probe starts at 2026-11-21T12:01:30Z`,
 			},
@@ -176,7 +176,7 @@ func TestLockBreakerDecisions(t *testing.T) {
 			want: lockBreakerView{
 				Group: breakerView{Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, ClosedAt: at(0)},
 					Items:   map[string]string{"a": "0 - SucceededRecently@59m30s", "b": "0 - @-", "c": "0 - @-", "d": "0 - Running@-"},
-					Started: "d", Events: []string{"Normal RunSucceeded", "Normal BreakerClosed"}, Probes: []Result{ResultSucceeded}, Target: "True BreakerClosed"},
+					Started: "d", Events: []string{"Normal RunSucceeded", "Normal BreakerClosed"}, Probes: []v1alpha1.RunResult{v1alpha1.ResultSucceeded}, Target: "True BreakerClosed"},
 				Lock: []lockBreakerWrite{{Key: "nas", Event: "Normal BreakerClosed",
 					Breaker: &v1alpha1.LockCircuitBreakerStatus{State: closed, ClosedAt: at(0), ClosedBy: "ns/backups"}}},
 				Acquired:      []string{"nas"},

@@ -302,7 +302,7 @@ func TestOnDemandRunTakesTheLocks(t *testing.T) {
 	if p.Create != nil {
 		t.Fatalf("the request's run started while the lock is full: %s", p.Create.Name)
 	}
-	if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, []string{"now Pending " + v1alpha1.WaitLockHeld}) {
+	if got := updates(p.OpenOnDemandRuns); !slices.Equal(got, []string{"now Pending " + string(v1alpha1.WaitLockHeld)}) {
 		t.Fatalf("open requests %v, want the request pending with reason LockHeld", got)
 	}
 	if msg := p.OpenOnDemandRuns[0].Status.Message; msg != "waits for a slot of OaatLock nas" {

@@ -72,21 +72,21 @@ func (d *decision) settleFromHistory(onDemandRun *v1alpha1.OaatRun) bool {
 // clears the failure count and a failure raises it, an interruption changes neither; a failed
 // probe of an open circuit breaker changes neither either, but its start is after the last
 // success (a success is recorded at or after its run's start).
-func recordedResult(it *v1alpha1.ItemStatus) Result {
+func recordedResult(it *v1alpha1.ItemStatus) v1alpha1.RunResult {
 	switch {
 	case it.LastReason == v1alpha1.ReasonInterrupted:
-		return ResultInterrupted
+		return v1alpha1.ResultInterrupted
 	case it.FailureCount == 0 && it.LastSuccess != nil && (it.LastStarted == nil || !it.LastSuccess.Before(it.LastStarted)):
-		return ResultSucceeded
+		return v1alpha1.ResultSucceeded
 	}
-	return ResultFailed
+	return v1alpha1.ResultFailed
 }
 
 // settled is the final status of an on-demand run whose run of item in pod ended with out.
 func (d *decision) settled(onDemandRun *v1alpha1.OaatRun, item, pod string, started metav1.Time, out ended) v1alpha1.OaatRunStatus {
 	status := onDemandRun.Status
 	status.Phase, status.Reason = v1alpha1.OaatRunFailed, out.reason
-	if out.result == ResultSucceeded {
+	if out.result == v1alpha1.ResultSucceeded {
 		status.Phase = v1alpha1.OaatRunSucceeded
 	}
 	status.Message = message.OnDemandRun(fmt.Sprintf("Item %q %s in pod %s%s", item, out.result, pod, out.describe()))
@@ -202,16 +202,16 @@ func (d *decision) pendingReason(onDemandRun *v1alpha1.OaatRun) (string, string)
 	case d.policyErr != nil:
 		return v1alpha1.ReasonGroupNotReady, "the group's spec cannot be used: " + d.policyErr.Error()
 	case d.policy.Suspended != "":
-		return v1alpha1.WaitSuspended, "the group is suspended"
+		return string(v1alpha1.WaitSuspended), "the group is suspended"
 	}
 	if ready := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady); ready != nil && ready.Status != metav1.ConditionTrue {
 		return v1alpha1.ReasonGroupNotReady, "the group is not Ready: " + ready.Message
 	}
 	if end, blackout := d.policy.Timing.Windows.FreeAt(d.in.Now); blackout && !onDemandRun.Spec.IgnoreBlackoutWindows {
-		return v1alpha1.WaitBlackout, "a blackout window is open until " + end.UTC().Format(time.RFC3339)
+		return string(v1alpha1.WaitBlackout), "a blackout window is open until " + end.UTC().Format(time.RFC3339)
 	}
 	if w := d.plan.Status.LockWait; w != nil {
-		return v1alpha1.WaitLockHeld, "waits for a slot of " + v1alpha1.DescribeLocks(w.Locks)
+		return string(v1alpha1.WaitLockHeld), "waits for a slot of " + v1alpha1.DescribeLocks(w.Locks)
 	}
 	return v1alpha1.ReasonQueued, "waits for the group's running item or older on-demand runs"
 }

@@ -146,11 +146,11 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 		{"an item within its frequency runs on demand", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			itemStatus(g, "a").LastSuccess = at(0)
 		}, true, "", ""},
-		{"suspended", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.Suspend = true }, false, v1alpha1.WaitSuspended,
+		{"suspended", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.Suspend = true }, false, string(v1alpha1.WaitSuspended),
 			"the group is suspended"},
 		{"blackout", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00"}}
-		}, false, v1alpha1.WaitBlackout, "a blackout window is open until 2026-11-21T13:00:00Z"},
+		}, false, string(v1alpha1.WaitBlackout), "a blackout window is open until 2026-11-21T13:00:00Z"},
 		{"blackout ignored", func(g *v1alpha1.OaatGroup, onDemandRun *v1alpha1.OaatRun) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00", StopRunning: true}}
 			onDemandRun.Spec.IgnoreBlackoutWindows = true
@@ -193,7 +193,7 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 	tests := map[string]struct {
 		pod        func(g *v1alpha1.OaatGroup) corev1.Pod
-		stop       string
+		stop       v1alpha1.StopReason
 		wantPhase  v1alpha1.OaatRunPhase
 		wantReason string
 		wantCode   int32
@@ -218,7 +218,7 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 			pod: func(g *v1alpha1.OaatGroup) corev1.Pod {
 				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 137, "Error", at(30*time.Second))
 			},
-			stop:      v1alpha1.ReasonInterrupted,
+			stop:      v1alpha1.StopInterrupted,
 			wantPhase: v1alpha1.OaatRunFailed, wantReason: v1alpha1.ReasonInterrupted, wantCode: 137,
 			wantMessage: `Item "a" interrupted in pod backups-a-ffd8005a72-1: Interrupted, exit code 137`,
 		},

@@ -26,23 +26,23 @@ func (d *decision) recordCurrentRun() {
 	switch {
 	case pod == nil:
 		out = ended{
-			result:     ResultFailed,
+			result:     v1alpha1.ResultFailed,
 			finishedAt: d.stamp,
 			reason:     v1alpha1.ReasonPodNotFound,
 			detail:     "its pod no longer exists: deleted before it ended, or never created",
 		}
 		if d.pods.disruptedGone(cr.PodName) {
-			out = stopped(v1alpha1.ReasonDisrupted, out)
+			out = stopped(v1alpha1.StopDisrupted, out)
 		}
 	case podbuild.Terminal(pod):
 		out = d.endedPod(pod)
-		if out.result == ResultFailed && podbuild.Disrupted(pod) {
-			out = stopped(v1alpha1.ReasonDisrupted, out)
+		if out.result == v1alpha1.ResultFailed && podbuild.Disrupted(pod) {
+			out = stopped(v1alpha1.StopDisrupted, out)
 		}
 	default:
 		return
 	}
-	if cr.StopReason != "" && out.result != ResultSucceeded {
+	if cr.StopReason != "" && out.result != v1alpha1.ResultSucceeded {
 		out = stopped(cr.StopReason, out)
 	}
 	// The run's duration is measured on the node's clock alone (its start and end), then the end
@@ -65,20 +65,20 @@ func (d *decision) recordCurrentRun() {
 	it.LastExitCode = out.exitCode
 	it.LastReason = out.reason
 	switch out.result {
-	case ResultSucceeded:
+	case v1alpha1.ResultSucceeded:
 		it.LastSuccess = &out.finishedAt
 		it.FailureCount = 0
 		it.ParkedGeneration = 0
-	case ResultFailed:
+	case v1alpha1.ResultFailed:
 		if !failedProbe {
 			it.LastFailure = &out.finishedAt
 			it.FailureCount++
 		}
-	case ResultInterrupted:
+	case v1alpha1.ResultInterrupted:
 		// Neither a success nor a failure: the item's record and its cool-off stay as they were.
 	}
 	d.plan.Status.CurrentRun = nil
-	if pod != nil && out.result != ResultInterrupted {
+	if pod != nil && out.result != v1alpha1.ResultInterrupted {
 		it.RecentRunSeconds = append(it.RecentRunSeconds, int64(run.Round(time.Second)/time.Second))
 		it.RecentRunSeconds = it.RecentRunSeconds[max(len(it.RecentRunSeconds)-maxRecentRuns, 0):]
 	}
@@ -113,26 +113,27 @@ func clampTime(t, earliest, latest metav1.Time) metav1.Time {
 	return t
 }
 
+// outcomeEvents are the events that report a run's outcome, one row per result (exhaustive
+// checks that every v1alpha1.RunResult has one): its type, reason and the verb of its message.
+var outcomeEvents = map[v1alpha1.RunResult]struct{ eventType, reason, verb string }{
+	v1alpha1.ResultSucceeded:   {corev1.EventTypeNormal, v1alpha1.ReasonRunSucceeded, "succeeded"},
+	v1alpha1.ResultFailed:      {corev1.EventTypeWarning, v1alpha1.ReasonRunFailed, "failed"},
+	v1alpha1.ResultInterrupted: {corev1.EventTypeNormal, v1alpha1.ReasonRunInterrupted, "was interrupted"},
+}
+
+// announceOutcome emits the event of the run's outcome (outcomeEvents); with spec.runEvents
+// Failures, a success has none: status and the metrics record it.
 func (d *decision) announceOutcome(cr *v1alpha1.CurrentRun, out ended) {
-	switch out.result {
-	case ResultSucceeded:
-		if d.group.Spec.RunEvents == v1alpha1.RunEventsFailures {
-			return // status and the metrics record it (spec.runEvents)
-		}
-		d.event(corev1.EventTypeNormal, v1alpha1.ReasonRunSucceeded,
-			fmt.Sprintf("Item %q succeeded in pod %s%s", cr.Item, cr.PodName, out.describe()))
-	case ResultFailed:
-		d.event(corev1.EventTypeWarning, v1alpha1.ReasonRunFailed,
-			fmt.Sprintf("Item %q failed in pod %s%s", cr.Item, cr.PodName, out.describe()))
-	default:
-		d.event(corev1.EventTypeNormal, v1alpha1.ReasonRunInterrupted,
-			fmt.Sprintf("Item %q was interrupted in pod %s%s", cr.Item, cr.PodName, out.describe()))
+	if out.result == v1alpha1.ResultSucceeded && d.group.Spec.RunEvents == v1alpha1.RunEventsFailures {
+		return
 	}
+	e := outcomeEvents[out.result]
+	d.event(e.eventType, e.reason, fmt.Sprintf("Item %q %s in pod %s%s", cr.Item, e.verb, cr.PodName, out.describe()))
 }
 
 // ended is how a run ended.
 type ended struct {
-	result     Result
+	result     v1alpha1.RunResult
 	finishedAt metav1.Time
 	exitCode   *int32
 	reason     string
@@ -152,23 +153,11 @@ func (e ended) describe() string {
 	return s
 }
 
-// stopped is the outcome of a run that the operator stopped for reason, keeping what its pod
-// said.
-func stopped(reason string, pod ended) ended {
-	out := ended{result: ResultFailed, finishedAt: pod.finishedAt, exitCode: pod.exitCode, reason: reason}
-	switch reason {
-	case v1alpha1.ReasonDeadlineExceeded:
-		out.detail = "stopped after running longer than spec.runTimeout"
-	case v1alpha1.ReasonPendingTimeout:
-		out.detail = "stopped because no container of its pod started within spec.pendingTimeout"
-	case v1alpha1.ReasonInterrupted:
-		out.result = ResultInterrupted
-		out.detail = "stopped because a blackout window with stopRunning opened"
-	case v1alpha1.ReasonDisrupted:
-		out.result = ResultInterrupted
-		out.detail = "its pod was ended by a disruption (an eviction, a drain, a preemption or a node's loss), not by its item"
-	}
-	return out
+// stopped is the outcome of a run that the operator stopped, or saw stopped, for reason
+// (stopRules), keeping what its pod said.
+func stopped(reason v1alpha1.StopReason, pod ended) ended {
+	rule := ruleOf(reason)
+	return ended{result: rule.result, finishedAt: pod.finishedAt, exitCode: pod.exitCode, reason: string(reason), detail: rule.detail}
 }
 
 // endedPod reads the outcome of a terminated pod: its phase as judged by spec.exitCodes, and the
@@ -177,11 +166,11 @@ func stopped(reason string, pod ended) ended {
 // container says so.
 func (d *decision) endedPod(pod *corev1.Pod) ended {
 	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
-	out := ended{result: ResultFailed}
+	out := ended{result: v1alpha1.ResultFailed}
 	if pod.Status.Phase == corev1.PodSucceeded {
-		out.result = ResultSucceeded
+		out.result = v1alpha1.ResultSucceeded
 	} else if success, doNotRetry := d.policy.classify(nonZeroExitCodes(statuses)); success {
-		out.result = ResultSucceeded
+		out.result = v1alpha1.ResultSucceeded
 	} else {
 		out.doNotRetry = doNotRetry
 	}

@@ -34,9 +34,9 @@ func TestRunEventsFailures(t *testing.T) {
 
 			// The run is recorded and the next one starts, with or without an event.
 			p := Decide(input(g, time.Minute, pod))
-			result := ResultSucceeded
+			result := v1alpha1.ResultSucceeded
 			if tc.phase == corev1.PodFailed {
-				result = ResultFailed
+				result = v1alpha1.ResultFailed
 			}
 			got := struct {
 				Reasons  []string

@@ -44,19 +44,22 @@ type Input struct {
 	History *v1alpha1.OaatGroupHistory
 }
 
-// Plan is what the controller applies, in these phases (controllers.applyPhases):
+// Plan is what the controller applies, in these phases (controllers.applyPhases; a test holds
+// this list, and docs/architecture.md's, to it):
 //
 //  1. check the start: with a Create, this process still leads and the API server shows no live
 //     pod of the group;
 //  2. final on-demand statuses: FinalOnDemandRuns;
 //  3. take lock slots: Locks.Acquire, all or none, then Locks.Assert;
-//  4. persist the status: Status, then emit Events and observe Finished; then delete
-//     DeleteHistory;
-//  5. create the pod: Create, and at the same time untrack pods: remove the finalizer
+//  4. persist the status: Status, then emit Events and observe Finished, Probes and RoundOverrun;
+//  5. delete the adopted history: DeleteHistory;
+//  6. create the pod and untrack pods: Create, and at the same time remove the finalizer
 //     oaat.io/run-tracking from each of Untrack (both need only the status persisted);
-//  6. open on-demand runs: OpenOnDemandRuns;
-//  7. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
-//  8. give back slots: Locks.Release.
+//  7. open on-demand runs: OpenOnDemandRuns;
+//  8. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
+//  9. write the lock breakers: LockBreakers;
+//  10. give back slots: Locks.Release;
+//  11. add the history finalizer: oaat.io/history, in the group's first pass.
 //
 // An event is emitted only once the state it reports is persisted. A run's start has no event of
 // its own: status.currentRun, the Running condition and the pod say it, and one event per run (its
@@ -92,7 +95,7 @@ type Plan struct {
 	Finished []Outcome
 	// Probes are the results of the circuit breaker's probes whose outcome Status records for
 	// the first time; the controller counts them once Status is persisted.
-	Probes []Result
+	Probes []v1alpha1.RunResult
 	// LockBreakers are the new states of the circuit breakers the group's locks carry
 	// (lockbreaker.go), written once Status is persisted, before the group's slots are given
 	// back, each only if the lock's breaker is unchanged since it was read; their events follow
@@ -145,30 +148,19 @@ type Event struct {
 	Message string
 }
 
-// Result is how a run ended; its values are those of the result label of the run metrics.
-type Result string
-
-const (
-	// ResultSucceeded means the pod succeeded, or failed only with exit codes of spec.exitCodes.success.
-	ResultSucceeded Result = "succeeded"
-	// ResultFailed means the pod failed, disappeared, or ran longer than spec.runTimeout.
-	ResultFailed Result = "failed"
-	// ResultInterrupted means the run was stopped because a blackout window with stopRunning opened.
-	ResultInterrupted Result = "interrupted"
-)
-
 // Outcome is a finished run.
 type Outcome struct {
 	// Item is the item that ran.
 	Item string
 	// Result is how the run ended.
-	Result Result
+	Result v1alpha1.RunResult
 	// Duration is how long the run took, from the pod's start to its end.
 	Duration time.Duration
 }
 
 // Decide makes the plan for one reconcile of the group. Its steps share one decision; each reads
-// what the steps before it produced, which fixes their order:
+// what the steps before it produced, which fixes their order (TestDecideStepTable holds this
+// table to Decide's calls):
 //
 //	step                    reads                                          produces
 //	recordCurrentRun        status.currentRun, the run's pod,              the item's outcome and history, Finished, the
@@ -197,6 +189,7 @@ type Outcome struct {
 //	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
 //	batchSuperseded         pruneHistory's superseded pods, currentRun     DeleteBatch now, or none while they wait
+//	untrackPods             the pods with oaat.io/run-tracking, currentRun Untrack: every such pod but the current run's
 //
 // The steps that wait for a time return it, and Decide alone turns the earliest into the plan's
 // wake-up (RequeueAfter): observeTick (the next round), stopCurrentRun (a timeout or a blackout),

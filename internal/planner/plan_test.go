@@ -64,7 +64,7 @@ func TestDecideRecordsSuccessAndStartsNext(t *testing.T) {
 		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunSucceeded,
 			Message: `Item "a" succeeded in pod ` + pod.Name + ": Completed, exit code 0"}},
 		Create:   newPod(t, g, "b", 2),
-		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 30 * time.Second}},
+		Finished: []Outcome{{Item: "a", Result: v1alpha1.ResultSucceeded, Duration: 30 * time.Second}},
 		Untrack:  []*corev1.Pod{&pod},
 	}, Decide(input(g, time.Minute, pod)))
 }
@@ -88,7 +88,7 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 		},
 		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
 			Message: `Item "a" failed in pod ` + pod.Name + ": Error, exit code 3"}},
-		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: 20 * time.Second}},
+		Finished:     []Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: 20 * time.Second}},
 		RequeueAfter: 10*time.Minute - time.Second,
 		Untrack:      []*corev1.Pod{&pod},
 	}, p)
@@ -125,7 +125,7 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunSucceeded,
 			Message: `Item "a" succeeded in pod ` + done.Name + ": Completed, exit code 0"}},
 		DeleteBatch:  []*corev1.Pod{&pod},
-		Finished:     []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 40 * time.Second}},
+		Finished:     []Outcome{{Item: "a", Result: v1alpha1.ResultSucceeded, Duration: 40 * time.Second}},
 		RequeueAfter: time.Hour,
 		Untrack:      []*corev1.Pod{&done, &pod},
 	}, Decide(input(later, 11*time.Minute, pod, done)))
@@ -155,7 +155,7 @@ func TestDecideFailedPodExplainsWithFailingContainer(t *testing.T) {
 		},
 		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
 			Message: `Item "a" failed in pod ` + pod.Name + ": OOMKilled, exit code 137"}},
-		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: 9 * time.Second}},
+		Finished:     []Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: 9 * time.Second}},
 		RequeueAfter: 10*time.Minute - time.Second,
 		Untrack:      []*corev1.Pod{&pod},
 	}, Decide(input(g, 10*time.Second, pod)))
@@ -176,7 +176,7 @@ func TestDecideEvictedPodIsAFailure(t *testing.T) {
 		},
 		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
 			Message: `Item "a" failed in pod ` + pod.Name + ": Evicted, The node was low on resource: memory."}},
-		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: time.Minute}},
+		Finished:     []Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: time.Minute}},
 		RequeueAfter: 10 * time.Minute,
 		Untrack:      []*corev1.Pod{&pod},
 	}, Decide(input(g, time.Minute, pod)))
@@ -199,7 +199,7 @@ func TestDecideMissingPodIsOneFailure(t *testing.T) {
 		},
 		Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
 			Message: `Item "a" failed in pod ` + podName(g, "a", 1) + ": PodNotFound, its pod no longer exists: deleted before it ended, or never created"}},
-		Finished:     []Outcome{{Item: "a", Result: ResultFailed, Duration: time.Minute}},
+		Finished:     []Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: time.Minute}},
 		RequeueAfter: 10 * time.Minute,
 	}, p)
 	// Recorded once: the next decision has no current run to record.
@@ -354,7 +354,7 @@ func TestDecideDropsRemovedItems(t *testing.T) {
 			Message: `Item "gone-running" succeeded in pod ` + pod.Name + ": Completed, exit code 0"}},
 		Create:   newPod(t, g, "a", 2),
 		Delete:   []Deletion{{Pod: &pod}},
-		Finished: []Outcome{{Item: "gone-running", Result: ResultSucceeded, Duration: time.Second}},
+		Finished: []Outcome{{Item: "gone-running", Result: v1alpha1.ResultSucceeded, Duration: time.Second}},
 		Untrack:  []*corev1.Pod{&pod},
 	}, p)
 

@@ -48,7 +48,7 @@ func TestDecideSuccessExitCode(t *testing.T) {
 
 	p := Decide(input(g, time.Minute, pod))
 	a := planItem(t, p, "a")
-	if a.LastSuccess == nil || a.LastFailure != nil || *a.LastExitCode != 3 || p.Finished[0].Result != ResultSucceeded {
+	if a.LastSuccess == nil || a.LastFailure != nil || *a.LastExitCode != 3 || p.Finished[0].Result != v1alpha1.ResultSucceeded {
 		t.Fatalf("exit code 3 is a success: item a = %+v, finished %+v", a, p.Finished)
 	}
 }

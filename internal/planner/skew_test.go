@@ -30,7 +30,7 @@ func TestDecideClampsAFinishedAtFromTheFuture(t *testing.T) {
 		Status:   want,
 		Events:   []Event{succeededEvent("a", pod.Name)},
 		Create:   newPod(t, g, "b", 2),
-		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: now}},
+		Finished: []Outcome{{Item: "a", Result: v1alpha1.ResultSucceeded, Duration: now}},
 		Untrack:  []*corev1.Pod{&pod},
 	}, Decide(input(g, now, pod)))
 }
@@ -65,7 +65,7 @@ func TestDecideInvalidEditKeepsTheRunsStops(t *testing.T) {
 	// Not Ready, the run goes on; the spec is read again in 5s (before the run's deadline). With
 	// the spec unread, no item's wait is written: the running item's stays as it was.
 	text := `spec.blackoutWindows[1]: time zone "Europe/Berln": unknown time zone Europe/Berln`
-	invalid := func(now time.Duration, stop string) Plan {
+	invalid := func(now time.Duration, stop v1alpha1.StopReason) Plan {
 		status := runningStatus(g, "a", 1, 0, 4*time.Minute, v1alpha1.ItemStatus{Name: "b"})
 		status.Conditions[0] = cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, text, now)
 		status.CurrentRun.StopReason, status.Items[0].WaitReason = stop, ""
@@ -77,7 +77,7 @@ func TestDecideInvalidEditKeepsTheRunsStops(t *testing.T) {
 	checkPlan(t, want, Decide(input(g, 4*time.Minute, pod)))
 
 	// At the deadline the run stops.
-	want = invalid(5*time.Minute, v1alpha1.ReasonDeadlineExceeded)
+	want = invalid(5*time.Minute, v1alpha1.StopDeadlineExceeded)
 	want.Status.Conditions[1] = runningCond(g, "a", 1, 5*time.Minute)
 	want.Events = []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}}
 	want.Delete = []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping,
@@ -87,7 +87,7 @@ func TestDecideInvalidEditKeepsTheRunsStops(t *testing.T) {
 
 	// Without a runTimeout, the valid stopRunning window stops it when it opens; nothing starts.
 	g.Spec.RunTimeout = ""
-	want = invalid(30*time.Minute, v1alpha1.ReasonInterrupted)
+	want = invalid(30*time.Minute, v1alpha1.StopInterrupted)
 	want.Status.Conditions[1] = runningCond(g, "a", 1, 30*time.Minute)
 	want.Events = []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonInvalidSpec, Message: text}}
 	want.Delete = []Deletion{{Pod: &pod, Event: &Event{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunStopping,
@@ -163,7 +163,7 @@ func checkEachOnceDone(t *testing.T, g *v1alpha1.OaatGroup, lastSuccess time.Dur
 			RunCount: g.Status.RunCount, ItemCount: int32(len(items)), Items: items, RoundStartedAt: g.Status.RoundStartedAt,
 		},
 		Events:   []Event{succeededEvent("a", pod.Name), {Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonAllSucceeded, Message: text}},
-		Finished: []Outcome{{Item: "a", Result: ResultSucceeded, Duration: now - start}},
+		Finished: []Outcome{{Item: "a", Result: v1alpha1.ResultSucceeded, Duration: now - start}},
 		Untrack:  []*corev1.Pod{&pod},
 	}, p)
 }

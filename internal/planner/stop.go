@@ -26,7 +26,7 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 	if cr.StopReason == "" && pod != nil && !podbuild.Terminal(pod) && podbuild.Disrupted(pod) {
 		// Recorded while the pod still ends, so that the outcome does not depend on seeing its
 		// last state: an evicted pod may be gone before the next pass (PodNotFound).
-		cr.StopReason = v1alpha1.ReasonDisrupted
+		cr.StopReason = v1alpha1.StopDisrupted
 	}
 	// The stop is announced in the pass that decides it, with the status that records its reason;
 	// a later pass that still sees the pod undeleted (its cache behind the deletion, or the
@@ -35,9 +35,7 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 	if decided {
 		cr.StopReason, wake = d.stopReason(cr)
 	}
-	// A disrupted pod is ended by whoever disrupts it (the eviction API, the scheduler, the taint
-	// manager); the operator only records it.
-	if cr.StopReason == "" || cr.StopReason == v1alpha1.ReasonDisrupted || pod == nil || podbuild.Terminal(pod) || pod.DeletionTimestamp != nil {
+	if cr.StopReason == "" || !ruleOf(cr.StopReason).deletes || pod == nil || podbuild.Terminal(pod) || pod.DeletionTimestamp != nil {
 		return wake
 	}
 	deletion := Deletion{Pod: pod}
@@ -48,39 +46,87 @@ func (d *decision) stopCurrentRun() (wake time.Time) {
 	return wake
 }
 
+// stopRule is what a stop reason means: how the stopped run counts, whether the operator deletes
+// its pod (announcing it with a RunStopping event of eventType and the message announce makes),
+// and the detail its outcome records.
+type stopRule struct {
+	result v1alpha1.RunResult
+	// deletes says that the operator deletes the run's pod; a disrupted pod is ended by whoever
+	// disrupts it (the eviction API, the scheduler, the taint manager), the operator only records
+	// it.
+	deletes   bool
+	eventType string
+	announce  func(d *decision, cr *v1alpha1.CurrentRun, pod *corev1.Pod) string
+	detail    string
+}
+
+// stopRules are the meanings of the stop reasons, one row each (exhaustive checks that every
+// v1alpha1.StopReason has one).
+var stopRules = map[v1alpha1.StopReason]stopRule{
+	v1alpha1.StopDeadlineExceeded: {
+		result: v1alpha1.ResultFailed, deletes: true, eventType: corev1.EventTypeWarning,
+		announce: func(d *decision, cr *v1alpha1.CurrentRun, _ *corev1.Pod) string {
+			return fmt.Sprintf("Stopping item %q in pod %s: it ran longer than spec.runTimeout %s",
+				cr.Item, cr.PodName, d.group.Spec.RunTimeout)
+		},
+		detail: "stopped after running longer than spec.runTimeout",
+	},
+	v1alpha1.StopPendingTimeout: {
+		result: v1alpha1.ResultFailed, deletes: true, eventType: corev1.EventTypeWarning,
+		announce: func(d *decision, cr *v1alpha1.CurrentRun, pod *corev1.Pod) string {
+			return fmt.Sprintf("Stopping item %q in pod %s: no container started within spec.pendingTimeout %s (%s)",
+				cr.Item, cr.PodName, d.group.Spec.PendingTimeout, waitingFor(pod))
+		},
+		detail: "stopped because no container of its pod started within spec.pendingTimeout",
+	},
+	v1alpha1.StopInterrupted: {
+		result: v1alpha1.ResultInterrupted, deletes: true, eventType: corev1.EventTypeNormal,
+		announce: func(_ *decision, cr *v1alpha1.CurrentRun, _ *corev1.Pod) string {
+			return fmt.Sprintf("Stopping item %q in pod %s: a blackout window with stopRunning opened", cr.Item, cr.PodName)
+		},
+		detail: "stopped because a blackout window with stopRunning opened",
+	},
+	v1alpha1.StopDisrupted: {
+		result: v1alpha1.ResultInterrupted,
+		detail: "its pod was ended by a disruption (an eviction, a drain, a preemption or a node's loss), not by its item",
+	},
+}
+
+// ruleOf returns the meaning of a stop reason. A reason without a row (a status written by a
+// later version of the operator) stops the run as a failure, announced with the reason alone.
+func ruleOf(reason v1alpha1.StopReason) stopRule {
+	if rule, ok := stopRules[reason]; ok {
+		return rule
+	}
+	return stopRule{
+		result: v1alpha1.ResultFailed, deletes: true, eventType: corev1.EventTypeWarning,
+		announce: func(_ *decision, cr *v1alpha1.CurrentRun, _ *corev1.Pod) string {
+			return fmt.Sprintf("Stopping item %q in pod %s: %s", cr.Item, cr.PodName, reason)
+		},
+	}
+}
+
 // stopEvent is the RunStopping event that announces the stop of the current run, for its reason.
 func (d *decision) stopEvent(cr *v1alpha1.CurrentRun, pod *corev1.Pod) *Event {
-	event := Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunStopping}
-	switch cr.StopReason {
-	case v1alpha1.ReasonDeadlineExceeded:
-		event.Message = fmt.Sprintf("Stopping item %q in pod %s: it ran longer than spec.runTimeout %s",
-			cr.Item, cr.PodName, d.group.Spec.RunTimeout)
-	case v1alpha1.ReasonPendingTimeout:
-		event.Message = fmt.Sprintf("Stopping item %q in pod %s: no container started within spec.pendingTimeout %s (%s)",
-			cr.Item, cr.PodName, d.group.Spec.PendingTimeout, waitingFor(pod))
-	default: // Interrupted
-		event.Type = corev1.EventTypeNormal
-		event.Message = fmt.Sprintf("Stopping item %q in pod %s: a blackout window with stopRunning opened", cr.Item, cr.PodName)
-	}
-	event.Message = message.Event(event.Message)
-	return &event
+	rule := ruleOf(cr.StopReason)
+	return &Event{Type: rule.eventType, Reason: v1alpha1.ReasonRunStopping, Message: message.Event(rule.announce(d, cr, pod))}
 }
 
 // stopReason returns why the current run must stop now, or else the earliest instant at which it
 // will have to (zero when it will not).
-func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason string, wake time.Time) {
+func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason v1alpha1.StopReason, wake time.Time) {
 	var next wakeUp
 	if timeout := d.policy.RunTimeout; timeout > 0 {
 		deadline := cr.StartedAt.Add(timeout)
 		if !d.in.Now.Before(deadline) {
-			return v1alpha1.ReasonDeadlineExceeded, time.Time{}
+			return v1alpha1.StopDeadlineExceeded, time.Time{}
 		}
 		next.at(deadline)
 	}
 	if timeout := d.policy.PendingTimeout; timeout > 0 && !podbuild.Started(d.pods.current) {
 		deadline := cr.StartedAt.Add(timeout)
 		if !d.in.Now.Before(deadline) {
-			return v1alpha1.ReasonPendingTimeout, time.Time{}
+			return v1alpha1.StopPendingTimeout, time.Time{}
 		}
 		next.at(deadline)
 	}
@@ -90,7 +136,7 @@ func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason string, wake time
 	}
 	for _, w := range windows {
 		if _, open := w.Covering(d.in.Now); open && w.StopRunning {
-			return v1alpha1.ReasonInterrupted, next.earliest
+			return v1alpha1.StopInterrupted, next.earliest
 		}
 	}
 	if opens, ok := windows.NextStopAfter(d.in.Now); ok {

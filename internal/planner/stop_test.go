@@ -31,7 +31,7 @@ func runningGroup(t *testing.T, set func(*v1alpha1.OaatGroupSpec), items ...stri
 
 // stopping is g as the pass at decided that stopped its run for reason left it: the status of
 // that pass, with the other items' entries.
-func stopping(g *v1alpha1.OaatGroup, reason string, decided time.Duration, others ...v1alpha1.ItemStatus) *v1alpha1.OaatGroup {
+func stopping(g *v1alpha1.OaatGroup, reason v1alpha1.StopReason, decided time.Duration, others ...v1alpha1.ItemStatus) *v1alpha1.OaatGroup {
 	next := g.DeepCopy()
 	next.Status = runningStatus(g, "a", 1, 0, decided, others...)
 	next.Status.CurrentRun.StopReason = reason
@@ -51,9 +51,9 @@ func runTimeoutCases(t *testing.T, phase corev1.PodPhase) []stopCase {
 	deleting := pod.DeepCopy()
 	deleting.DeletionTimestamp = at(5 * time.Minute)
 	b := v1alpha1.ItemStatus{Name: "b"}
-	stopped := stopping(g, v1alpha1.ReasonDeadlineExceeded, 5*time.Minute, b)
+	stopped := stopping(g, v1alpha1.StopDeadlineExceeded, 5*time.Minute, b)
 	atDeadline := runningStatus(g, "a", 1, 0, 5*time.Minute, b)
-	atDeadline.CurrentRun.StopReason = v1alpha1.ReasonDeadlineExceeded
+	atDeadline.CurrentRun.StopReason = v1alpha1.StopDeadlineExceeded
 	gone := 5*time.Minute + 2*time.Second
 	next := runningStatus(g, "b", 2, gone, 5*time.Minute, v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(gone),
 		FailureCount: 1, LastReason: v1alpha1.ReasonDeadlineExceeded, LastPodName: pod.Name,
@@ -78,7 +78,7 @@ func runTimeoutCases(t *testing.T, phase corev1.PodPhase) []stopCase {
 			Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
 				Message: `Item "a" failed in pod ` + pod.Name + ": DeadlineExceeded, stopped after running longer than spec.runTimeout"}},
 			Create:   newPod(t, g, "b", 2),
-			Finished: []Outcome{{Item: "a", Result: ResultFailed, Duration: gone}},
+			Finished: []Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: gone}},
 		},
 	}}
 }
@@ -91,7 +91,7 @@ func pendingTimeoutCases(t *testing.T) []stopCase {
 	pod := withStatuses(runPod(t, g, "a", 1, corev1.PodPending), nil, []corev1.ContainerStatus{waiting("main", "ContainerCreating")})
 	started := withStatuses(pod, nil, []corev1.ContainerStatus{{Name: "main", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}})
 	b := v1alpha1.ItemStatus{Name: "b"}
-	stopped := stopping(g, v1alpha1.ReasonPendingTimeout, 2*time.Minute, b)
+	stopped := stopping(g, v1alpha1.StopPendingTimeout, 2*time.Minute, b)
 	gone := 2*time.Minute + 2*time.Second
 	next := runningStatus(g, "b", 2, gone, 2*time.Minute, v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(gone),
 		FailureCount: 1, LastReason: v1alpha1.ReasonPendingTimeout, LastPodName: pod.Name,
@@ -120,7 +120,7 @@ func pendingTimeoutCases(t *testing.T) []stopCase {
 			Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed, Message: `Item "a" failed in pod ` + pod.Name +
 				": PendingTimeout, stopped because no container of its pod started within spec.pendingTimeout"}},
 			Create:   newPod(t, g, "b", 2),
-			Finished: []Outcome{{Item: "a", Result: ResultFailed, Duration: gone}},
+			Finished: []Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: gone}},
 		},
 	}}
 }
@@ -133,7 +133,7 @@ func windowCases(t *testing.T) []stopCase {
 	}, "a", "b")
 	pod := runPod(t, g, "a", 1, corev1.PodRunning)
 	b := v1alpha1.ItemStatus{Name: "b", NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitBlackout}
-	stopped := stopping(g, v1alpha1.ReasonInterrupted, 30*time.Minute, b)
+	stopped := stopping(g, v1alpha1.StopInterrupted, 30*time.Minute, b)
 	ended := 30*time.Minute + time.Second
 	lets := runningGroup(t, func(s *v1alpha1.OaatGroupSpec) {
 		s.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:30", End: "13:00"}}
@@ -158,7 +158,7 @@ func windowCases(t *testing.T) []stopCase {
 			},
 			Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunInterrupted,
 				Message: `Item "a" was interrupted in pod ` + pod.Name + ": Interrupted, stopped because a blackout window with stopRunning opened"}},
-			Finished:     []Outcome{{Item: "a", Result: ResultInterrupted, Duration: ended}},
+			Finished:     []Outcome{{Item: "a", Result: v1alpha1.ResultInterrupted, Duration: ended}},
 			RequeueAfter: 30*time.Minute - time.Second,
 		},
 	}, {
@@ -173,7 +173,7 @@ func windowCases(t *testing.T) []stopCase {
 func TestStopCurrentRun(t *testing.T) {
 	// A run that ends by itself while it is being stopped keeps its real outcome when it succeeded.
 	succeeded := runningGroup(t, func(s *v1alpha1.OaatGroupSpec) { s.RunTimeout = "5m" }, "a")
-	succeeded.Status.CurrentRun.StopReason = v1alpha1.ReasonDeadlineExceeded
+	succeeded.Status.CurrentRun.StopReason = v1alpha1.StopDeadlineExceeded
 	pod := finished(runPod(t, succeeded, "a", 1, corev1.PodSucceeded), 0, "Completed", at(5*time.Minute))
 	a := succeededItem("a", pod.Name, 0, 5*time.Minute)
 	a.NextEligibleAt, a.WaitReason = at(time.Hour+5*time.Minute), v1alpha1.WaitSucceededRecently
@@ -189,7 +189,7 @@ func TestStopCurrentRun(t *testing.T) {
 				RunCount:           1, ItemCount: 1, Items: []v1alpha1.ItemStatus{a},
 			},
 			Events:       []Event{succeededEvent("a", pod.Name)},
-			Finished:     []Outcome{{Item: "a", Result: ResultSucceeded, Duration: 5 * time.Minute}},
+			Finished:     []Outcome{{Item: "a", Result: v1alpha1.ResultSucceeded, Duration: 5 * time.Minute}},
 			RequeueAfter: time.Hour,
 			Untrack:      []*corev1.Pod{&pod},
 		},

@@ -47,7 +47,7 @@ func TestTrackedPodIsUntrackedOnceRecorded(t *testing.T) {
 	if a.FailureCount != 0 || a.LastFailure != nil || a.LastReason != v1alpha1.ReasonDisrupted {
 		t.Errorf("item a = %+v; want no failure, last reason Disrupted", a)
 	}
-	if len(p.Finished) != 1 || p.Finished[0].Result != ResultInterrupted {
+	if len(p.Finished) != 1 || p.Finished[0].Result != v1alpha1.ResultInterrupted {
 		t.Errorf("finished %+v, want one interrupted run", p.Finished)
 	}
 	if !slices.Equal(untracked(p), []string{ended.Name}) {
@@ -95,11 +95,11 @@ func TestForceDeletedPodIsGone(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		disrupted  bool
-		wantResult Result
+		wantResult v1alpha1.RunResult
 		wantReason string
 	}{
-		{name: "deleted by a user", wantResult: ResultFailed, wantReason: v1alpha1.ReasonPodNotFound},
-		{name: "deleted by the pod garbage collector of a lost node", disrupted: true, wantResult: ResultInterrupted, wantReason: v1alpha1.ReasonDisrupted},
+		{name: "deleted by a user", wantResult: v1alpha1.ResultFailed, wantReason: v1alpha1.ReasonPodNotFound},
+		{name: "deleted by the pod garbage collector of a lost node", disrupted: true, wantResult: v1alpha1.ResultInterrupted, wantReason: v1alpha1.ReasonDisrupted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGroup("a", "b")

@@ -11,7 +11,7 @@ import (
 
 // untimedWait returns why the item waits whatever the time: it runs now, it is parked, it is done
 // (mode EachOnce) or the group is suspended; empty when the schedule decides.
-func (d *decision) untimedWait(it *v1alpha1.ItemStatus) string {
+func (d *decision) untimedWait(it *v1alpha1.ItemStatus) v1alpha1.WaitReason {
 	st := &d.plan.Status
 	switch {
 	case st.CurrentRun != nil && st.CurrentRun.Item == it.Name:

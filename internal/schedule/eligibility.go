@@ -49,7 +49,7 @@ type Wait struct {
 	Until time.Time
 	// Reason is one of v1alpha1's wait reasons: SucceededRecently, CoolingOff, Blackout or
 	// Overrun.
-	Reason string
+	Reason v1alpha1.WaitReason
 }
 
 // CoolOff is how long an item waits after its failures-th consecutive failure.
@@ -70,9 +70,9 @@ func (t Timing) CoolOff(failures int32) time.Duration {
 // EligibleAt is the instant from which the item's history lets it start (frequency after its
 // last success, cool-off after its last failure), the reason of that wait, and the zero time
 // when its history does not hold it.
-func (t Timing) EligibleAt(it Item) (time.Time, string) {
+func (t Timing) EligibleAt(it Item) (time.Time, v1alpha1.WaitReason) {
 	var at time.Time
-	reason := ""
+	var reason v1alpha1.WaitReason
 	if !it.LastSuccess.IsZero() {
 		at, reason = it.LastSuccess.Add(t.Frequency), v1alpha1.WaitSucceededRecently
 	}

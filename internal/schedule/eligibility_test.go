@@ -13,7 +13,7 @@ func TestEligibleAt(t *testing.T) {
 		name       string
 		item       Item
 		want       time.Time
-		wantReason string
+		wantReason v1alpha1.WaitReason
 	}{
 		{name: "never ran", item: Item{}, want: time.Time{}},
 		{name: "success waits frequency", item: Item{LastSuccess: now}, want: now.Add(time.Hour), wantReason: v1alpha1.WaitSucceededRecently},

@@ -12,7 +12,6 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/groupspec"
-	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
 // WriteForecast writes what `kubectl oaat plan` shows of a group's forecast: a heading, one row
@@ -54,7 +53,7 @@ func runNote(r forecast.Run) string {
 	if r.Ties > 1 {
 		notes = append(notes, fmt.Sprintf("picked at random among %d equally due: the operator's pick may differ", r.Ties))
 	}
-	if r.Result == planner.ResultInterrupted {
+	if r.Result == v1alpha1.ResultInterrupted {
 		notes = append(notes, "interrupted by a blackout window with stopRunning")
 	}
 	if r.End.IsZero() {
@@ -92,9 +91,10 @@ func stopLine(f forecast.Forecast) string {
 		return fmt.Sprintf("at %s, waiting for a lock that other groups hold (taken to stay held)", clock(f.ReachedAt))
 	case forecast.StopPassLimit:
 		return fmt.Sprintf("at %s, after %d passes (the limit)", clock(f.ReachedAt), f.Passes)
-	default:
+	case forecast.StopHorizon, forecast.StopAssessed:
 		return "the horizon " + clock(f.Until)
 	}
+	return "the horizon " + clock(f.Until) // a forecast of a later version, read as one that reached its horizon
 }
 
 // writeAssumptions writes what the forecast took for granted.

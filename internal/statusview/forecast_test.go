@@ -51,8 +51,8 @@ func TestForecastLines(t *testing.T) {
 	from := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	at := from.Add
 	got := []string{
-		runNote(forecast.Run{Item: "a", Start: at(-time.Minute), End: at(time.Minute), Result: planner.ResultSucceeded, Going: true, OnDemandRun: "backups-x1"}),
-		runNote(forecast.Run{Item: "a", Start: at(0), End: at(time.Minute), Result: planner.ResultInterrupted}),
+		runNote(forecast.Run{Item: "a", Start: at(-time.Minute), End: at(time.Minute), Result: v1alpha1.ResultSucceeded, Going: true, OnDemandRun: "backups-x1"}),
+		runNote(forecast.Run{Item: "a", Start: at(0), End: at(time.Minute), Result: v1alpha1.ResultInterrupted}),
 		runNote(forecast.Run{Item: "a", Start: at(0)}),
 		roundLine(forecast.Round{StartedAt: at(0), NextRoundAt: at(time.Hour), Overrun: true}, from),
 		stopLine(forecast.Forecast{Stop: forecast.StopLockHeld, ReachedAt: at(time.Minute)}),

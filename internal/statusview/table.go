@@ -91,7 +91,7 @@ func next(it v1alpha1.ItemStatus, now time.Time) string {
 	case it.NextEligibleAt != nil && it.NextEligibleAt.After(now):
 		return fmt.Sprintf("in %s (%s)", age(now, it.NextEligibleAt.Time), it.WaitReason)
 	case it.NextEligibleAt == nil && it.WaitReason != "":
-		return it.WaitReason
+		return string(it.WaitReason)
 	}
 	return "now"
 }

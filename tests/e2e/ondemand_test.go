@@ -84,7 +84,7 @@ var _ = Describe("On-demand runs", func() {
 			onDemandRun := getOnDemandRun(ctx, g, "polite")
 			g.Expect(onDemandRun).NotTo(BeNil())
 			g.Expect(onDemandRun.Status.Phase).To(Equal(v1alpha1.OaatRunPending))
-			g.Expect(onDemandRun.Status.Reason).To(Equal(v1alpha1.WaitBlackout))
+			g.Expect(onDemandRun.Status.Reason).To(Equal(string(v1alpha1.WaitBlackout)))
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 		expectNoNewPod(ctx, "closed", 0, 2*time.Second)
 

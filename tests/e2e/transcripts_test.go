@@ -299,7 +299,7 @@ func groupScenario(ctx SpecContext) {
 		group := getGroup(ctx, g, simple.Name)
 		waiting := map[string]string{}
 		for _, it := range group.Status.Items {
-			waiting[it.Name] = it.WaitReason
+			waiting[it.Name] = string(it.WaitReason)
 		}
 		g.Expect(waiting).To(HaveKeyWithValue("item2", "CoolingOff"))
 		g.Expect(waiting).To(HaveKeyWithValue("item3", "CoolingOff"))

@@ -94,7 +94,7 @@ var _ = Describe("On-demand runs", func() {
 		group := newGroup("paused", "a")
 		group.Spec.Suspend = true
 		create(ctx, newOaatType(typeName), group, newOnDemandRun("waiting", "paused", "a"))
-		expectOnDemandRun(ctx, "waiting", v1alpha1.OaatRunPending, v1alpha1.WaitSuspended)
+		expectOnDemandRun(ctx, "waiting", v1alpha1.OaatRunPending, string(v1alpha1.WaitSuspended))
 		Expect(k8sClient.Delete(ctx, group)).To(Succeed())
 		expectOnDemandRun(ctx, "waiting", v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound)
 	}, SpecTimeout(time.Minute))

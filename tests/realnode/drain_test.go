@@ -180,7 +180,7 @@ var _ = Describe("A drain of the real node (kubectl drain)", func() {
 				g.Expect(it.FailureCount).To(BeZero())
 				g.Expect(it.LastFailure).To(BeNil())
 				g.Expect(it.LastSuccess).To(BeNil())
-				g.Expect(it.WaitReason).NotTo(Equal("CoolingOff"))
+				g.Expect(it.WaitReason).NotTo(Equal(v1alpha1.WaitCoolingOff))
 			}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 			expectRecordedOnce(ctx, "drained", item, pod.Name, v1alpha1.ReasonRunInterrupted, 0)
 			Expect(runEvents(ctx, Default, "drained", pod.Name, v1alpha1.ReasonRunFailed)).To(BeZero())

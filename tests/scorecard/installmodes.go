@@ -30,7 +30,7 @@ var allInstallModes = []operatorsv1alpha1.InstallModeType{
 // manager would still watch all of them (and lack the RBAC to). The built-in tests check neither.
 func checkInstallModes(b *bundle) ([]string, string) {
 	var problems []string
-	supported := map[operatorsv1alpha1.InstallModeType]bool{}
+	supported := make(map[operatorsv1alpha1.InstallModeType]bool, len(b.csv.Spec.InstallModes))
 	for _, m := range b.csv.Spec.InstallModes {
 		supported[m.Type] = m.Supported
 	}

@@ -176,7 +176,7 @@ func (t *OverlapTracker) Observe(ev watch.Event) error {
 	case watch.Added, watch.Modified, watch.Deleted:
 	case watch.Error:
 		return fmt.Errorf("pod watch error: %v", ev.Object)
-	default:
+	case watch.Bookmark:
 		return nil
 	}
 	pod, ok := ev.Object.(*corev1.Pod)
@@ -322,7 +322,7 @@ func ended(pod *corev1.Pod) bool {
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded, corev1.PodFailed:
 		return true
-	default:
-		return false
+	case corev1.PodPending, corev1.PodRunning, corev1.PodUnknown:
 	}
+	return false
 }

@@ -71,7 +71,7 @@ func newAPIProxy(kubeconfig string, picker *faultPicker, errLog io.Writer) (*api
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			TLSHandshakeTimeout: 5 * time.Second, MaxIdleConnsPerHost: 50, IdleConnTimeout: 90 * time.Second,
 		},
-		armed: map[string]func(string, string){}, injected: map[createFault]int{},
+		armed: map[string]func(string, string){}, injected: make(map[createFault]int),
 	}, nil
 }
 

@@ -22,7 +22,7 @@ import (
 func testProxy() *apiProxy {
 	return &apiProxy{
 		picker: &faultPicker{rng: rand.New(rand.NewPCG(1, 1))},
-		armed:  map[string]func(string, string){}, injected: map[createFault]int{},
+		armed:  map[string]func(string, string){}, injected: make(map[createFault]int),
 	}
 }
 

@@ -54,7 +54,7 @@ func TestFaultPicker(t *testing.T) {
 		}
 	}
 	p := &faultPicker{rate: 0.3, rng: rand.New(rand.NewPCG(7, 1))}
-	counts := map[createFault]int{}
+	counts := make(map[createFault]int) // a count per fault, not a table of them
 	const n = 30000
 	for range n {
 		counts[p.pick()]++
