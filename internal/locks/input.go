@@ -45,7 +45,7 @@ type Input struct {
 // its pods and keep its history, and another tool's finalizer may keep it for long), so its
 // status.currentRun outlives the pod, and its run takes no slot any more.
 func (in *Input) AddPeer(g *v1alpha1.OaatGroup, runEnded bool) {
-	if cr := g.Status.CurrentRun; cr != nil && !(runEnded && !g.DeletionTimestamp.IsZero()) {
+	if cr := g.Status.CurrentRun; cr != nil && (!runEnded || g.DeletionTimestamp.IsZero()) {
 		in.Runners = append(in.Runners, Runner{Namespace: g.Namespace, Group: g.Name, Pod: cr.PodName, Locks: g.Spec.LockKeys()})
 	}
 	if Waits(g) {

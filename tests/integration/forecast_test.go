@@ -33,7 +33,7 @@ type plannedRun struct {
 // seconds, which every spec that runs the plugin would otherwise spend of its timeout), and
 // writes a kubeconfig of the suite's API server into a directory of the spec's own beside a link
 // to it; it returns the plugin's path and the kubeconfig's.
-func buildKubectlOaat(ctx SpecContext) (plugin, kubeconfig string) {
+func buildKubectlOaat() (plugin, kubeconfig string) {
 	GinkgoHelper()
 	builtPlugin.once.Do(func() {
 		builtPlugin.path = filepath.Join(suiteDir, "kubectl-oaat")
@@ -108,7 +108,7 @@ func (k *fakeKubelet) expectRunsAsPlanned(ctx SpecContext, planned []plannedRun,
 
 var _ = Describe("The forecast", func() {
 	It("predicts with kubectl oaat plan the order in which the items then run, when nothing fails", func(ctx SpecContext) {
-		plugin, kubeconfig := buildKubectlOaat(ctx)
+		plugin, kubeconfig := buildKubectlOaat()
 		group := newGroup("forecast", "a", "b", "c")
 		group.Spec.Frequency = "10s"
 		create(ctx, newOaatType(typeName), group)
@@ -139,7 +139,7 @@ var _ = Describe("The forecast", func() {
 	}, SpecTimeout(3*time.Minute))
 
 	It("predicts a scheduled round held by a blackout window: the round merges into the next tick's, in the predicted order", func(ctx SpecContext) {
-		plugin, kubeconfig := buildKubectlOaat(ctx)
+		plugin, kubeconfig := buildKubectlOaat()
 		By("choosing the group's first tick, at least 8 s ahead so that the plan comes before it")
 		if time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)) < 8*time.Second {
 			time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute + time.Second)))

@@ -256,7 +256,7 @@ func runDocBlocks(ctx SpecContext, dir, name string, values map[string]string) {
 	GinkgoHelper()
 	blocks, err := support.CheckedBlocks("../..", "tests/integration", name)
 	Expect(err).NotTo(HaveOccurred())
-	plugin, kubeconfig := buildKubectlOaat(ctx)
+	plugin, kubeconfig := buildKubectlOaat()
 	bin := filepath.Dir(plugin)
 	Expect(os.Symlink(os.Getenv("TEST_ASSET_KUBECTL"), filepath.Join(bin, "kubectl"))).To(Succeed())
 	env := []string{"KUBECONFIG=" + kubeconfig, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
