@@ -90,7 +90,7 @@ type kubernetesSD struct {
 var kubernetesSDRoles = []string{"node", "service", "pod", "endpoints", "endpointslice", "ingress"}
 
 // sdBlock is the job's kubernetes_sd_configs list, as the page indents it.
-var sdBlock = regexp.MustCompile(`(?m)^  kubernetes_sd_configs:\n((?:  - .*\n|    .*\n)+)`)
+var sdBlock = regexp.MustCompile(`(?m)^ {2}kubernetes_sd_configs:\n((?: {2}- .*\n| {4}.*\n)+)`)
 
 // withoutKubernetesSD checks the job's kubernetes_sd_configs itself and returns the job with it
 // replaced by a static target, for promtool to check the rest (scheme, TLS, authorization, the
