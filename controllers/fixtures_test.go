@@ -19,6 +19,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/duepriority"
+	"github.com/oaat-io/oaat-operator/internal/history"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
@@ -67,7 +68,9 @@ func newTestReconciler(c client.Client, apiReader client.Reader) testReconciler 
 	clock := clocktesting.NewFakeClock(builders.T0)
 	recorder := events.NewFakeRecorder(100)
 	runs := metrics.NewRunMetrics()
-	r := &OaatGroupReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Seed: 1, Runs: runs}
+	// As Setup defaults it.
+	r := &OaatGroupReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Seed: 1, Runs: runs,
+		HistoryRefusalWait: history.DefaultRefusalWait}
 	r.onDemandRuns = onDemandRunWriter{client: c, recorder: recorder, runs: runs}
 	return testReconciler{OaatGroupReconciler: r, clock: clock, recorder: recorder}
 }

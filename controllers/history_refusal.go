@@ -50,7 +50,7 @@ func (r *OaatGroupReconciler) historyRefused(ctx context.Context, group *v1alpha
 	if c := meta.FindStatusCondition(group.Status.Conditions, v1alpha1.ConditionHistoryKept); c != nil && c.Status == metav1.ConditionFalse {
 		since = c.LastTransitionTime.Time
 	}
-	wait := r.refusalWait()
+	wait := r.HistoryRefusalWait
 	over, retryIn := history.RefusalWaitOver(since, now, wait)
 	if over {
 		return &historyLoss{reason: history.LostRefused, why: fmt.Sprintf(
@@ -76,14 +76,6 @@ func (r *OaatGroupReconciler) historyRefused(ctx context.Context, group *v1alpha
 	log.FromContext(ctx).Info("The API server refuses the history of the deleted group; trying again",
 		"reason", refusal.Error(), "goesWithoutAt", since.Add(wait))
 	return nil, ctrl.Result{RequeueAfter: retryIn, Priority: wakeUpPriority()}, nil
-}
-
-// refusalWait is the reconciler's HistoryRefusalWait, history.DefaultRefusalWait when unset.
-func (r *OaatGroupReconciler) refusalWait() time.Duration {
-	if r.HistoryRefusalWait > 0 {
-		return r.HistoryRefusalWait
-	}
-	return history.DefaultRefusalWait
 }
 
 // mayCreateHistory asks the API server whether the operator may create OaatGroupHistories in the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,15 +119,11 @@ func (r *OaatGroupReconciler) deletingRunEnded(ctx context.Context, g *v1alpha1.
 	if cr == nil || g.DeletionTimestamp.IsZero() {
 		return false, nil
 	}
-	pod := &corev1.Pod{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: cr.PodName}, pod)
-	switch {
-	case apierrors.IsNotFound(err):
-		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("reading pod %s of deleting group %s: %w", cr.PodName, g.Name, err)
+	ended, err := podEnded(ctx, r.Client, client.ObjectKey{Namespace: g.Namespace, Name: cr.PodName})
+	if err != nil {
+		return false, fmt.Errorf("the run of deleting group %s: %w", g.Name, err)
 	}
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed, nil
+	return ended, nil
 }
 
 // namespaceMetadata is the object the manager watches Namespaces as: their metadata only, for

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -207,13 +206,11 @@ func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock v1alpha1.Lock
 			holders = append(holders, h)
 			continue
 		}
-		pod := &corev1.Pod{}
-		err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: h.Pod}, pod)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, false, fmt.Errorf("reading pod %s of a deleted group's slot: %w", h.Pod, err)
-		case pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
+		ended, err := podEnded(ctx, r.APIReader, client.ObjectKey{Namespace: namespace, Name: h.Pod})
+		if err != nil {
+			return nil, false, fmt.Errorf("the slot of a group gone or being deleted: %w", err)
+		}
+		if !ended {
 			holders = append(holders, h)
 			pending = true
 		}
