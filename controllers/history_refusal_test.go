@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -25,8 +26,9 @@ import (
 )
 
 // refusingHistory makes the API server refuse every OaatGroupHistory with refusal while *refuse
-// holds, and answer every SelfSubjectAccessReview about them with allowed.
-func refusingHistory(refusal error, refuse *bool, allowed bool) interceptor.Funcs {
+// holds, and answer every SelfSubjectAccessReview about them with *allowed; with allowed nil, the
+// reviews are the fake server's, which allows nothing.
+func refusingHistory(refusal error, refuse, allowed *bool) interceptor.Funcs {
 	return interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		switch o := obj.(type) {
 		case *v1alpha1.OaatGroupHistory:
@@ -34,14 +36,30 @@ func refusingHistory(refusal error, refuse *bool, allowed bool) interceptor.Func
 				return refusal
 			}
 		case *authorizationv1.SelfSubjectAccessReview:
+			if allowed == nil {
+				break
+			}
 			if a := o.Spec.ResourceAttributes; a == nil || a.Resource != "oaatgrouphistories" || a.Verb != "create" || a.Namespace != testNamespace {
 				return errors.New("unexpected access review")
 			}
-			o.Status.Allowed = allowed
+			o.Status.Allowed = *allowed
 			return nil
 		}
 		return c.Create(ctx, obj, opts...)
 	}}
+}
+
+// expectHistoryLost checks that the group's pass emitted one Warning HistoryLost event whose note
+// says says, and counted one loss for reason.
+func expectHistoryLost(t *testing.T, r testReconciler, reason, says string) {
+	t.Helper()
+	events := drainEvents(r.recorder)
+	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning "+v1alpha1.ReasonHistoryLost) || !strings.Contains(events[0], says) {
+		t.Fatalf("events %v, want one Warning %s saying %q", events, v1alpha1.ReasonHistoryLost, says)
+	}
+	if n := lostCount(t, r, testNamespace, reason); n != 1 {
+		t.Fatalf("oaat_group_histories_lost_total{reason=%q} = %v, want 1", reason, n)
+	}
 }
 
 var historyResource = schema.GroupResource{Group: "oaat.io", Resource: "oaatgrouphistories"}
@@ -67,7 +85,7 @@ func TestRefusedHistoryIsWaitedOutThenLost(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			refuse := true
-			server := newFakeClient(t, refusingHistory(refusal, &refuse, true), builders.Type().Obj(), deletedGroup())
+			server := newFakeClient(t, refusingHistory(refusal, &refuse, ptr.To(true)), builders.Type().Obj(), deletedGroup())
 			r := newTestReconciler(server, server)
 			r.HistoryRefusalWait = 15 * time.Minute
 
@@ -94,13 +112,7 @@ func TestRefusedHistoryIsWaitedOutThenLost(t *testing.T) {
 			if res, err = r.reconcile(t, "g"); err != nil || res.RequeueAfter != 0 || !gone(t, server, "g") {
 				t.Fatalf("at the wait's end: (%v, %v), gone %t; want the group gone", res, err, gone(t, server, "g"))
 			}
-			events := drainEvents(r.recorder)
-			if len(events) != 1 || !strings.HasPrefix(events[0], "Warning "+v1alpha1.ReasonHistoryLost) || !strings.Contains(events[0], "refused it for 15m0s") {
-				t.Fatalf("events %v, want one Warning %s saying it was refused for the wait", events, v1alpha1.ReasonHistoryLost)
-			}
-			if n := lostCount(t, r, testNamespace, history.LostRefused); n != 1 {
-				t.Fatalf("oaat_group_histories_lost_total{reason=%q} = %v, want 1", history.LostRefused, n)
-			}
+			expectHistoryLost(t, r, history.LostRefused, "refused it for 15m0s")
 		})
 	}
 }
@@ -113,7 +125,7 @@ func TestRefusedHistoryWaitSurvivesARestart(t *testing.T) {
 	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionHistoryKept, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonHistoryRefused,
 		Message: "refused", LastTransitionTime: metav1.NewTime(builders.T0.Add(-14 * time.Minute))}}
 	refusal := apierrors.NewForbidden(historyResource, "g", errors.New("exceeded quota"))
-	server := newFakeClient(t, refusingHistory(refusal, &refuse, true), builders.Type().Obj(), g)
+	server := newFakeClient(t, refusingHistory(refusal, &refuse, ptr.To(true)), builders.Type().Obj(), g)
 	r := newTestReconciler(server, server)
 	r.HistoryRefusalWait = 15 * time.Minute
 	if res, err := r.reconcile(t, "g"); err != nil || res.RequeueAfter != history.RefusalRetry || gone(t, server, "g") {
@@ -129,7 +141,7 @@ func TestRefusedHistoryWaitSurvivesARestart(t *testing.T) {
 func TestRefusedHistoryKeptWhenTheRefusalEnds(t *testing.T) {
 	refuse := true
 	refusal := apierrors.NewForbidden(historyResource, "g", errors.New(`admission webhook "deny.example.com" denied the request`))
-	server := newFakeClient(t, refusingHistory(refusal, &refuse, true), builders.Type().Obj(), deletedGroup())
+	server := newFakeClient(t, refusingHistory(refusal, &refuse, ptr.To(true)), builders.Type().Obj(), deletedGroup())
 	r := newTestReconciler(server, server)
 	if _, err := r.reconcile(t, "g"); err != nil || gone(t, server, "g") {
 		t.Fatalf("first refusal: %v, gone %t", err, gone(t, server, "g"))
@@ -151,24 +163,18 @@ func TestRefusedHistoryKeptWhenTheRefusalEnds(t *testing.T) {
 func TestHistoryForbiddenByTheOperatorsRightsGoesAtOnce(t *testing.T) {
 	refuse := true
 	refusal := apierrors.NewForbidden(historyResource, "g", errors.New(`User "system:serviceaccount:oaat:m" cannot create resource "oaatgrouphistories"`))
-	server := newFakeClient(t, refusingHistory(refusal, &refuse, false), builders.Type().Obj(), deletedGroup())
+	server := newFakeClient(t, refusingHistory(refusal, &refuse, ptr.To(false)), builders.Type().Obj(), deletedGroup())
 	r := newTestReconciler(server, server)
 	if _, err := r.reconcile(t, "g"); err != nil || !gone(t, server, "g") {
 		t.Fatalf("first pass: %v, gone %t; want the group gone at once", err, gone(t, server, "g"))
 	}
-	events := drainEvents(r.recorder)
-	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning "+v1alpha1.ReasonHistoryLost) || !strings.Contains(events[0], "may not create OaatGroupHistories") {
-		t.Fatalf("events %v, want one Warning %s naming the missing right", events, v1alpha1.ReasonHistoryLost)
-	}
-	if n := lostCount(t, r, testNamespace, history.LostUnauthorized); n != 1 {
-		t.Fatalf("oaat_group_histories_lost_total{reason=%q} = %v, want 1", history.LostUnauthorized, n)
-	}
+	expectHistoryLost(t, r, history.LostUnauthorized, "may not create OaatGroupHistories")
 }
 
 // A transient error never starts the wait: it is retried as every write is.
 func TestTransientHistoryErrorStartsNoWait(t *testing.T) {
 	refuse := true
-	server := newFakeClient(t, refusingHistory(apierrors.NewTooManyRequests("slow down", 1), &refuse, true), builders.Type().Obj(), deletedGroup())
+	server := newFakeClient(t, refusingHistory(apierrors.NewTooManyRequests("slow down", 1), &refuse, ptr.To(true)), builders.Type().Obj(), deletedGroup())
 	r := newTestReconciler(server, server)
 	for range 3 {
 		if _, err := r.reconcile(t, "g"); err == nil {

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -47,10 +48,7 @@ func refuseStatusOf(group string, lockWrites map[string]int) interceptor.Funcs {
 // take it again at every wake-up: no lock write until its retry wait is over.
 func TestRefusedStatusGivesBackTheSlot(t *testing.T) {
 	lockWrites := map[string]int{}
-	g, h := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj()
-	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
-	server := newFakeClient(t, refuseStatusOf("g", lockWrites), builders.Type().Obj(), g, h, builders.Lock("db", 1))
-	r := newTestReconciler(server, server)
+	server, r := sharingDB(t, refuseStatusOf("g", lockWrites))
 
 	if _, err := r.reconcile(t, "g"); err != nil {
 		t.Fatalf("g's pass: %v", err)
@@ -90,6 +88,36 @@ func startRun(t *testing.T, r testReconciler, c client.Reader, group string) str
 	return cr.PodName
 }
 
+// sharingDB is a server holding groups g and h, each naming the OaatLock db of capacity 1, with
+// the API server's behaviour changed by funcs, and a reconciler of groups on it.
+func sharingDB(t *testing.T, funcs interceptor.Funcs) (client.WithWatch, testReconciler) {
+	t.Helper()
+	g, h := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj()
+	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
+	server := newFakeClient(t, funcs, builders.Type().Obj(), g, h, builders.Lock("db", 1))
+	return server, newTestReconciler(server, server)
+}
+
+// deleteHeldBack deletes the group while another tool's finalizer keeps it (Argo CD's, a backup
+// tool's, a held foreground deletion).
+func deleteHeldBack(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	group := getGroup(t, c, name)
+	group.Finalizers = append(group.Finalizers, "example.com/keep")
+	if err := c.Update(context.Background(), group); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(context.Background(), getGroup(t, c, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reconcileLock runs one pass of the reconciler of OaatLocks over the lock of that name.
+func reconcileLock(c client.Client, clock clock.PassiveClock, name string) (ctrl.Result, error) {
+	lr := &OaatLockReconciler{Client: c, APIReader: c, Clock: clock}
+	return lr.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: name}})
+}
+
 // holderPods are the pods a lock lists as holders.
 func holderPods(lock v1alpha1.Lock) []string {
 	var pods []string
@@ -103,10 +131,7 @@ func holderPods(lock v1alpha1.Lock) []string {
 // GitOps re-create, a restore) comes back without holders; the live run still takes its slot:
 // another group naming the lock does not start, and the run's next pass lists it again.
 func TestLockRecreatedWhileHeld(t *testing.T) {
-	g, h := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj()
-	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
-	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), g, h, builders.Lock("db", 1))
-	r := newTestReconciler(server, server)
+	server, r := sharingDB(t, interceptor.Funcs{})
 	pod := startRun(t, r, server, "g")
 
 	ctx := context.Background()
@@ -371,23 +396,10 @@ func TestEventsOfOtherInstallationsNamespaces(t *testing.T) {
 // again soon), and gives it back once the pod has ended; meanwhile another group naming the lock
 // waits.
 func TestDeletingGroupKeepsItsSlotWhileItsPodIsLive(t *testing.T) {
-	g, h := builders.Group("a").Named("g").Obj(), builders.Group("b").Named("h").Obj()
-	g.Spec.Locks, h.Spec.Locks = []string{"db"}, []string{"db"}
-	server := newFakeClient(t, interceptor.Funcs{}, builders.Type().Obj(), g, h, builders.Lock("db", 1))
-	r := newTestReconciler(server, server)
+	server, r := sharingDB(t, interceptor.Funcs{})
 	pod := startRun(t, r, server, "g")
-	ctx := context.Background()
-	group := getGroup(t, server, "g")
-	group.Finalizers = append(group.Finalizers, "example.com/keep")
-	if err := server.Update(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Delete(ctx, getGroup(t, server, "g")); err != nil {
-		t.Fatal(err)
-	}
-	lr := &OaatLockReconciler{Client: server, APIReader: server, Clock: r.clock}
-	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: "db"}}
-	res, err := lr.Reconcile(ctx, req)
+	deleteHeldBack(t, server, "g")
+	res, err := reconcileLock(server, r.clock, "db")
 	if err != nil || res.RequeueAfter != orphanPodRetry {
 		t.Fatalf("db's pass while g's pod runs: (%v, %v), want a look again after %s", res, err, orphanPodRetry)
 	}
@@ -398,7 +410,7 @@ func TestDeletingGroupKeepsItsSlotWhileItsPodIsLive(t *testing.T) {
 		t.Fatalf("while g's pod runs: db lists %v, h runs %v; want db to list %s and h to wait", held, getGroup(t, server, "h").Status.CurrentRun, pod)
 	}
 	finishPod(t, server, pod, 0, builders.T0.Add(30*time.Second))
-	if _, err := lr.Reconcile(ctx, req); err != nil {
+	if _, err := reconcileLock(server, r.clock, "db"); err != nil {
 		t.Fatal(err)
 	}
 	if held := holderPods(getLock(t, server, "db")); len(held) != 0 {

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -72,20 +73,13 @@ func TestDeletedGroupGoesWithoutHistoryWhenThereIsNowhereToKeepIt(t *testing.T) 
 		"CRD missing":           apierrors.NewNotFound(gr, ""),
 	} {
 		t.Run(name, func(t *testing.T) {
-			server := newFakeClient(t, interceptor.Funcs{
-				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-					if _, ok := obj.(*v1alpha1.OaatGroupHistory); ok {
-						return refusal
-					}
-					return c.Create(ctx, obj, opts...)
-				},
-			}, builders.Type().Obj(), deletedGroup())
+			server := newFakeClient(t, refusingHistory(refusal, ptr.To(true), nil), builders.Type().Obj(), deletedGroup())
 			r := newTestReconciler(server, server)
 			if _, err := r.reconcile(t, "g"); err != nil {
 				t.Fatal(err)
 			}
-			if err := server.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: "g"}, &v1alpha1.OaatGroup{}); !apierrors.IsNotFound(err) {
-				t.Fatalf("the group is still there: %v", err)
+			if !gone(t, server, "g") {
+				t.Fatal("the group is still there")
 			}
 		})
 	}
