@@ -113,8 +113,8 @@ func deleteHeldBack(t *testing.T, c client.Client, name string) {
 }
 
 // reconcileLock runs one pass of the reconciler of OaatLocks over the lock of that name.
-func reconcileLock(c client.Client, clock clock.PassiveClock, name string) (ctrl.Result, error) {
-	lr := &OaatLockReconciler{Client: c, APIReader: c, Clock: clock}
+func reconcileLock(c client.Client, at clock.PassiveClock, name string) (ctrl.Result, error) {
+	lr := &OaatLockReconciler{Client: c, APIReader: c, Clock: at}
 	return lr.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNamespace, Name: name}})
 }
 
