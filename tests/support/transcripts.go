@@ -176,8 +176,28 @@ func NormaliseTranscript(s string) string {
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(l)
 	}
+	sortLabels(lines)
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// sortLabels sorts each list of "key":"value" lines under a "Labels:" line: operator-sdk
+// scorecard's text output prints a test's labels from a map, in Go's random order.
+func sortLabels(lines []string) {
+	for i := 0; i < len(lines); i++ {
+		if lines[i] != "Labels:" {
+			continue
+		}
+		end := i + 1
+		for end < len(lines) && scorecardLabelRE.MatchString(lines[end]) {
+			end++
+		}
+		slices.Sort(lines[i+1 : end])
+		i = end - 1
+	}
+}
+
+// scorecardLabelRE is a label line of operator-sdk scorecard's text output, trimmed: "suite":"olm".
+var scorecardLabelRE = regexp.MustCompile(`^"[^"]*":"[^"]*"$`)
 
 // TranscriptDiff compares the page's transcript with what the commands printed, both normalised,
 // and returns "" when they match, else every line of both: "- " the page's only, "+ " the

@@ -26,6 +26,8 @@ func TestNormaliseTranscript(t *testing.T) {
 			"2445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940x2kzm 0/1\n"},
 		{"InstallPlans", "Approved InstallPlan install-fls57 for\n", "Approved InstallPlan install-2xq9z for\n"},
 		{"a ReplicaSet's pods", "oaat-operator-controller-manager-6444c6fdc4-qvcvg 1/1\n", "oaat-operator-controller-manager-7b9d5f8c6d-x2k4m 1/1\n"},
+		{"the order of scorecard's labels", "Labels:\n\t\"test\":\"t\"\n\t\"suite\":\"olm\"\nResults:\n",
+			"Labels:\n\t\"suite\":\"olm\"\n\t\"test\":\"t\"\nResults:\n"},
 	}
 	for _, c := range cases {
 		if NormaliseTranscript(c.a) != NormaliseTranscript(c.b) {
@@ -44,6 +46,8 @@ func TestNormaliseTranscript(t *testing.T) {
 		{"a long name's base", "2445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940p6jcf\n",
 			"3445f2e6fe26c448c9f5d7358f95678913e8612422c5050aa763203940p6jcf\n"},
 		{"operator-sdk's levels", "INFO[0003] x\n", "WARN[0003] x\n"},
+		{"scorecard's labels", "Labels:\n\t\"suite\":\"olm\"\n", "Labels:\n\t\"suite\":\"oaat\"\n"},
+		{"the order of lines after the labels", "Labels:\n\t\"suite\":\"olm\"\nb\na\n", "Labels:\n\t\"suite\":\"olm\"\na\nb\n"},
 	}
 	for _, c := range keep {
 		if NormaliseTranscript(c.a) == NormaliseTranscript(c.b) {
