@@ -14,6 +14,12 @@ VERSION ?= 0.3.0
 PREVIOUS_VERSION := 0.2.0
 PREVIOUS_COMMIT := bf111f051d04ceed0a4a49652242132246f743b6
 
+# The identity every shipped build carries (internal/version): the version, and the commit the tree
+# was built from (a tree outside git, e.g. the previous release's git archive, passes REVISION).
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+VERSION_LDFLAGS := -X github.com/oaat-io/oaat-operator/internal/version.version=$(VERSION) \
+	-X github.com/oaat-io/oaat-operator/internal/version.revision=$(REVISION)
+
 # CHANNELS define the bundle channels used in the bundle.
 # Add a new line here if you would like to change its default config. (E.g CHANNELS = "candidate,fast,stable")
 # To re-generate a bundle for other specific channels without changing the standard setup, you can:
