@@ -509,8 +509,8 @@ lint-api: $(KUBE_API_LINTER) ## Run the Kube API Linter (.golangci-kal.yml) on t
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager and the kubectl-oaat plugin into bin/.
-	go build -o $(LOCALBIN)/manager ./cmd
-	go build -o $(LOCALBIN)/kubectl-oaat ./cmd/kubectl-oaat
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/manager ./cmd
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/kubectl-oaat ./cmd/kubectl-oaat
 
 # The kubectl oaat plugin for krew: KREW_PLATFORMS' archives, bin/krew/kubectl-oaat_vVERSION_OS_ARCH.tar.gz
 # (the static binary, and LICENSE once the repository has one), and their krew manifest,
@@ -601,8 +601,8 @@ DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANA
 .PHONY: demo
 demo: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
 	$(MAKE) images IMAGES="$(DEMO_IMAGES)"
-	go build -o $(MANAGER_BIN) ./cmd
-	go build -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(MANAGER_BIN) ./cmd
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
 	go build -o $(LOCAL_OPERATOR_BIN) ./hack/local-operator
 	$(DEMO_ENV) hack/demo.sh up
 
@@ -650,10 +650,14 @@ CATALOG_DIR := catalog/$(PACKAGE_NAME)
 # The base image of the catalog image: opm of the version the catalog is rendered and checked with.
 OPM_IMAGE ?= quay.io/operator-framework/opm:$(OPM_VERSION)
 
+# The manager's objects carry the label app.kubernetes.io/version=$(VERSION) (config/manager's
+# kustomization, so the CSV's Deployment too): kubectl oaat version reads the server's version
+# there, as an image pinned by digest has no tag to read.
 .PHONY: bundle
 bundle: manifests $(KUSTOMIZE) $(OPERATOR_SDK) ## Generate bundle manifests and metadata, then validate generated files.
 	$(OPERATOR_SDK) generate kustomize manifests -q
-	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG) \
+		&& $(KUSTOMIZE) edit add label -f --without-selector --include-templates app.kubernetes.io/version:$(VERSION)
 	$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle $(BUNDLE_GEN_FLAGS)
 	$(OPERATOR_SDK) bundle validate ./bundle
 

@@ -31,6 +31,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/metricsauth"
+	"github.com/oaat-io/oaat-operator/internal/version"
 )
 
 func main() {
@@ -38,6 +39,7 @@ func main() {
 		metricsAddr, probeAddr     string
 		pprofAddr                  string
 		secureMetrics, enableHTTP2 bool
+		printVersion               bool
 		leaderElect                bool
 		leaderElectionNamespace    string
 		seed                       uint64
@@ -75,9 +77,15 @@ func main() {
 			"with a Warning event HistoryLost. A refusal by the operator's own rights does not wait.")
 	flag.Uint64Var(&seed, "random-seed", 0,
 		"Seed of the random tie-breaks between equally due items; 0 picks one at start.")
+	flag.BoolVar(&printVersion, "version", false,
+		"Print the manager's version, the commit it was built from and its Go version, then exit.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if printVersion {
+		fmt.Println("oaat-operator manager " + version.Get().String())
+		os.Exit(0)
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	setupLog := ctrl.Log.WithName("setup")
 	if adoptionWindow <= 0 {

@@ -2,10 +2,10 @@ package v1alpha1
 
 // This file holds the names of the API that are not fields of a kind, yet are part of its
 // contract with users, their tools and alerts: the labels and annotations on item pods (and on
-// ConfigMaps that are item sources), the leader election Lease's name, the condition types of an
-// OaatGroup, the reasons of its conditions, of its events, of an item's lastReason and of an
-// OaatRun's status, and the wait reasons of an item. Their values are wire format: they may be
-// added to, never renamed.
+// ConfigMaps that are item sources), the labels of the manager's Deployment, the leader election
+// Lease's name, the condition types of an OaatGroup, the reasons of its conditions, of its
+// events, of an item's lastReason and of an OaatRun's status, and the wait reasons of an item.
+// Their values are wire format: they may be added to, never renamed.
 //
 // The words these names and the godoc use, one thing each (docs/concepts.md, "Glossary"):
 //   - item: a string of a group that one pod works on (OAAT_ITEM).
@@ -62,6 +62,23 @@ const (
 	LabelItemSource = "oaat.io/item-source"
 	// EnvItem is the environment variable that holds the item in every container.
 	EnvItem = "OAAT_ITEM"
+)
+
+// Labels of the manager's Deployment and of its pods, by which kubectl oaat version finds the operator.
+const (
+	// LabelName is the standard label of the application's name, NameValue on the manager.
+	LabelName = "app.kubernetes.io/name"
+	// NameValue is the value of LabelName on the manager's Deployment and pods.
+	NameValue = "oaat-operator"
+	// LabelControlPlane marks the manager's Deployment and pods, with ControlPlaneValue.
+	LabelControlPlane = "control-plane"
+	// ControlPlaneValue is the value of LabelControlPlane on the manager's Deployment and pods.
+	ControlPlaneValue = "controller-manager"
+	// LabelVersion is the standard label of the application's version: the release the manager
+	// runs (make's VERSION, which make bundle writes into config/manager and so into the CSV's
+	// Deployment), which kubectl oaat version reads, as an image pinned by its digest has no tag
+	// to read.
+	LabelVersion = "app.kubernetes.io/version"
 )
 
 // LeaderElectionID is the name of the Lease the manager's replicas elect their leader with, in the

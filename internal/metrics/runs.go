@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/oaat-io/oaat-operator/internal/version"
 )
 
 // RunMetrics counts finished runs and on-demand runs and observes run durations.
@@ -89,9 +91,10 @@ func (m *RunMetrics) Forget(namespace, group string) {
 	m.probes.DeletePartialMatch(labels)
 }
 
-// Register registers the run metrics and the status collector with reg.
+// Register registers the run metrics, the status collector and the running build's
+// oaat_build_info with reg.
 func Register(reg prometheus.Registerer, runs *RunMetrics, status *StatusCollector) error {
-	for _, c := range []prometheus.Collector{runs.items, runs.onDemand, runs.overruns, runs.probes, runs.lost, status} {
+	for _, c := range []prometheus.Collector{runs.items, runs.onDemand, runs.overruns, runs.probes, runs.lost, status, newBuildInfo(version.Get())} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -3,7 +3,10 @@
 // Go toolchain that built it.
 package version
 
-import "runtime"
+import (
+	"fmt"
+	"runtime"
+)
 
 // Set by the linker: -X github.com/oaat-io/oaat-operator/internal/version.version=0.3.0 and
 // -X github.com/oaat-io/oaat-operator/internal/version.revision=<commit>. A plain go build leaves
@@ -29,6 +32,12 @@ type Info struct {
 // Get returns the identity of the running build.
 func Get() Info {
 	return Info{Version: orUnknown(version), Revision: orUnknown(revision), GoVersion: runtime.Version()}
+}
+
+// String is the build's identity on one line, as `manager --version` and `kubectl oaat version`
+// print it: 0.3.0 (revision 0123abc..., go1.26.0).
+func (i Info) String() string {
+	return fmt.Sprintf("%s (revision %s, %s)", i.Version, i.Revision, i.GoVersion)
 }
 
 func orUnknown(s string) string {
