@@ -2,8 +2,9 @@
 // each OaatGroup's items did and which one runs, `kubectl oaat run` asks for an item to run now
 // (an OaatRun) and can wait for its result, and `kubectl oaat suspend` and `resume` stop and
 // restart a group's new runs, `kubectl oaat locks` shows the OaatLocks' holders and waiters,
-// `kubectl oaat plan` predicts a group's next runs, and `kubectl oaat history export` and `import`
-// back up and restore a group's item history.
+// `kubectl oaat plan` predicts a group's next runs, `kubectl oaat history export` and `import`
+// back up and restore a group's item history, and `kubectl oaat version` says the plugin's version
+// and the operator's.
 package main
 
 import (
@@ -40,6 +41,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		newLocksCommand(flags, streams),
 		newPlanCommand(flags, streams),
 		newHistoryCommand(flags, streams),
+		newVersionCommand(flags, streams),
 	)
 	return root
 }

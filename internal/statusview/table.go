@@ -1,6 +1,7 @@
 // Package statusview renders the status of OaatGroups and OaatRuns for people: one table per
 // group, one row per item, with the group's on-demand runs under it, and one line per state of
-// an OaatRun. It is pure; the time is passed in so that ages are reproducible.
+// an OaatRun; and the versions of the plugin and of the operators a cluster runs. It is pure; the
+// time is passed in so that ages are reproducible.
 package statusview
 
 import (
