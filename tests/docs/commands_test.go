@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 var (
@@ -110,7 +112,11 @@ func TestKubectlOaatCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	plugin := filepath.Join(t.TempDir(), "kubectl-oaat")
-	build := exec.Command("go", "build", "-o", plugin, "./cmd/kubectl-oaat")
+	ldflags, err := support.VersionLDFlags(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-ldflags", ldflags, "-o", plugin, "./cmd/kubectl-oaat")
 	build.Dir = repoRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin: %v\n%s", err, out)

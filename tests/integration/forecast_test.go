@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // plannedRow is a row of `kubectl oaat plan`'s table whose run ends within the forecast: its
@@ -29,7 +30,7 @@ type plannedRun struct {
 	start time.Time
 }
 
-// buildKubectlOaat builds the plugin, once per process (a build on a loaded machine takes tens of
+// buildKubectlOaat builds the plugin as make does (support.VersionLDFlags), once per process (a build on a loaded machine takes tens of
 // seconds, which every spec that runs the plugin would otherwise spend of its timeout), and
 // writes a kubeconfig of the suite's API server into a directory of the spec's own beside a link
 // to it; it returns the plugin's path and the kubeconfig's.
@@ -40,7 +41,12 @@ func buildKubectlOaat() (plugin, kubeconfig string) {
 		// Not the spec's context: a build cut short by one spec's timeout would fail every later one.
 		buildCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if out, err := exec.CommandContext(buildCtx, "go", "build", "-o", builtPlugin.path, "../../cmd/kubectl-oaat").CombinedOutput(); err != nil {
+		ldflags, err := support.VersionLDFlags("../..")
+		if err != nil {
+			builtPlugin.err = err
+			return
+		}
+		if out, err := exec.CommandContext(buildCtx, "go", "build", "-ldflags", ldflags, "-o", builtPlugin.path, "../../cmd/kubectl-oaat").CombinedOutput(); err != nil {
 			builtPlugin.err = fmt.Errorf("building the plugin: %w: %s", err, out)
 		}
 	})

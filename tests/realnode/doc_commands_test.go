@@ -39,7 +39,9 @@ func docBin(ctx context.Context, plugin bool) string {
 	DeferCleanup(os.RemoveAll, bin)
 	Expect(os.Symlink(os.Getenv("KUBECTL"), filepath.Join(bin, "kubectl"))).To(Succeed())
 	if plugin {
-		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "kubectl-oaat"), "./cmd/kubectl-oaat")
+		ldflags, err := support.VersionLDFlags(repoRoot)
+		Expect(err).NotTo(HaveOccurred())
+		build := exec.CommandContext(ctx, "go", "build", "-ldflags", ldflags, "-o", filepath.Join(bin, "kubectl-oaat"), "./cmd/kubectl-oaat")
 		build.Dir = repoRoot
 		out, err := build.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), "building the plugin:\n%s", out)
