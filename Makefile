@@ -87,7 +87,7 @@ LOCALBIN ?= $(CURDIR)/bin
 TOOLS_DIR := $(CURDIR)/hack/tools
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/oaat-operator/tools
 # TOOLBIN_<module>: the cache directory of hack/tools/<module>'s binaries.
-TOOL_MODULES := controlplane controlplane-floor coredns crd-ref-docs devtools etcd golangci-lint grpc-health-probe kwok olm operator-sdk opm
+TOOL_MODULES := controlplane controlplane-floor coredns crd-ref-docs devtools etcd golangci-lint grpc-health-probe krew kwok olm operator-sdk opm
 $(foreach m,$(TOOL_MODULES),$(eval TOOLBIN_$(m) := $(TOOLS_CACHE)/$(m)-$(shell cat $(TOOLS_DIR)/$(m)/go.mod $(TOOLS_DIR)/$(m)/go.sum | sha256sum | cut -c1-12)))
 
 # gomod-version prints the version at which hack/tools/$(1)/go.mod requires module $(2).
@@ -110,10 +110,11 @@ GOLANGCI_LINT_VERSION := $(call gomod-version,golangci-lint,github.com/golangci/
 KUBE_API_LINTER_VERSION := $(call gomod-version,golangci-lint,sigs.k8s.io/kube-api-linter)
 COREDNS_VERSION := $(call gomod-version,coredns,github.com/coredns/coredns)
 CRD_REF_DOCS_VERSION := $(call gomod-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
+KREW_VERSION := $(call gomod-version,krew,sigs.k8s.io/krew)
 
 $(foreach v,KUBE_VERSION KUBE_VERSION_FLOOR ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
   OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION GOLANGCI_LINT_VERSION KUBE_API_LINTER_VERSION \
-  COREDNS_VERSION CRD_REF_DOCS_VERSION,\
+  COREDNS_VERSION CRD_REF_DOCS_VERSION KREW_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
@@ -145,6 +146,9 @@ KUBE_PROXY := $(TOOLBIN_controlplane)/kube-proxy-$(KUBE_VERSION)
 COREDNS := $(TOOLBIN_coredns)/coredns-$(COREDNS_VERSION)
 # The API reference's generator (make api-docs).
 CRD_REF_DOCS := $(TOOLBIN_crd-ref-docs)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
+# kubectl's plugin manager: the release's plugin is installed with it as a user does, offline
+# (kubectl krew install --manifest --archive; tests/realnode).
+KREW := $(TOOLBIN_krew)/krew-$(KREW_VERSION)
 
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
@@ -973,6 +977,11 @@ $(KUBE_API_LINTER):
 crd-ref-docs: $(CRD_REF_DOCS) ## Build crd-ref-docs (the API reference's generator) into the tools cache if necessary.
 $(CRD_REF_DOCS):
 	$(call go-build-tool,$@,crd-ref-docs,github.com/elastic/crd-ref-docs)
+
+.PHONY: krew
+krew: $(KREW) ## Build krew (kubectl's plugin manager) into the tools cache if necessary.
+$(KREW):
+	$(call go-build-tool,$@,krew,sigs.k8s.io/krew/cmd/krew)
 
 .PHONY: cpb
 cpb: $(CPB) ## Build OLM's cpb (the bundle unpack Job's copier, in the OLM image) into the tools cache if necessary.
