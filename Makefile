@@ -258,12 +258,13 @@ ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD
 TEST_PAIR = $(MAKE) -j2 --output-sync=target -o manifests -o generate -o fmt -o vet
 
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install), the install from the catalog image (test-olm-catalog) and the release (test-release).
 	$(call timed,go test (all but integration),$(ENVTEST_ENV) go test $$(go list ./... | grep -v /tests/integration) -coverprofile cover.out)
 	$(call timed,test-integration and test-olm,$(TEST_PAIR) test-integration test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
 	$(call timed,test-realnode and test-olm-install,$(TEST_PAIR) test-realnode test-olm-install)
 	$(call timed,test-olm-catalog,$(MAKE) test-olm-catalog)
+	$(call timed,test-release,$(MAKE) test-release)
 
 # timed runs the command $(2) (echoed as make would), then says how long step $(1) took: the
 # figures of docs/development.md.
