@@ -588,8 +588,8 @@ RELEASE_ENV = VERSION=$(VERSION) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG
 .PHONY: release
 release: $(KUSTOMIZE) $(CYCLONEDX_GOMOD) ## Write the release of VERSION into dist/ (images as OCI archives, pinned install files, plugin archives, krew manifest, SBOMs, notes, SHA256SUMS, signatures); push the images to REGISTRY if set.
 	VERSION=$(VERSION) hack/release/release.sh preflight
-	$(MAKE) images IMAGES="$(RELEASE_IMAGES)"
-	$(MAKE) krew-manifest
+	$(MAKE) images IMAGES="$(RELEASE_IMAGES)" REVISION=$(REVISION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
+	$(MAKE) krew-manifest REVISION=$(REVISION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
 	$(RELEASE_ENV) hack/release/release.sh assemble
 
 # The release test (tests/release, build tag release) runs make release once into a temporary
