@@ -19,6 +19,13 @@ PREVIOUS_COMMIT := bf111f051d04ceed0a4a49652242132246f743b6
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 VERSION_LDFLAGS := -X github.com/oaat-io/oaat-operator/internal/version.version=$(VERSION) \
 	-X github.com/oaat-io/oaat-operator/internal/version.revision=$(REVISION)
+# The flags of every Go binary a release ships (the manager in the operator image, the plugin's
+# archives): no path of this machine, no VCS stamp, no symbol table, the identity above.
+RELEASE_GO_FLAGS = -trimpath -buildvcs=false -ldflags "-s -w $(VERSION_LDFLAGS)"
+# The time of the commit: the created time of the release's images and of every file in its
+# archives, never the time of the build, so that building the same commit again gives the same
+# bytes (reproducible-builds.org's variable).
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 
 # CHANNELS define the bundle channels used in the bundle.
 # Add a new line here if you would like to change its default config. (E.g CHANNELS = "candidate,fast,stable")
@@ -87,7 +94,7 @@ LOCALBIN ?= $(CURDIR)/bin
 TOOLS_DIR := $(CURDIR)/hack/tools
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/oaat-operator/tools
 # TOOLBIN_<module>: the cache directory of hack/tools/<module>'s binaries.
-TOOL_MODULES := controlplane controlplane-floor coredns crd-ref-docs devtools etcd golangci-lint grpc-health-probe krew kwok olm operator-sdk opm
+TOOL_MODULES := controlplane controlplane-floor coredns crd-ref-docs cyclonedx-gomod devtools etcd golangci-lint grpc-health-probe krew kwok olm operator-sdk opm
 $(foreach m,$(TOOL_MODULES),$(eval TOOLBIN_$(m) := $(TOOLS_CACHE)/$(m)-$(shell cat $(TOOLS_DIR)/$(m)/go.mod $(TOOLS_DIR)/$(m)/go.sum | sha256sum | cut -c1-12)))
 
 # gomod-version prints the version at which hack/tools/$(1)/go.mod requires module $(2).
@@ -111,10 +118,11 @@ KUBE_API_LINTER_VERSION := $(call gomod-version,golangci-lint,sigs.k8s.io/kube-a
 COREDNS_VERSION := $(call gomod-version,coredns,github.com/coredns/coredns)
 CRD_REF_DOCS_VERSION := $(call gomod-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
 KREW_VERSION := $(call gomod-version,krew,sigs.k8s.io/krew)
+CYCLONEDX_GOMOD_VERSION := $(call gomod-version,cyclonedx-gomod,github.com/CycloneDX/cyclonedx-gomod)
 
 $(foreach v,KUBE_VERSION KUBE_VERSION_FLOOR ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
   OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION GOLANGCI_LINT_VERSION KUBE_API_LINTER_VERSION \
-  COREDNS_VERSION CRD_REF_DOCS_VERSION KREW_VERSION,\
+  COREDNS_VERSION CRD_REF_DOCS_VERSION KREW_VERSION CYCLONEDX_GOMOD_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
@@ -149,6 +157,8 @@ CRD_REF_DOCS := $(TOOLBIN_crd-ref-docs)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
 # kubectl's plugin manager: the release's plugin is installed with it as a user does, offline
 # (kubectl krew install --manifest --archive; tests/realnode).
 KREW := $(TOOLBIN_krew)/krew-$(KREW_VERSION)
+# The SBOMs of the release's binaries (make release).
+CYCLONEDX_GOMOD := $(TOOLBIN_cyclonedx-gomod)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
 
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
@@ -252,12 +262,13 @@ ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD
 TEST_PAIR = $(MAKE) -j2 --output-sync=target -o manifests -o generate -o fmt -o vet
 
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install) and the install from the catalog image (test-olm-catalog).
+test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install), the install from the catalog image (test-olm-catalog) and the release (test-release).
 	$(call timed,go test (all but integration),$(ENVTEST_ENV) go test $$(go list ./... | grep -v /tests/integration) -coverprofile cover.out)
 	$(call timed,test-integration and test-olm,$(TEST_PAIR) test-integration test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
 	$(call timed,test-realnode and test-olm-install,$(TEST_PAIR) test-realnode test-olm-install)
 	$(call timed,test-olm-catalog,$(MAKE) test-olm-catalog)
+	$(call timed,test-release,$(MAKE) test-release)
 
 # timed runs the command $(2) (echoed as make would), then says how long step $(1) took: the
 # figures of docs/development.md.
@@ -483,7 +494,7 @@ verify: manifests generate fmt api-docs ## Regenerate code, manifests and the AP
 	$(MAKE) lint lint-api
 
 # The build tags of the test packages that `go build ./...` skips: the linters type-check them too.
-LINT_BUILD_TAGS ?= e2e,olm,olminstall,olmcatalog,realnode
+LINT_BUILD_TAGS ?= e2e,olm,olminstall,olmcatalog,realnode,release
 
 # The API reference (docs/reference/api.md) is generated from the Go types of api/v1alpha1 by
 # crd-ref-docs (hack/crd-ref-docs.yaml): every field with its godoc, type, default and validation;
@@ -517,7 +528,8 @@ build: manifests generate fmt vet ## Build the manager and the kubectl-oaat plug
 	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/kubectl-oaat ./cmd/kubectl-oaat
 
 # The kubectl oaat plugin for krew: KREW_PLATFORMS' archives, bin/krew/kubectl-oaat_vVERSION_OS_ARCH.tar.gz
-# (the static binary, and LICENSE once the repository has one), and their krew manifest,
+# (the static binary built as every shipped binary is, RELEASE_GO_FLAGS, and LICENSE once the
+# repository has one; their files dated SOURCE_DATE_EPOCH), and their krew manifest,
 # bin/krew/oaat.yaml, from the template hack/krew/oaat.yaml (hack/krew fills in the version and
 # each archive's sha256, and checks the result). Its URIs name KREW_URL, where a release would
 # attach the archives; releases attach none yet, so install with --archive (docs/kubectl-plugin.md).
@@ -532,9 +544,9 @@ krew-manifest: ## Build the kubectl-oaat archives of KREW_PLATFORMS and their kr
 		os=$${p%/*}; arch=$${p#*/}; dir=$(KREW_DIR)/kubectl-oaat_v$(VERSION)_$${os}_$${arch}; \
 		mkdir -p $$dir; \
 		echo "Building kubectl-oaat for $$os/$$arch"; \
-		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '-s -w' -o $$dir/kubectl-oaat ./cmd/kubectl-oaat; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build $(RELEASE_GO_FLAGS) -o $$dir/kubectl-oaat ./cmd/kubectl-oaat; \
 		$(if $(wildcard LICENSE),cp LICENSE $$dir/;) \
-		tar -C $$dir --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - kubectl-oaat $(if $(wildcard LICENSE),LICENSE) | gzip -n > $$dir.tar.gz; \
+		tar -C $$dir --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) -cf - kubectl-oaat $(if $(wildcard LICENSE),LICENSE) | gzip -n > $$dir.tar.gz; \
 	done
 	go run ./hack/krew -version $(VERSION) -url $(KREW_URL) -dir $(KREW_DIR) -platforms "$(KREW_PLATFORMS)" \
 		-o $(KREW_DIR)/oaat.yaml hack/krew/oaat.yaml
@@ -560,6 +572,37 @@ build-installer: manifests generate $(KUSTOMIZE) ## Generate a consolidated YAML
 	mkdir -p dist
 	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
 	$(KUSTOMIZE) build config/default > dist/install.yaml
+
+##@ Release
+
+# make release VERSION=X.Y.Z [REGISTRY=host:port] writes a release into DIST (docs/development.md#releasing):
+# from a clean tree (RELEASE_ALLOW_DIRTY=1 builds from a dirty one, for development only), the
+# operator, bundle and catalog images as OCI archives, install.yaml and install-namespace.yaml
+# naming the operator image by digest, the plugin's archives and krew manifest, the SBOMs, the
+# release notes (CHANGELOG.md's section of VERSION), SHA256SUMS and the signatures
+# (RELEASE_GPG_KEY, or a throw-away key); with REGISTRY, the images are pushed there, their digests
+# kept. The images are those of make images (the same layouts under bin/images, built once), so
+# every suite that builds images runs the release's.
+DIST ?= $(CURDIR)/dist
+RELEASE_IMAGES := operator bundle opm catalog
+RELEASE_ENV = VERSION=$(VERSION) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) IMAGES_DIR=$(IMAGES_DIR) \
+	KREW_DIR=$(KREW_DIR) DIST=$(DIST) KUSTOMIZE=$(KUSTOMIZE) CYCLONEDX_GOMOD=$(CYCLONEDX_GOMOD) \
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) REGISTRY=$(REGISTRY) RELEASE_GPG_KEY=$(RELEASE_GPG_KEY)
+
+.PHONY: release
+release: $(KUSTOMIZE) $(CYCLONEDX_GOMOD) ## Write the release of VERSION into dist/ (images as OCI archives, pinned install files, plugin archives, krew manifest, SBOMs, notes, SHA256SUMS, signatures); push the images to REGISTRY if set.
+	VERSION=$(VERSION) hack/release/release.sh preflight
+	$(MAKE) images IMAGES="$(RELEASE_IMAGES)" REVISION=$(REVISION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
+	$(MAKE) krew-manifest REVISION=$(REVISION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
+	$(RELEASE_ENV) hack/release/release.sh assemble
+
+# The release test (tests/release, build tag release) runs make release once into a temporary
+# directory, pushing to a throw-away registry, and checks what it wrote; with RELEASE_REPRODUCE=1
+# it also assembles a second release and rebuilds the manager in an empty Go cache, and compares.
+.PHONY: test-release
+test-release: image-packages ## Run make release into a temporary directory and a throw-away registry and check the release (digests, sums, SBOMs, signatures, pinned images); RELEASE_REPRODUCE=1 also checks that it is reproducible.
+	go vet -tags release ./tests/release/
+	RELEASE_REPRODUCE=$(RELEASE_REPRODUCE) VERSION=$(VERSION) go test -tags release ./tests/release/ -count=1 -v -timeout 30m
 
 ##@ Local cluster
 
@@ -808,7 +851,8 @@ IMAGES_ENV = IMAGES_DIR=$(IMAGES_DIR) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALO
 	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE) \
 	OLM_IMG=$(OLM_IMG) OLM=$(OLM) CATALOG_OPERATOR=$(CATALOG_OPERATOR) CPB=$(CPB) COPY_CONTENT=$(COPY_CONTENT) \
 	COREDNS_IMG=$(COREDNS_IMG) COREDNS=$(COREDNS) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) \
-	PREVIOUS_IMG=$(PREVIOUS_IMG) PREVIOUS_BUNDLE_IMG=$(PREVIOUS_BUNDLE_IMG) PREVIOUS_CATALOG_IMG=$(PREVIOUS_CATALOG_IMG)
+	PREVIOUS_IMG=$(PREVIOUS_IMG) PREVIOUS_BUNDLE_IMG=$(PREVIOUS_BUNDLE_IMG) PREVIOUS_CATALOG_IMG=$(PREVIOUS_CATALOG_IMG) \
+	VERSION=$(VERSION) REVISION=$(REVISION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) VERSION_LDFLAGS="$(VERSION_LDFLAGS)"
 
 # The tools each image is made of (all of them when IMAGES is empty).
 IMAGE_TOOLS = $(if $(filter opm catalog,$(IMAGES))$(if $(IMAGES),,all),$(OPM) $(GRPC_HEALTH_PROBE)) \
@@ -972,6 +1016,11 @@ $(GOLANGCI_LINT):
 kube-api-linter: $(KUBE_API_LINTER) ## Build the Kube API Linter (golangci-lint with the kubeapilinter module) into the tools cache if necessary.
 $(KUBE_API_LINTER):
 	$(call go-build-tool,$@,golangci-lint,sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter)
+
+.PHONY: cyclonedx-gomod
+cyclonedx-gomod: $(CYCLONEDX_GOMOD) ## Build cyclonedx-gomod (the release's SBOMs) into the tools cache if necessary.
+$(CYCLONEDX_GOMOD):
+	$(call go-build-tool,$@,cyclonedx-gomod,github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod)
 
 .PHONY: crd-ref-docs
 crd-ref-docs: $(CRD_REF_DOCS) ## Build crd-ref-docs (the API reference's generator) into the tools cache if necessary.

@@ -20,6 +20,8 @@
 #   COREDNS          CoreDNS (the coredns image)
 #   PREVIOUS_COMMIT, PREVIOUS_IMG, PREVIOUS_BUNDLE_IMG, PREVIOUS_CATALOG_IMG   the previous release
 #   IMAGES_DIR       the output directory (default <repo>/bin/images)
+#   VERSION, REVISION, SOURCE_DATE_EPOCH, VERSION_LDFLAGS   the release's identity (operator,
+#                    bundle and catalog: their OCI labels, their timestamps, the manager's -X flags)
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,6 +33,10 @@ ALL_IMAGES=(pause busybox operator bundle opm catalog scorecard-test scorecard o
 : "${IMG:?run this through make images}" "${BUNDLE_IMG:?}" "${CATALOG_IMG:?}" "${SCORECARD_IMG:?}"
 : "${SCORECARD_TEST_IMG:?}" "${OPM_IMAGES:?}" "${BUSYBOX_IMAGES:?}" "${PAUSE_IMG:?}"
 : "${OPERATOR_PLATFORMS:?}" "${KUBERNETES_SRC:?}" "${OPM:?}" "${SCORECARD_TEST:?}" "${GRPC_HEALTH_PROBE:?}"
+: "${VERSION:?}" "${REVISION:?}" "${SOURCE_DATE_EPOCH:?}" "${VERSION_LDFLAGS:?}"
+
+# Where the project lives: the release images' org.opencontainers.image.source and .url.
+PROJECT_URL=https://github.com/oaat-io/oaat-operator
 
 OUT=${IMAGES_DIR:-$REPO_ROOT/bin/images}
 mkdir -p "$OUT"
@@ -65,11 +71,28 @@ export CONTAINERS_REGISTRIES_CONF=$SCRIPT_DIR/registries.conf
 log() { printf 'images: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# bud CONTEXT ARGS...: buildah bud, quiet, never pulling.
+# bud CONTEXT ARGS...: buildah bud, quiet, never pulling. Every image is reproducible: its
+# created time, history and file times are a fixed time, 0 for the images of other projects, the
+# commit's time for the release's images, whose release_args (given later) override it.
 bud() {
 	local context=$1
 	shift
-	"${BUILDAH[@]}" bud --quiet --pull-never --layers=false "$@" "$context" >/dev/null
+	"${BUILDAH[@]}" bud --quiet --pull-never --layers=false --timestamp 0 "$@" "$context" >/dev/null
+}
+
+# release_args TITLE DESCRIPTION: bud's arguments for an image of the release (operator, bundle,
+# catalog), one a line: its time is the commit's (SOURCE_DATE_EPOCH, never the build's), and its
+# org.opencontainers.image labels say what it is and which commit it was built from.
+release_args() {
+	printf '%s\n' --timestamp "$SOURCE_DATE_EPOCH" \
+		--label "org.opencontainers.image.title=$1" \
+		--label "org.opencontainers.image.description=$2" \
+		--label "org.opencontainers.image.version=$VERSION" \
+		--label "org.opencontainers.image.revision=$REVISION" \
+		--label "org.opencontainers.image.created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
+		--label "org.opencontainers.image.source=$PROJECT_URL" \
+		--label "org.opencontainers.image.url=$PROJECT_URL" \
+		--label "org.opencontainers.image.licenses=Apache-2.0"
 }
 
 # push_layout IMAGE DEST: writes IMAGE (or manifest list, with --all) from the storage to the OCI
@@ -163,6 +186,8 @@ build_busybox() {
 # The operator and the custom scorecard tests are built from the contract of their Dockerfile
 # (hack/images/contract: the program's path, user and entrypoint of the final stage), with the
 # program cross-compiled here instead of in a golang stage: no emulation, no base image to pull.
+# The caller's arrays go_flags (go build's flags) and bud_args (more of bud's), when it declares
+# them, apply to every platform (bash's locals are seen by the functions a function calls).
 # build_from_dockerfile DEST DOCKERFILE MODULE_DIR PACKAGE NAME PLATFORMS...
 build_from_dockerfile() {
 	local dest=$1 dockerfile=$2 module=$3 package=$4 name=$5
@@ -176,8 +201,9 @@ build_from_dockerfile() {
 	for platform in "$@"; do
 		os=${platform%/*} arch=${platform#*/}
 		mkdir -p "$ctx/$os-$arch"
-		(cd "$module" && GOWORK=off CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -o "$ctx/$os-$arch/$(basename "$program")" "$package")
-		bud "$ctx" -f "$ctx/Containerfile" --platform "$platform" --manifest "$name"
+		(cd "$module" && GOWORK=off CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build ${go_flags[@]+"${go_flags[@]}"} \
+			-o "$ctx/$os-$arch/$(basename "$program")" "$package")
+		bud "$ctx" -f "$ctx/Containerfile" --platform "$platform" --manifest "$name" ${bud_args[@]+"${bud_args[@]}"}
 	done
 	"${BUILDAH[@]}" manifest push --quiet --all "$name" "oci:$dest"
 	go run ./hack/images/contract check "$dockerfile" "$dest" "$@"
@@ -185,9 +211,15 @@ build_from_dockerfile() {
 
 inputs_operator() {
 	hash_files go.mod go.sum cmd api controllers internal Dockerfile hack/images/contract ":(exclude)*_test.go"
-	echo "$OPERATOR_PLATFORMS $(go version)"
+	echo "$OPERATOR_PLATFORMS $(go version) $VERSION_LDFLAGS"
+	operator_args
 }
+operator_args() { release_args oaat-operator "Runs a group of items one at a time: a Kubernetes operator"; }
+# The manager as every shipped Go binary is built (make release): no paths of this machine, no
+# VCS stamp, no symbol table, the version and revision set by the linker.
 build_operator() {
+	local go_flags=(-trimpath -buildvcs=false -ldflags "-s -w $VERSION_LDFLAGS") bud_args
+	mapfile -t bud_args < <(operator_args)
 	# shellcheck disable=SC2086 # the platforms are words
 	build_from_dockerfile "$1" Dockerfile "$REPO_ROOT" ./cmd "$IMG" $OPERATOR_PLATFORMS
 }
@@ -200,9 +232,15 @@ build_scorecard() {
 	build_from_dockerfile "$1" tests/scorecard/Dockerfile "$REPO_ROOT/tests/scorecard" . "$SCORECARD_IMG" linux/amd64
 }
 
-inputs_bundle() { hash_files bundle bundle.Dockerfile .dockerignore; }
+inputs_bundle() {
+	hash_files bundle bundle.Dockerfile .dockerignore
+	bundle_args
+}
+bundle_args() { release_args oaat-operator-bundle "The OLM bundle of oaat-operator"; }
 build_bundle() {
-	bud "$REPO_ROOT" -f bundle.Dockerfile -t "$BUNDLE_IMG"
+	local args
+	mapfile -t args < <(bundle_args)
+	bud "$REPO_ROOT" -f bundle.Dockerfile -t "$BUNDLE_IMG" "${args[@]}"
 	push_layout "$BUNDLE_IMG" "$1"
 }
 
@@ -232,25 +270,32 @@ build_opm() {
 inputs_catalog() {
 	hash_files catalog catalog.Dockerfile .dockerignore
 	cat "$OUT/opm.inputs"
+	catalog_args
 }
+catalog_args() { release_args oaat-operator-catalog "The OLM file-based catalog of oaat-operator"; }
 # catalog.Dockerfile as it is: its base, the opm image, is taken from bin/images/opm into the
 # storage under every name it has; its RUN step (opm serve --cache-only) runs with chroot
 # isolation, which needs no OCI runtime.
-build_catalog() { catalog_image "$1" "$REPO_ROOT" "$CATALOG_IMG"; }
+build_catalog() {
+	local args
+	mapfile -t args < <(catalog_args)
+	catalog_image "$1" "$REPO_ROOT" "$CATALOG_IMG" "${args[@]}"
+}
 
-# catalog_image DEST CONTEXT NAME: CONTEXT's catalog.Dockerfile, FROM the opm image.
+# catalog_image DEST CONTEXT NAME [BUD-ARGS...]: CONTEXT's catalog.Dockerfile, FROM the opm image.
 catalog_image() {
-	local name base
+	local dest=$1 context=$2 image=$3 name base
+	shift 3
 	[[ -f $OUT/opm/index.json ]] || die "the catalog is built FROM the opm image: build opm first"
 	# skopeo copies the layout into the storage under its public name: buildah pull would name it
 	# after the layout's path, which a checkout path with capitals makes an invalid reference.
 	skopeo copy --quiet "oci:$OUT/opm" "containers-storage:[vfs@$OUT/storage+$OUT/run]${OPM_IMAGES%% *}"
 	for name in ${OPM_IMAGES#* }; do "${BUILDAH[@]}" tag "${OPM_IMAGES%% *}" "$name"; done
-	for base in $(awk 'toupper($1) == "FROM" { print $2 }' "$2/catalog.Dockerfile"); do
-		[[ " $OPM_IMAGES " == *" $base "* ]] || die "$2/catalog.Dockerfile is FROM $base, not one of the opm image's names ($OPM_IMAGES)"
+	for base in $(awk 'toupper($1) == "FROM" { print $2 }' "$context/catalog.Dockerfile"); do
+		[[ " $OPM_IMAGES " == *" $base "* ]] || die "$context/catalog.Dockerfile is FROM $base, not one of the opm image's names ($OPM_IMAGES)"
 	done
-	bud "$2" -f "$2/catalog.Dockerfile" --isolation chroot -t "$3"
-	push_layout "$3" "$1"
+	bud "$context" -f "$context/catalog.Dockerfile" --isolation chroot -t "$image" "$@"
+	push_layout "$image" "$dest"
 }
 
 # The previous release (PREVIOUS_COMMIT), from its commit's tree: the operator (amd64), its bundle

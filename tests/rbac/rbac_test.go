@@ -250,13 +250,18 @@ func watchesAllNamespaces(t *testing.T, d appsv1.Deployment) bool {
 // TestKustomizeRBAC checks the RBAC of each kustomize configuration the manager runs with. A
 // ClusterRole of namespaced rights bound cluster-wide is allowed only where the manager watches
 // every namespace (config/default's deploy, and config/local, which runs the same manager outside
-// the cluster); config/manifests, from which the bundle is made, must bind them in a namespace.
+// the cluster); config/manifests, from which the bundle is made, and config/namespaced, the
+// release's install-namespace.yaml, must bind them in a namespace.
 func TestKustomizeRBAC(t *testing.T) {
 	allNamespaces := build(t, "default")
 	if len(allNamespaces.deployments) != 1 || !watchesAllNamespaces(t, allNamespaces.deployments[0]) {
 		t.Fatal("config/default's manager does not watch all namespaces: its namespaced rights must then be Roles in the watched namespaces")
 	}
-	for _, dir := range []string{"default", "local", "manifests"} {
+	oneNamespace := build(t, "namespaced")
+	if len(oneNamespace.deployments) != 1 || watchesAllNamespaces(t, oneNamespace.deployments[0]) {
+		t.Fatal("config/namespaced's manager watches all namespaces: it must watch its own")
+	}
+	for _, dir := range []string{"default", "local", "manifests", "namespaced"} {
 		t.Run(dir, func(t *testing.T) {
 			k := build(t, dir)
 			if len(k.boundCluster)+len(k.boundInNS) == 0 {
@@ -277,8 +282,8 @@ func TestKustomizeRBAC(t *testing.T) {
 				if !ok {
 					t.Errorf("%s is bound but not defined", name)
 				}
-				if dir == "manifests" {
-					for _, p := range problems("config/manifests "+name+" (bound cluster-wide)", rules, false) {
+				if dir == "manifests" || dir == "namespaced" {
+					for _, p := range problems("config/"+dir+" "+name+" (bound cluster-wide)", rules, false) {
 						t.Error(p)
 					}
 				}
