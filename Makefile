@@ -365,12 +365,18 @@ REALNODE_FOCUS ?=
 docs-transcripts-realnode: ## Run docs/pvc-backup.md's console transcripts on the local cluster's real node and write their outputs into the page.
 	WRITE_TRANSCRIPTS=1 $(MAKE) test-realnode REALNODE_FOCUS='pvc-backup.md.s transcripts'
 
+# The suite installs the operator and the plugin from a release's files, as a user does
+# (docs/install.md): make release writes one into REALNODE_RELEASE first (from the tree as it is;
+# its images are those make images built, which the cluster pushes into the node's registry).
+REALNODE_RELEASE ?= $(LOCALBIN)/realnode-release
+
 .PHONY: test-realnode
-test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) ## Run the end-to-end tests on the local cluster's real node (the operator deployed from its image, real item pods).
+test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) $(KREW) ## Run the end-to-end tests on the local cluster's real node (the operator and the plugin installed from a release's files, real item pods).
 	go vet -tags realnode ./tests/realnode/
+	$(MAKE) release DIST=$(REALNODE_RELEASE) RELEASE_ALLOW_DIRTY=1
 	prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
 	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
-	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) IMG=$(IMG) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) KREW=$(KREW) VERSION=$(VERSION) RELEASE_DIST=$(REALNODE_RELEASE) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
 		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
 		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 

@@ -24,14 +24,14 @@ import (
 )
 
 // The blocks of the docs that need the real node, marked <!-- checked-by: tests/realnode NAME -->
-// in their pages: docs/install.md's install with kustomize (which deploys the operator of the
-// suite) and its checks after it, and the runbooks' commands that read an item pod's log (kubectl
+// in their pages: docs/install.md's install from the release's files (which deploys the operator
+// of the suite, release_test.go), with kustomize, and its checks after it, and the runbooks' commands that read an item pod's log (kubectl
 // logs), which only a real kubelet serves. They run as a user's shell runs them
 // (support.RunCheckedBlock), with kubectl and the kubectl oaat plugin on the PATH, their
 // placeholders replaced by the test's namespace, group, item and pod.
 
-// docBin returns a directory with kubectl and, when plugin, the kubectl-oaat plugin built from
-// the repository: the PATH of the pages' commands.
+// docBin returns a directory with kubectl and, when plugin, the kubectl-oaat plugin of the
+// release (krew installed it from the release's archive): the PATH of the pages' commands.
 func docBin(ctx context.Context, plugin bool) string {
 	GinkgoHelper()
 	bin, err := os.MkdirTemp("", "realnode-docs-")
@@ -39,12 +39,7 @@ func docBin(ctx context.Context, plugin bool) string {
 	DeferCleanup(os.RemoveAll, bin)
 	Expect(os.Symlink(os.Getenv("KUBECTL"), filepath.Join(bin, "kubectl"))).To(Succeed())
 	if plugin {
-		ldflags, err := support.VersionLDFlags(repoRoot)
-		Expect(err).NotTo(HaveOccurred())
-		build := exec.CommandContext(ctx, "go", "build", "-ldflags", ldflags, "-o", filepath.Join(bin, "kubectl-oaat"), "./cmd/kubectl-oaat")
-		build.Dir = repoRoot
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "building the plugin:\n%s", out)
+		Expect(os.Symlink(releasedPlugin(), filepath.Join(bin, "kubectl-oaat"))).To(Succeed())
 	}
 	return bin
 }
@@ -185,7 +180,10 @@ var _ = Describe("docs/install.md's install from dist/install.yaml, its Promethe
 		DeferCleanup(func(ctx SpecContext) {
 			runDocBlocks(ctx, bin, "install-kustomize", nil)
 			waitForOperator(ctx)
-		}, NodeTimeout(5*time.Minute))
+			// The suite's install, the release's, with its operator image named by digest.
+			runReleaseBlocks(ctx, "install-release")
+			waitForOperator(ctx)
+		}, NodeTimeout(6*time.Minute))
 		runDocBlocks(ctx, bin, "uninstall", nil)
 		Eventually(func(g Gomega) {
 			g.Expect(adminKubectl(ctx, "get", "crd", "-o", "name")).NotTo(ContainSubstring(".oaat.io"), "CRDs left")

@@ -66,10 +66,16 @@ func create(ctx context.Context, objs ...client.Object) {
 // waitForOutcome waits until the item's run has ended and been recorded, and returns its status.
 func waitForOutcome(ctx context.Context, group, item string, timeout time.Duration) v1alpha1.ItemStatus {
 	GinkgoHelper()
+	return waitForOutcomeIn(ctx, ns, group, item, timeout)
+}
+
+// waitForOutcomeIn is waitForOutcome for a group of another namespace than the test's.
+func waitForOutcomeIn(ctx context.Context, namespace, group, item string, timeout time.Duration) v1alpha1.ItemStatus {
+	GinkgoHelper()
 	var status v1alpha1.ItemStatus
 	Eventually(func(g Gomega) {
 		og := &v1alpha1.OaatGroup{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: group}, og)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: group}, og)).To(Succeed())
 		it := support.ItemStatus(og, item)
 		g.Expect(it).NotTo(BeNil(), "no status for item %q", item)
 		g.Expect(it.LastSuccess != nil || it.LastFailure != nil).To(BeTrue(), "item %q has not ended a run", item)

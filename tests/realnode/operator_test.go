@@ -99,7 +99,7 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-var _ = Describe("The operator deployed from its image (make deploy)", func() {
+var _ = Describe("The operator installed from the release's install.yaml", func() {
 	It("runs on the real node, leads, is confined by the runtime and serves its metrics through the Service", func(ctx SpecContext) {
 		pod, _ := leaderPod(ctx, Default)
 		By("running pod " + pod.Name + " on " + pod.Spec.NodeName + " from " + pod.Spec.Containers[0].Image)
@@ -107,7 +107,7 @@ var _ = Describe("The operator deployed from its image (make deploy)", func() {
 		Expect(pod.Spec.Containers[0].Image).To(Equal(operatorImage))
 		status := pod.Status.ContainerStatuses[0]
 		Expect(status.ContainerID).To(HavePrefix("containerd://"))
-		Expect(status.ImageID).To(HavePrefix("quay.io/oaat-io/oaat-operator@sha256:"), "pulled by its public name")
+		Expect(status.ImageID).To(Equal(operatorImage), "pulled by its public name, the release's digest")
 
 		By("reading the manager process's confinement from /proc, as the kernel enforces it")
 		pid, err := support.ContainerPID(status.ContainerID)

@@ -12,7 +12,6 @@
 package realnode
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,7 +52,7 @@ const labelSuite = "realnode.oaat.io/suite"
 const poll = 250 * time.Millisecond
 
 var (
-	// operatorImage is the operator's image (the Makefile's IMG), which config/default names.
+	// operatorImage is the operator's image, by digest: the one the release's install.yaml names.
 	operatorImage string
 	repoRoot      string
 	cluster       *support.Cluster
@@ -75,10 +74,8 @@ func TestRealNode(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(devkit.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL",
-		"ETCD", "KWOK", "KUBELET", "CRI_TEARDOWN", "KUSTOMIZE")).To(Succeed(), "run this suite with make test-realnode")
+		"ETCD", "KWOK", "KUBELET", "CRI_TEARDOWN", "KUSTOMIZE", "KREW")).To(Succeed(), "run this suite with make test-realnode")
 	Expect(os.Getenv("OAAT_PAUSE_IMAGE")).NotTo(BeEmpty(), "run this suite with make test-realnode")
-	operatorImage = os.Getenv("IMG")
-	Expect(operatorImage).NotTo(BeEmpty(), "IMG, the operator image config/default names: run this suite with make test-realnode")
 	var err error
 	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
 	Expect(err).NotTo(HaveOccurred())
@@ -95,23 +92,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	deployStart := time.Now()
-	deployOperator(ctx)
+	installRelease(ctx)
 	waitForOperator(ctx)
 	GinkgoWriter.Printf("Operator deployed and leading after %s\n", time.Since(deployStart).Round(time.Millisecond))
 }, NodeTimeout(8*time.Minute))
-
-// deployOperator installs the operator as docs/install.md's kustomize block says (kubectl apply
-// --server-side -k config/default, marked checked-by: tests/realnode install-kustomize): the
-// manager's Deployment, its RBAC, the CRDs and the metrics Service, with the image the committed
-// kustomization names.
-func deployOperator(ctx context.Context) {
-	GinkgoHelper()
-	build := exec.CommandContext(ctx, os.Getenv("KUSTOMIZE"), "build", filepath.Join(repoRoot, "config", "default"))
-	manifests, err := build.Output()
-	Expect(err).NotTo(HaveOccurred(), "kustomize build config/default")
-	Expect(string(manifests)).To(ContainSubstring("image: "+operatorImage), "config/default names the operator image")
-	runDocBlocks(ctx, docBin(ctx, false), "install-kustomize", nil)
-}
 
 // tearDown stops the watcher and the cluster, then checks that the real node left nothing on the
 // machine: no process of the cluster, no mount under its state dir, no bridge, no iptables chain.

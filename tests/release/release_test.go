@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -421,12 +422,8 @@ type buildInfo struct {
 	settings map[string]string
 }
 
-func goVersionM(t *testing.T, binary []byte) buildInfo {
+func goVersionM(t *testing.T, file string) buildInfo {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "binary")
-	if err := os.WriteFile(file, binary, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	info := buildInfo{settings: map[string]string{}}
 	sc := bufio.NewScanner(strings.NewReader(string(run(t, "go", "version", "-m", file))))
 	for sc.Scan() {
@@ -445,6 +442,17 @@ func goVersionM(t *testing.T, binary []byte) buildInfo {
 	}
 	slices.Sort(info.deps)
 	return info
+}
+
+// hasSymbolTable says whether the ELF binary file has a symbol table (.symtab), which -s drops.
+func hasSymbolTable(t *testing.T, file string) bool {
+	t.Helper()
+	f, err := elf.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	return f.Section(".symtab") != nil
 }
 
 // sbomComponents returns the name@version of each component of a CycloneDX SBOM, and its main
@@ -479,22 +487,37 @@ func sbomComponents(t *testing.T, file string) (main string, components []string
 func (r released) checkSBOMs(t *testing.T) {
 	operator := r.image(t, "oaat-operator")
 	a := readArchive(t, filepath.Join(r.dist, operator.archive))
-	binaries := map[string][]byte{
-		"oaat-operator-v" + r.version + ".manager.cdx.json": a.file(t, a.images(t, operator)["linux/amd64"], "manager"),
-		"kubectl-oaat-v" + r.version + ".cdx.json":          pluginBinary(t, filepath.Join(r.dist, "kubectl-oaat_v"+r.version+"_linux_amd64.tar.gz")),
+	binaries := map[string]struct {
+		binary      []byte
+		versionArgs []string
+	}{
+		"oaat-operator-v" + r.version + ".manager.cdx.json": {a.file(t, a.images(t, operator)["linux/amd64"], "manager"), []string{"--version"}},
+		"kubectl-oaat-v" + r.version + ".cdx.json": {
+			pluginBinary(t, filepath.Join(r.dist, "kubectl-oaat_v"+r.version+"_linux_amd64.tar.gz")), []string{"version", "--client"},
+		},
 	}
-	for sbom, binary := range binaries {
-		info := goVersionM(t, binary)
+	for sbom, b := range binaries {
+		file := filepath.Join(t.TempDir(), "binary")
+		if err := os.WriteFile(file, b.binary, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		info := goVersionM(t, file)
 		main, components := sbomComponents(t, filepath.Join(r.dist, sbom))
 		if main != info.main || len(components) == 0 || !slices.Equal(components, info.deps) {
 			t.Errorf("%s: main component %s and components\n%v\ngo version -m: main module %s and dependencies\n%v",
 				sbom, main, components, info.main, info.deps)
 		}
-		// Every shipped binary is built as RELEASE_GO_FLAGS says.
-		ldflags := info.settings["-ldflags"]
-		if info.settings["-trimpath"] != "true" || info.settings["vcs"] != "" || !strings.Contains(ldflags, "-s -w") ||
-			!strings.Contains(ldflags, "internal/version.version="+r.version) {
-			t.Errorf("%s: the binary's build settings %v, want -trimpath, no vcs, -s -w and the version %s", sbom, info.settings, r.version)
+		// Every shipped binary is built as RELEASE_GO_FLAGS says: -trimpath and no VCS stamp (go
+		// version -m shows both, but not -ldflags, which -trimpath leaves out of the build
+		// information), -s -w (no symbol table) and the version flags (the binary says its version).
+		if info.settings["-trimpath"] != "true" || info.settings["vcs"] != "" {
+			t.Errorf("%s: the binary's build settings %v, want -trimpath and no vcs", sbom, info.settings)
+		}
+		if symbols := hasSymbolTable(t, file); symbols {
+			t.Errorf("%s: the binary has a symbol table: not linked with -s -w", sbom)
+		}
+		if out := string(run(t, file, b.versionArgs...)); !strings.Contains(out, " "+r.version+" (revision ") {
+			t.Errorf("%s: the binary says %q, want its version %s and revision (VERSION_LDFLAGS)", sbom, out, r.version)
 		}
 		t.Logf("%s: %d components, as go version -m lists", sbom, len(components))
 	}
