@@ -68,6 +68,8 @@ var (
 	outputRE = regexp.MustCompile(`(?:^|\s)-o\s+(\S+?)(?:\.tmp\.\S*)?(?:\s|$)`)
 	// envPathRE is an assignment of an absolute path on a command line.
 	envPathRE = regexp.MustCompile(`(?:^|\s)([A-Z][A-Z0-9_]*)=(/\S+)`)
+	// releaseRE is a run of make release's assembly, with the directory it writes.
+	releaseRE = regexp.MustCompile(`(?:^|\s)DIST=(\S+)\s.*hack/release/release\.sh assemble`)
 	// imagesRE is a run of hack/images/build.sh, with the images it builds (none: all).
 	imagesRE = regexp.MustCompile(`hack/images/build\.sh((?:\s+[a-z][a-z0-9-]*)*)\s*$`)
 )
@@ -102,6 +104,9 @@ func TestScriptTargetsBuildWhatTheyUse(t *testing.T) {
 			packages := false
 			for _, l := range lines {
 				for _, m := range outputRE.FindAllStringSubmatch(l, -1) {
+					built[m[1]] = true
+				}
+				if m := releaseRE.FindStringSubmatch(l); m != nil {
 					built[m[1]] = true
 				}
 				if m := imagesRE.FindStringSubmatch(l); m != nil {
