@@ -365,18 +365,19 @@ REALNODE_FOCUS ?=
 docs-transcripts-realnode: ## Run docs/pvc-backup.md's console transcripts on the local cluster's real node and write their outputs into the page.
 	WRITE_TRANSCRIPTS=1 $(MAKE) test-realnode REALNODE_FOCUS='pvc-backup.md.s transcripts'
 
-# The suite installs the operator and the plugin from a release's files, as a user does
-# (docs/install.md): make release writes one into REALNODE_RELEASE first (from the tree as it is;
-# its images are those make images built, which the cluster pushes into the node's registry).
-REALNODE_RELEASE ?= $(LOCALBIN)/realnode-release
+# The real-node suite installs the operator and the plugin from a release's files, as a user does
+# (docs/install.md), and the OLM catalog suite checks that its pods run the release's images: each
+# target runs make release into TEST_RELEASE first (from the tree as it is; the release's images
+# are the layouts make images built, which the cluster pushes into the node's registry).
+TEST_RELEASE ?= $(LOCALBIN)/test-release
 
 .PHONY: test-realnode
 test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) $(KREW) ## Run the end-to-end tests on the local cluster's real node (the operator and the plugin installed from a release's files, real item pods).
 	go vet -tags realnode ./tests/realnode/
-	$(MAKE) release DIST=$(REALNODE_RELEASE) RELEASE_ALLOW_DIRTY=1
+	$(MAKE) release DIST=$(TEST_RELEASE) RELEASE_ALLOW_DIRTY=1
 	prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
 	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
-	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) KREW=$(KREW) VERSION=$(VERSION) RELEASE_DIST=$(REALNODE_RELEASE) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) KREW=$(KREW) VERSION=$(VERSION) RELEASE_DIST=$(TEST_RELEASE) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
 		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
 		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 
@@ -467,12 +468,13 @@ docs-transcripts-olm: ## Run docs/olm.md's console transcripts on the OLM cluste
 .PHONY: test-olm-catalog
 test-olm-catalog: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) $(OPM) $(OPERATOR_SDK) system-packages real-node-packages images ## Install from the catalog image with OLM in the cluster on the real node (each install mode, real item pods, Prometheus through the metrics Service), uninstall; operator-sdk run bundle, cleanup and scorecard.
 	go vet -tags olmcatalog ./tests/olmcatalog/
+	$(MAKE) release DIST=$(TEST_RELEASE) RELEASE_ALLOW_DIRTY=1
 	olm=github.com/operator-framework/operator-lifecycle-manager; prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
 	olm_dir="$$(cd $(TOOLS_DIR)/olm && GOWORK=off go mod download $$olm && GOWORK=off go list -m -f '{{.Dir}}' $$olm)"; \
 	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
 	$(CLUSTER_ENV) $(REAL_NODE_ENV) OAAT_CLUSTER_REAL_NODE=1 OPM=$(OPM) OPERATOR_SDK=$(OPERATOR_SDK) \
 		OLM_DEPLOY_DIR="$$olm_dir/deploy" MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
-		IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) OLM_IMG=$(OLM_IMG) \
+		IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) OLM_IMG=$(OLM_IMG) RELEASE_DIST=$(TEST_RELEASE) \
 		PREVIOUS_IMG=$(PREVIOUS_IMG) PREVIOUS_BUNDLE_IMG=$(PREVIOUS_BUNDLE_IMG) PREVIOUS_CATALOG_IMG=$(PREVIOUS_CATALOG_IMG) \
 		go test -tags olmcatalog ./tests/olmcatalog/ -count=1 -v -timeout $(OLM_CATALOG_TIMEOUT) -ginkgo.v -ginkgo.timeout $(OLM_CATALOG_GINKGO_TIMEOUT) $(OLM_CATALOG_GINKGO_ARGS)
 

@@ -21,6 +21,7 @@ import (
 var fileVars = []string{
 	"KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL", "ETCD", "KWOK",
 	"KUBELET", "CRI_TEARDOWN", "KUBE_PROXY", "OPM", "OPERATOR_SDK", "OLM_DEPLOY_DIR", "MONITORING_CRDS_DIR",
+	"RELEASE_DIST",
 }
 
 // imageVars name the public names of the images: the operator's, the bundle's, the catalog's and
@@ -47,6 +48,10 @@ type testEnv struct {
 	previousImg        string
 	previousBundleImg  string
 	previousCatalogImg string
+	// released maps the public name of each image of the release (make release, into RELEASE_DIST:
+	// the operator, the bundle and the catalog) to its digest: the pods of those names must run
+	// exactly these.
+	released map[string]string
 }
 
 // loadEnv reads the environment and fails, saying how to run the suite, when something is
@@ -70,7 +75,12 @@ func loadEnv() (testEnv, error) {
 	if err != nil {
 		return testEnv{}, err
 	}
+	released, err := releasedImages(os.Getenv("RELEASE_DIST"))
+	if err != nil {
+		return testEnv{}, err
+	}
 	return testEnv{
+		released:       released,
 		repoRoot:       root,
 		kubectl:        os.Getenv("KUBECTL"),
 		opm:            os.Getenv("OPM"),
@@ -113,4 +123,22 @@ func runCommand(ctx context.Context, dir string, extraEnv []string, stdin io.Rea
 // kubectl runs kubectl as the cluster's admin.
 func kubectl(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
 	return runCommand(ctx, env.repoRoot, nil, stdin, env.kubectl, append([]string{"--kubeconfig", adminKubeconfig}, args...)...)
+}
+
+// releasedImages reads the images.txt of a release (make release): "PUBLIC-NAME DIGEST ARCHIVE"
+// a line.
+func releasedImages(dist string) (map[string]string, error) {
+	data, err := os.ReadFile(filepath.Join(dist, "images.txt"))
+	if err != nil {
+		return nil, fmt.Errorf("the release the suite installs from (make test-olm-catalog runs make release first): %w", err)
+	}
+	images := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || !strings.HasPrefix(f[1], "sha256:") {
+			return nil, fmt.Errorf("%s: %q is not PUBLIC-NAME DIGEST ARCHIVE", filepath.Join(dist, "images.txt"), line)
+		}
+		images[f[0]] = f[1]
+	}
+	return images, nil
 }

@@ -154,7 +154,8 @@ spec:
 }
 
 // expectPodsOnRealNode checks that the pods of the selector run on the real node from image,
-// once the pods of an earlier rollout are gone.
+// once the pods of an earlier rollout are gone; an image of the release (the operator's, the
+// catalog's), by the release's digest: the node pulled what make release shipped.
 func expectPodsOnRealNode(ctx context.Context, namespace, selector, image string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
@@ -165,6 +166,11 @@ func expectPodsOnRealNode(ctx context.Context, namespace, selector, image string
 			g.Expect(p.Spec.NodeName).To(Equal("real-node"), "pod %s/%s", namespace, p.Name)
 			g.Expect(p.Spec.Containers[0].Image).To(Equal(image), "pod %s/%s", namespace, p.Name)
 			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s/%s", namespace, p.Name)
+			if digest, ok := env.released[image]; ok {
+				g.Expect(p.Status.ContainerStatuses).NotTo(BeEmpty(), "pod %s/%s", namespace, p.Name)
+				g.Expect(p.Status.ContainerStatuses[0].ImageID).To(HaveSuffix("@"+digest),
+					"pod %s/%s runs %s of the release (images.txt)", namespace, p.Name, image)
+			}
 		}
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 }

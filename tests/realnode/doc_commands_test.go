@@ -181,7 +181,7 @@ var _ = Describe("docs/install.md's install from dist/install.yaml, its Promethe
 			runDocBlocks(ctx, bin, "install-kustomize", nil)
 			waitForOperator(ctx)
 			// The suite's install, the release's, with its operator image named by digest.
-			runReleaseBlocks(ctx, "install-release")
+			runReleaseBlocks(ctx, bin, "install-release")
 			waitForOperator(ctx)
 		}, NodeTimeout(6*time.Minute))
 		runDocBlocks(ctx, bin, "uninstall", nil)

@@ -59,20 +59,20 @@ func installRelease(ctx context.Context) {
 	Expect(m).NotTo(BeNil(), "install.yaml names the operator image by digest")
 	operatorImage = string(m[1])
 
-	runReleaseBlocks(ctx, "install-release")
+	bin := docBin(ctx, false)
+	Expect(os.Symlink(os.Getenv("KREW"), filepath.Join(bin, "kubectl-krew"))).To(Succeed())
+	runReleaseBlocks(ctx, bin, "install-release")
 	krewRoot = GinkgoT().TempDir()
-	out := runReleaseBlocks(ctx, "install-release-plugin")
+	out := runReleaseBlocks(ctx, bin, "install-release-plugin")
 	Expect(out).To(ContainSubstring("Installed plugin: oaat"))
 	expectReleaseVersions(out)
 }
 
 // runReleaseBlocks runs the docs' blocks marked checked-by: tests/realnode name in releaseDir,
-// with kubectl, krew as kubectl's plugin (kubectl krew) and the plugins krew installed on the PATH,
-// as a user with krew set up has them.
-func runReleaseBlocks(ctx context.Context, name string) string {
+// with the commands of bin (docBin's, and krew as kubectl's plugin kubectl-krew for the plugin's
+// install) and the plugins krew installed on the PATH, as a user with krew set up has them.
+func runReleaseBlocks(ctx context.Context, bin, name string) string {
 	GinkgoHelper()
-	bin := docBin(ctx, false)
-	Expect(os.Symlink(os.Getenv("KREW"), filepath.Join(bin, "kubectl-krew"))).To(Succeed())
 	blocks, err := support.CheckedBlocks(repoRoot, "tests/realnode", name)
 	Expect(err).NotTo(HaveOccurred())
 	env := []string{"KUBECONFIG=" + adminKubeconfig, "KREW_ROOT=" + krewRoot, "HOME=" + releaseDir,
@@ -107,18 +107,19 @@ func expectReleaseVersions(out string) {
 var _ = Describe("The release's install-namespace.yaml", func() {
 	It("installs an operator that runs the groups of its own namespace and leaves the others' alone", SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 		By("uninstalling the suite's install as docs/install.md says; the release's install.yaml is restored after")
+		bin := docBin(ctx, false)
 		DeferCleanup(func(ctx SpecContext) {
-			runDocBlocks(ctx, docBin(ctx, false), "uninstall", nil)
-			runReleaseBlocks(ctx, "install-release")
+			runDocBlocks(ctx, bin, "uninstall", nil)
+			runReleaseBlocks(ctx, bin, "install-release")
 			waitForOperator(ctx)
 		}, NodeTimeout(4*time.Minute))
-		runDocBlocks(ctx, docBin(ctx, false), "uninstall", nil)
+		runDocBlocks(ctx, bin, "uninstall", nil)
 		Eventually(func(g Gomega) {
 			err := k8sClient.Get(ctx, client.ObjectKey{Name: operatorNamespace}, &corev1.Namespace{})
 			g.Expect(err).To(HaveOccurred(), "namespace %s still exists", operatorNamespace)
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 
-		runReleaseBlocks(ctx, "install-release-namespace")
+		runReleaseBlocks(ctx, bin, "install-release-namespace")
 		waitForOperator(ctx)
 
 		By("a group in " + operatorNamespace + " runs its item on the real node; the same group in " + ns + " gets no pod")
