@@ -106,21 +106,26 @@ func expectReleaseVersions(out string) {
 
 var _ = Describe("The release's install-namespace.yaml", func() {
 	It("installs an operator that runs the groups of its own namespace and leaves the others' alone", SpecTimeout(6*time.Minute), func(ctx SpecContext) {
-		By("uninstalling the suite's install as docs/install.md says; the release's install.yaml is restored after")
+		By("uninstalling the suite's install (and the plugin) as docs/install.md says; both are restored after")
 		bin := docBin(ctx, false)
+		Expect(os.Symlink(os.Getenv("KREW"), filepath.Join(bin, "kubectl-krew"))).To(Succeed())
+		namespaced := filepath.Join(releaseDir, "install-namespace.yaml")
 		DeferCleanup(func(ctx SpecContext) {
-			runDocBlocks(ctx, bin, "uninstall", nil)
+			adminKubectl(ctx, "delete", "oaatgroups", "--all", "--all-namespaces", "--wait")
+			adminKubectl(ctx, "delete", "--ignore-not-found", "-f", namespaced)
 			runReleaseBlocks(ctx, bin, "install-release")
 			waitForOperator(ctx)
+			if _, err := os.Stat(releasedPlugin()); err != nil {
+				expectReleaseVersions(runReleaseBlocks(ctx, bin, "install-release-plugin"))
+			}
 		}, NodeTimeout(4*time.Minute))
-		runDocBlocks(ctx, bin, "uninstall", nil)
-		Eventually(func(g Gomega) {
-			err := k8sClient.Get(ctx, client.ObjectKey{Name: operatorNamespace}, &corev1.Namespace{})
-			g.Expect(err).To(HaveOccurred(), "namespace %s still exists", operatorNamespace)
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		runReleaseBlocks(ctx, bin, "uninstall-release")
+		Expect(releasedPlugin()).NotTo(BeAnExistingFile(), "kubectl krew uninstall oaat")
+		Expect(adminKubectl(ctx, "get", "crd", "-o", "name")).NotTo(ContainSubstring(".oaat.io"), "CRDs left")
 
 		runReleaseBlocks(ctx, bin, "install-release-namespace")
 		waitForOperator(ctx)
+		expectReleaseVersions(runReleaseBlocks(ctx, bin, "install-release-plugin"))
 
 		By("a group in " + operatorNamespace + " runs its item on the real node; the same group in " + ns + " gets no pod")
 		script := `echo "backing up $1"`
@@ -145,6 +150,7 @@ var _ = Describe("The release's install-namespace.yaml", func() {
 		status := exec.CommandContext(ctx, releasedPlugin(), "--kubeconfig", adminKubeconfig, "-n", operatorNamespace, "status", mine.Name)
 		out, err := status.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), "kubectl oaat status:\n%s", out)
-		Expect(string(out)).To(MatchRegexp(`(?m)^\s*a\s`), "kubectl oaat status lists item a:\n%s", out)
+		Expect(string(out)).To(MatchRegexp(`(?m)^`+operatorNamespace+`/watched\s+type=watched\s`), "kubectl oaat status:\n%s", out)
+		Expect(string(out)).To(MatchRegexp(`(?m)^\s+a\s+\S+\s+ago\s`), "kubectl oaat status: item a's last success:\n%s", out)
 	})
 })
