@@ -32,7 +32,7 @@ import (
 
 // docBin returns a directory with kubectl and, when plugin, the kubectl-oaat plugin of the
 // release (krew installed it from the release's archive): the PATH of the pages' commands.
-func docBin(ctx context.Context, plugin bool) string {
+func docBin(plugin bool) string {
 	GinkgoHelper()
 	bin, err := os.MkdirTemp("", "realnode-docs-")
 	Expect(err).NotTo(HaveOccurred())
@@ -66,7 +66,7 @@ func runDocBlocks(ctx context.Context, bin, name string, values map[string]strin
 
 var _ = Describe("The runbooks' commands that read an item pod's log", func() {
 	It("run as the pages show them, on the last pod of a failed item and on the pod of a running one", func(ctx SpecContext) {
-		bin := docBin(ctx, true)
+		bin := docBin(true)
 
 		group := newGroup("docs", "docs", "failing")
 		group.Spec.FailureCoolOff = "1h"
@@ -116,7 +116,7 @@ var _ = Describe("docs/install.md's checks after the install", func() {
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace oaat-demo still exists (%v)", err)
 			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 		})
-		out := runDocBlocks(ctx, docBin(ctx, false), "install-check", nil)
+		out := runDocBlocks(ctx, docBin(false), "install-check", nil)
 		crds, err := filepath.Glob(filepath.Join(repoRoot, "config", "crd", "bases", "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(regexp.MustCompile(`(?m)^\S+\.oaat\.io\s`).FindAllString(out, -1)).To(HaveLen(len(crds)), "the CRDs kubectl get crd lists")
@@ -133,7 +133,7 @@ var _ = Describe("docs/install.md's checks after the install", func() {
 
 var _ = Describe("The runbook OaatOperatorDown's commands", func() {
 	It("show the manager's Deployment, pods, their events and log in oaat-operator-system", func(ctx SpecContext) {
-		out := runDocBlocks(ctx, docBin(ctx, false), "operator-down", nil)
+		out := runDocBlocks(ctx, docBin(false), "operator-down", nil)
 		Expect(out).To(MatchRegexp(`(?m)^deployment.apps/`+operatorDeployment+`\s`), "kubectl get deployment,pods")
 		Expect(out).To(MatchRegexp(`(?m)^pod/`+operatorDeployment+`-\S+\s+1/1\s+Running\s`), "kubectl get deployment,pods")
 		Expect(out).To(MatchRegexp(`(?m)^Namespace:\s+`+operatorNamespace+`$`), "kubectl describe pods")
@@ -145,7 +145,7 @@ var _ = Describe("The runbook OaatOperatorDown's commands", func() {
 
 var _ = Describe("docs/install.md's install from dist/install.yaml, its Prometheus objects and its uninstall", func() {
 	It("install over the suite's install, add the ServiceMonitor and PrometheusRule, and remove everything", SpecTimeout(8*time.Minute), func(ctx SpecContext) {
-		bin := docBin(ctx, false)
+		bin := docBin(false)
 		kustomization := filepath.Join(repoRoot, "config", "manager", "kustomization.yaml")
 		before, err := os.ReadFile(kustomization)
 		Expect(err).NotTo(HaveOccurred())

@@ -59,7 +59,7 @@ func installRelease(ctx context.Context) {
 	Expect(m).NotTo(BeNil(), "install.yaml names the operator image by digest")
 	operatorImage = string(m[1])
 
-	bin := docBin(ctx, false)
+	bin := docBin(false)
 	Expect(os.Symlink(os.Getenv("KREW"), filepath.Join(bin, "kubectl-krew"))).To(Succeed())
 	runReleaseBlocks(ctx, bin, "install-release")
 	krewRoot = GinkgoT().TempDir()
@@ -107,7 +107,7 @@ func expectReleaseVersions(out string) {
 var _ = Describe("The release's install-namespace.yaml", func() {
 	It("installs an operator that runs the groups of its own namespace and leaves the others' alone", SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 		By("uninstalling the suite's install as docs/install.md says; it is restored after")
-		bin := docBin(ctx, false)
+		bin := docBin(false)
 		namespaced := filepath.Join(releaseDir, "install-namespace.yaml")
 		DeferCleanup(func(ctx SpecContext) {
 			adminKubectl(ctx, "delete", "oaatgroups", "--all", "--all-namespaces", "--wait")

@@ -35,7 +35,7 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 	It("are what their commands print on the real node, ages aside", SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 		pages, err := support.TranscriptPages(repoRoot, "tests/realnode")
 		Expect(err).NotTo(HaveOccurred())
-		bin := docBin(ctx, true)
+		bin := docBin(true)
 		useNamespace(ctx, backupsNamespace)
 		dir := filepath.Join(cluster.StateDir, "volumes", backupsNamespace)
 		DeferCleanup(func() { Expect(os.RemoveAll(dir)).To(Succeed()) })

@@ -15,7 +15,7 @@ import (
 
 // privateKeyHeader matches the armour of a private key: PEM (PKCS #1 and #8, EC, OpenSSH,
 // encrypted, sigstore's and cosign's) and OpenPGP secret key blocks.
-var privateKeyHeader = regexp.MustCompile(`-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----`)
+var privateKeyHeader = regexp.MustCompile(`-{5}BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-{5}`)
 
 // privateKeyFile matches the names private keys are usually kept under.
 var privateKeyFile = regexp.MustCompile(`(^|/)(cosign\.key|[^/]*\.(key|pem|p12|pfx|gpg|kbx)|secring\.[^/]*|private-keys-v1\.d/.*)$`)

@@ -594,7 +594,7 @@ func (r released) checkNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	section := "## " + r.version + "\n\n" + string(notes)
-	if len(strings.TrimSpace(string(notes))) == 0 || !strings.Contains(string(changelog), section) {
+	if strings.TrimSpace(string(notes)) == "" || !strings.Contains(string(changelog), section) {
 		t.Errorf("RELEASE-NOTES.md is not the section of %s in CHANGELOG.md:\n%s", r.version, notes)
 	}
 	if strings.Contains(string(notes), "\n## ") {
