@@ -48,17 +48,30 @@ func docBin(plugin bool) string {
 // what they printed.
 func runDocBlocks(ctx context.Context, bin, name string, values map[string]string) string {
 	GinkgoHelper()
+	env := []string{"KUBECONFIG=" + adminKubeconfig, "PATH=" + bin + ":" + os.Getenv("PATH")}
+	return runBlocks(ctx, repoRoot, env, name, values, func(b support.CheckedBlock, out string) {
+		if pod := values["POD"]; pod != "" {
+			Expect(out).To(ContainSubstring("backing up "+values["ITEM"]), "%s: the log of pod %s", b.Where(), pod)
+		}
+	})
+}
+
+// runBlocks runs the blocks of the docs marked checked-by: tests/realnode name in dir, with env
+// added to the test's environment, logs each with what it printed, calls each (when not nil)
+// with it, and returns all they printed.
+func runBlocks(ctx context.Context, dir string, env []string, name string, values map[string]string,
+	each func(b support.CheckedBlock, out string)) string {
+	GinkgoHelper()
 	blocks, err := support.CheckedBlocks(repoRoot, "tests/realnode", name)
 	Expect(err).NotTo(HaveOccurred())
-	env := []string{"KUBECONFIG=" + adminKubeconfig, "PATH=" + bin + ":" + os.Getenv("PATH")}
 	var all strings.Builder
 	for _, b := range blocks {
-		out, err := support.RunCheckedBlock(ctx, repoRoot, env, b, values)
+		out, err := support.RunCheckedBlock(ctx, dir, env, b, values)
 		Expect(err).NotTo(HaveOccurred())
 		GinkgoWriter.Printf("%s:\n%s%s\n", b.Where(), b.Text, out)
 		all.WriteString(out)
-		if pod := values["POD"]; pod != "" {
-			Expect(out).To(ContainSubstring("backing up "+values["ITEM"]), "%s: the log of pod %s", b.Where(), pod)
+		if each != nil {
+			each(b, out)
 		}
 	}
 	return all.String()

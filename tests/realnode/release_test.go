@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // The release the suite installs (make release, which make test-realnode runs first into
@@ -73,18 +71,9 @@ func installRelease(ctx context.Context) {
 // install) and the plugins krew installed on the PATH, as a user with krew set up has them.
 func runReleaseBlocks(ctx context.Context, bin, name string) string {
 	GinkgoHelper()
-	blocks, err := support.CheckedBlocks(repoRoot, "tests/realnode", name)
-	Expect(err).NotTo(HaveOccurred())
 	env := []string{"KUBECONFIG=" + adminKubeconfig, "KREW_ROOT=" + krewRoot, "HOME=" + releaseDir,
 		"PATH=" + bin + ":" + filepath.Join(krewRoot, "bin") + ":" + os.Getenv("PATH")}
-	var all strings.Builder
-	for _, b := range blocks {
-		out, err := support.RunCheckedBlock(ctx, releaseDir, env, b, nil)
-		Expect(err).NotTo(HaveOccurred())
-		GinkgoWriter.Printf("%s:\n%s%s\n", b.Where(), b.Text, out)
-		all.WriteString(out)
-	}
-	return all.String()
+	return runBlocks(ctx, releaseDir, env, name, nil, nil)
 }
 
 // releasedPlugin is the plugin krew installed from the release's archive.
