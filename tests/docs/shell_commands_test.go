@@ -25,14 +25,6 @@ var notRun = []notRunEntry{
 	{file: "", prefix: "kubectl krew ", reason: "krew is not among the test tools; make krew-manifest builds the manifest and archives"},
 	{file: "docs/kubectl-plugin.md", prefix: "kubectl oaat ", reason: "a list of examples: TestKubectlOaatCommands checks each subcommand and flag, " +
 		"the transcripts run status, run --wait, suspend, resume and locks (-w and --wait do not return by themselves)"},
-	{file: "docs/install.md", prefix: "sha256sum -c SHA256SUMS", reason: "tests/release (make test-release) checks every sum of a release it makes"},
-	{file: "docs/install.md", prefix: "export GNUPGHOME=", reason: "tests/release imports the release's key into a keyring of its own and runs the same gpg --verify and skopeo standalone-verify"},
-	{file: "docs/install.md", prefix: "gpg --verify ", reason: "tests/release runs it on a release it makes"},
-	{file: "docs/install.md", prefix: "skopeo ", reason: "tests/release verifies each image's signature with skopeo standalone-verify on the manifest of its archive"},
-	{file: "docs/install.md", prefix: "tar -xzf kubectl-oaat_", reason: "tests/release compares the plugin's SBOM with go version -m of the archive's binary"},
-	{file: "docs/install.md", prefix: "jq -r ", reason: "tests/release reads the SBOMs' components and compares them with go version -m"},
-	{file: "docs/install.md", prefix: "kubectl apply --server-side -f install.yaml", reason: "the install from dist/ on the real node is issue 41's item 4, not yet tested"},
-	{file: "docs/install.md", prefix: "kubectl -n oaat-operator-system rollout status", reason: "as the apply of install.yaml above; tests/realnode runs the same line after make build-installer's file"},
 	{file: "", prefix: "kubectl annotate oaatgroups.kawaja.net ", reason: "the Python oaat-operator's CRD, which no test cluster has"},
 }
 

@@ -6,6 +6,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
@@ -63,6 +64,7 @@ func TestRelease(t *testing.T) {
 	t.Run("the images carry the OCI labels of the commit", r.checkLabels)
 	t.Run("the signatures verify with the public key", r.checkSignatures)
 	t.Run("the release notes are the CHANGELOG's section", r.checkNotes)
+	t.Run("docs/install.md's verify commands pass in the release's directory", r.checkDocsVerify)
 	if os.Getenv("RELEASE_REPRODUCE") == "1" {
 		t.Run("a second assembly and a build in an empty Go cache give the same bytes", r.checkReproducible)
 	}
@@ -580,6 +582,55 @@ func (r released) checkSignatures(t *testing.T) {
 		out := run(t, "skopeo", "standalone-verify", manifestFile, img.public, fingerprint[1], filepath.Join(r.dist, img.archive+".sig"))
 		if !strings.Contains(string(out), img.digest) {
 			t.Errorf("skopeo standalone-verify of %s: %s", img.public, out)
+		}
+	}
+}
+
+// checkDocsVerify runs docs/install.md's blocks marked checked-by: tests/release verify as a user
+// runs them in the release's directory (a copy of it: they write files there): the sums, the
+// signatures with the public key, and the plugin's modules beside its SBOM's.
+func (r released) checkDocsVerify(t *testing.T) {
+	blocks, err := support.CheckedBlocks(r.root, "tests/release", "verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) == 0 {
+		t.Fatal("docs/install.md has no block marked checked-by: tests/release verify")
+	}
+	dir, tmp := t.TempDir(), t.TempDir()
+	entries, err := os.ReadDir(r.dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(r.dist, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The page's mktemp -d keyring is made under TMPDIR; its agent is stopped at the end.
+	t.Cleanup(func() {
+		homes, _ := filepath.Glob(filepath.Join(tmp, "tmp.*"))
+		for _, home := range homes {
+			_ = exec.Command("gpgconf", "--homedir", home, "--kill", "gpg-agent").Run()
+		}
+	})
+	var all strings.Builder
+	for _, b := range blocks {
+		out, err := support.RunCheckedBlock(context.Background(), dir, []string{"TMPDIR=" + tmp}, b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.WriteString(out)
+	}
+	out := all.String()
+	for _, want := range []string{"install.yaml: OK", "Good signature", "Signature verified",
+		"\tmod\tgithub.com/oaat-io/oaat-operator\t", "sigs.k8s.io/controller-runtime v"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("docs/install.md's verify commands printed no %q:\n%s", want, out)
 		}
 	}
 }
