@@ -94,7 +94,8 @@ const (
 	// ConditionSuspended is True while no new item may start because of spec.suspend or the
 	// pause_new_jobs annotation.
 	ConditionSuspended = "Suspended"
-	// ConditionParked is True while items are parked after a do-not-retry exit code.
+	// ConditionParked is True while items are parked: after a do-not-retry exit code, or once
+	// their failures reached spec.maxConsecutiveFailures.
 	ConditionParked = "Parked"
 	// ConditionComplete is, in mode EachOnce, True once every item has succeeded in the round.
 	ConditionComplete = "Complete"
@@ -174,7 +175,8 @@ const (
 	ReasonRunInterrupted = "RunInterrupted"
 	// ReasonRunStopping: the operator is deleting the pod of a run it stops.
 	ReasonRunStopping = "RunStopping"
-	// ReasonItemParked: an item exited with a do-not-retry exit code and waits for a spec change.
+	// ReasonItemParked: an item exited with a do-not-retry exit code, or its failures reached
+	// spec.maxConsecutiveFailures; it waits for a spec change, a reset or an OaatRun of it.
 	ReasonItemParked = "ItemParked"
 	// ReasonGroupReset: the oaat.io/reset annotation started a new round.
 	ReasonGroupReset = "GroupReset"

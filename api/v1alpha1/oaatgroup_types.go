@@ -116,6 +116,20 @@ type OaatGroupSpec struct {
 	// +optional
 	BlackoutWindows []BlackoutWindow `json:"blackoutWindows,omitempty"`
 
+	// maxConsecutiveFailures parks an item once its failures since its last success
+	// (status.items[].failureCount) reach this number: it does not start again until the group's
+	// spec changes, the group is reset (the oaat.io/reset annotation), or an OaatRun of the item
+	// runs (kubectl oaat unpark). The failures of probes while the circuit breaker is open do not
+	// count, nor do interrupted runs (a blackout window, a disruption): neither says the item
+	// itself fails. An item that was unparked while its count stays at or above the number parks
+	// again at its next failure; a success clears the count. Absent means an item is retried
+	// after each failureCoolOff however often it fails.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Most consecutive failures",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	// +optional
+	MaxConsecutiveFailures int32 `json:"maxConsecutiveFailures,omitempty"`
+
 	// exitCodes classify the exit codes of failed item pods: codes that count as success and
 	// codes after which the item is parked rather than retried.
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Exit codes",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:exitCodes"}
@@ -310,9 +324,10 @@ type ItemStatus struct {
 	// +optional
 	RecentRunSeconds []int64 `json:"recentRunSeconds,omitempty"`
 
-	// parkedGeneration is the group generation in which the item's last run exited with an
-	// exit code of spec.exitCodes.doNotRetry; the item does not start again while the group's
-	// generation is the same. Zero when not parked.
+	// parkedGeneration is the group generation in which the item was parked: its last run exited
+	// with an exit code of spec.exitCodes.doNotRetry, or its failures reached
+	// spec.maxConsecutiveFailures. The item does not start again while the group's generation is
+	// the same, until the group is reset or an OaatRun of the item starts. Zero when not parked.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Parked in generation",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	ParkedGeneration int64 `json:"parkedGeneration,omitempty"`

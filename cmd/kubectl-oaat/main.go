@@ -36,6 +36,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(
 		newStatusCommand(flags, streams),
 		newRunCommand(flags, streams),
+		newUnparkCommand(flags, streams),
 		newSuspendCommand(flags, streams, true),
 		newSuspendCommand(flags, streams, false),
 		newLocksCommand(flags, streams),

@@ -44,33 +44,52 @@ func newRunCommand(flags *genericclioptions.ConfigFlags, streams genericiooption
 			return o.run(cmd.Context(), args[0], args[1])
 		},
 	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags adds the flags of the OaatRun that run and unpark create, and of --wait.
+func (o *runOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.ignoreBlackoutWindows, "ignore-blackout-windows", false, "Let the run start inside one of the group's blackout windows")
 	cmd.Flags().StringVar(&o.ttl, "ttl", "", "How long to keep the OaatRun once finished, e.g. 10m or 1d (default 1h, from the OaatRun API)")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "Wait until the run has finished, showing each change; fail unless it succeeded")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Minute, "With --wait, how long to wait before giving up (the run goes on)")
-	return cmd
 }
 
-// run checks the group, creates the OaatRun and, with --wait, follows it to its end.
-func (o *runOptions) run(ctx context.Context, group, item string) error {
+// getGroup checks the flags, connects and reads the group.
+func (o *runOptions) getGroup(ctx context.Context, group string) (client.WithWatch, string, *v1alpha1.OaatGroup, error) {
 	if o.ttl != "" {
 		if _, err := duration.Parse(o.ttl); err != nil {
-			return fmt.Errorf("--ttl: %w", err)
+			return nil, "", nil, fmt.Errorf("--ttl: %w", err)
 		}
 	}
 	c, namespace, err := connect(o.flags)
 	if err != nil {
-		return err
+		return nil, "", nil, err
 	}
 	g := &v1alpha1.OaatGroup{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: group}, g); err != nil {
-		return groupError(err, namespace, group)
+		return nil, "", nil, groupError(err, namespace, group)
+	}
+	return c, namespace, g, nil
+}
+
+// run checks the group, creates the OaatRun and, with --wait, follows it to its end.
+func (o *runOptions) run(ctx context.Context, group, item string) error {
+	c, namespace, g, err := o.getGroup(ctx, group)
+	if err != nil {
+		return err
 	}
 	if !hasItem(g, item) {
 		// Not refused: the operator decides, and a ConfigMap may have given the item since.
 		fmt.Fprintf(o.streams.ErrOut, "Warning: OaatGroup %q has no item %q (in spec.oaatItems, or in status.items as the operator last read its ConfigMaps): "+
 			"unless it was just added, the operator rejects the OaatRun (%s)\n", group, item, v1alpha1.ReasonUnknownItem)
 	}
+	return o.createRun(ctx, c, namespace, group, item)
+}
+
+// createRun creates the OaatRun of item and, with --wait, follows it to its end.
+func (o *runOptions) createRun(ctx context.Context, c client.WithWatch, namespace, group, item string) error {
 	run := &v1alpha1.OaatRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: group + "-"},
 		Spec: v1alpha1.OaatRunSpec{

@@ -33,6 +33,8 @@ var (
 		"How often each item of the group should succeed; absent while the frequency is invalid, and for a group with spec.schedule.", []string{"namespace", "group"}, nil)
 	breakerOpenDesc = prometheus.NewDesc("oaat_group_circuit_breaker_open",
 		"1 while the group's circuit breaker (spec.circuitBreaker) is open, 0 while it is closed; absent for a group without one.", []string{"namespace", "group"}, nil)
+	parkedDesc = prometheus.NewDesc("oaat_item_parked",
+		"1 while the item is parked (after an exit code of spec.exitCodes.doNotRetry, or once its failures reached spec.maxConsecutiveFailures): it does not run until the spec changes, the group is reset or an OaatRun of it runs; else 0.", itemLabels, nil)
 	runSecondsDesc = prometheus.NewDesc("oaat_item_running_seconds",
 		"How long the item's current run has been going; present only while it runs.", itemLabels, nil)
 )
@@ -50,7 +52,7 @@ func NewStatusCollector(reader client.Reader, clk clock.PassiveClock) *StatusCol
 
 // Describe sends the descriptions of the gauges.
 func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc, atRiskDesc} {
+	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc, atRiskDesc, parkedDesc} {
 		ch <- d
 	}
 }
@@ -80,11 +82,7 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 	}
 	ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, running, g.Namespace, g.Name)
 	if cb := g.Status.CircuitBreaker; cb != nil {
-		open := 0.0
-		if cb.State == v1alpha1.BreakerOpen {
-			open = 1
-		}
-		ch <- prometheus.MustNewConstMetric(breakerOpenDesc, prometheus.GaugeValue, open, g.Namespace, g.Name)
+		ch <- prometheus.MustNewConstMetric(breakerOpenDesc, prometheus.GaugeValue, boolGauge(cb.State == v1alpha1.BreakerOpen), g.Namespace, g.Name)
 	}
 	collectForecast(ch, g)
 
@@ -96,6 +94,7 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 	for _, it := range g.Status.Items {
 		labels := []string{g.Namespace, g.Name, it.Name}
 		ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.GaugeValue, float64(it.FailureCount), labels...)
+		ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, boolGauge(it.WaitReason == v1alpha1.WaitParked), labels...)
 		if it.LastSuccess != nil {
 			ch <- prometheus.MustNewConstMetric(lastSuccessDesc, prometheus.GaugeValue, epochSeconds(it.LastSuccess.Time), labels...)
 		}
@@ -144,6 +143,14 @@ func overdueOf(g *v1alpha1.OaatGroup, now time.Time) (func(v1alpha1.ItemStatus) 
 		return nil, false
 	}
 	return func(it v1alpha1.ItemStatus) time.Duration { return Overdue(it, created, frequency, now) }, true
+}
+
+// boolGauge is 1 for true, 0 for false.
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func epochSeconds(t time.Time) float64 {

@@ -32,7 +32,7 @@ func TestCollectGroup(t *testing.T) {
 	g := builders.Group("a", "fresh", "never", "done").Created(-3*time.Hour).
 		ItemStatus(v1alpha1.ItemStatus{Name: "a", LastSuccess: ts(90 * time.Minute), LastFailure: ts(time.Minute), FailureCount: 2}).
 		ItemStatus(v1alpha1.ItemStatus{Name: "fresh", LastSuccess: ts(time.Minute)}).
-		ItemStatus(v1alpha1.ItemStatus{Name: "never"}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "never", FailureCount: 3, WaitReason: v1alpha1.WaitParked}).
 		ItemStatus(v1alpha1.ItemStatus{Name: "done", LastSuccess: ts(3 * time.Hour), WaitReason: v1alpha1.WaitDone}).
 		RunningIn("a", "", ts(42*time.Second)).Obj()
 	idle := builders.Group().Named("idle").Frequency("bad").Obj()
@@ -49,7 +49,7 @@ oaat_group_running{group="idle",namespace="ns"} 0
 oaat_item_failures_since_success{group="backups",item="a",namespace="ns"} 2
 oaat_item_failures_since_success{group="backups",item="done",namespace="ns"} 0
 oaat_item_failures_since_success{group="backups",item="fresh",namespace="ns"} 0
-oaat_item_failures_since_success{group="backups",item="never",namespace="ns"} 0
+oaat_item_failures_since_success{group="backups",item="never",namespace="ns"} 3
 # HELP oaat_item_last_failure_timestamp_seconds When the item's last failed run ended, in seconds since the epoch; absent when it never failed.
 # TYPE oaat_item_last_failure_timestamp_seconds gauge
 oaat_item_last_failure_timestamp_seconds{group="backups",item="a",namespace="ns"} 1.79526234e+09
@@ -64,6 +64,12 @@ oaat_item_overdue_seconds{group="backups",item="a",namespace="ns"} 1800
 oaat_item_overdue_seconds{group="backups",item="done",namespace="ns"} 0
 oaat_item_overdue_seconds{group="backups",item="fresh",namespace="ns"} 0
 oaat_item_overdue_seconds{group="backups",item="never",namespace="ns"} 7200
+# HELP oaat_item_parked 1 while the item is parked (after an exit code of spec.exitCodes.doNotRetry, or once its failures reached spec.maxConsecutiveFailures): it does not run until the spec changes, the group is reset or an OaatRun of it runs; else 0.
+# TYPE oaat_item_parked gauge
+oaat_item_parked{group="backups",item="a",namespace="ns"} 0
+oaat_item_parked{group="backups",item="done",namespace="ns"} 0
+oaat_item_parked{group="backups",item="fresh",namespace="ns"} 0
+oaat_item_parked{group="backups",item="never",namespace="ns"} 1
 # HELP oaat_item_running_seconds How long the item's current run has been going; present only while it runs.
 # TYPE oaat_item_running_seconds gauge
 oaat_item_running_seconds{group="backups",item="a",namespace="ns"} 42

@@ -57,7 +57,7 @@ func (d *decision) setGateConditions() {
 	}
 	if len(parked) > 0 {
 		d.setGate(v1alpha1.ConditionParked, true, v1alpha1.ReasonItemsParked,
-			"Parked until the spec changes or the group is reset: "+nameList(parked))
+			"Parked until the spec changes, the group is reset or an OaatRun of the item runs: "+nameList(parked))
 	} else {
 		d.setGate(v1alpha1.ConditionParked, false, v1alpha1.ReasonNoneParked, "No item is parked")
 	}

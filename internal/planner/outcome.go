@@ -86,12 +86,27 @@ func (d *decision) recordCurrentRun() {
 	d.settleOnDemandRun(cr, out)
 	d.announceOutcome(cr, out)
 	d.observeForBreaker(cr.Item, out)
-	if out.doNotRetry != nil {
-		it.ParkedGeneration = d.group.Generation
-		d.event(corev1.EventTypeWarning, v1alpha1.ReasonItemParked, fmt.Sprintf(
-			"Item %q exited with code %d, listed in spec.exitCodes.doNotRetry: it does not run again until the group's spec changes",
-			cr.Item, *out.doNotRetry))
+	d.parkAfter(it, out, failedProbe)
+}
+
+// parkAfter parks the item whose run says that retrying it does not help: it exited with a code
+// of spec.exitCodes.doNotRetry, or a failure that counts (not a probe of the open breaker) brought
+// its failures since its last success to spec.maxConsecutiveFailures.
+func (d *decision) parkAfter(it *v1alpha1.ItemStatus, out ended, failedProbe bool) {
+	var why string
+	limit := d.group.Spec.MaxConsecutiveFailures
+	switch {
+	case out.doNotRetry != nil:
+		why = fmt.Sprintf("exited with code %d, listed in spec.exitCodes.doNotRetry", *out.doNotRetry)
+	case out.result == v1alpha1.ResultFailed && !failedProbe && limit > 0 && it.FailureCount >= limit:
+		why = fmt.Sprintf("failed %d runs in a row, spec.maxConsecutiveFailures is %d", it.FailureCount, limit)
+	default:
+		return
 	}
+	it.ParkedGeneration = d.group.Generation
+	d.event(corev1.EventTypeWarning, v1alpha1.ReasonItemParked, fmt.Sprintf(
+		"Item %q %s: it does not run again until the group's spec changes, the group is reset, or an OaatRun of the item runs (kubectl oaat unpark)",
+		it.Name, why))
 }
 
 // joinDetail appends more to a run's detail.

@@ -58,7 +58,13 @@ func (d *decision) start(item, onDemandRun string) (retryAt time.Time) {
 	st.RunCount = run
 	st.CurrentRun = &v1alpha1.CurrentRun{Item: item, PodName: pod.Name, StartedAt: d.stamp, OaatRun: onDemandRun}
 	started := d.stamp
-	d.item(item).LastStarted = &started
+	it := d.item(item)
+	it.LastStarted = &started
+	if onDemandRun != "" {
+		// An on-demand run is how a user retries a parked item (kubectl oaat unpark): it is
+		// parked again only if this run says so.
+		it.ParkedGeneration = 0
+	}
 	d.plan.Create = pod
 	return time.Time{}
 }

@@ -47,6 +47,13 @@ func testGroups(t *testing.T, c client.Client) {
 		{name: "an unknown schedule zone", spec: map[string]any{"schedule": "@daily", "scheduleTimeZone": "Mars/Olympus"}, messages: []string{
 			`spec.scheduleTimeZone: Invalid value: `, `unknown time zone "Mars/Olympus": use an IANA name such as Europe/Berlin`,
 		}},
+		{name: "park after 1 failure", spec: map[string]any{"maxConsecutiveFailures": 1}},
+		{name: "park after 0 failures", spec: map[string]any{"maxConsecutiveFailures": 0}, messages: []string{
+			`spec.maxConsecutiveFailures: Invalid value: 0: spec.maxConsecutiveFailures in body should be greater than or equal to 1`,
+		}},
+		{name: "park after 1001 failures", spec: map[string]any{"maxConsecutiveFailures": 1001}, messages: []string{
+			`spec.maxConsecutiveFailures: Invalid value: 1001: spec.maxConsecutiveFailures in body should be less than or equal to 1000`,
+		}},
 		{name: "a window in Local", spec: map[string]any{"blackoutWindows": window("Local")}, messages: []string{
 			`spec.blackoutWindows[0].timeZone: Invalid value: `, `unknown time zone "Local"`,
 		}},

@@ -78,20 +78,42 @@ func runBlocks(ctx context.Context, dir string, env []string, name string, value
 }
 
 var _ = Describe("The runbooks' commands that read an item pod's log", func() {
-	It("run as the pages show them, on the last pod of a failed item and on the pod of a running one", func(ctx SpecContext) {
+	It("run as the pages show them, on the last pod of a failed (and parked) item, unpark it, and on the pod of a running one", func(ctx SpecContext) {
 		bin := docBin(true)
 
+		// With maxConsecutiveFailures 1 the failing item parks at its first failure: the runbook
+		// OaatItemParked's commands read it, and its unpark runs it again.
 		group := newGroup("docs", "docs", "failing")
 		group.Spec.FailureCoolOff = "1h"
+		group.Spec.MaxConsecutiveFailures = 1
 		create(ctx, newType("docs", corev1.PodSpec{Containers: []corev1.Container{
 			busybox("main", `echo "backing up $1"; [ "$1" != failing ] || exit 3; sleep 120`),
 		}}), group)
 		failed := waitForOutcome(ctx, group.Name, "failing", 2*time.Minute)
 		Expect(failed.LastFailure).NotTo(BeNil())
 		Expect(failed.LastPodName).NotTo(BeEmpty())
+		Expect(failed.ParkedGeneration).NotTo(BeZero(), "item failing, failed once with maxConsecutiveFailures 1, is not parked")
 		runDocBlocks(ctx, bin, "last-pod-logs", map[string]string{
 			"NAMESPACE": ns, "GROUP": group.Name, "ITEM": "failing", "POD": failed.LastPodName,
 		})
+
+		// docs/runbooks/oaat-item-parked.md: unpark runs the item again (an OaatRun), which fails
+		// again, its count still at the limit, and parks it again.
+		out := runDocBlocks(ctx, bin, "unpark", map[string]string{"NAMESPACE": ns, "GROUP": group.Name, "ITEM": "failing"})
+		Expect(out).To(MatchRegexp(`oaatrun\.oaat\.io/docs-[a-z0-9]{5} created`))
+		Eventually(func(g Gomega) {
+			runs := &v1alpha1.OaatRunList{}
+			g.Expect(k8sClient.List(ctx, runs, client.InNamespace(ns))).To(Succeed())
+			g.Expect(runs.Items).To(HaveLen(1))
+			g.Expect(runs.Items[0].Spec.Item).To(Equal("failing"))
+			g.Expect(runs.Items[0].Status.Phase).To(Equal(v1alpha1.OaatRunFailed))
+			og := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(group), og)).To(Succeed())
+			it := support.ItemStatus(og, "failing")
+			g.Expect(it.FailureCount).To(Equal(int32(2)))
+			g.Expect(it.ParkedGeneration).To(Equal(og.Generation))
+			g.Expect(it.WaitReason).To(Equal(v1alpha1.WaitParked))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 
 		Eventually(func(g Gomega) {
 			og := &v1alpha1.OaatGroup{}
