@@ -409,7 +409,7 @@ func (r *OaatGroupReconciler) deletePod(ctx context.Context, pod *corev1.Pod) er
 func (r *OaatGroupReconciler) announce(ctx context.Context, group *v1alpha1.OaatGroup, events ...planner.Event) {
 	logger := log.FromContext(ctx)
 	for _, e := range events {
-		r.Recorder.Eventf(group, nil, e.Type, e.Reason, "Reconcile", "%s", message.Event(e.Message))
+		r.Recorder.Eventf(group, nil, e.Type, string(e.Reason), "Reconcile", "%s", message.Event(e.Message))
 		logger.Info(e.Message, "reason", e.Reason)
 	}
 }

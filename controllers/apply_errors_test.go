@@ -87,9 +87,9 @@ func startedStatus(items ...string) v1alpha1.OaatGroupStatus {
 		ObservedGeneration: 1,
 		Conditions: []metav1.Condition{
 			{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: t0,
-				Reason: v1alpha1.ReasonReady, Message: fmt.Sprintf("OaatType sleeper found, %d items", len(items))},
+				Reason: string(v1alpha1.ReasonReady), Message: fmt.Sprintf("OaatType sleeper found, %d items", len(items))},
 			{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: t0,
-				Reason: v1alpha1.ReasonItemRunning, Message: fmt.Sprintf("Item %q runs in pod %s", item, pod)},
+				Reason: string(v1alpha1.ReasonItemRunning), Message: fmt.Sprintf("Item %q runs in pod %s", item, pod)},
 			// A group's first pass makes its first forecast (forecast.Refresh).
 			forecast.Condition(nil, 1, builders.T0),
 		},
@@ -107,9 +107,9 @@ func withdrawnStatus(text string) v1alpha1.OaatGroupStatus {
 	s.CurrentRun = nil
 	s.Conditions = []metav1.Condition{
 		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: stamp(builders.T0),
-			Reason: v1alpha1.ReasonPodCreateFailed, Message: text},
+			Reason: string(v1alpha1.ReasonPodCreateFailed), Message: text},
 		{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: stamp(builders.T0),
-			Reason: v1alpha1.ReasonIdle, Message: "No item pod is active"},
+			Reason: string(v1alpha1.ReasonIdle), Message: "No item pod is active"},
 		forecast.Condition(nil, 1, builders.T0),
 	}
 	return s
@@ -431,7 +431,7 @@ func TestInvalidStatusWrite(t *testing.T) {
 	text := "The API server refused the group's new status; nothing starts until it can be written: " + invalid.Error()
 	rejected := v1alpha1.OaatGroupStatus{Conditions: []metav1.Condition{{
 		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: stamp(builders.T0),
-		Reason: v1alpha1.ReasonStatusRejected, Message: text,
+		Reason: string(v1alpha1.ReasonStatusRejected), Message: text,
 	}}}
 	tests := map[string]struct {
 		reportErr  error

@@ -72,7 +72,7 @@ func TestDefiniteRefusalWithdrawsTheRun(t *testing.T) {
 			}
 			g := getGroup(t, server, "g")
 			ready := findCondition(g, v1alpha1.ConditionReady)
-			if g.Status.CurrentRun != nil || ready == nil || ready.Reason != v1alpha1.ReasonPodCreateFailed {
+			if g.Status.CurrentRun != nil || ready == nil || ready.Reason != string(v1alpha1.ReasonPodCreateFailed) {
 				t.Fatalf("currentRun %+v, Ready %+v: want the run withdrawn", g.Status.CurrentRun, ready)
 			}
 		})
@@ -208,7 +208,7 @@ func TestAmbiguousCreateErrorWithoutAPod(t *testing.T) {
 			failed = &g.Status.Items[i]
 		}
 	}
-	if failed == nil || failed.LastReason != v1alpha1.ReasonPodNotFound || failed.FailureCount != 1 || failed.LastPodName != cr.PodName {
+	if failed == nil || failed.LastReason != string(v1alpha1.ReasonPodNotFound) || failed.FailureCount != 1 || failed.LastPodName != cr.PodName {
 		t.Fatalf("item %s = %+v, want a failed start (PodNotFound)", cr.Item, failed)
 	}
 	if pods := listPods(t, server); len(pods) != 1 || g.Status.CurrentRun == nil || pods[0].Name != g.Status.CurrentRun.PodName {

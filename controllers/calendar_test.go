@@ -70,7 +70,7 @@ func TestRoundOverrunCountedOnceItsStatusIsPersisted(t *testing.T) {
 	if got := overruns(); got != "" {
 		t.Fatalf("counted an overrun whose status was not written: %s", got)
 	}
-	if events := drainEvents(r.recorder); slices.ContainsFunc(events, func(e string) bool { return strings.Contains(e, v1alpha1.ReasonRoundOverrun) }) {
+	if events := drainEvents(r.recorder); slices.ContainsFunc(events, func(e string) bool { return strings.Contains(e, string(v1alpha1.ReasonRoundOverrun)) }) {
 		t.Fatalf("events of an unwritten status: %v", events)
 	}
 
@@ -95,7 +95,7 @@ oaat_round_overruns_total{group="nightly",namespace="ns"} 1
 		t.Fatalf("roundStartedAt = %s, want the tick %s", persisted.Status.RoundStartedAt, next)
 	}
 	events := drainEvents(r.recorder)
-	if n := len(slices.DeleteFunc(events, func(e string) bool { return !strings.Contains(e, "Warning "+v1alpha1.ReasonRoundOverrun) })); n != 1 {
+	if n := len(slices.DeleteFunc(events, func(e string) bool { return !strings.Contains(e, "Warning "+string(v1alpha1.ReasonRoundOverrun)) })); n != 1 {
 		t.Fatalf("%d RoundOverrun events, want 1", n)
 	}
 }

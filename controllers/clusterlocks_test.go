@@ -83,7 +83,7 @@ func TestClusterLockNotPermitted(t *testing.T) {
 		t.Errorf("db holders %+v", h)
 	}
 	c := meta.FindStatusCondition(getGroup(t, server, "g").Status.Conditions, v1alpha1.ConditionReady)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonLockNotPermitted {
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonLockNotPermitted) {
 		t.Errorf("Ready = %+v, want False with reason %s", c, v1alpha1.ReasonLockNotPermitted)
 	}
 }

@@ -42,7 +42,7 @@ func (s *statusRefusals) refused(group types.NamespacedName, now time.Time) {
 // StatusRejected: a status written while the refusal lasts (the run that was refused held back)
 // keeps the pace.
 func (s *statusRefusals) written(group types.NamespacedName, status v1alpha1.OaatGroupStatus) {
-	if ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Reason != v1alpha1.ReasonStatusRejected {
+	if ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Reason != string(v1alpha1.ReasonStatusRejected) {
 		s.forget(group)
 	}
 }

@@ -63,7 +63,7 @@ func (r *OaatGroupReconciler) historyRefused(ctx context.Context, group *v1alpha
 		"and the group goes without its history at %s", refusal, history.RefusalRetry, since.Add(wait).UTC().Format(time.RFC3339)))
 	patch := client.MergeFromWithOptions(group.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	changed := meta.SetStatusCondition(&group.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionHistoryKept,
-		Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonHistoryRefused, Message: text,
+		Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonHistoryRefused), Message: text,
 		LastTransitionTime: metav1.NewTime(since), ObservedGeneration: group.Generation})
 	if changed {
 		if err := r.Status().Patch(ctx, group, patch); err != nil {

@@ -54,7 +54,7 @@ func refusingHistory(refusal error, refuse, allowed *bool) interceptor.Funcs {
 func expectHistoryLost(t *testing.T, r testReconciler, reason, says string) {
 	t.Helper()
 	events := drainEvents(r.recorder)
-	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning "+v1alpha1.ReasonHistoryLost) || !strings.Contains(events[0], says) {
+	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning "+string(v1alpha1.ReasonHistoryLost)) || !strings.Contains(events[0], says) {
 		t.Fatalf("events %v, want one Warning %s saying %q", events, v1alpha1.ReasonHistoryLost, says)
 	}
 	if n := lostCount(t, r, testNamespace, reason); n != 1 {
@@ -94,7 +94,7 @@ func TestRefusedHistoryIsWaitedOutThenLost(t *testing.T) {
 				t.Fatalf("first refusal: (%v, %v), want a retry after %s", res, err, history.RefusalRetry)
 			}
 			c := meta.FindStatusCondition(getGroup(t, server, "g").Status.Conditions, v1alpha1.ConditionHistoryKept)
-			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonHistoryRefused || !c.LastTransitionTime.Time.Equal(builders.T0) ||
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonHistoryRefused) || !c.LastTransitionTime.Time.Equal(builders.T0) ||
 				!strings.Contains(c.Message, refusal.Error()) || !strings.Contains(c.Message, "2026") {
 				t.Fatalf("condition %+v: want HistoryKept False, HistoryRefused since T0, the refusal and the deadline in its message", c)
 			}
@@ -122,7 +122,7 @@ func TestRefusedHistoryIsWaitedOutThenLost(t *testing.T) {
 func TestRefusedHistoryWaitSurvivesARestart(t *testing.T) {
 	refuse := true
 	g := deletedGroup()
-	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionHistoryKept, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonHistoryRefused,
+	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionHistoryKept, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonHistoryRefused),
 		Message: "refused", LastTransitionTime: metav1.NewTime(builders.T0.Add(-14 * time.Minute))}}
 	refusal := apierrors.NewForbidden(historyResource, "g", errors.New("exceeded quota"))
 	server := newFakeClient(t, refusingHistory(refusal, &refuse, ptr.To(true)), builders.Type().Obj(), g)

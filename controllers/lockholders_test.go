@@ -190,7 +190,7 @@ func TestLockAddedToRunningGroups(t *testing.T) {
 	}
 	var over []string
 	for _, e := range drainEvents(r.recorder) {
-		if strings.Contains(e, v1alpha1.ReasonLockOverCapacity) {
+		if strings.Contains(e, string(v1alpha1.ReasonLockOverCapacity)) {
 			over = append(over, e)
 		}
 	}
@@ -243,7 +243,7 @@ func TestClusterLockNamespaceFailsClosed(t *testing.T) {
 			if got.Status.CurrentRun != nil {
 				t.Errorf("started %s in a namespace db's selector excludes", got.Status.CurrentRun.PodName)
 			}
-			if ready := findCondition(got, v1alpha1.ConditionReady); ready == nil || ready.Reason != v1alpha1.ReasonLockNotPermitted {
+			if ready := findCondition(got, v1alpha1.ConditionReady); ready == nil || ready.Reason != string(v1alpha1.ReasonLockNotPermitted) {
 				t.Errorf("Ready = %+v, want LockNotPermitted", ready)
 			}
 		})

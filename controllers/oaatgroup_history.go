@@ -104,7 +104,7 @@ func (r *OaatGroupReconciler) finalize(ctx context.Context, group *v1alpha1.Oaat
 	}
 	if lost != nil {
 		log.FromContext(ctx).Info("The deleted group went without its history", "reason", lost.reason, "why", lost.why)
-		r.Recorder.Eventf(group, nil, corev1.EventTypeWarning, v1alpha1.ReasonHistoryLost, "Delete", "%s",
+		r.Recorder.Eventf(group, nil, corev1.EventTypeWarning, string(v1alpha1.ReasonHistoryLost), "Delete", "%s",
 			message.Event(fmt.Sprintf("The history of the group's %d items was not kept: %s", len(group.Status.Items), lost.why)))
 		r.Runs.HistoryLost(group.Namespace, lost.reason)
 	}

@@ -209,7 +209,7 @@ func (r *OaatGroupReconciler) writeLockBreakers(ctx context.Context, a *applying
 			return requeueAfter(conflictRetry), nil
 		}
 		if e := u.Event; e != nil {
-			r.Recorder.Eventf(u.Lock, nil, e.Type, e.Reason, "Reconcile", "%s", message.Event(e.Message))
+			r.Recorder.Eventf(u.Lock, nil, e.Type, string(e.Reason), "Reconcile", "%s", message.Event(e.Message))
 			log.FromContext(ctx).Info(e.Message, "reason", e.Reason, "lock", u.Lock.LockKey())
 		}
 	}

@@ -130,20 +130,20 @@ func TestOrphanOnDemandRun(t *testing.T) {
 		wantEvents []string
 	}{
 		"pending": {
-			status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued, Message: "waits"},
-			wantStatus: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: v1alpha1.ReasonGroupNotFound,
+			status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: string(v1alpha1.ReasonQueued), Message: "waits"},
+			wantStatus: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: string(v1alpha1.ReasonGroupNotFound),
 				Message: "OaatGroup g does not exist in namespace ns", FinishedAt: &now},
 			wantEvents: []string{"Warning GroupNotFound Rejected: OaatGroup g does not exist in namespace ns"},
 		},
 		"new": {
-			wantStatus: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: v1alpha1.ReasonGroupNotFound,
+			wantStatus: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: string(v1alpha1.ReasonGroupNotFound),
 				Message: "OaatGroup g does not exist in namespace ns", FinishedAt: &now},
 			wantEvents: []string{"Warning GroupNotFound Rejected: OaatGroup g does not exist in namespace ns"},
 		},
 		"in progress": {
-			status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, Reason: v1alpha1.ReasonItemRunning,
+			status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, Reason: string(v1alpha1.ReasonItemRunning),
 				Message: "runs", PodName: "g-a-1", StartedAt: &started},
-			wantStatus: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed, Reason: v1alpha1.ReasonGroupDeleted,
+			wantStatus: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed, Reason: string(v1alpha1.ReasonGroupDeleted),
 				Message: `OaatGroup g was deleted while item "a" ran`, PodName: "g-a-1", StartedAt: &started, FinishedAt: &now},
 			wantEvents: []string{`Warning GroupDeleted Failed: OaatGroup g was deleted while item "a" ran`},
 		},
@@ -179,7 +179,7 @@ func TestOrphanOnDemandRun(t *testing.T) {
 // The on-demand run's group is checked on the API server, not in the cache, and the on-demand run
 // is left as it is whenever its end cannot be decided or written now.
 func TestOrphanOnDemandRunEdge(t *testing.T) {
-	pending := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued, Message: "waits"}
+	pending := v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: string(v1alpha1.ReasonQueued), Message: "waits"}
 	unavailable := apierrors.NewServiceUnavailable("etcd is away")
 	tests := map[string]struct {
 		groupOnServer bool

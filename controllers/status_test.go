@@ -105,14 +105,14 @@ func TestInvalidStatusIsReportedNotRetriedInALoop(t *testing.T) {
 	}
 	g := getGroup(t, server, "g")
 	ready := findCondition(g, v1alpha1.ConditionReady)
-	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.ReasonStatusRejected || len(ready.Message) > 4096 {
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(v1alpha1.ReasonStatusRejected) || len(ready.Message) > 4096 {
 		t.Fatalf("Ready = %+v", ready)
 	}
 	if pods := listPods(t, server); len(pods) != 0 {
 		t.Fatalf("pods %v: nothing may start while the status cannot be written", podNames(pods))
 	}
 	events := drainEvents(r.recorder)
-	if len(events) != 1 || !strings.Contains(events[0], v1alpha1.ReasonStatusRejected) || len(events[0]) > 1100 {
+	if len(events) != 1 || !strings.Contains(events[0], string(v1alpha1.ReasonStatusRejected)) || len(events[0]) > 1100 {
 		t.Fatalf("events %q", events)
 	}
 

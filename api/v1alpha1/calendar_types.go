@@ -13,9 +13,9 @@ const (
 	ConditionRoundOverrun = "RoundOverrun"
 	// ReasonRoundOverrun: a tick came before every item of the previous round had succeeded. It is
 	// also the reason of the Warning event sent when that happens.
-	ReasonRoundOverrun = "RoundOverrun"
+	ReasonRoundOverrun Reason = "RoundOverrun"
 	// ReasonRoundCompleted: every item of the round has succeeded since its tick.
-	ReasonRoundCompleted = "RoundCompleted"
+	ReasonRoundCompleted Reason = "RoundCompleted"
 	// WaitNextTick: with spec.schedule, the item has succeeded since the current round's tick
 	// (or no tick has come since the group was created); it is due again at the next round, at
 	// nextEligibleAt.

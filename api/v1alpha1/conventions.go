@@ -113,111 +113,111 @@ const (
 // Reasons of the Ready condition.
 const (
 	// ReasonReady: the spec is valid and the OaatType found.
-	ReasonReady = "Ready"
+	ReasonReady Reason = "Ready"
 	// ReasonInvalidSpec: the group's spec cannot be used (for example a malformed duration).
-	ReasonInvalidSpec = "InvalidSpec"
+	ReasonInvalidSpec Reason = "InvalidSpec"
 	// ReasonOaatTypeNotFound: the OaatType named by spec.oaatType does not exist.
-	ReasonOaatTypeNotFound = "OaatTypeNotFound"
+	ReasonOaatTypeNotFound Reason = "OaatTypeNotFound"
 	// ReasonInvalidOaatType: the OaatType exists but cannot make a pod.
-	ReasonInvalidOaatType = "InvalidOaatType"
+	ReasonInvalidOaatType Reason = "InvalidOaatType"
 	// ReasonPodCreateFailed: the API server refused the item pod.
-	ReasonPodCreateFailed = "PodCreateFailed"
+	ReasonPodCreateFailed Reason = "PodCreateFailed"
 	// ReasonLockNotFound: an OaatLock named by spec.locks does not exist.
-	ReasonLockNotFound = "LockNotFound"
+	ReasonLockNotFound Reason = "LockNotFound"
 	// ReasonLockNotPermitted: a ClusterOaatLock named by spec.clusterLocks does not select the
 	// group's namespace (its spec.namespaceSelector).
-	ReasonLockNotPermitted = "LockNotPermitted"
+	ReasonLockNotPermitted Reason = "LockNotPermitted"
 	// ReasonLockOverCapacity: a lock the group names lists more runs than its capacity, since
 	// it counts a live run of the group that it did not list (it was created again, or named by
 	// an edit, while the run went on); no group naming it starts until enough of them end. The
 	// reason of a Warning event.
-	ReasonLockOverCapacity = "LockOverCapacity"
+	ReasonLockOverCapacity Reason = "LockOverCapacity"
 	// ReasonStatusRejected: the API server refused the group's new status as invalid; the status
 	// shown is the last one written, and nothing starts until a new status can be written.
-	ReasonStatusRejected = "StatusRejected"
+	ReasonStatusRejected Reason = "StatusRejected"
 )
 
 // Reasons of the Running condition.
 const (
 	// ReasonItemRunning: an item pod is active.
-	ReasonItemRunning = "ItemRunning"
+	ReasonItemRunning Reason = "ItemRunning"
 	// ReasonIdle: no item pod is active.
-	ReasonIdle = "Idle"
+	ReasonIdle Reason = "Idle"
 )
 
 // Reasons of events and of ItemStatus.lastReason beyond those of Kubernetes itself.
 const (
 	// ReasonRunSucceeded: an item pod ended in phase Succeeded.
-	ReasonRunSucceeded = "RunSucceeded"
+	ReasonRunSucceeded Reason = "RunSucceeded"
 	// ReasonRunFailed: an item pod ended in phase Failed, or disappeared.
-	ReasonRunFailed = "RunFailed"
+	ReasonRunFailed Reason = "RunFailed"
 	// ReasonRoguePodDeleted: a live pod with the group's labels that is not its current run was
 	// deleted.
-	ReasonRoguePodDeleted = "RoguePodDeleted"
+	ReasonRoguePodDeleted Reason = "RoguePodDeleted"
 	// ReasonPodNotFound: the run's pod does not exist (deleted while the operator was away, or
 	// never created because the operator stopped between deciding and creating).
-	ReasonPodNotFound = "PodNotFound"
+	ReasonPodNotFound Reason = "PodNotFound"
 	// ReasonDeadlineExceeded: the run took longer than spec.runTimeout and was stopped.
-	ReasonDeadlineExceeded = "DeadlineExceeded"
+	ReasonDeadlineExceeded Reason = "DeadlineExceeded"
 	// ReasonPendingTimeout: no container of the run's pod started within spec.pendingTimeout
 	// (unschedulable, a volume that cannot be mounted, an image that cannot be pulled); the run
 	// was stopped and counts as a failure.
-	ReasonPendingTimeout = "PendingTimeout"
+	ReasonPendingTimeout Reason = "PendingTimeout"
 	// ReasonInterrupted: the run was stopped because a blackout window with stopRunning opened;
 	// it counts as neither success nor failure.
-	ReasonInterrupted = "Interrupted"
+	ReasonInterrupted Reason = "Interrupted"
 	// ReasonDisrupted: the run's pod was ended by a disruption, not by its item: an eviction (a
 	// node drain), a preemption, a node's loss or the kubelet's node-pressure eviction (the pod's
 	// DisruptionTarget condition, as a Job's podFailurePolicy reads it); like Interrupted, it
 	// counts as neither success nor failure, and the item runs again as soon as the group may.
-	ReasonDisrupted = "Disrupted"
+	ReasonDisrupted Reason = "Disrupted"
 	// ReasonRunInterrupted: the event of an interrupted run.
-	ReasonRunInterrupted = "RunInterrupted"
+	ReasonRunInterrupted Reason = "RunInterrupted"
 	// ReasonRunStopping: the operator is deleting the pod of a run it stops.
-	ReasonRunStopping = "RunStopping"
+	ReasonRunStopping Reason = "RunStopping"
 	// ReasonItemParked: an item exited with a do-not-retry exit code, or its failures reached
 	// spec.maxConsecutiveFailures; it waits for a spec change, a reset or an OaatRun of it.
-	ReasonItemParked = "ItemParked"
+	ReasonItemParked Reason = "ItemParked"
 	// ReasonGroupReset: the oaat.io/reset annotation started a new round.
-	ReasonGroupReset = "GroupReset"
+	ReasonGroupReset Reason = "GroupReset"
 )
 
 // Reasons of OaatRun.status.reason beyond the run's own (Completed, Error, DeadlineExceeded...).
 const (
 	// ReasonGroupNotFound: the OaatGroup the on-demand run names does not exist.
-	ReasonGroupNotFound = "GroupNotFound"
+	ReasonGroupNotFound Reason = "GroupNotFound"
 	// ReasonUnknownItem: the item is not one of the group's items.
-	ReasonUnknownItem = "UnknownItem"
+	ReasonUnknownItem Reason = "UnknownItem"
 	// ReasonDuplicate: an older on-demand run for the same item of the group is still pending.
-	ReasonDuplicate = "Duplicate"
+	ReasonDuplicate Reason = "Duplicate"
 	// ReasonGroupDeleted: the group was deleted while its item ran for the on-demand run.
-	ReasonGroupDeleted = "GroupDeleted"
+	ReasonGroupDeleted Reason = "GroupDeleted"
 	// ReasonQueued: the on-demand run waits for the group's running item or an older one.
-	ReasonQueued = "Queued"
+	ReasonQueued Reason = "Queued"
 	// ReasonGroupNotReady: the on-demand run waits for the group to become Ready.
-	ReasonGroupNotReady = "GroupNotReady"
+	ReasonGroupNotReady Reason = "GroupNotReady"
 )
 
 // Reasons of the Suspended, Parked, Complete and ItemsValid conditions.
 const (
 	// ReasonItemsRead: every source of items was read and every entry used.
-	ReasonItemsRead = "ItemsRead"
+	ReasonItemsRead Reason = "ItemsRead"
 	// ReasonItemsSkipped: a source could not be read or some entries are not items.
-	ReasonItemsSkipped = "ItemsSkipped"
+	ReasonItemsSkipped Reason = "ItemsSkipped"
 	// ReasonSpecSuspend: spec.suspend is true.
-	ReasonSpecSuspend = "SpecSuspend"
+	ReasonSpecSuspend Reason = "SpecSuspend"
 	// ReasonPauseAnnotation: the pause_new_jobs annotation is "true".
-	ReasonPauseAnnotation = "PauseAnnotation"
+	ReasonPauseAnnotation Reason = "PauseAnnotation"
 	// ReasonResumed: nothing suspends the group any more.
-	ReasonResumed = "Resumed"
+	ReasonResumed Reason = "Resumed"
 	// ReasonItemsParked: some items are parked.
-	ReasonItemsParked = "ItemsParked"
+	ReasonItemsParked Reason = "ItemsParked"
 	// ReasonNoneParked: no item is parked.
-	ReasonNoneParked = "NoneParked"
+	ReasonNoneParked Reason = "NoneParked"
 	// ReasonAllSucceeded: every item succeeded in the round (mode EachOnce).
-	ReasonAllSucceeded = "AllSucceeded"
+	ReasonAllSucceeded Reason = "AllSucceeded"
 	// ReasonItemsPending: some items have not succeeded in the round yet (mode EachOnce).
-	ReasonItemsPending = "ItemsPending"
+	ReasonItemsPending Reason = "ItemsPending"
 )
 
 // Reasons of the TargetAvailable condition and of the circuit breaker's events
@@ -227,12 +227,12 @@ const (
 	// Normal event sent when an open breaker closes (a probe succeeded, the reset annotation
 	// changed, or spec.circuitBreaker was removed), about the group, or about the lock whose
 	// breaker it is (spec.circuitBreaker: Shared on an OaatLock or a ClusterOaatLock).
-	ReasonBreakerClosed = "BreakerClosed"
+	ReasonBreakerClosed Reason = "BreakerClosed"
 	// ReasonBreakerOpen: the breaker is open, one item at a time runs as a probe.
-	ReasonBreakerOpen = "BreakerOpen"
+	ReasonBreakerOpen Reason = "BreakerOpen"
 	// ReasonBreakerOpened: the Warning event sent once when the breaker opens (not per probe),
 	// about the group, or about the lock whose breaker it is.
-	ReasonBreakerOpened = "BreakerOpened"
+	ReasonBreakerOpened Reason = "BreakerOpened"
 )
 
 // WaitReason is an ItemStatus.waitReason: why an item does not start now. Its values are the Wait

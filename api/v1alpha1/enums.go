@@ -33,6 +33,33 @@ func StopReasons() []StopReason {
 	return []StopReason{StopDeadlineExceeded, StopPendingTimeout, StopInterrupted, StopDisrupted}
 }
 
+// Reason is a reason the operator gives, in CamelCase: of a condition of its kinds, of an event it
+// sends, of an item's status.items[].lastReason when the operator decides how the run ended, or
+// of an OaatRun's status.reason. Its values are the Reason constants (Reasons lists them; each is
+// documented where it is declared, and the reference lists those of conventions.go). The fields
+// that hold one stay plain strings in the CRDs, since some also hold reasons of Kubernetes itself
+// (a container's Error, OOMKilled or Completed). Code that gives a reason takes this type, so that
+// a reason is one of the constants, not a string written where it is used.
+type Reason string
+
+// Reasons returns every Reason.
+func Reasons() []Reason {
+	return []Reason{
+		ReasonRoundOverrun, ReasonRoundCompleted, ReasonReady, ReasonInvalidSpec,
+		ReasonOaatTypeNotFound, ReasonInvalidOaatType, ReasonPodCreateFailed, ReasonLockNotFound,
+		ReasonLockNotPermitted, ReasonLockOverCapacity, ReasonStatusRejected, ReasonItemRunning,
+		ReasonIdle, ReasonRunSucceeded, ReasonRunFailed, ReasonRoguePodDeleted, ReasonPodNotFound,
+		ReasonDeadlineExceeded, ReasonPendingTimeout, ReasonInterrupted, ReasonDisrupted,
+		ReasonRunInterrupted, ReasonRunStopping, ReasonItemParked, ReasonGroupReset,
+		ReasonGroupNotFound, ReasonUnknownItem, ReasonDuplicate, ReasonGroupDeleted, ReasonQueued,
+		ReasonGroupNotReady, ReasonItemsRead, ReasonItemsSkipped, ReasonSpecSuspend,
+		ReasonPauseAnnotation, ReasonResumed, ReasonItemsParked, ReasonNoneParked, ReasonAllSucceeded,
+		ReasonItemsPending, ReasonBreakerClosed, ReasonBreakerOpen, ReasonBreakerOpened,
+		ReasonItemLate, ReasonRoundLate, ReasonRoundInBlackout, ReasonOnTime, ReasonHistoryAdopted,
+		ReasonHistoryDiscarded, ReasonItemRenamed, ReasonHistoryRefused, ReasonHistoryLost,
+	}
+}
+
 // WaitReasons returns every WaitReason.
 func WaitReasons() []WaitReason {
 	return []WaitReason{WaitRunning, WaitSucceededRecently, WaitCoolingOff, WaitBlackout, WaitOverrun,

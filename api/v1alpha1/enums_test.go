@@ -5,9 +5,11 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // readEnumSource parses the package's files (tests excluded) and returns the names of the
@@ -59,7 +61,7 @@ func readEnumSource(t *testing.T) (constants, named map[string][]string) {
 	return constants, named
 }
 
-// TestEnumListsHoldEveryConstant checks that StopReasons, WaitReasons and RunResults name every
+// TestEnumListsHoldEveryConstant checks that StopReasons, WaitReasons, RunResults and Reasons name every
 // constant of their type declared in the package, and return as many distinct values: the tests
 // that walk these lists through the tables that give the values their meaning then cannot miss
 // one.
@@ -72,6 +74,7 @@ func TestEnumListsHoldEveryConstant(t *testing.T) {
 		{"StopReason", "StopReasons", valuesOf(StopReasons())},
 		{"WaitReason", "WaitReasons", valuesOf(WaitReasons())},
 		{"RunResult", "RunResults", valuesOf(RunResults())},
+		{"Reason", "Reasons", valuesOf(Reasons())},
 	} {
 		constants := declared[enum.typ]
 		if len(constants) == 0 {
@@ -93,13 +96,27 @@ func TestEnumListsHoldEveryConstant(t *testing.T) {
 // TestStopReasonsAreLastReasons checks that each stop reason is the Reason constant that the run
 // it stops records as its lastReason.
 func TestStopReasonsAreLastReasons(t *testing.T) {
-	want := map[StopReason]string{
+	want := map[StopReason]Reason{
 		StopDeadlineExceeded: ReasonDeadlineExceeded, StopPendingTimeout: ReasonPendingTimeout,
 		StopInterrupted: ReasonInterrupted, StopDisrupted: ReasonDisrupted,
 	}
 	for _, reason := range StopReasons() {
-		if got, ok := want[reason]; !ok || string(reason) != got {
+		if got, ok := want[reason]; !ok || string(reason) != string(got) {
 			t.Errorf("stop reason %q: want the Reason constant %q", reason, got)
+		}
+	}
+}
+
+// conditionReason is what the API server accepts as a condition's reason (metav1.Condition's
+// validation): an identifier of letters, digits, _, comma and colon, starting with a letter.
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// TestReasonsAreConditionReasons checks each Reason against the rule the API server applies to a
+// condition's reason, and that it is CamelCase, as Kubernetes' own event reasons are.
+func TestReasonsAreConditionReasons(t *testing.T) {
+	for _, r := range Reasons() {
+		if !conditionReason.MatchString(string(r)) || len(r) > 1024 || !unicode.IsUpper(rune(r[0])) {
+			t.Errorf("reason %q is not a CamelCase condition reason", r)
 		}
 	}
 }

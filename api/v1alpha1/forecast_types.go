@@ -11,13 +11,13 @@ const (
 	// forecast reaches is met. The forecast is made again when a run ends or the spec changes.
 	ConditionAtRisk = "AtRisk"
 	// ReasonItemLate: an item's predicted next success falls after it would go overdue.
-	ReasonItemLate = "ItemLate"
+	ReasonItemLate Reason = "ItemLate"
 	// ReasonRoundLate: the round's predicted end falls after the next tick (spec.schedule): the
 	// rounds would merge (RoundOverrun).
-	ReasonRoundLate = "RoundLate"
+	ReasonRoundLate Reason = "RoundLate"
 	// ReasonRoundInBlackout: the round's items would still be pending when a blackout window
 	// opens, so the round waits for its end.
-	ReasonRoundInBlackout = "RoundInBlackout"
+	ReasonRoundInBlackout Reason = "RoundInBlackout"
 	// ReasonOnTime: every deadline the forecast reaches is met.
-	ReasonOnTime = "OnTime"
+	ReasonOnTime Reason = "OnTime"
 )

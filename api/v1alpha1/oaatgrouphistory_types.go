@@ -25,22 +25,22 @@ const ConditionHistoryKept = "HistoryKept"
 const (
 	// ReasonHistoryAdopted (event): a new group took the history of its items from the
 	// OaatGroupHistory of a deleted group of the same namespace, name and OaatType.
-	ReasonHistoryAdopted = "HistoryAdopted"
+	ReasonHistoryAdopted Reason = "HistoryAdopted"
 	// ReasonHistoryDiscarded (event): a new group found the OaatGroupHistory of a deleted group
 	// of its namespace and name expired, or of another OaatType, adopted nothing and deleted it.
-	ReasonHistoryDiscarded = "HistoryDiscarded"
+	ReasonHistoryDiscarded Reason = "HistoryDiscarded"
 	// ReasonItemRenamed (event): an item took the history of the item it was renamed from
 	// (spec.itemRenames).
-	ReasonItemRenamed = "ItemRenamed"
+	ReasonItemRenamed Reason = "ItemRenamed"
 	// ReasonHistoryRefused (condition HistoryKept): the API server refuses the OaatGroupHistory
 	// of the group being deleted for good; the message says why and until when the operator
 	// tries again.
-	ReasonHistoryRefused = "HistoryRefused"
+	ReasonHistoryRefused Reason = "HistoryRefused"
 	// ReasonHistoryLost (Warning event): the group being deleted went without its
 	// OaatGroupHistory, refused by the operator's rights or for longer than
 	// --history-refusal-wait; the message says why. The metric oaat_group_histories_lost_total
 	// counts them.
-	ReasonHistoryLost = "HistoryLost"
+	ReasonHistoryLost Reason = "HistoryLost"
 )
 
 // ItemHistory is what outlives a deleted group of one of its items: the durable part of its

@@ -57,7 +57,7 @@ func TestRunWaitFollowsTheRunToItsEnd(t *testing.T) {
 		{name: "succeeded", final: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunSucceeded, Reason: "Completed", PodName: "backups-item1-x-1", ExitCode: ptr.To[int32](0)}},
 		{name: "failed", final: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed, Reason: "Error", Message: "the pod failed", PodName: "backups-item1-x-1", ExitCode: ptr.To[int32](3)},
 			wantErr: "did not succeed: Failed Error: the pod failed (pod backups-item1-x-1, exit 3)"},
-		{name: "rejected", final: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: v1alpha1.ReasonDuplicate, Message: "an older request for item1 is pending"},
+		{name: "rejected", final: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: string(v1alpha1.ReasonDuplicate), Message: "an older request for item1 is pending"},
 			wantErr: "did not succeed: Rejected Duplicate: an older request for item1 is pending"},
 	}
 	for _, tt := range tests {
@@ -68,7 +68,7 @@ func TestRunWaitFollowsTheRunToItsEnd(t *testing.T) {
 			done := startRun(t.Context(), ns, "backups", "item1", "--wait", "--timeout", "1m")
 
 			run := waitForOneRun(t, ns)
-			setRunStatus(t, run, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued, Message: "waits for item2 to finish"})
+			setRunStatus(t, run, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: string(v1alpha1.ReasonQueued), Message: "waits for item2 to finish"})
 			if tt.final.Phase != v1alpha1.OaatRunRejected {
 				// Each state stays long enough for the watch to see it: each one is a line.
 				time.Sleep(300 * time.Millisecond)
@@ -103,7 +103,7 @@ func TestRunWaitTimesOut(t *testing.T) {
 	done := startRun(t.Context(), ns, "backups", "item1", "--wait", "--timeout", "1s")
 
 	run := waitForOneRun(t, ns)
-	setRunStatus(t, run, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonGroupNotReady})
+	setRunStatus(t, run, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: string(v1alpha1.ReasonGroupNotReady)})
 	r := receive(t, done)
 
 	want := "timed out after 1s waiting for oaatrun.oaat.io/" + run.Name + " to finish (phase Pending); the OaatRun remains"
@@ -169,7 +169,7 @@ func TestRunWaitResumesWhenTheWatchEnds(t *testing.T) {
 	go func() { done <- waitForRun(t.Context(), short, key, time.Minute, &out) }()
 
 	for _, st := range []v1alpha1.OaatRunStatus{
-		{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued},
+		{Phase: v1alpha1.OaatRunPending, Reason: string(v1alpha1.ReasonQueued)},
 		{Phase: v1alpha1.OaatRunInProgress, PodName: "backups-item1-x-1"},
 		{Phase: v1alpha1.OaatRunSucceeded, Reason: "Completed", PodName: "backups-item1-x-1"},
 	} {

@@ -78,7 +78,7 @@ func (fixtureReader) List(_ context.Context, list client.ObjectList, _ ...client
 		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "item", StartedAt: now}
 		g.Status.Items = []v1alpha1.ItemStatus{{Name: "item", LastSuccess: &now, LastFailure: &now, FailureCount: 1}}
 		g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed}
-		g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOnTime}}
+		g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonOnTime)}}
 		l.Items = []v1alpha1.OaatGroup{g}
 	case *v1alpha1.OaatLockList:
 		l.Items = []v1alpha1.OaatLock{{ObjectMeta: meta, Spec: v1alpha1.OaatLockSpec{CircuitBreaker: v1alpha1.LockBreakerShared}}}

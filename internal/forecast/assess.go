@@ -16,7 +16,7 @@ const overdueFrequencies = 3
 // Risk is a deadline the forecast predicts to be missed.
 type Risk struct {
 	// Reason is ReasonItemLate, ReasonRoundLate or ReasonRoundInBlackout.
-	Reason string
+	Reason v1alpha1.Reason
 	// Item is the late item (ReasonItemLate); empty for a round.
 	Item string
 	// Deadline is the instant missed.

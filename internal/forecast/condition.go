@@ -96,14 +96,14 @@ func sameTime(a, b *metav1.Time) bool {
 // Condition is condition AtRisk for the risks found.
 func Condition(risks []Risk, generation int64, now time.Time) metav1.Condition {
 	c := metav1.Condition{
-		Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOnTime,
+		Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonOnTime),
 		Message:            "Every deadline the forecast reaches is met, if every run succeeds in its expected time",
 		ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
 	}
 	if len(risks) == 0 {
 		return c
 	}
-	c.Status, c.Reason = metav1.ConditionTrue, risks[0].Reason
+	c.Status, c.Reason = metav1.ConditionTrue, string(risks[0].Reason)
 	described := make([]string, 0, shownRisks)
 	for _, r := range risks[:min(len(risks), shownRisks)] {
 		described = append(described, r.String())

@@ -22,13 +22,13 @@ func TestCondition(t *testing.T) {
 		want  metav1.Condition
 	}{{
 		name: "no risk",
-		want: metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOnTime,
+		want: metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonOnTime),
 			Message:            "Every deadline the forecast reaches is met, if every run succeeds in its expected time",
 			ObservedGeneration: 3, LastTransitionTime: metav1.NewTime(t0)},
 	}, {
 		name:  "the earliest deadline gives the reason; three are named, the rest counted",
 		risks: []Risk{{Reason: v1alpha1.ReasonRoundLate, Deadline: at(time.Hour)}, late("a", 2*time.Hour, 3*time.Hour), late("b", 3*time.Hour, 4*time.Hour), late("c", 4*time.Hour, 5*time.Hour)},
-		want: metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRoundLate,
+		want: metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonRoundLate),
 			Message: "the round ends after the next tick at 2026-11-21T13:00:00Z: none predicted before then; " +
 				`item "a" goes overdue at 2026-11-21T14:00:00Z, its next success predicted 2026-11-21T15:00:00Z; ` +
 				`item "b" goes overdue at 2026-11-21T15:00:00Z, its next success predicted 2026-11-21T16:00:00Z; and 1 more`,
@@ -36,7 +36,7 @@ func TestCondition(t *testing.T) {
 	}, {
 		name:  "a round waiting for a blackout window",
 		risks: []Risk{{Reason: v1alpha1.ReasonRoundInBlackout, Deadline: at(10 * time.Minute), Predicted: at(70 * time.Minute)}},
-		want: metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRoundInBlackout,
+		want: metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonRoundInBlackout),
 			Message:            "the round waits for a blackout window from 2026-11-21T12:10:00Z: its end predicted 2026-11-21T13:10:00Z",
 			ObservedGeneration: 3, LastTransitionTime: metav1.NewTime(t0)},
 	}} {
@@ -58,7 +58,7 @@ func TestRefresh(t *testing.T) {
 			return g
 		}
 	}
-	stale := metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonItemLate,
+	stale := metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonItemLate),
 		Message: "stale", ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(at(-time.Hour))}
 	succeeded := func(item string, d time.Duration) []planner.Outcome {
 		return []planner.Outcome{{Item: item, Result: v1alpha1.ResultSucceeded, Duration: d}}

@@ -30,7 +30,7 @@ type Policy struct {
 	// EachOnce says the group runs each item once (mode EachOnce).
 	EachOnce bool
 	// Suspended is the reason of the Suspended condition, empty when the group is not suspended.
-	Suspended string
+	Suspended v1alpha1.Reason
 }
 
 // Read reads the group's spec; an error names the first field that cannot be used.

@@ -12,7 +12,7 @@ import (
 
 // Problem returns why the group cannot start items because of spec.locks or spec.clusterLocks
 // (a condition reason and its message), or an empty reason.
-func Problem(group *v1alpha1.OaatGroup, in Input) (reason, text string) {
+func Problem(group *v1alpha1.OaatGroup, in Input) (reason v1alpha1.Reason, text string) {
 	var missing, missingCluster []string
 	for _, name := range group.Spec.Locks {
 		if in.Locks[name] == nil {

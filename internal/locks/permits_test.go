@@ -50,7 +50,7 @@ func TestProblem(t *testing.T) {
 	tests := []struct {
 		name       string
 		in         Input
-		wantReason string
+		wantReason v1alpha1.Reason
 		wantText   string
 	}{
 		{name: "both exist, namespace selected", wantReason: "",

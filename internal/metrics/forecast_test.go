@@ -12,8 +12,8 @@ import (
 )
 
 func TestCollectForecast(t *testing.T) {
-	withCondition := func(name string, status metav1.ConditionStatus, reason string) *v1alpha1.OaatGroup {
-		return builders.Group().Named(name).Condition(metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: status, Reason: reason}).Obj()
+	withCondition := func(name string, status metav1.ConditionStatus, reason v1alpha1.Reason) *v1alpha1.OaatGroup {
+		return builders.Group().Named(name).Condition(metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: status, Reason: string(reason)}).Obj()
 	}
 	never := builders.Group().Named("never").Obj()
 	want := `

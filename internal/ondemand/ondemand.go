@@ -95,7 +95,7 @@ func Orphaned(onDemandRun *v1alpha1.OaatRun, now time.Time) (status v1alpha1.Oaa
 }
 
 // WithPhase is the OaatRun's status with a final phase, reason and message.
-func WithPhase(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason, text string) v1alpha1.OaatRunStatus {
-	status.Phase, status.Reason, status.Message = phase, reason, message.OnDemandRun(text)
+func WithPhase(status v1alpha1.OaatRunStatus, phase v1alpha1.OaatRunPhase, reason v1alpha1.Reason, text string) v1alpha1.OaatRunStatus {
+	status.Phase, status.Reason, status.Message = phase, string(reason), message.OnDemandRun(text)
 	return status
 }

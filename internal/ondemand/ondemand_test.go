@@ -52,12 +52,12 @@ func TestExpiry(t *testing.T) {
 func TestOrphaned(t *testing.T) {
 	onDemandRun := newOnDemandRun("gone", "a")
 	status, ok := Orphaned(&onDemandRun, t0.Add(1500*time.Millisecond))
-	if !ok || status.Phase != v1alpha1.OaatRunRejected || status.Reason != v1alpha1.ReasonGroupNotFound ||
+	if !ok || status.Phase != v1alpha1.OaatRunRejected || status.Reason != string(v1alpha1.ReasonGroupNotFound) ||
 		status.Message != "OaatGroup gone does not exist in namespace ns" || !status.FinishedAt.Equal(at(time.Second)) {
 		t.Fatalf("Orphaned() = %+v, %v; want Rejected GroupNotFound, finished at the whole second", status, ok)
 	}
 	onDemandRun.Status.Phase = v1alpha1.OaatRunInProgress
-	if status, _ := Orphaned(&onDemandRun, t0); status.Phase != v1alpha1.OaatRunFailed || status.Reason != v1alpha1.ReasonGroupDeleted {
+	if status, _ := Orphaned(&onDemandRun, t0); status.Phase != v1alpha1.OaatRunFailed || status.Reason != string(v1alpha1.ReasonGroupDeleted) {
 		t.Fatalf("in progress: Orphaned() = %+v", status)
 	}
 	onDemandRun.Status.Phase = v1alpha1.OaatRunSucceeded
@@ -83,7 +83,7 @@ func TestDecide(t *testing.T) {
 		{name: "open, group found", in: Input{OnDemandRun: &open, GroupFound: true, Now: t0}, needsGroup: true,
 			want: Plan{}},
 		{name: "open, group not found", in: Input{OnDemandRun: &open, Now: t0}, needsGroup: true,
-			want: Plan{Status: &v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: v1alpha1.ReasonGroupNotFound,
+			want: Plan{Status: &v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: string(v1alpha1.ReasonGroupNotFound),
 				Message: "OaatGroup backups does not exist in namespace ns", FinishedAt: at(0)}}},
 	}
 	for _, tt := range tests {

@@ -52,7 +52,7 @@ func viewOf(p Plan) breakerView {
 		v.Started = p.Status.CurrentRun.Item
 	}
 	for _, e := range p.Events {
-		v.Events = append(v.Events, e.Type+" "+e.Reason)
+		v.Events = append(v.Events, e.Type+" "+string(e.Reason))
 	}
 	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionTargetAvailable); c != nil {
 		v.Target = string(c.Status) + " " + c.Reason
@@ -266,13 +266,13 @@ func TestBreakerDecisions(t *testing.T) {
 		{
 			name: "with reasons, a run stopped by runTimeout counts by its reason",
 			setup: func(g *v1alpha1.OaatGroup) {
-				g.Spec.CircuitBreaker.Reasons = []string{v1alpha1.ReasonDeadlineExceeded}
+				g.Spec.CircuitBreaker.Reasons = []string{string(v1alpha1.ReasonDeadlineExceeded)}
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: closed}
 			},
 			run: &endedRun{item: "a", run: 1, start: 0, end: 30 * time.Second, exitCode: 137, stopReason: v1alpha1.StopDeadlineExceeded},
 			now: 31 * time.Second,
 			want: breakerView{
-				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: v1alpha1.ReasonDeadlineExceeded, LastFailureExitCode: code(137)},
+				Breaker: &v1alpha1.CircuitBreakerStatus{State: closed, FailedItems: []string{"a"}, LastFailureReason: string(v1alpha1.ReasonDeadlineExceeded), LastFailureExitCode: code(137)},
 				Items:   map[string]string{"a": "1 30s CoolingOff@10m30s", "b": "0 - @-", "c": "0 - @-", "d": "0 - Running@-"},
 				Started: "d", Events: []string{"Warning RunFailed"}, Target: "True BreakerClosed",
 			},
@@ -455,7 +455,7 @@ func TestBreakerDecisions(t *testing.T) {
 				streak(g, true)
 				g.Spec.CircuitBreaker = nil
 				g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionTargetAvailable, Status: metav1.ConditionFalse,
-					Reason: v1alpha1.ReasonBreakerOpen, LastTransitionTime: *at(0)}}
+					Reason: string(v1alpha1.ReasonBreakerOpen), LastTransitionTime: *at(0)}}
 			},
 			now: 30 * time.Second,
 			want: breakerView{
@@ -548,7 +548,7 @@ func TestBreakerInvalidSpec(t *testing.T) {
 	g.Spec.CircuitBreaker.MaxProbeInterval = "1 fortnight"
 	p := Decide(input(g, 5*time.Minute))
 	ready := condition(t, p, v1alpha1.ConditionReady)
-	if ready.Reason != v1alpha1.ReasonInvalidSpec || !strings.Contains(ready.Message, "spec.circuitBreaker.maxProbeInterval") {
+	if ready.Reason != string(v1alpha1.ReasonInvalidSpec) || !strings.Contains(ready.Message, "spec.circuitBreaker.maxProbeInterval") {
 		t.Errorf("Ready = %+v, want InvalidSpec naming spec.circuitBreaker.maxProbeInterval", ready)
 	}
 	if diff := cmp.Diff(openStatus(0, time.Minute), p.Status.CircuitBreaker); diff != "" {
@@ -578,7 +578,7 @@ func TestBreakerMessages(t *testing.T) {
 	if diff := cmp.Diff(wantEvents, p.Events); diff != "" {
 		t.Errorf("events on opening (-want +got):\n%s", diff)
 	}
-	wantCondition := metav1.Condition{Type: v1alpha1.ConditionTargetAvailable, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonBreakerOpen,
+	wantCondition := metav1.Condition{Type: v1alpha1.ConditionTargetAvailable, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonBreakerOpen),
 		LastTransitionTime: *at(31 * time.Second), ObservedGeneration: 1,
 		Message: `The circuit breaker is open: 3 items failed in a row ("a", "b", "c"), the last failure with Error, exit code 75; ` +
 			`failed probes: 0; the next probe starts at 2026-11-21T12:01:30Z`}
@@ -613,7 +613,7 @@ func TestBreakerMessages(t *testing.T) {
 	if diff := cmp.Diff(wantEvents, p.Events); diff != "" {
 		t.Errorf("events on closing (-want +got):\n%s", diff)
 	}
-	wantCondition = metav1.Condition{Type: v1alpha1.ConditionTargetAvailable, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonBreakerClosed,
+	wantCondition = metav1.Condition{Type: v1alpha1.ConditionTargetAvailable, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonBreakerClosed),
 		LastTransitionTime: *at(230 * time.Second), ObservedGeneration: 1,
 		Message: "The circuit breaker is closed: 0 of the 3 distinct items in a row whose failures open it have failed"}
 	if diff := cmp.Diff(wantCondition, condition(t, p, v1alpha1.ConditionTargetAvailable)); diff != "" {
@@ -717,7 +717,7 @@ func TestRecordedResultOfAProbe(t *testing.T) {
 		{"a success recorded in the second of its start", v1alpha1.ItemStatus{LastStarted: at(0), LastSuccess: at(0)}, v1alpha1.ResultSucceeded},
 		{"a failed probe after a success", v1alpha1.ItemStatus{LastSuccess: at(-time.Hour), LastStarted: at(0), LastReason: "Error"}, v1alpha1.ResultFailed},
 		{"a failure", v1alpha1.ItemStatus{LastSuccess: at(-time.Hour), LastStarted: at(0), LastFailure: at(time.Minute), FailureCount: 1}, v1alpha1.ResultFailed},
-		{"an interruption", v1alpha1.ItemStatus{LastStarted: at(0), LastReason: v1alpha1.ReasonInterrupted}, v1alpha1.ResultInterrupted},
+		{"an interruption", v1alpha1.ItemStatus{LastStarted: at(0), LastReason: string(v1alpha1.ReasonInterrupted)}, v1alpha1.ResultInterrupted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := recordedResult(&tc.item); got != tc.want {

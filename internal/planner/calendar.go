@@ -50,7 +50,7 @@ func (d *decision) observeTick() (wake time.Time) {
 			d.event(corev1.EventTypeNormal, v1alpha1.ReasonRoundCompleted, text)
 		} else {
 			// Unchanged, but observed in this generation.
-			d.setCondition(prev.Type, prev.Status, prev.Reason, prev.Message)
+			d.setCondition(prev.Type, prev.Status, v1alpha1.Reason(prev.Reason), prev.Message)
 		}
 	}
 	if next, ok := cal.NextRoundStart(d.in.Now, created); ok {

@@ -212,7 +212,7 @@ func TestDecideScheduleRoundOverrun(t *testing.T) {
 	if !slices.Equal(s.ran, []string{"b", "a", "c"}) {
 		t.Fatalf("merged round ran %v, want b, a, then c after its cool-off, once each", s.ran)
 	}
-	if c := condition(t, s.last, v1alpha1.ConditionRoundOverrun); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonRoundCompleted {
+	if c := condition(t, s.last, v1alpha1.ConditionRoundOverrun); c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonRoundCompleted) {
 		t.Fatalf("RoundOverrun after the merged round = %+v", c)
 	}
 }
@@ -281,7 +281,7 @@ func TestDecideScheduleRemoved(t *testing.T) {
 	g := scheduledGroup("a")
 	g.Status.RoundStartedAt, g.Status.NextRoundAt = at(-23*time.Hour), at(time.Hour)
 	meta.SetStatusCondition(&g.Status.Conditions, metav1.Condition{
-		Type: v1alpha1.ConditionRoundOverrun, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRoundOverrun, Message: "late",
+		Type: v1alpha1.ConditionRoundOverrun, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonRoundOverrun), Message: "late",
 	})
 	g.Spec.Schedule, g.Spec.Frequency = "", "1h"
 	// Without a schedule: no next round, no RoundOverrun condition, and the item starts by its

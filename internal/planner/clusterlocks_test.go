@@ -27,7 +27,7 @@ func TestClusterLockNotPermittedMakesTheGroupNotReady(t *testing.T) {
 	g.Spec.ClusterLocks = []string{"db"}
 	p := Decide(mixedInput(g, 0, []v1alpha1.Lock{builders.ClusterLock("db", 1)}, map[string]string{"team": "web"}, nil))
 	c := condition(t, p, v1alpha1.ConditionReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonLockNotPermitted ||
+	if c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonLockNotPermitted) ||
 		!strings.Contains(c.Message, "ClusterOaatLock db") || !strings.Contains(c.Message, "namespace ns") {
 		t.Fatalf("Ready = %+v", c)
 	}
@@ -47,7 +47,7 @@ func TestMissingClusterLockMakesTheGroupNotReady(t *testing.T) {
 	g.Spec.ClusterLocks = []string{"db"}
 	p := Decide(mixedInput(g, 0, nil, selected, nil))
 	c := condition(t, p, v1alpha1.ConditionReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonLockNotFound || !strings.Contains(c.Message, `ClusterOaatLock "db"`) {
+	if c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonLockNotFound) || !strings.Contains(c.Message, `ClusterOaatLock "db"`) {
 		t.Fatalf("Ready = %+v", c)
 	}
 }

@@ -12,16 +12,16 @@ import (
 
 // setCondition sets a condition of the group, stamped with the decision's time and generation; a
 // condition whose status does not change keeps its lastTransitionTime.
-func (d *decision) setCondition(condType string, status metav1.ConditionStatus, reason, text string) {
+func (d *decision) setCondition(condType string, status metav1.ConditionStatus, reason v1alpha1.Reason, text string) {
 	meta.SetStatusCondition(&d.plan.Status.Conditions, metav1.Condition{
-		Type: condType, Status: status, Reason: reason, Message: message.Condition(text),
+		Type: condType, Status: status, Reason: string(reason), Message: message.Condition(text),
 		LastTransitionTime: d.stamp, ObservedGeneration: d.group.Generation,
 	})
 }
 
 func idleCondition(stamp metav1.Time, generation int64) metav1.Condition {
 	return metav1.Condition{
-		Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonIdle,
+		Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonIdle),
 		Message: "No item pod is active", LastTransitionTime: stamp, ObservedGeneration: generation,
 	}
 }

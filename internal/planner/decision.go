@@ -59,7 +59,7 @@ func newDecision(in Input) *decision {
 	return d
 }
 
-func (d *decision) event(eventType, reason, text string) {
+func (d *decision) event(eventType string, reason v1alpha1.Reason, text string) {
 	d.plan.Events = append(d.plan.Events, Event{Type: eventType, Reason: reason, Message: message.Event(text)})
 }
 

@@ -42,17 +42,17 @@ func TestDisruptedRunIsInterrupted(t *testing.T) {
 			evicted := disrupt(runPod(t, g, "a", 1, corev1.PodRunning), "EvictionByEvictionAPI")
 
 			p := Decide(input(g, time.Minute, evicted))
-			if cr := p.Status.CurrentRun; cr == nil || cr.StopReason != v1alpha1.ReasonDisrupted || len(p.Delete) != 0 {
+			if cr := p.Status.CurrentRun; cr == nil || cr.StopReason != v1alpha1.StopDisrupted || len(p.Delete) != 0 {
 				t.Fatalf("while the evicted pod ends: currentRun %+v, deletes %v; want stopReason Disrupted and no delete", cr, deleted(p))
 			}
 			g = applied(g, p)
 
 			p = Decide(input(g, 2*time.Minute, tc.last(t, g)...))
 			a := planItem(t, p, "a")
-			if a.FailureCount != 0 || a.LastFailure != nil || a.LastReason != v1alpha1.ReasonDisrupted {
+			if a.FailureCount != 0 || a.LastFailure != nil || a.LastReason != string(v1alpha1.ReasonDisrupted) {
 				t.Errorf("item a = %+v; want no failure, last reason Disrupted", a)
 			}
-			if !slices.Equal(reasons(p), []string{v1alpha1.ReasonRunInterrupted}) {
+			if !slices.Equal(reasons(p), []v1alpha1.Reason{v1alpha1.ReasonRunInterrupted}) {
 				t.Errorf("events %v, want one RunInterrupted", reasons(p))
 			}
 			if len(p.Finished) != 1 || p.Finished[0].Result != v1alpha1.ResultInterrupted {
@@ -84,7 +84,7 @@ func TestDisruptionIsReadFromTheCondition(t *testing.T) {
 		t.Fatalf("a plain deletion set stopReason %q", p.Status.CurrentRun.StopReason)
 	}
 	p = Decide(input(applied(g, p), 2*time.Minute))
-	if a := planItem(t, p, "a"); a.FailureCount != 1 || a.LastReason != v1alpha1.ReasonPodNotFound {
+	if a := planItem(t, p, "a"); a.FailureCount != 1 || a.LastReason != string(v1alpha1.ReasonPodNotFound) {
 		t.Errorf("a pod deleted by a user: item %+v; want one failure, PodNotFound", a)
 	}
 }

@@ -60,7 +60,7 @@ func setPodCreateFailed(status *v1alpha1.OaatGroupStatus, now time.Time, err err
 	status.CurrentRun = nil
 	stamp := metav1.NewTime(now.Truncate(time.Second))
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonPodCreateFailed,
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonPodCreateFailed),
 		Message: message.Condition(text), LastTransitionTime: stamp, ObservedGeneration: status.ObservedGeneration,
 	})
 	meta.SetStatusCondition(&status.Conditions, idleCondition(stamp, status.ObservedGeneration))
@@ -75,13 +75,13 @@ func setPodCreateFailed(status *v1alpha1.OaatGroupStatus, now time.Time, err err
 // in the cluster, so that a refusal that lasts is retried ever more slowly, up to maxRetry.
 func setStatusRejected(status *v1alpha1.OaatGroupStatus, now time.Time, err error) (*Event, time.Duration) {
 	prev := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
-	if prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == v1alpha1.ReasonStatusRejected {
+	if prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == string(v1alpha1.ReasonStatusRejected) {
 		return nil, retryWait(now.Sub(prev.LastTransitionTime.Time))
 	}
 	text := "The API server refused the group's new status; nothing starts until it can be written: " +
 		message.Truncate(err.Error(), message.MaxEvent/2)
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonStatusRejected,
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonStatusRejected),
 		Message: message.Condition(text), LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
 		ObservedGeneration: status.ObservedGeneration,
 	})

@@ -29,9 +29,9 @@ func TestWithdrawRun(t *testing.T) {
 	want.CurrentRun = nil
 	want.Conditions = []metav1.Condition{
 		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: *at(time.Second),
-			Reason: v1alpha1.ReasonPodCreateFailed, Message: text},
+			Reason: string(v1alpha1.ReasonPodCreateFailed), Message: text},
 		{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: *at(time.Second),
-			Reason: v1alpha1.ReasonIdle, Message: "No item pod is active"},
+			Reason: string(v1alpha1.ReasonIdle), Message: "No item pod is active"},
 	}
 	checkFallback(t, Fallback{Status: want, RequeueAfter: MinRetry,
 		Event: &Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonPodCreateFailed, Message: text}}, got)
@@ -86,7 +86,7 @@ func TestSetStatusRejected(t *testing.T) {
 	if event == nil || event.Reason != v1alpha1.ReasonStatusRejected || len(event.Message) > message.MaxEvent {
 		t.Fatalf("event %+v", event)
 	}
-	if ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.ReasonStatusRejected || len(ready.Message) > message.MaxCondition ||
+	if ready.Status != metav1.ConditionFalse || ready.Reason != string(v1alpha1.ReasonStatusRejected) || len(ready.Message) > message.MaxCondition ||
 		!ready.LastTransitionTime.Equal(at(time.Minute)) {
 		t.Fatalf("Ready = %+v", ready)
 	}

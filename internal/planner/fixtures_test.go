@@ -82,8 +82,8 @@ func condition(t *testing.T, p Plan, condType string) metav1.Condition {
 }
 
 // reasons are the reasons of every event of the plan, in the order the controller emits them.
-func reasons(p Plan) []string {
-	var rs []string
+func reasons(p Plan) []v1alpha1.Reason {
+	var rs []v1alpha1.Reason
 	for _, e := range p.Events {
 		rs = append(rs, e.Reason)
 	}
@@ -128,8 +128,8 @@ func checkPlan(t *testing.T, want, got Plan) {
 }
 
 // cond is a condition of the group of generation 1 as a plan sets it, changed at since.
-func cond(condType string, status metav1.ConditionStatus, reason, text string, since time.Duration) metav1.Condition {
-	return metav1.Condition{Type: condType, Status: status, Reason: reason, Message: text,
+func cond(condType string, status metav1.ConditionStatus, reason v1alpha1.Reason, text string, since time.Duration) metav1.Condition {
+	return metav1.Condition{Type: condType, Status: status, Reason: string(reason), Message: text,
 		LastTransitionTime: *at(since), ObservedGeneration: 1}
 }
 

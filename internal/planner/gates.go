@@ -66,7 +66,7 @@ func (d *decision) setGateConditions() {
 
 // setGate sets a condition that is absent until it is first True, with an event whenever it
 // turns True or back to False.
-func (d *decision) setGate(condType string, on bool, reason, text string) {
+func (d *decision) setGate(condType string, on bool, reason v1alpha1.Reason, text string) {
 	prev := meta.FindStatusCondition(d.plan.Status.Conditions, condType)
 	if !on && prev == nil {
 		return
@@ -75,7 +75,7 @@ func (d *decision) setGate(condType string, on bool, reason, text string) {
 	if on {
 		status = metav1.ConditionTrue
 	}
-	if prev == nil || prev.Status != status || prev.Reason != reason {
+	if prev == nil || prev.Status != status || prev.Reason != string(reason) {
 		d.event(corev1.EventTypeNormal, reason, text)
 	}
 	d.setCondition(condType, status, reason, text)

@@ -30,7 +30,7 @@ func TestDecideSuspend(t *testing.T) {
 	tests := []struct {
 		name       string
 		suspend    func(g *v1alpha1.OaatGroup)
-		wantReason string
+		wantReason v1alpha1.Reason
 		wantText   string
 	}{
 		{"spec.suspend", func(g *v1alpha1.OaatGroup) { g.Spec.Suspend = true }, v1alpha1.ReasonSpecSuspend, "spec.suspend is true: no new item starts"},
@@ -174,7 +174,7 @@ func TestDecideEachOnce(t *testing.T) {
 
 func TestDecideContinuousHasNoCompleteCondition(t *testing.T) {
 	g := newGroup("a")
-	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionComplete, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAllSucceeded}}
+	g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionComplete, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonAllSucceeded)}}
 	checkStartsA(t, g)
 }
 

@@ -118,7 +118,7 @@ func TestDecideTakesItemsFromClaimsAndRefusesInvalidClaimNames(t *testing.T) {
 	want := `Skipped: OaatType sleeper: item "/srv/photos" makes claimName "/srv/photos" of volume data, not a valid claim name: ` +
 		"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an " +
 		`alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`
-	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonItemsSkipped || c.Message != want {
+	if c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonItemsSkipped) || c.Message != want {
 		t.Fatalf("ItemsValid = %+v\nwant message %q", c, want)
 	}
 	if !slices.Contains(reasons(p), v1alpha1.ReasonItemsSkipped) {

@@ -57,7 +57,7 @@ func lockBreakerViewOf(p Plan) lockBreakerView {
 	for _, u := range p.LockBreakers {
 		w := lockBreakerWrite{Key: u.Lock.LockKey(), Breaker: u.Breaker}
 		if u.Event != nil {
-			w.Event = u.Event.Type + " " + u.Event.Reason
+			w.Event = u.Event.Type + " " + string(u.Event.Reason)
 		}
 		v.Lock = append(v.Lock, w)
 	}

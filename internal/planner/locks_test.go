@@ -178,7 +178,7 @@ func TestMissingLockMakesTheGroupNotReady(t *testing.T) {
 		t.Fatalf("a group naming a missing lock starts: %v, acquires %v", p.Create, acquired(p))
 	}
 	c := condition(t, p, v1alpha1.ConditionReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonLockNotFound ||
+	if c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonLockNotFound) ||
 		c.Message != `OaatLock "nas" named by spec.locks not found in namespace ns` {
 		t.Fatalf("Ready = %+v", c)
 	}

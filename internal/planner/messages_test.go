@@ -70,7 +70,7 @@ func TestDecideBoundsEveryMessage(t *testing.T) {
 		in := withConfigMaps(input(g, 0), map[string]*corev1.ConfigMap{"huge": itemSource(map[string]string{"list": overLongLines(1000)})})
 		p := Decide(withOnDemandRuns(in, newOnDemandRun("waiting", "backups", "b", 0)))
 		checkBounded(t, p)
-		if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonInvalidSpec || !strings.Contains(c.Message, "and 995 more") {
+		if c := condition(t, p, v1alpha1.ConditionReady); c.Reason != string(v1alpha1.ReasonInvalidSpec) || !strings.Contains(c.Message, "and 995 more") {
 			t.Fatalf("Ready = %.300s", c.Message)
 		}
 	})

@@ -74,7 +74,7 @@ func (d *decision) settleFromHistory(onDemandRun *v1alpha1.OaatRun) bool {
 // success (a success is recorded at or after its run's start).
 func recordedResult(it *v1alpha1.ItemStatus) v1alpha1.RunResult {
 	switch {
-	case it.LastReason == v1alpha1.ReasonInterrupted:
+	case it.LastReason == string(v1alpha1.ReasonInterrupted):
 		return v1alpha1.ResultInterrupted
 	case it.FailureCount == 0 && it.LastSuccess != nil && (it.LastStarted == nil || !it.LastSuccess.Before(it.LastStarted)):
 		return v1alpha1.ResultSucceeded
@@ -175,7 +175,7 @@ func (d *decision) updateOpenOnDemandRuns() {
 		status := onDemandRun.Status
 		switch {
 		case cr != nil && cr.OaatRun == onDemandRun.Name:
-			status.Phase, status.Reason = v1alpha1.OaatRunInProgress, v1alpha1.ReasonItemRunning
+			status.Phase, status.Reason = v1alpha1.OaatRunInProgress, string(v1alpha1.ReasonItemRunning)
 			status.Message = message.OnDemandRun(fmt.Sprintf("Item %q runs in pod %s", cr.Item, cr.PodName))
 			status.PodName = cr.PodName
 			if status.StartedAt == nil {
@@ -200,12 +200,12 @@ func (d *decision) updateOpenOnDemandRuns() {
 func (d *decision) pendingReason(onDemandRun *v1alpha1.OaatRun) (string, string) {
 	switch {
 	case d.policyErr != nil:
-		return v1alpha1.ReasonGroupNotReady, "the group's spec cannot be used: " + d.policyErr.Error()
+		return string(v1alpha1.ReasonGroupNotReady), "the group's spec cannot be used: " + d.policyErr.Error()
 	case d.policy.Suspended != "":
 		return string(v1alpha1.WaitSuspended), "the group is suspended"
 	}
 	if ready := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady); ready != nil && ready.Status != metav1.ConditionTrue {
-		return v1alpha1.ReasonGroupNotReady, "the group is not Ready: " + ready.Message
+		return string(v1alpha1.ReasonGroupNotReady), "the group is not Ready: " + ready.Message
 	}
 	if end, blackout := d.policy.Timing.Windows.FreeAt(d.in.Now); blackout && !onDemandRun.Spec.IgnoreBlackoutWindows {
 		return string(v1alpha1.WaitBlackout), "a blackout window is open until " + end.UTC().Format(time.RFC3339)
@@ -213,7 +213,7 @@ func (d *decision) pendingReason(onDemandRun *v1alpha1.OaatRun) (string, string)
 	if w := d.plan.Status.LockWait; w != nil {
 		return string(v1alpha1.WaitLockHeld), "waits for a slot of " + v1alpha1.DescribeLocks(w.Locks)
 	}
-	return v1alpha1.ReasonQueued, "waits for the group's running item or older on-demand runs"
+	return string(v1alpha1.ReasonQueued), "waits for the group's running item or older on-demand runs"
 }
 
 // annotateOnDemandRun marks the pod of an on-demand run with the name of its OaatRun.

@@ -58,9 +58,9 @@ func TestDecideServesOnDemandRunsFirstInOrder(t *testing.T) {
 		},
 		Create: pod,
 		OpenOnDemandRuns: []OnDemandRunUpdate{
-			onDemandUpdate(later, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued,
+			onDemandUpdate(later, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: string(v1alpha1.ReasonQueued),
 				Message: "waits for the group's running item or older on-demand runs"}),
-			onDemandUpdate(first, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, Reason: v1alpha1.ReasonItemRunning,
+			onDemandUpdate(first, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, Reason: string(v1alpha1.ReasonItemRunning),
 				Message: `Item "c" runs in pod ` + pod.Name, PodName: pod.Name, StartedAt: at(time.Minute)}),
 		},
 	}, Decide(withOnDemandRuns(input(g, time.Minute), later, first)))
@@ -78,8 +78,8 @@ func TestDecideRejectsOnDemandRuns(t *testing.T) {
 	done.Status.Phase = v1alpha1.OaatRunSucceeded
 
 	// The pending run stays queued behind the run that goes on; nothing starts.
-	rejected := func(reason, text string) v1alpha1.OaatRunStatus {
-		return v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: reason, Message: text, FinishedAt: at(time.Minute)}
+	rejected := func(reason v1alpha1.Reason, text string) v1alpha1.OaatRunStatus {
+		return v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: string(reason), Message: text, FinishedAt: at(time.Minute)}
 	}
 	checkPlan(t, Plan{
 		FinalOnDemandRuns: []OnDemandRunUpdate{
@@ -88,7 +88,7 @@ func TestDecideRejectsOnDemandRuns(t *testing.T) {
 		},
 		Status: runningStatus(g, "a", 1, 0, time.Minute),
 		OpenOnDemandRuns: []OnDemandRunUpdate{onDemandUpdate(pending, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending,
-			Reason: v1alpha1.ReasonQueued, Message: "waits for the group's running item or older on-demand runs"})},
+			Reason: string(v1alpha1.ReasonQueued), Message: "waits for the group's running item or older on-demand runs"})},
 	}, Decide(withOnDemandRuns(input(g, time.Minute, pod), unknown, pending, duplicate, done)))
 }
 
@@ -117,7 +117,7 @@ func TestDecideSettlesTheOnDemandRunOfAFinishedRun(t *testing.T) {
 	lost.Status.PodName = "backups-a-other-9"
 	p = Decide(withOnDemandRuns(input(applied(g, p), time.Minute, pod), *lost))
 	checkOnDemand(t, []OnDemandRunUpdate{onDemandUpdate(*lost, false, v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed,
-		Reason: v1alpha1.ReasonPodNotFound, Message: "the group no longer runs this on-demand run's item: its status was changed by someone else",
+		Reason: string(v1alpha1.ReasonPodNotFound), Message: "the group no longer runs this on-demand run's item: its status was changed by someone else",
 		PodName: "backups-a-other-9", StartedAt: at(0), FinishedAt: at(time.Minute)})}, nil, p)
 }
 
@@ -155,7 +155,7 @@ func TestDecideOnDemandRunsAndHolds(t *testing.T) {
 			g.Spec.BlackoutWindows = []v1alpha1.BlackoutWindow{{Start: "12:00", End: "13:00", StopRunning: true}}
 			onDemandRun.Spec.IgnoreBlackoutWindows = true
 		}, true, "", ""},
-		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, v1alpha1.ReasonGroupNotReady,
+		{"not ready", func(g *v1alpha1.OaatGroup, _ *v1alpha1.OaatRun) { g.Spec.OaatType = "missing" }, false, string(v1alpha1.ReasonGroupNotReady),
 			`the group is not Ready: OaatType "missing" not found in namespace ns`},
 	}
 	for _, tt := range tests {
@@ -219,7 +219,7 @@ func TestDecideSettlesAnOpenOnDemandRunFromHistory(t *testing.T) {
 				return finished(runPod(t, g, "a", 1, corev1.PodFailed), 137, "Error", at(30*time.Second))
 			},
 			stop:      v1alpha1.StopInterrupted,
-			wantPhase: v1alpha1.OaatRunFailed, wantReason: v1alpha1.ReasonInterrupted, wantCode: 137,
+			wantPhase: v1alpha1.OaatRunFailed, wantReason: string(v1alpha1.ReasonInterrupted), wantCode: 137,
 			wantMessage: `Item "a" interrupted in pod backups-a-ffd8005a72-1: Interrupted, exit code 137`,
 		},
 	}

@@ -28,7 +28,7 @@ func (d *decision) recordCurrentRun() {
 		out = ended{
 			result:     v1alpha1.ResultFailed,
 			finishedAt: d.stamp,
-			reason:     v1alpha1.ReasonPodNotFound,
+			reason:     string(v1alpha1.ReasonPodNotFound),
 			detail:     "its pod no longer exists: deleted before it ended, or never created",
 		}
 		if d.pods.disruptedGone(cr.PodName) {
@@ -130,7 +130,11 @@ func clampTime(t, earliest, latest metav1.Time) metav1.Time {
 
 // outcomeEvents are the events that report a run's outcome, one row per result (exhaustive
 // checks that every v1alpha1.RunResult has one): its type, reason and the verb of its message.
-var outcomeEvents = map[v1alpha1.RunResult]struct{ eventType, reason, verb string }{
+var outcomeEvents = map[v1alpha1.RunResult]struct {
+	eventType string
+	reason    v1alpha1.Reason
+	verb      string
+}{
 	v1alpha1.ResultSucceeded:   {corev1.EventTypeNormal, v1alpha1.ReasonRunSucceeded, "succeeded"},
 	v1alpha1.ResultFailed:      {corev1.EventTypeWarning, v1alpha1.ReasonRunFailed, "failed"},
 	v1alpha1.ResultInterrupted: {corev1.EventTypeNormal, v1alpha1.ReasonRunInterrupted, "was interrupted"},

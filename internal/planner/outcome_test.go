@@ -19,12 +19,12 @@ func TestRunEventsFailures(t *testing.T) {
 		events v1alpha1.RunEvents
 		phase  corev1.PodPhase
 		code   int32
-		want   []string // the reasons of the events
+		want   []v1alpha1.Reason // the reasons of the events
 	}{
-		{"success, all events", "", corev1.PodSucceeded, 0, []string{v1alpha1.ReasonRunSucceeded}},
-		{"success, All", v1alpha1.RunEventsAll, corev1.PodSucceeded, 0, []string{v1alpha1.ReasonRunSucceeded}},
+		{"success, all events", "", corev1.PodSucceeded, 0, []v1alpha1.Reason{v1alpha1.ReasonRunSucceeded}},
+		{"success, All", v1alpha1.RunEventsAll, corev1.PodSucceeded, 0, []v1alpha1.Reason{v1alpha1.ReasonRunSucceeded}},
 		{"success, Failures", v1alpha1.RunEventsFailures, corev1.PodSucceeded, 0, nil},
-		{"failure, Failures", v1alpha1.RunEventsFailures, corev1.PodFailed, 2, []string{v1alpha1.ReasonRunFailed}},
+		{"failure, Failures", v1alpha1.RunEventsFailures, corev1.PodFailed, 2, []v1alpha1.Reason{v1alpha1.ReasonRunFailed}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGroup("a", "b")
@@ -39,7 +39,7 @@ func TestRunEventsFailures(t *testing.T) {
 				result = v1alpha1.ResultFailed
 			}
 			got := struct {
-				Reasons  []string
+				Reasons  []v1alpha1.Reason
 				Finished []Outcome
 				Create   string
 			}{reasons(p), p.Finished, p.Create.Name}

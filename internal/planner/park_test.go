@@ -17,7 +17,7 @@ type parkView struct {
 	FailureCount int32
 	Parked       bool
 	Wait         v1alpha1.WaitReason
-	Events       []string // the plan's event reasons
+	Events       []v1alpha1.Reason // the plan's event reasons
 }
 
 func parkViewOf(t *testing.T, p Plan) parkView {
@@ -43,43 +43,43 @@ func TestMaxConsecutiveFailures(t *testing.T) {
 		want   parkView
 	}{
 		{name: "below the limit: retried after its cool-off", limit: 3, before: 1, pod: failed,
-			want: parkView{FailureCount: 2, Wait: v1alpha1.WaitCoolingOff, Events: []string{v1alpha1.ReasonRunFailed}}},
+			want: parkView{FailureCount: 2, Wait: v1alpha1.WaitCoolingOff, Events: []v1alpha1.Reason{v1alpha1.ReasonRunFailed}}},
 		{name: "the failure that reaches the limit parks", limit: 3, before: 2, pod: failed,
 			want: parkView{FailureCount: 3, Parked: true, Wait: v1alpha1.WaitParked,
-				Events: []string{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}}},
+				Events: []v1alpha1.Reason{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}}},
 		{name: "a limit of 1 parks at the first failure", limit: 1, before: 0, pod: failed,
 			want: parkView{FailureCount: 1, Parked: true, Wait: v1alpha1.WaitParked,
-				Events: []string{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}}},
+				Events: []v1alpha1.Reason{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}}},
 		{name: "an item unparked above the limit parks at its next failure", limit: 3, before: 5, pod: failed,
 			want: parkView{FailureCount: 6, Parked: true, Wait: v1alpha1.WaitParked,
-				Events: []string{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}}},
+				Events: []v1alpha1.Reason{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}}},
 		{name: "without a limit an item is never parked", limit: 0, before: 50, pod: failed,
-			want: parkView{FailureCount: 51, Wait: v1alpha1.WaitCoolingOff, Events: []string{v1alpha1.ReasonRunFailed}}},
+			want: parkView{FailureCount: 51, Wait: v1alpha1.WaitCoolingOff, Events: []v1alpha1.Reason{v1alpha1.ReasonRunFailed}}},
 		{name: "a success clears the count", limit: 3, before: 2,
 			pod: func(t *testing.T, g *v1alpha1.OaatGroup) corev1.Pod {
 				t.Helper()
 				return finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(time.Minute))
 			},
-			want: parkView{FailureCount: 0, Wait: v1alpha1.WaitSucceededRecently, Events: []string{v1alpha1.ReasonRunSucceeded}}},
+			want: parkView{FailureCount: 0, Wait: v1alpha1.WaitSucceededRecently, Events: []v1alpha1.Reason{v1alpha1.ReasonRunSucceeded}}},
 		{name: "a disruption does not count", limit: 3, before: 2,
 			pod: func(t *testing.T, g *v1alpha1.OaatGroup) corev1.Pod {
 				t.Helper()
 				return finished(disrupt(runPod(t, g, "a", 1, corev1.PodFailed), "EvictionByEvictionAPI"), 137, "Error", at(time.Minute))
 			},
 			// Not parked, it runs again at once, as an interrupted item does.
-			want: parkView{FailureCount: 2, Wait: v1alpha1.WaitRunning, Events: []string{v1alpha1.ReasonRunInterrupted}}},
+			want: parkView{FailureCount: 2, Wait: v1alpha1.WaitRunning, Events: []v1alpha1.Reason{v1alpha1.ReasonRunInterrupted}}},
 		{name: "a failed probe of the open breaker does not count, even at the limit", limit: 3, before: 3,
 			setup: func(g *v1alpha1.OaatGroup) {
 				g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 3, ProbeInterval: "1m", MaxProbeInterval: "4m"}
 				g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerOpen, OpenedAt: at(-time.Hour)}
 			},
 			pod:  failed,
-			want: parkView{FailureCount: 3, Wait: v1alpha1.WaitBreakerOpen, Events: []string{v1alpha1.ReasonRunFailed}}},
+			want: parkView{FailureCount: 3, Wait: v1alpha1.WaitBreakerOpen, Events: []v1alpha1.Reason{v1alpha1.ReasonRunFailed}}},
 		{name: "a do-not-retry exit code parks below the limit", limit: 3, before: 0,
 			setup: func(g *v1alpha1.OaatGroup) { g.Spec.ExitCodes = &v1alpha1.ExitCodes{DoNotRetry: []int32{1}} },
 			pod:   failed,
 			want: parkView{FailureCount: 1, Parked: true, Wait: v1alpha1.WaitParked,
-				Events: []string{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}}},
+				Events: []v1alpha1.Reason{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGroup("a", "b")
@@ -98,7 +98,7 @@ func TestMaxConsecutiveFailures(t *testing.T) {
 			got := parkViewOf(t, Decide(input(g, time.Minute, tc.pod(t, g))))
 			if got.Wait == v1alpha1.WaitBreakerOpen {
 				// Only the breaker's own events vary with it; the item's are the ones compared.
-				got.Events = slices.DeleteFunc(got.Events, func(r string) bool { return r != v1alpha1.ReasonRunFailed })
+				got.Events = slices.DeleteFunc(got.Events, func(r v1alpha1.Reason) bool { return r != v1alpha1.ReasonRunFailed })
 			}
 			if !equalParkView(got, tc.want) {
 				t.Errorf("item a = %+v\nwant %+v", got, tc.want)

@@ -142,8 +142,8 @@ type OnDemandRunUpdate struct {
 type Event struct {
 	// Type is corev1.EventTypeNormal or corev1.EventTypeWarning.
 	Type string
-	// Reason is a v1alpha1 reason.
-	Reason string
+	// Reason is one of the v1alpha1 Reason constants.
+	Reason v1alpha1.Reason
 	// Message is the event's message.
 	Message string
 }

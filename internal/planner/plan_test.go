@@ -188,7 +188,7 @@ func TestDecideMissingPodIsOneFailure(t *testing.T) {
 	running(t, g, "a", 1, at(0))
 
 	p := Decide(input(g, time.Minute))
-	a := failedRun(podName(g, "a", 1), time.Minute, nil, v1alpha1.ReasonPodNotFound)
+	a := failedRun(podName(g, "a", 1), time.Minute, nil, string(v1alpha1.ReasonPodNotFound))
 	a.RecentRunSeconds = nil // a pod that is gone says nothing of its run time
 	b := v1alpha1.ItemStatus{Name: "b", LastSuccess: at(0), NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitSucceededRecently}
 	checkPlan(t, Plan{

@@ -66,10 +66,10 @@ func TestDecideDoNotRetryParksUntilTheSpecChanges(t *testing.T) {
 	if a.LastFailure == nil || a.FailureCount != 1 || a.ParkedGeneration != 3 || a.WaitReason != v1alpha1.WaitParked || a.NextEligibleAt != nil {
 		t.Fatalf("item a = %+v", a)
 	}
-	if c := condition(t, p, v1alpha1.ConditionParked); c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonItemsParked {
+	if c := condition(t, p, v1alpha1.ConditionParked); c.Status != metav1.ConditionTrue || c.Reason != string(v1alpha1.ReasonItemsParked) {
 		t.Fatalf("Parked = %+v", c)
 	}
-	if !slices.Equal(reasons(p), []string{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}) {
+	if !slices.Equal(reasons(p), []v1alpha1.Reason{v1alpha1.ReasonRunFailed, v1alpha1.ReasonItemParked, v1alpha1.ReasonItemsParked}) {
 		t.Fatalf("events = %v", reasons(p))
 	}
 
@@ -88,7 +88,7 @@ func TestDecideDoNotRetryParksUntilTheSpecChanges(t *testing.T) {
 	if a.ParkedGeneration != 0 || a.WaitReason != v1alpha1.WaitCoolingOff {
 		t.Fatalf("after a spec change item a = %+v", a)
 	}
-	if c := condition(t, p, v1alpha1.ConditionParked); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonNoneParked {
+	if c := condition(t, p, v1alpha1.ConditionParked); c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonNoneParked) {
 		t.Fatalf("Parked = %+v", c)
 	}
 }

@@ -22,10 +22,10 @@ func (d *decision) checkReady() (ready bool, retryAt time.Time) {
 		return false, d.notReadyRetryAt()
 	}
 	prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady)
-	if prev != nil && prev.Reason == v1alpha1.ReasonPodCreateFailed && d.pods.current == nil {
+	if prev != nil && prev.Reason == string(v1alpha1.ReasonPodCreateFailed) && d.pods.current == nil {
 		return d.retryDue(prev)
 	}
-	if prev != nil && prev.Reason == v1alpha1.ReasonStatusRejected && !d.in.StatusRefusedAt.IsZero() {
+	if prev != nil && prev.Reason == string(v1alpha1.ReasonStatusRejected) && !d.in.StatusRefusedAt.IsZero() {
 		refused := d.in.StatusRefusedAt
 		if retryAt := refused.Add(retryWait(refused.Sub(prev.LastTransitionTime.Time))); d.in.Now.Before(retryAt) {
 			return false, retryAt
@@ -37,7 +37,7 @@ func (d *decision) checkReady() (ready bool, retryAt time.Time) {
 }
 
 // problem returns why the group cannot start items, or an empty reason.
-func (d *decision) problem() (reason, text string) {
+func (d *decision) problem() (reason v1alpha1.Reason, text string) {
 	if len(d.items) == 0 {
 		text = "the group has no items: spec.oaatItems is empty and spec.oaatItemsFrom gives none"
 		if len(d.itemProblems) > 0 {
@@ -64,9 +64,9 @@ func (d *decision) problem() (reason, text string) {
 }
 
 // setReady sets the Ready condition, with an event when its status or reason changes.
-func (d *decision) setReady(status metav1.ConditionStatus, reason, text string) {
+func (d *decision) setReady(status metav1.ConditionStatus, reason v1alpha1.Reason, text string) {
 	prev := meta.FindStatusCondition(d.plan.Status.Conditions, v1alpha1.ConditionReady)
-	changed := prev == nil || prev.Status != status || prev.Reason != reason
+	changed := prev == nil || prev.Status != status || prev.Reason != string(reason)
 	d.setCondition(v1alpha1.ConditionReady, status, reason, text)
 	if !changed {
 		return

@@ -16,7 +16,7 @@ func TestDecideNotReady(t *testing.T) {
 	tests := []struct {
 		name    string
 		mutate  func(*Input)
-		reason  string
+		reason  v1alpha1.Reason
 		message string
 	}{
 		{name: "missing OaatType", mutate: func(in *Input) { in.Type = nil }, reason: v1alpha1.ReasonOaatTypeNotFound, message: `OaatType "sleeper" not found in namespace ns`},

@@ -44,7 +44,7 @@ func TestTrackedPodIsUntrackedOnceRecorded(t *testing.T) {
 	ended := finished(disrupt(runPod(t, g, "a", 1, corev1.PodFailed), "EvictionByEvictionAPI"), 143, "Error", at(2*time.Minute))
 	p := Decide(input(g, 3*time.Minute, ended))
 	a := planItem(t, p, "a")
-	if a.FailureCount != 0 || a.LastFailure != nil || a.LastReason != v1alpha1.ReasonDisrupted {
+	if a.FailureCount != 0 || a.LastFailure != nil || a.LastReason != string(v1alpha1.ReasonDisrupted) {
 		t.Errorf("item a = %+v; want no failure, last reason Disrupted", a)
 	}
 	if len(p.Finished) != 1 || p.Finished[0].Result != v1alpha1.ResultInterrupted {
@@ -98,8 +98,8 @@ func TestForceDeletedPodIsGone(t *testing.T) {
 		wantResult v1alpha1.RunResult
 		wantReason string
 	}{
-		{name: "deleted by a user", wantResult: v1alpha1.ResultFailed, wantReason: v1alpha1.ReasonPodNotFound},
-		{name: "deleted by the pod garbage collector of a lost node", disrupted: true, wantResult: v1alpha1.ResultInterrupted, wantReason: v1alpha1.ReasonDisrupted},
+		{name: "deleted by a user", wantResult: v1alpha1.ResultFailed, wantReason: string(v1alpha1.ReasonPodNotFound)},
+		{name: "deleted by the pod garbage collector of a lost node", disrupted: true, wantResult: v1alpha1.ResultInterrupted, wantReason: string(v1alpha1.ReasonDisrupted)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGroup("a", "b")

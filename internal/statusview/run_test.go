@@ -16,13 +16,13 @@ func TestRunState(t *testing.T) {
 	}{
 		{name: "not seen yet", want: ""},
 		{name: "phase only", status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending}, want: "Pending"},
-		{name: "queued", status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: v1alpha1.ReasonQueued, Message: "waits for item2"},
+		{name: "queued", status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunPending, Reason: string(v1alpha1.ReasonQueued), Message: "waits for item2"},
 			want: "Pending Queued: waits for item2"},
 		{name: "in progress", status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunInProgress, PodName: "g-item1-abc-7"},
 			want: "InProgress (pod g-item1-abc-7)"},
 		{name: "failed", status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunFailed, Reason: "Error", Message: "the pod failed", PodName: "g-item1-abc-7", ExitCode: ptr.To[int32](2)},
 			want: "Failed Error: the pod failed (pod g-item1-abc-7, exit 2)"},
-		{name: "rejected", status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: v1alpha1.ReasonUnknownItem},
+		{name: "rejected", status: v1alpha1.OaatRunStatus{Phase: v1alpha1.OaatRunRejected, Reason: string(v1alpha1.ReasonUnknownItem)},
 			want: "Rejected UnknownItem"},
 	}
 	for _, tt := range tests {

@@ -13,7 +13,7 @@ import (
 )
 
 // ready is condition Ready of a group whose OaatType was found.
-var ready = metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}
+var ready = metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonReady)}
 
 func TestWrite(t *testing.T) {
 	now := builders.T0
@@ -59,7 +59,7 @@ func TestWriteWithoutOnDemandRuns(t *testing.T) {
 
 func TestSummaryNotReady(t *testing.T) {
 	g := builders.Group().Condition(metav1.Condition{
-		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOaatTypeNotFound, Message: `OaatType "x" not found`,
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonOaatTypeNotFound), Message: `OaatType "x" not found`,
 	}).Obj()
 	if got, want := Summary(g), `ready=False (OaatTypeNotFound: OaatType "x" not found)  running=none`; got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
@@ -68,8 +68,8 @@ func TestSummaryNotReady(t *testing.T) {
 
 func TestSummaryHeldGroup(t *testing.T) {
 	g := builders.Group().Condition(ready).
-		Condition(metav1.Condition{Type: v1alpha1.ConditionSuspended, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonSpecSuspend}).
-		Condition(metav1.Condition{Type: v1alpha1.ConditionParked, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonNoneParked}).Obj()
+		Condition(metav1.Condition{Type: v1alpha1.ConditionSuspended, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonSpecSuspend)}).
+		Condition(metav1.Condition{Type: v1alpha1.ConditionParked, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonNoneParked)}).Obj()
 	if got, want := Summary(g), `ready=True  suspended (SpecSuspend)  running=none`; got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
 	}

@@ -17,7 +17,7 @@ func TestWriteScheduledGroup(t *testing.T) {
 	done := builders.At(-11 * time.Hour)
 	g := builders.Group("a", "b").Named("nightly").Namespace("demo").Schedule("0 1 * * *", "Europe/Berlin").
 		Condition(ready).
-		Condition(metav1.Condition{Type: v1alpha1.ConditionRoundOverrun, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRoundOverrun}).
+		Condition(metav1.Condition{Type: v1alpha1.ConditionRoundOverrun, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonRoundOverrun)}).
 		ItemStatus(v1alpha1.ItemStatus{Name: "a", LastSuccess: done, NextEligibleAt: next, WaitReason: v1alpha1.WaitNextTick},
 			v1alpha1.ItemStatus{Name: "b", LastFailure: done, FailureCount: 1}).Obj()
 	g.Spec.Jitter, g.Status.NextRoundAt = "5m", next

@@ -140,11 +140,11 @@ func itemOf(g Gomega, group *v1alpha1.OaatGroup, item string) *v1alpha1.ItemStat
 }
 
 // expectCondition checks the status and reason of a condition of the group.
-func expectCondition(g Gomega, group *v1alpha1.OaatGroup, condType string, status metav1.ConditionStatus, reason string) {
+func expectCondition(g Gomega, group *v1alpha1.OaatGroup, condType string, status metav1.ConditionStatus, reason v1alpha1.Reason) {
 	c := meta.FindStatusCondition(group.Status.Conditions, condType)
 	g.Expect(c).NotTo(BeNil(), "condition %s", condType)
 	g.Expect(c.Status).To(Equal(status), "condition %s: %s", condType, c.Message)
-	g.Expect(c.Reason).To(Equal(reason), "condition %s: %s", condType, c.Message)
+	g.Expect(c.Reason).To(Equal(string(reason)), "condition %s: %s", condType, c.Message)
 }
 
 // podsOf lists the pods that carry the group's label, live and finished.
@@ -186,7 +186,7 @@ func waitForRunningPod(ctx context.Context, group string, previous ...string) *c
 }
 
 // groupEvents returns the events about the group with one of the reasons.
-func groupEvents(ctx context.Context, g Gomega, group string, reasons ...string) []eventsv1.Event {
+func groupEvents(ctx context.Context, g Gomega, group string, reasons ...v1alpha1.Reason) []eventsv1.Event {
 	list, err := clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	var found []eventsv1.Event
@@ -195,7 +195,7 @@ func groupEvents(ctx context.Context, g Gomega, group string, reasons ...string)
 			continue
 		}
 		for _, r := range reasons {
-			if e.Reason == r {
+			if e.Reason == string(r) {
 				found = append(found, e)
 			}
 		}
@@ -220,7 +220,7 @@ func countOutcomes(ctx context.Context, g Gomega, group string, matches func(not
 		if e.Series != nil {
 			n = int(e.Series.Count)
 		}
-		if e.Reason == v1alpha1.ReasonRunSucceeded {
+		if e.Reason == string(v1alpha1.ReasonRunSucceeded) {
 			succeeded += n
 		} else {
 			failed += n

@@ -255,7 +255,7 @@ func expectFailureCounts(g Gomega, group *v1alpha1.OaatGroup, failed []string, p
 }
 
 // expectOneEvent checks that the group has exactly one occurrence of an event of that reason.
-func expectOneEvent(ctx context.Context, group, reason string) {
+func expectOneEvent(ctx context.Context, group string, reason v1alpha1.Reason) {
 	EventuallyWithOffset(1, func(g Gomega) {
 		g.Expect(occurrences(groupEvents(ctx, g, group, reason))).To(Equal(1), "%s events about group %s", reason, group)
 	}).WithContext(ctx).Should(Succeed())

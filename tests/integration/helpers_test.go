@@ -84,12 +84,12 @@ func condition(group *v1alpha1.OaatGroup, condType string) *metav1.Condition {
 }
 
 // expectCondition checks the status and, if given, the reason of a condition of the group.
-func expectCondition(g Gomega, group *v1alpha1.OaatGroup, condType string, status metav1.ConditionStatus, reason string) {
+func expectCondition(g Gomega, group *v1alpha1.OaatGroup, condType string, status metav1.ConditionStatus, reason v1alpha1.Reason) {
 	c := condition(group, condType)
 	g.ExpectWithOffset(1, c).NotTo(BeNil(), "condition %s", condType)
 	g.ExpectWithOffset(1, c.Status).To(Equal(status), "condition %s: %s", condType, c.Message)
 	if reason != "" {
-		g.ExpectWithOffset(1, c.Reason).To(Equal(reason), "condition %s: %s", condType, c.Message)
+		g.ExpectWithOffset(1, c.Reason).To(Equal(string(reason)), "condition %s: %s", condType, c.Message)
 	}
 	g.ExpectWithOffset(1, c.ObservedGeneration).To(Equal(group.Generation))
 }
@@ -221,18 +221,18 @@ func terminatedStatus(c corev1.Container, exitCode int32, reason string, started
 }
 
 // groupEvents lists the events.k8s.io/v1 events about the group with the given reason.
-func groupEvents(ctx context.Context, g Gomega, group, reason string) []eventsv1.Event {
+func groupEvents(ctx context.Context, g Gomega, group string, reason v1alpha1.Reason) []eventsv1.Event {
 	return eventsAbout(ctx, g, "OaatGroup", group, reason)
 }
 
 // eventsAbout are the events of the test namespace about the object of that kind and name, with
 // the reason.
-func eventsAbout(ctx context.Context, g Gomega, kind, name, reason string) []eventsv1.Event {
+func eventsAbout(ctx context.Context, g Gomega, kind, name string, reason v1alpha1.Reason) []eventsv1.Event {
 	events := &eventsv1.EventList{}
 	g.ExpectWithOffset(1, k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
 	var found []eventsv1.Event
 	for _, e := range events.Items {
-		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == string(reason) {
 			found = append(found, e)
 		}
 	}
@@ -254,7 +254,7 @@ func occurrences(events []eventsv1.Event) int {
 }
 
 // expectEvent waits for an event of the given type and reason about the group.
-func expectEvent(ctx context.Context, group, eventType, reason string) {
+func expectEvent(ctx context.Context, group, eventType string, reason v1alpha1.Reason) {
 	EventuallyWithOffset(1, func(g Gomega) {
 		events := groupEvents(ctx, g, group, reason)
 		g.Expect(events).NotTo(BeEmpty(), "no %s event about group %s", reason, group)

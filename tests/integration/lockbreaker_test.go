@@ -207,7 +207,7 @@ var _ = Describe("The circuit breaker a lock carries", func() {
 		}).WithContext(ctx).Should(Succeed())
 		for _, namespace := range []string{ns, second} {
 			inNamespace(namespace, func() {
-				for _, reason := range []string{v1alpha1.ReasonBreakerOpened, v1alpha1.ReasonBreakerClosed} {
+				for _, reason := range []v1alpha1.Reason{v1alpha1.ReasonBreakerOpened, v1alpha1.ReasonBreakerClosed} {
 					Expect(eventsAbout(ctx, Default, v1alpha1.KindClusterOaatLock, lock.Name, reason)).To(BeEmpty(), "namespace %s", namespace)
 				}
 			})

@@ -38,12 +38,12 @@ var _ = Describe("On-demand runs", func() {
 		create(ctx, newOnDemandRun("first", "backups", "c"))
 		time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds
 		create(ctx, newOnDemandRun("second", "backups", "b"), newOnDemandRun("again", "backups", "c"), newOnDemandRun("unknown", "backups", "zzz"))
-		expectOnDemandRun(ctx, "first", v1alpha1.OaatRunPending, v1alpha1.ReasonQueued)
-		expectOnDemandRun(ctx, "second", v1alpha1.OaatRunPending, v1alpha1.ReasonQueued)
-		dup := expectOnDemandRun(ctx, "again", v1alpha1.OaatRunRejected, v1alpha1.ReasonDuplicate)
+		expectOnDemandRun(ctx, "first", v1alpha1.OaatRunPending, string(v1alpha1.ReasonQueued))
+		expectOnDemandRun(ctx, "second", v1alpha1.OaatRunPending, string(v1alpha1.ReasonQueued))
+		dup := expectOnDemandRun(ctx, "again", v1alpha1.OaatRunRejected, string(v1alpha1.ReasonDuplicate))
 		Expect(dup.Status.Message).To(ContainSubstring("OaatRun first already asks to run item \"c\""))
 		Expect(dup.Status.FinishedAt).NotTo(BeNil())
-		expectOnDemandRun(ctx, "unknown", v1alpha1.OaatRunRejected, v1alpha1.ReasonUnknownItem)
+		expectOnDemandRun(ctx, "unknown", v1alpha1.OaatRunRejected, string(v1alpha1.ReasonUnknownItem))
 		Consistently(func(g Gomega) {
 			pods, err := livePodsOf(ctx, "backups")
 			g.Expect(err).NotTo(HaveOccurred())
@@ -55,7 +55,7 @@ var _ = Describe("On-demand runs", func() {
 		first := waitForLivePod(ctx, "backups", scheduled.Name)
 		Expect(first.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationItem, "c"))
 		Expect(first.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationOaatRun, "first"))
-		onDemandRun := expectOnDemandRun(ctx, "first", v1alpha1.OaatRunInProgress, v1alpha1.ReasonItemRunning)
+		onDemandRun := expectOnDemandRun(ctx, "first", v1alpha1.OaatRunInProgress, string(v1alpha1.ReasonItemRunning))
 		Expect(onDemandRun.Status.PodName).To(Equal(first.Name))
 		Expect(getGroup(ctx, Default, "backups").Status.CurrentRun.OaatRun).To(Equal("first"))
 
@@ -82,7 +82,7 @@ var _ = Describe("On-demand runs", func() {
 		orphan := newOnDemandRun("orphan", "nope", "a")
 		orphan.Spec.TTLAfterFinished = "3s"
 		create(ctx, orphan)
-		onDemandRun := expectOnDemandRun(ctx, "orphan", v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound)
+		onDemandRun := expectOnDemandRun(ctx, "orphan", v1alpha1.OaatRunRejected, string(v1alpha1.ReasonGroupNotFound))
 		Expect(onDemandRun.Status.Message).To(ContainSubstring("OaatGroup nope does not exist"))
 		Eventually(func() bool {
 			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(orphan), &v1alpha1.OaatRun{})
@@ -96,12 +96,12 @@ var _ = Describe("On-demand runs", func() {
 		create(ctx, newOaatType(typeName), group, newOnDemandRun("waiting", "paused", "a"))
 		expectOnDemandRun(ctx, "waiting", v1alpha1.OaatRunPending, string(v1alpha1.WaitSuspended))
 		Expect(k8sClient.Delete(ctx, group)).To(Succeed())
-		expectOnDemandRun(ctx, "waiting", v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound)
+		expectOnDemandRun(ctx, "waiting", v1alpha1.OaatRunRejected, string(v1alpha1.ReasonGroupNotFound))
 	}, SpecTimeout(time.Minute))
 
 	It("refuses to change what an on-demand run asks for", func(ctx SpecContext) {
 		create(ctx, newOnDemandRun("fixed", "nope", "a"))
-		onDemandRun := expectOnDemandRun(ctx, "fixed", v1alpha1.OaatRunRejected, v1alpha1.ReasonGroupNotFound)
+		onDemandRun := expectOnDemandRun(ctx, "fixed", v1alpha1.OaatRunRejected, string(v1alpha1.ReasonGroupNotFound))
 		onDemandRun.Spec.Item = "b"
 		err := k8sClient.Update(ctx, onDemandRun)
 		Expect(err).To(HaveOccurred())

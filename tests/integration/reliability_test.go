@@ -66,7 +66,7 @@ var _ = Describe("Reliability", func() {
 		finishPod(ctx, scheduled.Name, 0, "Completed")
 		pod := waitForLivePod(ctx, "ondemand", scheduled.Name)
 		Expect(pod.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationOaatRun, "now"))
-		expectOnDemandRun(ctx, "now", v1alpha1.OaatRunInProgress, v1alpha1.ReasonItemRunning)
+		expectOnDemandRun(ctx, "now", v1alpha1.OaatRunInProgress, string(v1alpha1.ReasonItemRunning))
 
 		By("ending the run while the OaatRun is being changed")
 		armed.Store(true)

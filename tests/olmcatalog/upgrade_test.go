@@ -297,7 +297,7 @@ func expectEachRunRecordedOnce(ctx context.Context, tracker *support.OverlapTrac
 	Expect(k8sClient.List(ctx, events, client.InNamespace(upgradeNamespace))).To(Succeed())
 	recorded := map[string]int{}
 	for _, e := range events.Items {
-		if e.Reason != v1alpha1.ReasonRunSucceeded && e.Reason != v1alpha1.ReasonRunFailed {
+		if e.Reason != string(v1alpha1.ReasonRunSucceeded) && e.Reason != string(v1alpha1.ReasonRunFailed) {
 			continue
 		}
 		if _, after, ok := strings.Cut(e.Note, " in pod "); ok {

@@ -38,14 +38,14 @@ var _ = Describe("The circuit breaker a lock carries, on the real node", func() 
 				g.Expect(got.Status.CircuitBreaker).NotTo(BeNil(), "the lock's breaker status")
 				return got.Status.CircuitBreaker
 			}
-			expectGroups := func(g Gomega, state v1alpha1.BreakerState, status metav1.ConditionStatus, reason string) {
+			expectGroups := func(g Gomega, state v1alpha1.BreakerState, status metav1.ConditionStatus, reason v1alpha1.Reason) {
 				for name := range groups {
 					group := getGroup(ctx, g, name)
 					g.Expect(group.Status.CircuitBreaker).To(HaveField("State", state), "group %s", name)
 					cond := meta.FindStatusCondition(group.Status.Conditions, v1alpha1.ConditionTargetAvailable)
 					g.Expect(cond).NotTo(BeNil(), "group %s condition %s", name, v1alpha1.ConditionTargetAvailable)
 					g.Expect(cond.Status).To(Equal(status), "group %s", name)
-					g.Expect(cond.Reason).To(Equal(reason), "group %s", name)
+					g.Expect(cond.Reason).To(Equal(string(reason)), "group %s", name)
 				}
 			}
 

@@ -155,13 +155,13 @@ var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
 		Expect(stuck.LastFailure).NotTo(BeNil())
 		Expect(stuck.LastReason).To(Equal(v1alpha1.ReasonPendingTimeout))
 		Eventually(func(g Gomega) {
-			g.Expect(runEvents(ctx, g, "pvc-backup", stuck.LastPodName, v1alpha1.ReasonRunStopping)).To(Equal(1))
+			g.Expect(runEvents(ctx, g, "pvc-backup", stuck.LastPodName, string(v1alpha1.ReasonRunStopping))).To(Equal(1))
 		}).WithContext(ctx).Should(Succeed())
 		events, err := clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		var stopping []string
 		for _, e := range events.Items {
-			if e.Reason == v1alpha1.ReasonRunStopping {
+			if e.Reason == string(v1alpha1.ReasonRunStopping) {
 				stopping = append(stopping, e.Note)
 			}
 		}

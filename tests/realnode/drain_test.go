@@ -182,8 +182,8 @@ var _ = Describe("A drain of the real node (kubectl drain)", func() {
 				g.Expect(it.LastSuccess).To(BeNil())
 				g.Expect(it.WaitReason).NotTo(Equal(v1alpha1.WaitCoolingOff))
 			}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
-			expectRecordedOnce(ctx, "drained", item, pod.Name, v1alpha1.ReasonRunInterrupted, 0)
-			Expect(runEvents(ctx, Default, "drained", pod.Name, v1alpha1.ReasonRunFailed)).To(BeZero())
+			expectRecordedOnce(ctx, "drained", item, pod.Name, string(v1alpha1.ReasonRunInterrupted), 0)
+			Expect(runEvents(ctx, Default, "drained", pod.Name, string(v1alpha1.ReasonRunFailed))).To(BeZero())
 
 			By("one replica of the operator evicted, the last one kept, leading")
 			Expect(managers.Reasons()).To(HaveLen(1), "replicas the drain evicted")

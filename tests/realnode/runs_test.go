@@ -140,7 +140,7 @@ var _ = Describe("Real runs", func() {
 		Expect(status.LastReason).To(Equal(v1alpha1.ReasonDeadlineExceeded))
 		Expect(status.LastExitCode).To(HaveValue(Equal(int32(137))), "killed by SIGKILL after ignoring SIGTERM")
 		Expect(signals(dir)).To(Equal("started\nTERM\n"), "what the process wrote: it got SIGTERM first")
-		expectRecordedOnce(ctx, "timeout", "slow", pod.Name, v1alpha1.ReasonRunFailed, 1)
+		expectRecordedOnce(ctx, "timeout", "slow", pod.Name, string(v1alpha1.ReasonRunFailed), 1)
 		Eventually(func() error {
 			return k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		}).WithContext(ctx).WithTimeout(30*time.Second).Should(MatchError(ContainSubstring("not found")), "the pod is gone")
@@ -158,11 +158,11 @@ var _ = Describe("Real runs", func() {
 		}}
 		Expect(k8sClient.Update(ctx, og)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(runEvents(ctx, g, "blackout", pod.Name, v1alpha1.ReasonRunInterrupted)).To(Equal(1))
+			g.Expect(runEvents(ctx, g, "blackout", pod.Name, string(v1alpha1.ReasonRunInterrupted))).To(Equal(1))
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		Expect(signals(dir)).To(Equal("started\nTERM\n"), "what the process wrote: it got SIGTERM first")
-		expectRecordedOnce(ctx, "blackout", "nightly", pod.Name, v1alpha1.ReasonRunInterrupted, 0)
-		Expect(runEvents(ctx, Default, "blackout", pod.Name, v1alpha1.ReasonRunFailed)).To(BeZero())
+		expectRecordedOnce(ctx, "blackout", "nightly", pod.Name, string(v1alpha1.ReasonRunInterrupted), 0)
+		Expect(runEvents(ctx, Default, "blackout", pod.Name, string(v1alpha1.ReasonRunFailed))).To(BeZero())
 	})
 
 	It("of an image that cannot be pulled are freed by runTimeout", func(ctx SpecContext) {
@@ -200,7 +200,7 @@ var _ = Describe("Real runs", func() {
 		status := waitForOutcome(ctx, "deleted", item, time.Minute)
 		Expect(status.LastSuccess).To(BeNil())
 		Expect(signals(dir)).To(HavePrefix("started\nTERM\n"), "the kubelet sent SIGTERM")
-		expectRecordedOnce(ctx, "deleted", item, pod.Name, v1alpha1.ReasonRunFailed, 1)
+		expectRecordedOnce(ctx, "deleted", item, pod.Name, string(v1alpha1.ReasonRunFailed), 1)
 		next := waitForRunningContainer(ctx, "deleted")
 		Expect(next.Annotations[v1alpha1.AnnotationItem]).NotTo(Equal(item), "the other item runs next")
 	})

@@ -119,7 +119,7 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 		block = &support.Transcript{Runner: runner}
 		run(block, `kubectl -n backups patch oaatgroup pvc-backup --type merge -p '{"spec":{"oaatItems":["/srv/photos"]}}'`)
 		Eventually(func(g Gomega) {
-			events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + v1alpha1.ReasonItemsSkipped})
+			events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + string(v1alpha1.ReasonItemsSkipped)})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(events.Items).NotTo(BeEmpty())
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())

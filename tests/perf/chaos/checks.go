@@ -216,7 +216,7 @@ func (c *chaos) outcomeEvents(ctx context.Context) map[string]int {
 		all = append(all, events.Items...)
 	}
 	for _, e := range all {
-		if e.Reason != v1alpha1.ReasonRunSucceeded && e.Reason != v1alpha1.ReasonRunFailed {
+		if e.Reason != string(v1alpha1.ReasonRunSucceeded) && e.Reason != string(v1alpha1.ReasonRunFailed) {
 			continue
 		}
 		if m := outcomePod.FindStringSubmatch(e.Message); m != nil {

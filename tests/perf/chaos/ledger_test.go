@@ -24,13 +24,13 @@ func TestLedgerOutcomes(t *testing.T) {
 	}
 	failure := metav1.NewTime(at)
 	l.observeAt(running("g-a-1", v1alpha1.ItemStatus{Name: "a"}), at)
-	l.observeAt(running("g-a-2", v1alpha1.ItemStatus{Name: "a", LastPodName: "g-a-1", LastReason: v1alpha1.ReasonDisrupted}), at)
-	l.observeAt(running("", v1alpha1.ItemStatus{Name: "a", LastPodName: "g-a-2", LastReason: v1alpha1.ReasonPodNotFound,
+	l.observeAt(running("g-a-2", v1alpha1.ItemStatus{Name: "a", LastPodName: "g-a-1", LastReason: string(v1alpha1.ReasonDisrupted)}), at)
+	l.observeAt(running("", v1alpha1.ItemStatus{Name: "a", LastPodName: "g-a-2", LastReason: string(v1alpha1.ReasonPodNotFound),
 		LastFailure: &failure, FailureCount: 1}), at)
 
 	for pod, want := range map[string]outcome{
-		"g-a-1": {reason: v1alpha1.ReasonDisrupted},
-		"g-a-2": {reason: v1alpha1.ReasonPodNotFound, failed: true},
+		"g-a-1": {reason: string(v1alpha1.ReasonDisrupted)},
+		"g-a-2": {reason: string(v1alpha1.ReasonPodNotFound), failed: true},
 	} {
 		if got, ok := l.outcomeOf(pod); !ok || got != want {
 			t.Errorf("outcome of %s = %+v, %v; want %+v", pod, got, ok, want)
