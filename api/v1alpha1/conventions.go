@@ -194,8 +194,6 @@ const (
 	ReasonGroupDeleted Reason = "GroupDeleted"
 	// ReasonQueued: the on-demand run waits for the group's running item or an older one.
 	ReasonQueued Reason = "Queued"
-	// ReasonProbe: a probe.
-	ReasonProbe Reason = "Probe"
 	// ReasonGroupNotReady: the on-demand run waits for the group to become Ready.
 	ReasonGroupNotReady Reason = "GroupNotReady"
 )
