@@ -98,7 +98,7 @@ var _ = Describe("Failure policies", func() {
 				group := getGroup(ctx, g, name)
 				g.Expect(group.Status.CurrentRun).To(BeNil())
 				it := itemOf(g, group, "only")
-				g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonDeadlineExceeded), "group %s", name)
+				g.Expect(it.LastReason).To(Equal(string(v1alpha1.ReasonDeadlineExceeded)), "group %s", name)
 				g.Expect(it.FailureCount).To(BeEquivalentTo(1))
 				g.Expect(it.LastFailure.Sub(it.LastStarted.Time)).To(BeNumerically("~", 3*time.Second, 2*time.Second))
 				g.Expect(podsOf(ctx, g, name)).To(BeEmpty(), "the stopped pod is deleted")

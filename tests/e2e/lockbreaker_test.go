@@ -119,7 +119,7 @@ func expectLockEvents(ctx context.Context, lock string) {
 				count[e.Reason]++
 			}
 		}
-		g.Expect(count).To(HaveKeyWithValue(v1alpha1.ReasonBreakerOpened, 1))
-		g.Expect(count).To(HaveKeyWithValue(v1alpha1.ReasonBreakerClosed, 1))
+		g.Expect(count).To(HaveKeyWithValue(string(v1alpha1.ReasonBreakerOpened), 1))
+		g.Expect(count).To(HaveKeyWithValue(string(v1alpha1.ReasonBreakerClosed), 1))
 	}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 }

@@ -45,7 +45,7 @@ var _ = Describe("On-demand runs", func() {
 			typo := getOnDemandRun(ctx, g, "typo")
 			g.Expect(typo).NotTo(BeNil())
 			g.Expect(typo.Status.Phase).To(Equal(v1alpha1.OaatRunRejected))
-			g.Expect(typo.Status.Reason).To(Equal(v1alpha1.ReasonUnknownItem))
+			g.Expect(typo.Status.Reason).To(Equal(string(v1alpha1.ReasonUnknownItem)))
 		}).WithContext(ctx).WithTimeout(4 * time.Second).Should(Succeed())
 		requested := waitForRunningPod(ctx, "ondemand", scheduled.Name)
 		Expect(requested.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationOaatRun, "now"))

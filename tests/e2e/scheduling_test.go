@@ -105,7 +105,7 @@ var _ = Describe("Scheduling controls", func() {
 			group := getGroup(ctx, g, "interrupted")
 			g.Expect(group.Status.CurrentRun).To(BeNil())
 			it := itemOf(g, group, "only")
-			g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonInterrupted))
+			g.Expect(it.LastReason).To(Equal(string(v1alpha1.ReasonInterrupted)))
 			g.Expect(it.LastPodName).To(Equal(pod.Name))
 			g.Expect(it.LastFailure).To(BeNil(), "an interrupted run is not a failure")
 			g.Expect(it.FailureCount).To(BeZero())
@@ -159,7 +159,7 @@ var _ = Describe("Scheduling controls", func() {
 			second := waitForRunningPod(ctx, "suspended", first.Name)
 			Expect(getGroup(ctx, Default, "suspended").Status.Conditions).To(ContainElement(And(
 				HaveField("Type", v1alpha1.ConditionSuspended), HaveField("Status", metav1.ConditionFalse),
-				HaveField("Reason", v1alpha1.ReasonResumed))))
+				HaveField("Reason", string(v1alpha1.ReasonResumed)))))
 			Expect(second.Annotations[v1alpha1.AnnotationItem]).NotTo(Equal(first.Annotations[v1alpha1.AnnotationItem]))
 			Eventually(func(g Gomega) []eventsv1.Event {
 				return groupEvents(ctx, g, "suspended", v1alpha1.ReasonSpecSuspend, v1alpha1.ReasonPauseAnnotation, v1alpha1.ReasonResumed)

@@ -76,7 +76,7 @@ var _ = Describe("Pods that are not the group's current run", func() {
 			it := itemStatus(group, item)
 			g.Expect(it).NotTo(BeNil())
 			g.Expect(it.FailureCount).To(Equal(int32(1)))
-			g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonPodNotFound))
+			g.Expect(it.LastReason).To(Equal(string(v1alpha1.ReasonPodNotFound)))
 			g.Expect(it.LastExitCode).To(BeNil())
 			g.Expect(it.LastFailure).NotTo(BeNil())
 			g.Expect(it.LastSuccess).To(BeNil())

@@ -60,7 +60,7 @@ var _ = Describe("A deleted group whose history the API server refuses", func() 
 			c := meta.FindStatusCondition(getGroup(ctx, g, "backups").Status.Conditions, v1alpha1.ConditionHistoryKept)
 			g.Expect(c).NotTo(BeNil(), "no condition %s", v1alpha1.ConditionHistoryKept)
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(c.Reason).To(Equal(v1alpha1.ReasonHistoryRefused))
+			g.Expect(c.Reason).To(Equal(string(v1alpha1.ReasonHistoryRefused)))
 			g.Expect(c.Message).To(ContainSubstring("exceeded quota"))
 			since = c.LastTransitionTime.Time
 		}).WithContext(ctx).Should(Succeed())

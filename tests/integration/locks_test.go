@@ -309,7 +309,7 @@ var _ = Describe("Shared locks", func() {
 		stopManager = startManager()
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, "vanishing")
-			g.Expect(itemStatus(group, "a").LastReason).To(Equal(v1alpha1.ReasonPodNotFound))
+			g.Expect(itemStatus(group, "a").LastReason).To(Equal(string(v1alpha1.ReasonPodNotFound)))
 			lock := getLock(ctx, g, "nas")
 			g.Expect(holderPods(lock)).NotTo(ContainElements("idle-never-started", "ghost-x-1", lost.Name))
 			for _, h := range lock.Status.Holders {

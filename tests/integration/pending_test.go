@@ -24,7 +24,7 @@ var _ = Describe("Pending timeout", func() {
 		Eventually(func(g Gomega) {
 			it := itemStatus(getGroup(ctx, g, "stuck"), item)
 			g.Expect(it).NotTo(BeNil())
-			g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonPendingTimeout))
+			g.Expect(it.LastReason).To(Equal(string(v1alpha1.ReasonPendingTimeout)))
 			g.Expect(it.FailureCount).To(BeEquivalentTo(1))
 			g.Expect(it.LastSuccess).To(BeNil())
 		}).WithContext(ctx).WithTimeout(15 * time.Second).Should(Succeed())

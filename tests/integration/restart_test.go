@@ -116,7 +116,7 @@ var _ = Describe("Restarting the operator", func() {
 			it := itemStatus(group, "a")
 			g.Expect(it).NotTo(BeNil())
 			g.Expect(it.FailureCount).To(Equal(int32(1)))
-			g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonPodNotFound))
+			g.Expect(it.LastReason).To(Equal(string(v1alpha1.ReasonPodNotFound)))
 			g.Expect(it.LastPodName).To(Equal("interrupted-start-a-never-1"))
 			g.Expect(group.Status.CurrentRun).To(HaveField("PodName", pod.Name))
 			g.Expect(occurrences(groupEvents(ctx, g, "interrupted-start", v1alpha1.ReasonRunFailed))).To(Equal(1))

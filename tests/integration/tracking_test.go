@@ -52,7 +52,7 @@ var _ = Describe("Disruptions no reconcile saw (the finalizer oaat.io/run-tracki
 				group := getGroup(ctx, g, "drained")
 				it := itemStatus(group, item)
 				g.Expect(it).NotTo(BeNil())
-				g.Expect(it.LastReason).To(Equal(v1alpha1.ReasonDisrupted))
+				g.Expect(it.LastReason).To(Equal(string(v1alpha1.ReasonDisrupted)))
 				g.Expect(it.FailureCount).To(BeZero())
 				g.Expect(it.LastFailure).To(BeNil())
 				g.Expect(it.LastPodName).To(Equal(pod.Name))

@@ -153,7 +153,7 @@ var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {
 
 		stuck := waitForOutcome(ctx, "pvc-backup", "a-unbound", time.Minute)
 		Expect(stuck.LastFailure).NotTo(BeNil())
-		Expect(stuck.LastReason).To(Equal(v1alpha1.ReasonPendingTimeout))
+		Expect(stuck.LastReason).To(Equal(string(v1alpha1.ReasonPendingTimeout)))
 		Eventually(func(g Gomega) {
 			g.Expect(runEvents(ctx, g, "pvc-backup", stuck.LastPodName, string(v1alpha1.ReasonRunStopping))).To(Equal(1))
 		}).WithContext(ctx).Should(Succeed())

@@ -137,7 +137,7 @@ var _ = Describe("Real runs", func() {
 		create(ctx, group)
 		pod := waitForRunningContainer(ctx, "timeout")
 		status := waitForOutcome(ctx, "timeout", "slow", time.Minute)
-		Expect(status.LastReason).To(Equal(v1alpha1.ReasonDeadlineExceeded))
+		Expect(status.LastReason).To(Equal(string(v1alpha1.ReasonDeadlineExceeded)))
 		Expect(status.LastExitCode).To(HaveValue(Equal(int32(137))), "killed by SIGKILL after ignoring SIGTERM")
 		Expect(signals(dir)).To(Equal("started\nTERM\n"), "what the process wrote: it got SIGTERM first")
 		expectRecordedOnce(ctx, "timeout", "slow", pod.Name, string(v1alpha1.ReasonRunFailed), 1)
@@ -183,7 +183,7 @@ var _ = Describe("Real runs", func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "the kubelet fails to pull the image")
 		for _, item := range []string{"first", "second"} {
 			status := waitForOutcome(ctx, "unpullable", item, time.Minute)
-			Expect(status.LastReason).To(Equal(v1alpha1.ReasonDeadlineExceeded), "item %s", item)
+			Expect(status.LastReason).To(Equal(string(v1alpha1.ReasonDeadlineExceeded)), "item %s", item)
 			Expect(status.FailureCount).To(Equal(int32(1)), "item %s", item)
 		}
 	})

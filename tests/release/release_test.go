@@ -597,7 +597,15 @@ func (r released) checkDocsVerify(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("docs/install.md has no block marked checked-by: tests/release verify")
 	}
-	dir, tmp := t.TempDir(), t.TempDir()
+	// The page's mktemp -d makes the keyring under TMPDIR, and gpg-agent's socket goes in it: a
+	// path as long as t.TempDir()'s is over a Unix socket's limit (108 bytes), so the agent would
+	// not start. A user's TMPDIR is short, /tmp; so is this one.
+	dir := t.TempDir()
+	tmp, err := os.MkdirTemp("", "gpg") //nolint:usetesting // t.TempDir() is too long a path for the agent's socket (above)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	entries, err := os.ReadDir(r.dist)
 	if err != nil {
 		t.Fatal(err)
