@@ -99,7 +99,7 @@ func (d *decision) parkAfter(it *v1alpha1.ItemStatus, out ended, failedProbe boo
 	case out.doNotRetry != nil:
 		why = fmt.Sprintf("exited with code %d, listed in spec.exitCodes.doNotRetry", *out.doNotRetry)
 	case out.result == v1alpha1.ResultFailed && !failedProbe && limit > 0 && it.FailureCount >= limit:
-		why = fmt.Sprintf("failed %d runs in a row, spec.maxConsecutiveFailures is %d", it.FailureCount, limit)
+		why = fmt.Sprintf("failed: its failures since its last success (%d) reached spec.maxConsecutiveFailures (%d)", it.FailureCount, limit)
 	default:
 		return
 	}
