@@ -545,8 +545,8 @@ KREW_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 KREW_URL ?= https://github.com/oaat-io/oaat-operator/releases/download/v$(VERSION)
 KREW_DIR ?= $(LOCALBIN)/krew
 
-.PHONY: krew-manifest
-krew-manifest: ## Build the kubectl-oaat archives of KREW_PLATFORMS and their krew manifest into bin/krew/.
+.PHONY: krew-archives
+krew-archives: ## Build the kubectl-oaat archives of KREW_PLATFORMS into bin/krew/ (KREW_DIR), without their manifest.
 	rm -rf $(KREW_DIR) && mkdir -p $(KREW_DIR)
 	set -e; for p in $(KREW_PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; dir=$(KREW_DIR)/kubectl-oaat_v$(VERSION)_$${os}_$${arch}; \
@@ -556,6 +556,9 @@ krew-manifest: ## Build the kubectl-oaat archives of KREW_PLATFORMS and their kr
 		$(if $(wildcard LICENSE),cp LICENSE $$dir/;) \
 		tar -C $$dir --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) -cf - kubectl-oaat $(if $(wildcard LICENSE),LICENSE) | gzip -n > $$dir.tar.gz; \
 	done
+
+.PHONY: krew-manifest
+krew-manifest: krew-archives ## Build the kubectl-oaat archives of KREW_PLATFORMS and their krew manifest into bin/krew/.
 	go run ./hack/krew -version $(VERSION) -url $(KREW_URL) -dir $(KREW_DIR) -platforms "$(KREW_PLATFORMS)" \
 		-o $(KREW_DIR)/oaat.yaml hack/krew/oaat.yaml
 	cd $(KREW_DIR) && sha256sum *.tar.gz

@@ -156,8 +156,8 @@ assemble() {
 	bins=$(mktemp -d)
 	extract "$IMAGES_DIR/operator" linux/amd64 manager "$bins/manager"
 	tar -xzf "$DIST/kubectl-oaat_v${VERSION}_linux_amd64.tar.gz" -C "$bins" kubectl-oaat
-	"$CYCLONEDX_GOMOD" bin -json -version "v$VERSION" -output "$DIST/oaat-operator-v$VERSION.manager.cdx.json" "$bins/manager"
-	"$CYCLONEDX_GOMOD" bin -json -version "v$VERSION" -output "$DIST/kubectl-oaat-v$VERSION.cdx.json" "$bins/kubectl-oaat"
+	"$CYCLONEDX_GOMOD" bin -json -noserial -notimestamp -version "v$VERSION" -output "$DIST/oaat-operator-v$VERSION.manager.cdx.json" "$bins/manager"
+	"$CYCLONEDX_GOMOD" bin -json -noserial -notimestamp -version "v$VERSION" -output "$DIST/kubectl-oaat-v$VERSION.cdx.json" "$bins/kubectl-oaat"
 	rm -rf "$bins"
 
 	# What the signatures and the public key are not part of: they differ at each signing.
