@@ -38,9 +38,6 @@ func newRunCommand(flags *genericclioptions.ConfigFlags, streams genericiooption
 			"phase and exit with success only if the run succeeded.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("timeout") && !o.wait {
-				return fmt.Errorf("--timeout applies to --wait only")
-			}
 			return o.run(cmd.Context(), args[0], args[1])
 		},
 	}
@@ -48,8 +45,15 @@ func newRunCommand(flags *genericclioptions.ConfigFlags, streams genericiooption
 	return cmd
 }
 
-// addFlags adds the flags of the OaatRun that run and unpark create, and of --wait.
+// addFlags adds the flags of the OaatRun that run and unpark create, and of --wait, and the check
+// that --timeout comes with --wait.
 func (o *runOptions) addFlags(cmd *cobra.Command) {
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Flags().Changed("timeout") && !o.wait {
+			return fmt.Errorf("--timeout applies to --wait only")
+		}
+		return nil
+	}
 	cmd.Flags().BoolVar(&o.ignoreBlackoutWindows, "ignore-blackout-windows", false, "Let the run start inside one of the group's blackout windows")
 	cmd.Flags().StringVar(&o.ttl, "ttl", "", "How long to keep the OaatRun once finished, e.g. 10m or 1d (default 1h, from the OaatRun API)")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "Wait until the run has finished, showing each change; fail unless it succeeded")

@@ -25,9 +25,6 @@ func newUnparkCommand(flags *genericclioptions.ConfigFlags, streams genericioopt
 			"(resume is for a suspended group.)",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("timeout") && !o.wait {
-				return fmt.Errorf("--timeout applies to --wait only")
-			}
 			return o.unpark(cmd.Context(), args[0], args[1])
 		},
 	}
