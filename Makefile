@@ -297,12 +297,13 @@ $(GINKGO): go.mod go.sum | $(LOCALBIN)
 	@start=$$(date +%s); go build -o $@ github.com/onsi/ginkgo/v2/ginkgo && echo "Built $(notdir $@) in $$(( $$(date +%s) - start ))s"
 
 # Debian's prometheus package gives promtool (rule tests) and prometheus (it scrapes the operator
-# in the end-to-end tests). The only system package the tests need: installed when missing.
+# in the end-to-end tests); prometheus-alertmanager gives Alertmanager (the end-to-end tests route
+# the alerts through it) and amtool. The system packages the tests need: installed when missing.
 .PHONY: system-packages
-system-packages: ## Install the Debian packages the tests need (prometheus) if missing; needs root.
-	@if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then \
-		if [ "$$(id -u)" -ne 0 ]; then echo "The tests need Debian's prometheus package: run 'sudo apt-get install prometheus'" >&2; exit 1; fi; \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus </dev/null; \
+system-packages: ## Install the Debian packages the tests need (prometheus, prometheus-alertmanager) if missing; needs root.
+	@if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null || ! command -v prometheus-alertmanager >/dev/null || ! command -v amtool >/dev/null; then \
+		if [ "$$(id -u)" -ne 0 ]; then echo "The tests need Debian's prometheus and prometheus-alertmanager packages: run 'sudo apt-get install prometheus prometheus-alertmanager'" >&2; exit 1; fi; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus prometheus-alertmanager </dev/null; \
 	fi
 
 # The real node's Debian packages (hack/cluster/realnode.sh): containerd, runc, the CNI plugins,
@@ -335,7 +336,7 @@ E2E_PROCS ?= 3
 E2E_FOCUS ?=
 
 .PHONY: test-e2e
-test-e2e: $(CLUSTER_BINARIES) $(KUSTOMIZE) $(GINKGO) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager, on E2E_PROCS parallel Ginkgo processes.
+test-e2e: system-packages $(CLUSTER_BINARIES) $(KUSTOMIZE) $(GINKGO) build ## Run the end-to-end tests against a local cluster (hack/cluster) and the built manager, on E2E_PROCS parallel Ginkgo processes.
 	go vet -tags e2e ./tests/e2e/
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager KUBECTL_OAAT=$(LOCALBIN)/kubectl-oaat \
 		$(GINKGO) --tags e2e --procs=$(E2E_PROCS) -v --timeout $(E2E_GINKGO_TIMEOUT) \

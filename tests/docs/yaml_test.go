@@ -27,6 +27,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/hack/devkit"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // Markers: an HTML comment on the line before a ```yaml block says how to check it.
@@ -41,7 +42,8 @@ const (
 	// root ("sample: config/samples/x.yaml"), comments aside.
 	markerSample = "sample:"
 	// markerNotObject: the block is YAML but not a Kubernetes object (a Prometheus scrape
-	// configuration); it must only parse.
+	// configuration); it must only parse. A block marked checked-by (support.CheckedBlocks) is
+	// not an object either: it must parse, and the test it names runs it.
 	markerNotObject = "not-a-kubernetes-object"
 )
 
@@ -138,8 +140,14 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 // dry-run.
 func checkYAMLBlock(t *testing.T, c client.Client, ns string, b block) []string {
 	t.Helper()
+	_, _, checked := support.ParseCheckedBy(b.marker)
 	switch {
-	case b.marker == markerNotObject:
+	case b.marker == markerNotObject || checked:
+		if pkg, name, ok := support.ParseCheckedBy(b.marker); ok {
+			if found, err := checkedByTest(pkg, name); err != nil || !found {
+				t.Errorf("%s: <!-- checked-by: %s %s -->: %s does not read the blocks %q with support.CheckedBlocks (%v)", b.where(), pkg, name, pkg, name, err)
+			}
+		}
 		docs, err := splitYAML(b.text)
 		if err != nil {
 			t.Fatalf("%s: %v", b.where(), err)

@@ -74,7 +74,8 @@ func startPrometheus(ctx context.Context) {
 	token := ensureScraperIdentities(ctx)
 	target := strings.TrimSuffix(strings.TrimPrefix(operator.metricsURL(), "https://"), "/metrics")
 	Expect(target).NotTo(BeEmpty(), "the operator has no metrics address")
-	Expect(p.start(token, support.ScrapeJob{Name: scrapeJob, Targets: []string{target}})).To(Succeed())
+	alerting := startAlerting(ctx, p.dir)
+	Expect(p.start(token, support.ScrapeJob{Name: scrapeJob, Targets: []string{target}}, alerting)).To(Succeed())
 	Eventually(func() error {
 		if err := p.unexpectedExit(); err != nil {
 			return StopTrying("Prometheus exited while starting").Wrap(err)
@@ -83,14 +84,14 @@ func startPrometheus(ctx context.Context) {
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "Prometheus's /-/ready; log %s", p.logPath)
 }
 
-// start writes Prometheus's configuration (support.StartScrapingPrometheus: every second, HTTPS,
-// the bearer token) into p.dir and starts it.
-func (p *prometheusProcess) start(token string, job support.ScrapeJob) error {
+// start writes Prometheus's configuration (support.StartAlertingPrometheus: every second, HTTPS,
+// the bearer token; the rules and the Alertmanager of alerting) into p.dir and starts it.
+func (p *prometheusProcess) start(token string, job support.ScrapeJob, alerting support.Alerting) error {
 	// One log per run, like the operator's.
 	if err := os.Remove(p.logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	proc, baseURL, err := support.StartScrapingPrometheus(p.binary, p.dir, p.logPath, token, job, GinkgoWriter)
+	proc, baseURL, err := support.StartAlertingPrometheus(p.binary, p.dir, p.logPath, token, job, alerting, GinkgoWriter)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,10 @@
 // bin/manager started as a separate process that authenticates with a token of its
 // ServiceAccount, so that it holds exactly the permissions config/rbac grants it. The operator
 // serves its metrics over HTTPS with authentication and authorization, and a real Prometheus
-// scrapes them every second with a token of a ServiceAccount bound to the metrics-reader role.
+// scrapes them every second with a token of a ServiceAccount bound to the metrics-reader role; it
+// evaluates the bundle's alerts (their times divided by support.AlertScale) and sends them to a
+// real Alertmanager, configured with the route of docs/metrics-and-alerts.md, which notifies a
+// webhook receiver of the suite.
 //
 // Run it with `make test-e2e`, which builds the binaries and names them in the environment.
 package e2e
@@ -153,18 +156,21 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	})
 }, NodeTimeout(5*time.Minute))
 
-// tearDown stops Prometheus, the operator and the cluster, then checks that no
-// process of the run is left (Prometheus included) and that the operator was never refused a
-// request. Every step runs even when an earlier one fails; the failures are reported together at
-// the end.
+// tearDown stops Prometheus, Alertmanager, the operator and the cluster, then checks that no
+// process of the run is left (Prometheus and Alertmanager included) and that the operator was
+// never refused a request. Every step runs even when an earlier one fails; the failures are
+// reported together at the end.
 func tearDown(_ SpecContext) {
 	var problems []string
 	var operatorPID int
-	prometheusPID := prom.pid()
+	prometheusPID, alertmanagerPID := prom.pid(), alerts.pid()
 	if prom != nil {
 		if err := prom.stop(); err != nil {
 			problems = append(problems, err.Error())
 		}
+	}
+	if err := alerts.stop(); err != nil {
+		problems = append(problems, "stopping Alertmanager: "+err.Error())
 	}
 	if operator != nil {
 		operatorPID = operator.pid()
@@ -181,6 +187,9 @@ func tearDown(_ SpecContext) {
 	}
 	if prometheusPID != 0 {
 		pids["prometheus"] = prometheusPID
+	}
+	if alertmanagerPID != 0 {
+		pids["alertmanager"] = alertmanagerPID
 	}
 	// cluster.sh takes a process for gone once its command line is empty, a moment before the
 	// kernel finishes its exit: ProcessesLeft gives it that moment.

@@ -17,7 +17,9 @@ import (
 // ```sh block right after the comment <!-- checked-by: tests/PKG NAME --> is read from the page by
 // the test of package tests/PKG that calls CheckedBlocks with NAME, and its commands are run as
 // the page shows them (tests/docs checks that every command of the docs is in such a block, in a
-// transcript, or in its short list of commands no test runs, each with its reason).
+// transcript, or in its short list of commands no test runs, each with its reason). A ```yaml
+// block that is not a Kubernetes object (an Alertmanager route) is marked the same way: the test
+// reads it from the page and runs what it configures.
 
 // checkedByRE is the marker of a block a test runs: the test's package and the blocks' name.
 var checkedByRE = regexp.MustCompile(`^<!--\s*checked-by:\s*(tests/[a-z0-9]+)\s+([a-z0-9-]+)\s*-->$`)
@@ -37,6 +39,8 @@ type CheckedBlock struct {
 	// File is the page, relative to the repository's root; Line the line of the opening fence.
 	File string
 	Line int
+	// Lang is the fence's info string: sh, bash or yaml.
+	Lang string
 	// Text is the block's content, without the indentation of a list item.
 	Text string
 }
@@ -45,8 +49,8 @@ type CheckedBlock struct {
 func (b CheckedBlock) Where() string { return fmt.Sprintf("%s:%d", b.File, b.Line) }
 
 // CheckedBlocks returns the blocks of the docs (DocPages) marked <!-- checked-by: pkg name -->,
-// in page order. It is an error when there is none, or when a marker is not followed by a ```sh
-// or ```bash block.
+// in page order. It is an error when there is none, or when a marker is not followed by a ```sh,
+// ```bash or ```yaml block.
 func CheckedBlocks(root, pkg, name string) ([]CheckedBlock, error) {
 	files, err := DocPages(root)
 	if err != nil {
@@ -68,8 +72,12 @@ func CheckedBlocks(root, pkg, name string) ([]CheckedBlock, error) {
 			for j < len(lines) && strings.TrimSpace(lines[j]) == "" {
 				j++
 			}
-			if j == len(lines) || (strings.TrimSpace(lines[j]) != "```sh" && strings.TrimSpace(lines[j]) != "```bash") {
-				return nil, fmt.Errorf("%s:%d: the marker checked-by: %s %s must be followed by a ```sh block", file, i+1, pkg, name)
+			var lang string
+			if j < len(lines) {
+				lang = strings.TrimPrefix(strings.TrimSpace(lines[j]), "```")
+			}
+			if lang != "sh" && lang != "bash" && lang != "yaml" {
+				return nil, fmt.Errorf("%s:%d: the marker checked-by: %s %s must be followed by a ```sh or ```yaml block", file, i+1, pkg, name)
 			}
 			indent := lines[j][:len(lines[j])-len(strings.TrimLeft(lines[j], " "))]
 			var text strings.Builder
@@ -80,7 +88,7 @@ func CheckedBlocks(root, pkg, name string) ([]CheckedBlock, error) {
 			if k == len(lines) {
 				return nil, fmt.Errorf("%s:%d: the block is not closed", file, j+1)
 			}
-			blocks = append(blocks, CheckedBlock{File: file, Line: j + 1, Text: text.String()})
+			blocks = append(blocks, CheckedBlock{File: file, Line: j + 1, Lang: lang, Text: text.String()})
 			i = k
 		}
 	}
@@ -100,6 +108,9 @@ var placeholderRE = regexp.MustCompile(`\b(NAMESPACE|GROUP|ITEM|POD|NODE|LOCK)\b
 // pages replaced by its value in values. It returns what the commands printed (stdout and stderr)
 // and an error naming the block when one failed or a placeholder has no value.
 func RunCheckedBlock(ctx context.Context, dir string, env []string, b CheckedBlock, values map[string]string) (string, error) {
+	if b.Lang == "yaml" {
+		return "", fmt.Errorf("%s: a ```yaml block is read, not run", b.Where())
+	}
 	var missing []string
 	text := placeholderRE.ReplaceAllStringFunc(b.Text, func(p string) string {
 		v, ok := values[p]

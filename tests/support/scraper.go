@@ -109,6 +109,21 @@ type ScrapeJob struct {
 // the Prometheus server binary on it, its TSDB in dir/data and its output in logPath; it returns
 // the process and its base URL (see StartPrometheus).
 func StartScrapingPrometheus(binary, dir, logPath, token string, job ScrapeJob, log io.Writer) (*devkit.Process, string, error) {
+	return StartAlertingPrometheus(binary, dir, logPath, token, job, Alerting{}, log)
+}
+
+// Alerting is what a Prometheus alerts with: the rule file it evaluates every second and the
+// Alertmanager it sends its alerts to. The zero value alerts on nothing.
+type Alerting struct {
+	// RuleFile is a Prometheus rule file (ScaleRules), or "".
+	RuleFile string
+	// Alertmanager is the Alertmanager's host:port, or "".
+	Alertmanager string
+}
+
+// StartAlertingPrometheus is StartScrapingPrometheus with alerting: the rule file evaluated and
+// the alerts sent to the Alertmanager.
+func StartAlertingPrometheus(binary, dir, logPath, token string, job ScrapeJob, alerting Alerting, log io.Writer) (*devkit.Process, string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
@@ -117,10 +132,25 @@ func StartScrapingPrometheus(binary, dir, logPath, token string, job ScrapeJob, 
 		return nil, "", err
 	}
 	configFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(configFile, []byte(scrapeConfig(job, tokenFile)), 0o644); err != nil {
+	config := scrapeConfig(job, tokenFile) + alertingConfig(alerting)
+	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
 		return nil, "", err
 	}
 	return StartPrometheus(binary, configFile, filepath.Join(dir, "data"), logPath, log)
+}
+
+// alertingConfig is the part of the Prometheus configuration that says what alerting names, its
+// strings quoted as JSON (valid YAML); "" for the zero Alerting.
+func alertingConfig(a Alerting) string {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	var c strings.Builder
+	if a.RuleFile != "" {
+		c.WriteString("rule_files: [" + q(a.RuleFile) + "]\n")
+	}
+	if a.Alertmanager != "" {
+		c.WriteString("alerting:\n  alertmanagers:\n  - static_configs:\n    - targets: [" + q(a.Alertmanager) + "]\n")
+	}
+	return c.String()
 }
 
 // scrapeConfig is the Prometheus configuration of one job, its strings quoted as JSON (valid
@@ -146,6 +176,7 @@ func scrapeConfig(job ScrapeJob, tokenFile string) string {
 	return `global:
   scrape_interval: 1s
   scrape_timeout: 1s
+  evaluation_interval: 1s
 scrape_configs:
 - job_name: ` + q(job.Name) + `
   scheme: https
