@@ -33,7 +33,7 @@ import (
 const AlertScale = 60
 
 // rangeRE is a range window of PromQL: [5m], or a subquery's [1h:5m] (the step may be empty).
-var rangeRE = regexp.MustCompile(`\[([0-9][0-9a-z]*)(?::([0-9][0-9a-z]*)?)?\]`)
+var rangeRE = regexp.MustCompile(`\[(\d[0-9a-z]*)(?::(\d[0-9a-z]*)?)?\]`)
 
 // scaleDuration divides a Prometheus duration ("15m", "7d") by factor. It is an error when the
 // result is below a millisecond, which Prometheus's durations cannot say.
