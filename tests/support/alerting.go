@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -212,28 +211,15 @@ func AlertmanagerBinary() (string, error) {
 // its address (host:port, as Prometheus's alerting configuration names it). It does not wait until
 // it is ready (CheckReady on /-/ready).
 func StartAlertmanager(binary, configFile, dataDir, logPath string, log io.Writer) (*devkit.Process, string, error) {
-	port, err := devkit.FreePort()
-	if err != nil {
-		return nil, "", err
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	proc, err := devkit.StartProcess(devkit.ProcessSpec{
-		Name:   "alertmanager",
-		Binary: binary,
-		Args: []string{
+	return startListening("alertmanager", binary, func(addr string) []string {
+		return []string{
 			"--config.file=" + configFile,
 			"--storage.path=" + dataDir,
 			"--web.listen-address=" + addr,
 			"--cluster.listen-address=",
 			"--log.level=info",
-		},
-		LogPath: logPath,
-		Log:     log,
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	return proc, addr, nil
+		}
+	}, logPath, log)
 }
 
 // AlertNotice is one alert of a notification the receiver was sent.

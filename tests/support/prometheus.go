@@ -37,27 +37,34 @@ func PrometheusBinary() (string, error) {
 // output in logPath, on a free loopback port, and returns the process and its base URL
 // (http://127.0.0.1:PORT). It does not wait until the server is ready (CheckReady on /-/ready).
 func StartPrometheus(binary, configFile, dataDir, logPath string, log io.Writer) (*devkit.Process, string, error) {
+	proc, addr, err := startListening("prometheus", binary, func(addr string) []string {
+		return []string{
+			"--config.file=" + configFile,
+			"--storage.tsdb.path=" + dataDir,
+			"--web.listen-address=" + addr,
+			"--log.level=info",
+		}
+	}, logPath, log)
+	if err != nil {
+		return nil, "", err
+	}
+	return proc, "http://" + addr, nil
+}
+
+// startListening starts the server binary on a free loopback port, with the arguments args gives
+// for its address (127.0.0.1:PORT) and its output in logPath, and returns the process and that
+// address.
+func startListening(name, binary string, args func(addr string) []string, logPath string, log io.Writer) (*devkit.Process, string, error) {
 	port, err := devkit.FreePort()
 	if err != nil {
 		return nil, "", err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	proc, err := devkit.StartProcess(devkit.ProcessSpec{
-		Name:   "prometheus",
-		Binary: binary,
-		Args: []string{
-			"--config.file=" + configFile,
-			"--storage.tsdb.path=" + dataDir,
-			"--web.listen-address=" + addr,
-			"--log.level=info",
-		},
-		LogPath: logPath,
-		Log:     log,
-	})
+	proc, err := devkit.StartProcess(devkit.ProcessSpec{Name: name, Binary: binary, Args: args(addr), LogPath: logPath, Log: log})
 	if err != nil {
 		return nil, "", err
 	}
-	return proc, "http://" + addr, nil
+	return proc, addr, nil
 }
 
 // PromSample is one series of an instant vector.
