@@ -8,11 +8,6 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/groupspec"
 )
 
-// overdueFrequencies is how many frequencies after its last success an item is overdue for the
-// OaatItemOverdue alert: its expression is oaat_item_overdue_seconds (the time since the last
-// success minus the frequency) above twice the frequency.
-const overdueFrequencies = 3
-
 // Risk is a deadline the forecast predicts to be missed.
 type Risk struct {
 	// Reason is ReasonItemLate, ReasonRoundLate or ReasonRoundInBlackout.
@@ -73,7 +68,7 @@ func itemRisks(group *v1alpha1.OaatGroup, f Forecast, reached time.Time) []Risk 
 		if base.IsZero() {
 			continue // a group not created yet (a dry run) has no deadline
 		}
-		deadline := base.Add(overdueFrequencies * frequency)
+		deadline := groupspec.OverdueAlertAt(base, frequency)
 		success, ok := f.NextSuccess(it.Name)
 		if (ok && success.After(deadline)) || (!ok && deadline.Before(reached)) {
 			risks = append(risks, Risk{Reason: v1alpha1.ReasonItemLate, Item: it.Name, Deadline: deadline, Predicted: success})

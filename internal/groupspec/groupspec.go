@@ -124,6 +124,20 @@ func Frequency(g *v1alpha1.OaatGroup) (time.Duration, error) {
 	return Duration("spec.frequency", FrequencyOf(g))
 }
 
+// OverdueAlertFactor is how many frequencies past its deadline (its frequency after its last
+// success, where oaat_item_overdue_seconds starts to grow) an item of a group without
+// spec.schedule must be for the OaatItemOverdue alert: its expression is oaat_item_overdue_seconds
+// above OverdueAlertFactor × oaat_group_frequency_seconds (config/prometheus/alerts.yaml, which
+// tests/prometheus holds to this constant).
+const OverdueAlertFactor = 2
+
+// OverdueAlertAt is the instant OaatItemOverdue's expression turns true for an item whose last
+// success (or, when it never succeeded, its group's creation) was at base: the forecast's ItemLate
+// deadline.
+func OverdueAlertAt(base time.Time, frequency time.Duration) time.Time {
+	return base.Add((1 + OverdueAlertFactor) * frequency)
+}
+
 // RunTimeout is spec.runTimeout parsed; zero when absent (no bound).
 func RunTimeout(g *v1alpha1.OaatGroup) (time.Duration, error) {
 	return Duration("spec.runTimeout", g.Spec.RunTimeout)

@@ -163,3 +163,12 @@ func errText(err error) string {
 }
 
 func startsWith(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
+
+// An item last successful at midnight, due hourly: oaat_item_overdue_seconds grows from 01:00 and
+// OaatItemOverdue's expression turns true at 03:00.
+func TestOverdueAlertAt(t *testing.T) {
+	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if got, want := OverdueAlertAt(base, time.Hour), base.Add(3*time.Hour); !got.Equal(want) {
+		t.Errorf("OverdueAlertAt = %s, want %s", got, want)
+	}
+}
