@@ -85,6 +85,21 @@ func TestScaleRulesOfTheBundle(t *testing.T) {
 	if out, err := exec.Command(promtool, "check", "rules", rules).CombinedOutput(); err != nil {
 		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}
+	// The configuration the end-to-end suite's Prometheus alerts with (promtool checks its rule
+	// file too).
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("t"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := scrapeConfig(ScrapeJob{Name: "svc", Targets: []string{"127.0.0.1:8443"}}, token) +
+		alertingConfig(Alerting{RuleFile: rules, Alertmanager: "127.0.0.1:9093"})
+	configFile := filepath.Join(t.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "config", configFile).CombinedOutput(); err != nil {
+		t.Errorf("promtool check config: %v\n%s\n%s", err, out, config)
+	}
 }
 
 func TestScaleRulesRefusesWhatIsNotAPrometheusRule(t *testing.T) {
