@@ -144,10 +144,11 @@ type results struct {
 	// of its most overdue tenth of groups, and its floor (see reportResume).
 	scaleWriteRate                       float64
 	resumeP50, resumeDecile, resumeFloor time.Duration
-	// failoverKill and failoverStop are the failovers after SIGKILL and SIGTERM of the leader
-	// (failoverPhase); curve are the steps of the scale curve (curvePhase).
-	failoverKill, failoverStop time.Duration
-	failoverMeasured           bool
+	// failoverKill and failoverStop are the failovers after SIGKILL and SIGTERM of the leader,
+	// from the signal to the new leader's first item pod, and failoverKillLead after SIGKILL until
+	// the other replica leads (failoverPhase); curve are the steps of the scale curve (curvePhase).
+	failoverKill, failoverStop, failoverKillLead time.Duration
+	failoverMeasured                             bool
 	curve                      []curvePoint
 	// quietWritesPerRun are the operator's writes per repeating run with spec.runEvents:
 	// Failures (quietPhase).

@@ -47,22 +47,22 @@ func (b *bench) failoverPhase(ctx context.Context) error {
 		return err
 	}
 	for _, how := range []struct {
-		name   string
-		signal syscall.Signal
-		result *time.Duration
+		name         string
+		signal       syscall.Signal
+		result, lead *time.Duration
 	}{
-		{"SIGKILL (the Lease expires)", syscall.SIGKILL, &b.results.failoverKill},
-		{"SIGTERM (the Lease released)", syscall.SIGTERM, &b.results.failoverStop},
+		{"SIGKILL (the Lease expires)", syscall.SIGKILL, &b.results.failoverKill, &b.results.failoverKillLead},
+		{"SIGTERM (the Lease released)", syscall.SIGTERM, &b.results.failoverStop, new(time.Duration)},
 	} {
 		// Both replicas run long enough for the standby's caches to have synced.
 		if err := perfkit.Sleep(ctx, cfg.failoverSettle); err != nil {
 			return err
 		}
-		took, detail, err := b.failover(ctx, replicas, how.signal)
+		took, lead, detail, err := b.failover(ctx, replicas, how.signal)
 		if err != nil {
 			return err
 		}
-		*how.result = took
+		*how.result, *how.lead = took, lead
 		b.rep.Printf("  %s: %s", how.name, detail)
 	}
 	b.results.failoverMeasured = true
@@ -85,11 +85,12 @@ func (b *bench) failoverPhase(ctx context.Context) error {
 
 // failover signals the leader of replicas, waits until the other reports itself leader and
 // creates an item pod, then starts the signalled one again (a standby). It returns the time from
-// the signal to that pod, and a description.
-func (b *bench) failover(ctx context.Context, replicas []*perfkit.Manager, signal syscall.Signal) (time.Duration, string, error) {
+// the signal to that pod and until the other replica led (seen on its metrics), and a
+// description.
+func (b *bench) failover(ctx context.Context, replicas []*perfkit.Manager, signal syscall.Signal) (time.Duration, time.Duration, string, error) {
 	var old, next *perfkit.Manager
 	if !perfkit.WaitFor(ctx, time.Minute, func() bool { old = leaderOf(ctx, replicas); return old != nil }) {
-		return 0, "", fmt.Errorf("no replica leads")
+		return 0, 0, "", fmt.Errorf("no replica leads")
 	}
 	for _, m := range replicas {
 		if m != old {
@@ -104,10 +105,10 @@ func (b *bench) failover(ctx context.Context, replicas []*perfkit.Manager, signa
 		err = old.Stop()
 	}
 	if err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	if !perfkit.WaitFor(ctx, time.Minute, func() bool { return leaderOf(ctx, []*perfkit.Manager{next}) == next }) {
-		return 0, "", fmt.Errorf("%s did not take the Lease within a minute of %s", next.Name, signal)
+		return 0, 0, "", fmt.Errorf("%s did not take the Lease within a minute of %s", next.Name, signal)
 	}
 	leading := time.Since(signalled)
 	var first time.Time
@@ -119,13 +120,13 @@ func (b *bench) failover(ctx context.Context, replicas []*perfkit.Manager, signa
 		}
 		return !first.IsZero()
 	}) {
-		return 0, "", fmt.Errorf("%s created no pod within a minute of leading", next.Name)
+		return 0, 0, "", fmt.Errorf("%s created no pod within a minute of leading", next.Name)
 	}
 	if err := old.Start(); err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	took := first.Sub(signalled)
-	return took, fmt.Sprintf("%s leads %s after the signal; its first item pod %s after it", next.Name,
+	return took, leading, fmt.Sprintf("%s leads %s after the signal; its first item pod %s after it", next.Name,
 		perfkit.Ms(leading), perfkit.Ms(took)), nil
 }
 
