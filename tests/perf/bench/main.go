@@ -149,7 +149,7 @@ type results struct {
 	// the other replica leads (failoverPhase); curve are the steps of the scale curve (curvePhase).
 	failoverKill, failoverStop, failoverKillLead time.Duration
 	failoverMeasured                             bool
-	curve                      []curvePoint
+	curve                                        []curvePoint
 	// quietWritesPerRun are the operator's writes per repeating run with spec.runEvents:
 	// Failures (quietPhase).
 	quietWritesPerRun float64
