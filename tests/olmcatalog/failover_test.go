@@ -41,11 +41,14 @@ const (
 // released) within 2 s.
 const (
 	leaseDuration = 15 * time.Second
-	// takeoverTarget bounds, after a crash, the taking of the Lease from the disruption: the
-	// leader renewed it at most a RetryPeriod (1 s, cmd/main.go) before it died, so it expires
-	// within leaseDuration of the disruption; a standby tries every RetryPeriod, so it takes it
-	// within one more, plus half a second for the API server's answers.
-	takeoverTarget = leaseDuration + time.Second + 500*time.Millisecond
+	// takeoverTarget bounds, after a crash, the taking of the Lease from the disruption. A
+	// standby counts the Lease's duration from when it last saw the Lease change (client-go's
+	// observedTime), not from the renewal: it reads the Lease every RetryPeriod (1 s,
+	// cmd/main.go), so it may see the leader's last renewal, made up to the instant of the
+	// crash, a RetryPeriod late; once the duration has passed, it takes the Lease at its next try,
+	// up to a RetryPeriod later. Half a second more for the API server's answers: 17.5 s. (A run
+	// measured 16.475 s.)
+	takeoverTarget = leaseDuration + 2*time.Second + 500*time.Millisecond
 	// startTarget bounds the item pod from the later of the Lease taken and the tick: the new
 	// leader starts its controllers, fills its caches and starts the due item.
 	startTarget      = 2 * time.Second

@@ -222,10 +222,10 @@ func (b *bench) resumeTargets(target func(name string, met bool, measured string
 	target("resume: max <= 1.5 x floor", r.resumeFloor > 0 && float64(r.resume) <= 1.5*float64(r.resumeFloor),
 		notMeasured(r.resumeFloor > 0, fmt.Sprintf("%s, floor %s: %s", perfkit.Ms(r.resume), perfkit.Ms(r.resumeFloor),
 			ratio(float64(r.resume), float64(r.resumeFloor)))))
-	// As tests/olmcatalog's failover spec: after SIGKILL the Lease can only be taken once it has
-	// expired (15 s after the last renewal), then the standby, trying every second, leads; its
-	// first item pod follows within 2 s.
-	target("failover after SIGKILL: leads <= Lease + 1.5 s", r.failoverMeasured && r.failoverKillLead <= 16500*time.Millisecond,
+	// As tests/olmcatalog's failover spec: after SIGKILL the standby takes the Lease once it has
+	// expired by its own count (15 s from when it last saw the Lease change, which it reads every
+	// second), at its next try; its first item pod follows within 2 s.
+	target("failover after SIGKILL: leads <= Lease + 2.5 s", r.failoverMeasured && r.failoverKillLead <= 17500*time.Millisecond,
 		notMeasured(r.failoverMeasured, perfkit.Ms(r.failoverKillLead)))
 	target("failover after SIGKILL: first pod <= 2 s after leading", r.failoverMeasured && r.failoverKill-r.failoverKillLead <= 2*second,
 		notMeasured(r.failoverMeasured, perfkit.Ms(r.failoverKill-r.failoverKillLead)))
