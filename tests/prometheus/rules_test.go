@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 const ruleManifest = "../../config/prometheus/alerts.yaml"
@@ -35,17 +37,11 @@ func rulesDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rule struct {
-		Kind string         `json:"kind"`
-		Spec map[string]any `json:"spec"`
+	groups, err := support.RuleGroups(manifest)
+	if err != nil {
+		t.Fatalf("%s: %v", ruleManifest, err)
 	}
-	if err := yaml.Unmarshal(manifest, &rule); err != nil {
-		t.Fatalf("parsing %s: %v", ruleManifest, err)
-	}
-	if rule.Kind != "PrometheusRule" || rule.Spec["groups"] == nil {
-		t.Fatalf("%s is not a PrometheusRule with groups", ruleManifest)
-	}
-	rules, err := yaml.Marshal(rule.Spec)
+	rules, err := yaml.Marshal(map[string]any{"groups": groups})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ const runbookBase = "https://github.com/oaat-io/oaat-operator/blob/main/docs/run
 // alertRule is an alerting rule of the PrometheusRule.
 type alertRule struct {
 	Alert       string            `json:"alert"`
+	Expr        string            `json:"expr"`
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 }

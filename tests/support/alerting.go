@@ -73,10 +73,10 @@ func scaleRanges(expr string, factor int64) (string, error) {
 	return out, firstErr
 }
 
-// ScaleRules returns the rule groups of the PrometheusRule manifest (monitoring.coreos.com/v1, as
-// the bundle ships it) as a Prometheus rule file, with each rule's `for:` and each range window
-// of its expression divided by factor; everything else is kept as it is.
-func ScaleRules(manifest []byte, factor int64) ([]byte, error) {
+// RuleGroups returns the rule groups of the PrometheusRule manifest (monitoring.coreos.com/v1, as
+// the bundle ships it), as a Prometheus rule file has them under `groups`. It is an error when the
+// manifest is not a PrometheusRule with rule groups.
+func RuleGroups(manifest []byte) ([]map[string]any, error) {
 	var rule struct {
 		Kind string `json:"kind"`
 		Spec struct {
@@ -89,7 +89,18 @@ func ScaleRules(manifest []byte, factor int64) ([]byte, error) {
 	if rule.Kind != "PrometheusRule" || len(rule.Spec.Groups) == 0 {
 		return nil, fmt.Errorf("not a PrometheusRule with rule groups (kind %q, %d groups)", rule.Kind, len(rule.Spec.Groups))
 	}
-	for _, group := range rule.Spec.Groups {
+	return rule.Spec.Groups, nil
+}
+
+// ScaleRules returns the rule groups of the PrometheusRule manifest (RuleGroups) as a Prometheus
+// rule file, with each rule's `for:` and each range window of its expression divided by factor;
+// everything else is kept as it is.
+func ScaleRules(manifest []byte, factor int64) ([]byte, error) {
+	groups, err := RuleGroups(manifest)
+	if err != nil {
+		return nil, err
+	}
+	for _, group := range groups {
 		rules, ok := group["rules"].([]any)
 		if !ok {
 			return nil, fmt.Errorf("rule group %v has no rules", group["name"])
@@ -100,7 +111,7 @@ func ScaleRules(manifest []byte, factor int64) ([]byte, error) {
 			}
 		}
 	}
-	return yaml.Marshal(map[string]any{"groups": rule.Spec.Groups})
+	return yaml.Marshal(map[string]any{"groups": groups})
 }
 
 // scaleRule divides the rule's `for:` and its expression's range windows by factor, in place.
@@ -227,8 +238,6 @@ type AlertNotice struct {
 	// Status is "firing" or "resolved".
 	Status string
 	Labels map[string]string
-	// Received is when the receiver got the notification.
-	Received time.Time
 }
 
 // AlertReceiver is an Alertmanager webhook receiver on a loopback port: it keeps every alert of
@@ -256,7 +265,6 @@ func (r *AlertReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		} `json:"alerts"`
 	}
 	err := json.NewDecoder(io.LimitReader(req.Body, 1<<20)).Decode(&payload)
-	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
@@ -265,7 +273,7 @@ func (r *AlertReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	for _, a := range payload.Alerts {
-		r.notes = append(r.notes, AlertNotice{Status: a.Status, Labels: a.Labels, Received: now})
+		r.notes = append(r.notes, AlertNotice{Status: a.Status, Labels: a.Labels})
 	}
 }
 
