@@ -139,24 +139,25 @@ func StartAlertingPrometheus(binary, dir, logPath, token string, job ScrapeJob, 
 	return StartPrometheus(binary, configFile, filepath.Join(dir, "data"), logPath, log)
 }
 
+// yamlQuote quotes s as a JSON string, which is valid YAML.
+func yamlQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
 // alertingConfig is the part of the Prometheus configuration that says what alerting names, its
-// strings quoted as JSON (valid YAML); "" for the zero Alerting.
+// strings quoted (yamlQuote); "" for the zero Alerting.
 func alertingConfig(a Alerting) string {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	var c strings.Builder
 	if a.RuleFile != "" {
-		c.WriteString("rule_files: [" + q(a.RuleFile) + "]\n")
+		c.WriteString("rule_files: [" + yamlQuote(a.RuleFile) + "]\n")
 	}
 	if a.Alertmanager != "" {
-		c.WriteString("alerting:\n  alertmanagers:\n  - static_configs:\n    - targets: [" + q(a.Alertmanager) + "]\n")
+		c.WriteString("alerting:\n  alertmanagers:\n  - static_configs:\n    - targets: [" + yamlQuote(a.Alertmanager) + "]\n")
 	}
 	return c.String()
 }
 
-// scrapeConfig is the Prometheus configuration of one job, its strings quoted as JSON (valid
-// YAML).
+// scrapeConfig is the Prometheus configuration of one job, its strings quoted (yamlQuote).
 func scrapeConfig(job ScrapeJob, tokenFile string) string {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	q := yamlQuote
 	targets := make([]string, 0, len(job.Targets))
 	for _, t := range job.Targets {
 		targets = append(targets, q(t))
