@@ -128,6 +128,20 @@ func checkedByTest(pkg, name string) (bool, error) {
 	return calls && named, nil
 }
 
+// expectCheckedByTest reports whether package pkg reads the blocks name of the docs
+// (checkedByTest), and fails t at block b, marked <!-- checked-by: pkg name -->, when it does not.
+func expectCheckedByTest(t *testing.T, b block, pkg, name string) bool {
+	t.Helper()
+	found, err := checkedByTest(pkg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !found {
+		t.Errorf("%s: <!-- checked-by: %s %s -->: %s does not read the blocks %q with support.CheckedBlocks(..., %q, ...)", b.where(), pkg, name, pkg, name, pkg)
+	}
+	return found
+}
+
 // whyNotRun returns why no test runs the command of the page, from the entries (notRun, or
 // inlineNotRun too for an inline command), or "" when nothing says.
 func whyNotRun(file, cmd string, entries ...notRunEntry) string {
@@ -166,16 +180,8 @@ func pageCommands(t *testing.T) []shellCommand {
 			covered := ""
 			if name, ok := strings.CutPrefix(b.marker, "transcript:"); ok {
 				covered = "the transcript " + strings.TrimSpace(name)
-			} else if pkg, name, ok := support.ParseCheckedBy(b.marker); ok {
-				found, err := checkedByTest(pkg, name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !found {
-					t.Errorf("%s: <!-- checked-by: %s %s -->: %s does not read the blocks %q with support.CheckedBlocks(..., %q, ...)", b.where(), pkg, name, pkg, name, pkg)
-				} else {
-					covered = pkg + " " + name
-				}
+			} else if pkg, name, ok := support.ParseCheckedBy(b.marker); ok && expectCheckedByTest(t, b, pkg, name) {
+				covered = pkg + " " + name
 			}
 			for _, c := range cmds {
 				cmd := shellCommand{where: b.where(), text: c, coveredBy: covered}

@@ -140,13 +140,11 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 // dry-run.
 func checkYAMLBlock(t *testing.T, c client.Client, ns string, b block) []string {
 	t.Helper()
-	_, _, checked := support.ParseCheckedBy(b.marker)
+	pkg, name, checked := support.ParseCheckedBy(b.marker)
 	switch {
 	case b.marker == markerNotObject || checked:
-		if pkg, name, ok := support.ParseCheckedBy(b.marker); ok {
-			if found, err := checkedByTest(pkg, name); err != nil || !found {
-				t.Errorf("%s: <!-- checked-by: %s %s -->: %s does not read the blocks %q with support.CheckedBlocks (%v)", b.where(), pkg, name, pkg, name, err)
-			}
+		if checked {
+			expectCheckedByTest(t, b, pkg, name)
 		}
 		docs, err := splitYAML(b.text)
 		if err != nil {
