@@ -165,6 +165,14 @@ func (f failover) String() string {
 		f.fromTakeover.Round(time.Millisecond))
 }
 
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // measureFailover waits until both replicas are Ready, one leads and the group is idle, then
 // disrupts the leader disruptionLead before the group's next minute tick and measures until the
 // item pod of that tick is created (a pod watch, timed on receipt). The pod must be the new
@@ -206,10 +214,7 @@ func measureFailover(ctx context.Context, what string, disrupt func(leader *core
 		}
 	}
 	f.fromDisruption = f.seen.Sub(f.disrupted)
-	f.fromDue = f.seen.Sub(f.due)
-	if f.disrupted.After(f.due) {
-		f.fromDue = f.fromDisruption
-	}
+	f.fromDue = f.seen.Sub(later(f.disrupted, f.due))
 
 	lease = &coordinationv1.Lease{}
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: failoverNamespace, Name: v1alpha1.LeaderElectionID}, lease)).To(Succeed())
@@ -218,10 +223,7 @@ func measureFailover(ctx context.Context, what string, disrupt func(leader *core
 	Expect(f.newLeader).NotTo(Equal(f.oldLeader), "the Lease's holder after the %s", what)
 	Expect(lease.Spec.AcquireTime).NotTo(BeNil())
 	f.acquired = lease.Spec.AcquireTime.Time
-	f.fromTakeover = f.seen.Sub(f.acquired)
-	if f.due.After(f.acquired) {
-		f.fromTakeover = f.seen.Sub(f.due)
-	}
+	f.fromTakeover = f.seen.Sub(later(f.acquired, f.due))
 	Expect(f.seen).To(BeTemporally(">=", f.acquired), "the item pod was created by the new leader, after it took the Lease")
 
 	AddReportEntry("failover: "+what, fmt.Sprintf("item pod %s after the disruption, %s after its tick",
