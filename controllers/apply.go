@@ -59,14 +59,11 @@ func (r *OaatGroupReconciler) applyPhases() []applyPhase {
 	return []applyPhase{
 		{name: "check the start", run: r.checkStart},
 		{name: "final on-demand statuses", run: r.finalOnDemandStatuses},
-		{name: "take lock slots", run: r.takeLockSlots},
 		{name: "persist the status", run: r.persistStatus},
 		{name: "delete the adopted history", run: r.deleteAdoptedHistory},
 		alongside(applyPhase{name: "create the pod", run: r.createRunPod}, applyPhase{name: "untrack pods", run: r.untrackPods}),
 		{name: "open on-demand runs", run: r.openOnDemandRuns},
 		{name: "delete pods", run: r.deletePods},
-		{name: "write the lock breakers", run: r.writeLockBreakers},
-		{name: "give back slots", run: r.giveBackSlots},
 		{name: "add the history finalizer", run: r.addHistoryFinalizer},
 	}
 }
@@ -152,21 +149,6 @@ func (r *OaatGroupReconciler) finalOnDemandStatuses(ctx context.Context, a *appl
 	return requeueAfter(conflictRetry), nil
 }
 
-// takeLockSlots takes the slots of the run to start before its intent is written, so that a run
-// the status names always holds its locks, then lists the group's live run in the locks that lack
-// it.
-func (r *OaatGroupReconciler) takeLockSlots(ctx context.Context, a *applying) (*ctrl.Result, error) {
-	if len(a.plan.Locks.Acquire) > 0 {
-		if taken, err := r.acquireLocks(ctx, a.group, a.plan.Locks.Acquire, createdName(a.plan)); !taken {
-			return requeueAfter(conflictRetry), err
-		}
-	}
-	if asserted, err := r.assertHolders(ctx, a.plan.Locks.Assert); !asserted {
-		return requeueAfter(conflictRetry), err
-	}
-	return nil, nil
-}
-
 // persistStatus writes the plan's status if it changed, then observes the finished runs and
 // emits the events it reports.
 func (r *OaatGroupReconciler) persistStatus(ctx context.Context, a *applying) (*ctrl.Result, error) {
@@ -175,11 +157,6 @@ func (r *OaatGroupReconciler) persistStatus(ctx context.Context, a *applying) (*
 		written := group.Status
 		group.Status = plan.Status
 		if err := r.Status().Update(ctx, group); err != nil {
-			// The intent was not written, whatever refused it (a conflict, an invalid status, a
-			// timeout): the slots taken for it are given back (or, failing that, by the next pass).
-			if undoErr := r.giveBack(ctx, group, plan.Locks.Acquire, createdName(plan)); undoErr != nil {
-				log.FromContext(ctx).Error(undoErr, "Cannot give back the locks taken for the run; the next pass releases them")
-			}
 			switch {
 			case apierrors.IsConflict(err):
 				// Someone wrote the group since it was read: the watch event of that write brings
@@ -205,8 +182,10 @@ func (r *OaatGroupReconciler) persistStatus(ctx context.Context, a *applying) (*
 	if plan.RoundOverrun {
 		r.Runs.RoundOverrun(group.Namespace, group.Name)
 	}
-	for _, u := range plan.Locks.Acquire {
-		r.LockMetrics.ObserveWait(u.Lock.GetNamespace(), u.Lock.GetName(), plan.Locks.Waited)
+	if w := plan.LocksWaited; w != nil {
+		for _, lock := range w.Locks {
+			r.LockMetrics.ObserveWait(lock.GetNamespace(), lock.GetName(), w.Waited)
+		}
 	}
 	r.announce(ctx, group, plan.Events...)
 	return nil, nil
@@ -270,16 +249,6 @@ func (r *OaatGroupReconciler) deletePods(ctx context.Context, a *applying) (*ctr
 	return nil, nil
 }
 
-// giveBackSlots gives back the slots of ended runs, last: the run's outcome is recorded, and a
-// failure here must not keep the new run's pod from being created.
-func (r *OaatGroupReconciler) giveBackSlots(ctx context.Context, a *applying) (*ctrl.Result, error) {
-	released, err := r.releaseLocks(ctx, a.group, a.plan.Locks.Release, a.statusWritten)
-	if err != nil || released {
-		return nil, err
-	}
-	return requeueAfter(conflictRetry), nil
-}
-
 // settleOnDemandRuns writes the final status of on-demand runs, and reports whether the group's
 // status may be written: not when the OaatRun of the run it ends could not be written (it changed
 // since it was read), or the run's result would be lost; the OaatRun's change brings the group
@@ -319,17 +288,11 @@ func (r *OaatGroupReconciler) livePod(ctx context.Context, group *v1alpha1.OaatG
 // reportRejectedStatus reports a status that the API server refused as invalid (rejected): in the
 // status as last written (group's), Ready says so (once), with an event, and the group is looked
 // at again after a wait that grows with the time the refusal lasts (planner.Plan.StatusRejected).
-// The plan's releases are given back first, as the plan decided them (the slots of runs whose pods
-// have all ended), once the API server shows the group unchanged since it was read: a slot kept by
-// a group whose status cannot be written would keep every other group naming the lock from
-// starting.
+// A slot of its locks that the status as last written names goes once the run's pod has ended:
+// each lock's review drops the slot of a run whose pod has ended (locks.Decide), so that a group
+// whose status cannot be written does not keep every other group naming the lock from starting.
 func (r *OaatGroupReconciler) reportRejectedStatus(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan, rejected error) (ctrl.Result, error) {
 	log.FromContext(ctx).Error(rejected, "The API server refused the group's new status")
-	decided := group.DeepCopy()
-	decided.Status = plan.Status
-	if _, err := r.releaseLocks(ctx, decided, plan.Locks.Release, false); err != nil {
-		return ctrl.Result{}, err
-	}
 	report := plan.StatusRejected(group.Status, rejected)
 	group.Status = report.Status
 	if report.Event == nil {

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"slices"
 	"sync"
 	"time"
 
@@ -52,37 +51,6 @@ func (s *statusRefusals) forget(group types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.at, group)
-}
-
-// lockRaces remembers the groups that lost the race for a lock's slot (their conditional write of
-// the lock met a conflict), so that the lock's next change wakes them (groupsToWake): they do not
-// wait for it in status (no claim was written), and without the hint would try again only after
-// conflictRetry, losing again to a group that hands its slot from run to run. A hint only: the
-// retry after conflictRetry stays, and a process that starts afresh remembers none.
-type lockRaces struct {
-	mu   sync.Mutex
-	lost map[types.NamespacedName][]types.NamespacedName
-}
-
-// lostOn notes that group lost the race for a slot of the lock.
-func (l *lockRaces) lostOn(lock, group types.NamespacedName) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lost == nil {
-		l.lost = map[types.NamespacedName][]types.NamespacedName{}
-	}
-	if !slices.Contains(l.lost[lock], group) {
-		l.lost[lock] = append(l.lost[lock], group)
-	}
-}
-
-// take returns the groups that lost a race for the lock since the last take, and forgets them.
-func (l *lockRaces) take(lock types.NamespacedName) []types.NamespacedName {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	groups := l.lost[lock]
-	delete(l.lost, lock)
-	return groups
 }
 
 // untrackedHintTTL is how long untrackedPods remembers a removal of the finalizer: far longer than

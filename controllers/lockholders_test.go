@@ -256,7 +256,7 @@ func TestClusterLockNamespaceFailsClosed(t *testing.T) {
 // other and every group naming the lock. It writes its own claim instead, beside the other
 // installations' claims. One that watches all namespaces counts the waiters and claims nothing.
 func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
-	other := v1alpha1.InstallationClaim{Installation: "team-b", Waiting: 2, Since: metav1.NewTime(builders.T0.Add(-time.Minute)),
+	other := v1alpha1.InstallationWaiting{Installation: "team-b", Waiting: 2, Since: metav1.NewTime(builders.T0.Add(-time.Minute)),
 		RenewedAt: metav1.NewTime(builders.T0)}
 	for _, tc := range []struct {
 		name         string
@@ -271,7 +271,7 @@ func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lock := builders.ClusterLock("db", 1)
 			lock.Status.WaitingGroups = 3 // another installation's count
-			lock.Status.InstallationClaims = []v1alpha1.InstallationClaim{other}
+			lock.Status.InstallationsWaiting = []v1alpha1.InstallationWaiting{other}
 			g := builders.Group("a").Named("g").Obj()
 			g.Spec.ClusterLocks = []string{"db"}
 			g.Status.LockWait = &v1alpha1.LockWait{Since: metav1.NewTime(builders.T0), Locks: []string{v1alpha1.ClusterLockKey("db")}}
@@ -283,7 +283,7 @@ func TestClusterLockWaitingCountOfSomeNamespaces(t *testing.T) {
 			}
 			got := getClusterLock(t, c, "db").Status
 			var claims []string
-			for _, cl := range got.InstallationClaims {
+			for _, cl := range got.InstallationsWaiting {
 				claims = append(claims, fmt.Sprintf("%s %d waiting since %s", cl.Installation, cl.Waiting, cl.Since.UTC().Format(time.RFC3339)))
 			}
 			if got.WaitingGroups != tc.want || writes["db"] != 1 || !slices.Equal(claims, tc.wantClaims) {

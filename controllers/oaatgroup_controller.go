@@ -69,13 +69,6 @@ type OaatGroupReconciler struct {
 	// Namespace) may concern groups of other namespaces, another installation's, which it leaves
 	// alone.
 	Namespaces []string
-	// Installation names the installation when the manager watches only some namespaces
-	// (locks.InstallationOf), empty when it watches all: a group counts the claims of the other
-	// installations on a ClusterOaatLock, not its own installation's (its waiters it sees).
-	Installation string
-	// AdoptionWindow is how long a new ClusterOaatLock gives no slot to an installation of some
-	// namespaces (locks.Input.AdoptionWindow).
-	AdoptionWindow time.Duration
 	// HistoryRetention is how long the OaatGroupHistory of a deleted group is kept
 	// (history.DefaultRetention unless --history-retention says otherwise).
 	HistoryRetention time.Duration
@@ -87,8 +80,6 @@ type OaatGroupReconciler struct {
 	onDemandRuns onDemandRunWriter
 	// refusals paces the start attempts of groups whose status the API server refuses.
 	refusals statusRefusals
-	// races are the groups that lost the race for a lock's slot, woken by its next change.
-	races lockRaces
 	// untracked are the pods whose finalizer oaat.io/run-tracking was removed, until the cache
 	// shows it.
 	untracked untrackedPods
@@ -180,7 +171,7 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(reprioritize.source()).
 		// Every watch queues with a priority (prioritized, package duepriority), the group's own too:
 		// For's handler would queue the informer's initial list in list order.
-		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: self, floor: duepriority.Idle}).
+		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: r.selfAndYielders, floor: duepriority.Idle}).
 		Watches(&corev1.Pod{}, prioritized{r: r, toGroups: podToGroup, floor: duepriority.Idle}).
 		Watches(&v1alpha1.OaatType{}, prioritized{r: r, toGroups: r.groupsNaming(oaatTypeIndex), floor: duepriority.Unknown}).
 		Watches(&corev1.ConfigMap{}, prioritized{r: r, toGroups: r.groupsNaming(configMapIndex), floor: duepriority.Unknown}, builder.OnlyMetadata).

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
-	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // Field indexes of the locks: OaatGroups by the OaatLocks and ClusterOaatLocks they name, OaatLocks
@@ -29,36 +27,19 @@ const (
 	clusterLockHolderIndex = "status.holders.namespacedGroup"
 )
 
-// gatherLocks reads, from the cache, the OaatLocks and ClusterOaatLocks the group names or holds a
-// slot of, the other groups that wait for or run under one of the locks it names, and, when it names a
-// ClusterOaatLock, its namespace's labels. A group that names no lock and holds none costs two
-// indexed cache reads.
+// gatherLocks reads, from the cache, the OaatLocks and ClusterOaatLocks the group names, the other
+// groups naming one of them that wait for locks, and, when it names a ClusterOaatLock, its
+// namespace's labels. A group that names no lock costs no read.
 func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.OaatGroup) (locks.Input, error) {
-	in := locks.Input{Locks: map[string]v1alpha1.Lock{}, Installation: r.Installation, AdoptionWindow: r.AdoptionWindow}
-	held := &v1alpha1.OaatLockList{}
-	if err := r.List(ctx, held, client.InNamespace(group.Namespace), client.MatchingFields{lockHolderIndex: group.Name}); err != nil {
-		return in, fmt.Errorf("listing the OaatLocks the group holds: %w", err)
-	}
-	for i := range held.Items {
-		in.Locks[held.Items[i].LockKey()] = &held.Items[i]
-	}
-	heldCluster := &v1alpha1.ClusterOaatLockList{}
-	if err := r.List(ctx, heldCluster, client.MatchingFields{clusterLockHolderIndex: namespacedName(group.Namespace, group.Name)}); err != nil {
-		return in, fmt.Errorf("listing the ClusterOaatLocks the group holds: %w", err)
-	}
-	for i := range heldCluster.Items {
-		in.Locks[heldCluster.Items[i].LockKey()] = &heldCluster.Items[i]
-	}
+	in := locks.Input{Locks: map[string]v1alpha1.Lock{}}
 	seen := map[client.ObjectKey]bool{}
 	named := func(key string, lock v1alpha1.Lock, index, name string, opts ...client.ListOption) error {
-		if in.Locks[key] == nil {
-			err := r.Get(ctx, client.ObjectKey{Namespace: lock.GetNamespace(), Name: name}, lock)
-			switch {
-			case err == nil:
-				in.Locks[key] = lock
-			case !apierrors.IsNotFound(err):
-				return fmt.Errorf("reading %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
-			}
+		err := r.Get(ctx, client.ObjectKey{Namespace: lock.GetNamespace(), Name: name}, lock)
+		switch {
+		case err == nil:
+			in.Locks[key] = lock
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("reading %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
 		}
 		groups := &v1alpha1.OaatGroupList{}
 		if err := r.List(ctx, groups, append(opts, client.MatchingFields{index: name})...); err != nil {
@@ -71,11 +52,7 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 				continue
 			}
 			seen[id] = true
-			ended, err := r.deletingRunEnded(ctx, g)
-			if err != nil {
-				return err
-			}
-			in.AddPeer(g, ended)
+			in.AddWaiter(g)
 		}
 		return nil
 	}
@@ -110,22 +87,6 @@ func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.O
 	return in, nil
 }
 
-// deletingRunEnded reports whether a group being deleted has a current run whose pod the cache
-// shows ended or does not show (locks.Input.AddPeer): a deleting group starts no pod, so a pod the
-// cache lacks is gone, not yet to be seen. False for a group that is not being deleted: its own
-// passes record its runs.
-func (r *OaatGroupReconciler) deletingRunEnded(ctx context.Context, g *v1alpha1.OaatGroup) (bool, error) {
-	cr := g.Status.CurrentRun
-	if cr == nil || g.DeletionTimestamp.IsZero() {
-		return false, nil
-	}
-	ended, err := podEnded(ctx, r.Client, client.ObjectKey{Namespace: g.Namespace, Name: cr.PodName})
-	if err != nil {
-		return false, fmt.Errorf("the run of deleting group %s: %w", g.Name, err)
-	}
-	return ended, nil
-}
-
 // namespaceMetadata is the object the manager watches Namespaces as: their metadata only, for
 // the labels that the namespaceSelector of a ClusterOaatLock selects.
 func namespaceMetadata() *metav1.PartialObjectMetadata {
@@ -134,154 +95,6 @@ func namespaceMetadata() *metav1.PartialObjectMetadata {
 
 // namespacedName is the value of clusterLockHolderIndex for a group.
 func namespacedName(namespace, name string) string { return namespace + "/" + name }
-
-// acquireLocks writes the group's new run into the holders of each lock, in the plan's order
-// (by name), each write conditional on the lock being unchanged since it was read, so that two
-// groups never both take the last slot. It reports whether every lock was taken; when one was
-// not, those already taken are given back and nothing else of the plan is applied.
-func (r *OaatGroupReconciler) acquireLocks(ctx context.Context, group *v1alpha1.OaatGroup, updates []locks.Update, pod string) (bool, error) {
-	for i, u := range updates {
-		lock := u.Lock.DeepCopyObject().(v1alpha1.Lock)
-		lock.SetLockHolders(u.Holders)
-		err := r.Status().Update(ctx, lock)
-		if err == nil {
-			continue
-		}
-		if undoErr := r.giveBack(ctx, group, updates[:i], pod); undoErr != nil {
-			log.FromContext(ctx).Error(undoErr, "Cannot give back the locks taken so far; the next pass releases them")
-		}
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			log.FromContext(ctx).V(1).Info("A lock changed since it was read; trying again", "lock", lock.LockKey())
-			r.races.lostOn(client.ObjectKeyFromObject(lock), client.ObjectKeyFromObject(group))
-			return false, nil
-		}
-		return false, fmt.Errorf("taking a slot of %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
-	}
-	return true, nil
-}
-
-// assertHolders writes the holders of the locks that lack the group's live run, each write
-// conditional on the lock being unchanged since it was read. It reports whether all were written:
-// a lock that changed meanwhile is left to the pass its change triggers.
-func (r *OaatGroupReconciler) assertHolders(ctx context.Context, updates []locks.Update) (bool, error) {
-	for _, u := range updates {
-		lock := u.Lock.DeepCopyObject().(v1alpha1.Lock)
-		err := writeHolders(ctx, r.Client, lock, u.Holders)
-		switch {
-		case err == nil:
-			log.FromContext(ctx).Info("The lock lacked the group's live run: listed it", "lock", lock.LockKey())
-		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-			return false, nil
-		default:
-			return false, fmt.Errorf("listing the live run in %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
-		}
-	}
-	return true, nil
-}
-
-// writeLockBreakers writes the new states of the breakers the group's locks carry
-// (planner.LockBreakerUpdate), after the group's status that they follow, before its slots are
-// given back: a group naming the lock sees the probe's outcome before the slot it frees. A lock
-// is read again from the API server, as the pass may have taken a slot of it; its breaker is
-// written only if unchanged since the decision read it, else the pass ends and the next decides
-// again. Each event follows its write.
-func (r *OaatGroupReconciler) writeLockBreakers(ctx context.Context, a *applying) (*ctrl.Result, error) {
-	for _, u := range a.plan.LockBreakers {
-		key := client.ObjectKeyFromObject(u.Lock)
-		var changed bool
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			lock := u.Lock.DeepCopyObject().(v1alpha1.Lock)
-			if err := r.APIReader.Get(ctx, key, lock); err != nil {
-				return err
-			}
-			if changed = !equality.Semantic.DeepEqual(lock.LockBreaker(), u.Lock.LockBreaker()); changed {
-				return nil
-			}
-			lock.SetLockBreaker(u.Breaker)
-			return r.Status().Update(ctx, lock)
-		})
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("writing the circuit breaker of %s: %w", v1alpha1.DescribeLocks([]string{u.Lock.LockKey()}), err)
-		case changed:
-			return requeueAfter(conflictRetry), nil
-		}
-		if e := u.Event; e != nil {
-			r.Recorder.Eventf(u.Lock, nil, e.Type, string(e.Reason), "Reconcile", "%s", message.Event(e.Message))
-			log.FromContext(ctx).Info(e.Message, "reason", e.Reason, "lock", u.Lock.LockKey())
-		}
-	}
-	return nil, nil
-}
-
-// giveBack removes the group's holder for pod from each lock, read again from the API server.
-func (r *OaatGroupReconciler) giveBack(ctx context.Context, group *v1alpha1.OaatGroup, updates []locks.Update, pod string) error {
-	for _, u := range updates {
-		if err := r.dropHolder(ctx, u.Lock, func(h v1alpha1.LockHolder) bool {
-			return locks.HolderOf(h, u.Lock, group) && h.Pod == pod
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// releaseLocks gives back the group's slots that the plan releases. The decision was made from
-// the cache: unless the group's status was just written (then the decision saw the group as it
-// is), the group is read from the API server first and nothing is released when it has changed
-// since, as a lagging cache could show an older status that does not name the running pod yet.
-func (r *OaatGroupReconciler) releaseLocks(ctx context.Context, group *v1alpha1.OaatGroup, updates []locks.Update, statusWritten bool) (bool, error) {
-	if len(updates) == 0 {
-		return true, nil
-	}
-	if !statusWritten {
-		fresh := &v1alpha1.OaatGroup{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(group), fresh); err != nil {
-			return false, fmt.Errorf("reading the group again before releasing its locks: %w", err)
-		}
-		if fresh.ResourceVersion != group.ResourceVersion {
-			return false, nil
-		}
-	}
-	for _, u := range updates {
-		if err := r.dropHolder(ctx, u.Lock, func(h v1alpha1.LockHolder) bool {
-			return locks.HolderOf(h, u.Lock, group) && locks.StaleHolder(h, group)
-		}); err != nil {
-			return false, err
-		}
-		log.FromContext(ctx).V(1).Info("Released a lock", "lock", u.Lock.LockKey())
-	}
-	return true, nil
-}
-
-// dropHolder removes the holders that match from the lock (of either kind), reading it again
-// from the API server on a conflict; a lock that is gone has no holder to remove.
-func (r *OaatGroupReconciler) dropHolder(ctx context.Context, as v1alpha1.Lock, match func(v1alpha1.LockHolder) bool) error {
-	key := client.ObjectKeyFromObject(as)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		lock := as.DeepCopyObject().(v1alpha1.Lock)
-		if err := r.APIReader.Get(ctx, key, lock); err != nil {
-			return err
-		}
-		return writeHolders(ctx, r.Client, lock, slices.DeleteFunc(slices.Clone(lock.LockHolders()), match))
-	})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("releasing a slot of %s: %w", v1alpha1.DescribeLocks([]string{as.LockKey()}), err)
-	}
-	return nil
-}
-
-// writeHolders writes the lock's new holders, if they differ, conditional on the lock being
-// unchanged since it was read.
-func writeHolders(ctx context.Context, c client.Client, lock v1alpha1.Lock, holders []v1alpha1.LockHolder) error {
-	if equality.Semantic.DeepEqual(lock.LockHolders(), holders) || len(lock.LockHolders()) == 0 && len(holders) == 0 {
-		return nil
-	}
-	lock.SetLockHolders(holders)
-	return c.Status().Update(ctx, lock)
-}
 
 // setupLockIndexes registers the field indexes of the locks: OaatGroups by the locks they name,
 // locks by the groups holding a slot.
@@ -328,23 +141,89 @@ func holderGroups(obj client.Object) []string {
 }
 
 // lockHandler queues the groups a lock's event concerns. Its creation and deletion concern every
-// group naming it (each becomes Ready, or not Ready with LockNotFound); a change of it (holders,
-// waiting count, capacity) only the groups that can act on it (groupsToWake): with a thousand
-// groups waiting on one lock, a slot's hand-off costs a few reconciles, not a thousand. A change
-// of the circuit breaker the lock carries concerns every group naming it, which follows it.
+// group naming it (each becomes Ready, or not Ready with LockNotFound); a change of its holders
+// only the groups whose holder it added or removed (a grant to start with, a yield seen through):
+// with a thousand groups waiting on one lock, a slot's hand-off costs a few reconciles, not a
+// thousand. A change of the circuit breaker the lock carries concerns every group naming it, which
+// follows it.
 type lockHandler struct {
 	prioritized
 }
 
 // Update implements handler.EventHandler.
 func (h lockHandler) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	before, ok := e.ObjectOld.(v1alpha1.Lock)
+	if !ok {
+		return
+	}
 	onChange := h.prioritized
-	onChange.toGroups = h.r.groupsToWake
-	if before, ok := e.ObjectOld.(v1alpha1.Lock); ok && locks.BreakerChanged(before, e.ObjectNew.(v1alpha1.Lock)) {
+	onChange.toGroups = func(_ context.Context, obj client.Object) []reconcile.Request {
+		return changedHolders(before, obj.(v1alpha1.Lock))
+	}
+	if locks.BreakerChanged(before, e.ObjectNew.(v1alpha1.Lock)) {
 		// Every group naming the lock follows the breaker it carries.
 		onChange.toGroups = h.r.groupsOfLock
 	}
 	onChange.enqueue(ctx, e.ObjectNew, seen{}, q)
+}
+
+// changedHolders are the groups of the holders that one of two versions of a lock lists and the
+// other does not.
+func changedHolders(before, after v1alpha1.Lock) []reconcile.Request {
+	var requests []reconcile.Request
+	for _, pair := range [][2]v1alpha1.Lock{{before, after}, {after, before}} {
+		for _, h := range pair[0].LockHolders() {
+			if !slices.Contains(pair[1].LockHolders(), h) {
+				requests = addRequest(requests, client.ObjectKey{Namespace: v1alpha1.HolderNamespace(h, pair[0]), Name: h.Group})
+			}
+		}
+	}
+	return requests
+}
+
+// selfAndYielders maps a group to itself and to the groups that may have to yield a grant to it
+// (yieldersFor).
+func (r *OaatGroupReconciler) selfAndYielders(ctx context.Context, obj client.Object) []reconcile.Request {
+	return append(self(ctx, obj), r.yieldersFor(ctx, obj)...)
+}
+
+// yieldersFor maps a group that waits for locks to the groups that may have to yield to it: those
+// that hold the grant of a lock it waits for while they wait for another (locks.Request). Their
+// lock does not change when this group begins to wait, so no lock event wakes them.
+func (r *OaatGroupReconciler) yieldersFor(ctx context.Context, obj client.Object) []reconcile.Request {
+	g := obj.(*v1alpha1.OaatGroup)
+	if !locks.Waits(g) {
+		return nil
+	}
+	var requests []reconcile.Request
+	for _, key := range g.Status.LockWait.Locks {
+		lock, err := r.lockOf(ctx, g.Namespace, key)
+		if err != nil || lock == nil {
+			continue
+		}
+		for _, h := range lock.LockHolders() {
+			holder := &v1alpha1.OaatGroup{}
+			id := client.ObjectKey{Namespace: v1alpha1.HolderNamespace(h, lock), Name: h.Group}
+			if r.Get(ctx, id, holder) == nil && id != client.ObjectKeyFromObject(g) && locks.Waits(holder) {
+				requests = addRequest(requests, id)
+			}
+		}
+	}
+	return requests
+}
+
+// lockOf reads a lock of either kind by its key among the locks of a group of the namespace, from
+// the cache; nil when there is none.
+func (r *OaatGroupReconciler) lockOf(ctx context.Context, namespace, key string) (v1alpha1.Lock, error) {
+	var lock v1alpha1.Lock = &v1alpha1.OaatLock{}
+	id := client.ObjectKey{Namespace: namespace, Name: key}
+	if name, ok := strings.CutPrefix(key, v1alpha1.KindClusterOaatLock+"/"); ok {
+		lock, id = &v1alpha1.ClusterOaatLock{}, client.ObjectKey{Name: name}
+	}
+	if err := r.Get(ctx, id, lock); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return lock, nil
 }
 
 // namingGroups are the groups that name a lock of either kind (listNaming). A list that fails is
@@ -379,20 +258,6 @@ func (r *OaatGroupReconciler) groupsOfLock(ctx context.Context, obj client.Objec
 	requests := holderRequests(lock)
 	for i := range groups {
 		requests = addRequest(requests, client.ObjectKeyFromObject(&groups[i]))
-	}
-	return requests
-}
-
-// groupsToWake maps a changed lock to the groups that can act on the change (locks.ToWake), and
-// to those that lost the race for a slot of it since its last change (lockRaces).
-func (r *OaatGroupReconciler) groupsToWake(ctx context.Context, obj client.Object) []reconcile.Request {
-	lock := obj.(v1alpha1.Lock)
-	var requests []reconcile.Request
-	for _, key := range locks.ToWake(lock, r.namingGroups(ctx, lock)) {
-		requests = addRequest(requests, key)
-	}
-	for _, key := range r.races.take(client.ObjectKeyFromObject(lock)) {
-		requests = addRequest(requests, key)
 	}
 	return requests
 }

@@ -7,10 +7,14 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +25,8 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
+	"github.com/oaat-io/oaat-operator/internal/message"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // orphanPodRetry is how soon a lock is looked at again while the pod of a deleted group's slot
@@ -35,28 +41,36 @@ const orphanPodRetry = 5 * time.Second
 // any more): only the churn between nonzero counts waits.
 const waitingRefresh = 10 * time.Second
 
-// OaatLockReconciler keeps the status of OaatLocks, or of ClusterOaatLocks: it gives back the
-// slots of groups that no longer exist or are being deleted, once their pod has ended, and counts
-// the groups waiting for the lock. Slots of
-// existing groups are the groups' own business: each group's reconcile, one at a time per group,
-// takes and gives back its slots, so that a slot taken just before the group records its run is
-// never mistaken for a stale one.
+// OaatLockReconciler is the one writer of the status of OaatLocks, or of ClusterOaatLocks: from
+// the groups naming a lock (their requests, status.lockWait, and their current runs) it decides the
+// lock's holders, its waiting count and the breaker it carries (locks.Decide), and writes them. A
+// group only asks, and starts its run once every lock it names lists the request's pod.
 type OaatLockReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	client.Client
 	// APIReader reads from the API server directly, to confirm that a group is gone.
 	APIReader client.Reader
+	// Recorder emits the events of the review: the breaker's opening and closing, a run listed
+	// over the lock's capacity.
+	Recorder events.EventRecorder
 	// Cluster makes the reconciler keep ClusterOaatLocks rather than OaatLocks.
 	Cluster bool
+	// Namespaces are the namespaces the manager watches, none for all. A holder of a
+	// ClusterOaatLock of a group in another namespace is another installation's to decide: it
+	// stays as it is.
+	Namespaces []string
 	// Installation names the installation when the manager watches only some namespaces
-	// (WATCH_NAMESPACE; locks.InstallationOf), empty when it watches all. Such an installation
-	// cannot count the waiters of a ClusterOaatLock in the other namespaces: it leaves its
-	// waitingGroups to an installation that watches them all (two installations of some
-	// namespaces would otherwise write their own counts over each other's, each write waking the
-	// other and every group naming the lock, without end) and writes its own entry of
-	// status.installationClaims instead, which the other installations count.
+	// (locks.InstallationOf(Namespaces)), empty when it watches all. Such an installation cannot
+	// count the waiters of a ClusterOaatLock in the other namespaces: it leaves its waitingGroups
+	// to an installation that watches them all (two installations of some namespaces would
+	// otherwise write their own counts over each other's, each write waking the other and every
+	// group naming the lock, without end) and writes its own entry of status.installationClaims
+	// instead, which the other installations count.
 	Installation string
-	// Clock reads the time for waitingRefresh.
+	// AdoptionWindow is how long a ClusterOaatLock grants no slot after its creation to the groups
+	// of an installation of some namespaces (locks.AdoptedAt).
+	AdoptionWindow time.Duration
+	// Clock reads the time of the reviews.
 	Clock clock.PassiveClock
 
 	// written is when this process last wrote each lock's status: a rate limit of the waiting
@@ -79,7 +93,7 @@ func (r *OaatLockReconciler) newLock() v1alpha1.Lock {
 	return &v1alpha1.OaatLock{}
 }
 
-// Reconcile brings one lock's status up to date.
+// Reconcile reviews one lock and writes its new status.
 func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	lock := r.newLock()
 	if err := r.Get(ctx, req.NamespacedName, lock); err != nil {
@@ -89,53 +103,42 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("lock", lock.LockKey(), "namespace", lock.GetNamespace()))
-	holders, pending, err := r.liveHolders(ctx, lock)
+	in, err := r.reviewInput(ctx, lock)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	naming, err := listNaming(ctx, r.Client, lock)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing the groups naming the lock: %w", err)
-	}
+	review := locks.Decide(in)
 	var result ctrl.Result
-	if pending {
+	if review.Pending {
 		result.RequeueAfter = orphanPodRetry
 	}
-	before := lock.DeepCopyObject().(v1alpha1.Lock)
-	lock.SetLockHolders(holders)
-	if !lock.CarriesBreaker() {
-		lock.SetLockBreaker(nil)
+	if !review.RetryAt.IsZero() {
+		result.RequeueAfter = shorter(result.RequeueAfter, max(review.RetryAt.Sub(in.Now), time.Second))
 	}
+	before := lock.DeepCopyObject().(v1alpha1.Lock)
+	lock.SetLockHolders(review.Holders)
+	lock.SetLockBreaker(review.Breaker)
 	var countOnly bool
 	if cl, ok := lock.(*v1alpha1.ClusterOaatLock); ok && r.Installation != "" {
-		now := r.Clock.Now()
-		mine := locks.ClaimOf(r.Installation, naming, now)
-		claims, due, limited := locks.ClaimDue(cl, r.Installation, mine, now)
+		entries, due, limited := locks.WaitingDue(cl, r.Installation, review.Waiting, in.Now)
 		if due || limited {
-			cl.Status.InstallationClaims = claims
+			cl.Status.InstallationsWaiting = entries
 		}
 		countOnly = limited
-		if mine != nil {
-			result.RequeueAfter = shorter(result.RequeueAfter, locks.ClaimRenewal/2)
+		if review.Waiting != nil {
+			result.RequeueAfter = shorter(result.RequeueAfter, locks.WaitingRenewal/2)
 		}
 	} else {
-		waiting := locks.WaitingCount(naming)
-		countOnly = before.LockWaitingGroups() > 0 && waiting > 0
-		lock.SetLockWaitingGroups(waiting)
+		countOnly = before.LockWaitingGroups() > 0 && review.WaitingGroups > 0
+		lock.SetLockWaitingGroups(review.WaitingGroups)
 	}
 	if equality.Semantic.DeepEqual(before, lock) {
 		return result, nil
 	}
-	if countOnly && sameHolders(before.LockHolders(), holders) {
+	if countOnly && sameHolders(before.LockHolders(), review.Holders) && !locks.BreakerChanged(before, lock) {
 		if wait := r.waitingWriteIn(req.NamespacedName); wait > 0 {
 			result.RequeueAfter = shorter(result.RequeueAfter, wait)
 			return result, nil
-		}
-	}
-	for _, h := range before.LockHolders() {
-		if !slices.Contains(holders, h) {
-			log.FromContext(ctx).Info("Released the ended slot of a group that is gone or being deleted",
-				"oaatGroup", klog.KRef(v1alpha1.HolderNamespace(h, lock), h.Group), "pod", h.Pod)
 		}
 	}
 	if err := r.Status().Update(ctx, lock); err != nil {
@@ -145,7 +148,33 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, fmt.Errorf("writing the status of %s: %w", v1alpha1.DescribeLocks([]string{lock.LockKey()}), err)
 	}
 	r.noteWritten(req.NamespacedName)
+	r.report(ctx, lock, review)
 	return result, nil
+}
+
+// report logs the holders the review changed and emits its events, once the status is written.
+func (r *OaatLockReconciler) report(ctx context.Context, lock v1alpha1.Lock, review locks.Review) {
+	logger := log.FromContext(ctx)
+	for _, change := range []struct {
+		holders []v1alpha1.LockHolder
+		what    string
+	}{
+		{review.Granted, "Granted a slot to a group's request"},
+		{review.Asserted, "Listed a live run the lock lacked"},
+		{review.Dropped, "Released the slot of a run that ended, a request withdrawn, or a group gone"},
+	} {
+		for _, h := range change.holders {
+			logger.Info(change.what, "oaatGroup", klog.KRef(v1alpha1.HolderNamespace(h, lock), h.Group), "pod", h.Pod)
+		}
+	}
+	for _, e := range review.Events {
+		var about runtime.Object = lock
+		if e.Group.Name != "" {
+			about = &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Namespace: e.Group.Namespace, Name: e.Group.Name, UID: types.UID(e.GroupUID)}}
+		}
+		r.Recorder.Eventf(about, nil, e.Type, string(e.Reason), "Reconcile", "%s", message.Event(e.Message))
+		logger.Info(e.Message, "reason", e.Reason)
+	}
 }
 
 // shorter is the shorter of a requeue delay (0 for none) and another.
@@ -190,54 +219,122 @@ func (r *OaatLockReconciler) noteWritten(key client.ObjectKey) {
 	r.written[key] = r.Clock.Now()
 }
 
-// liveHolders returns the holders that stay: those of groups that exist and are not being
-// deleted (with the holder's UID, as the API server says), and those of deleted or deleting groups
-// whose pod is still live; pending says that such a pod exists. A group being deleted records no
-// run (its pass only releases its pods and keeps its history), and another tool's finalizer may
-// keep it for long: its slot is given back once its pod has ended, as if it were gone.
-func (r *OaatLockReconciler) liveHolders(ctx context.Context, lock v1alpha1.Lock) (holders []v1alpha1.LockHolder, pending bool, err error) {
-	for _, h := range lock.LockHolders() {
-		namespace := v1alpha1.HolderNamespace(h, lock)
-		leaving, err := r.groupLeaving(ctx, namespace, h)
-		if err != nil {
-			return nil, false, err
-		}
-		if !leaving {
-			holders = append(holders, h)
-			continue
-		}
-		ended, err := podEnded(ctx, r.APIReader, client.ObjectKey{Namespace: namespace, Name: h.Pod})
-		if err != nil {
-			return nil, false, fmt.Errorf("the slot of a group gone or being deleted: %w", err)
-		}
-		if !ended {
-			holders = append(holders, h)
-			pending = true
-		}
+// reviewInput reads what the review of the lock needs: the groups naming it, from the cache, and
+// for each holder whose group does not name it, that group as the cache or else the API server
+// shows it (gone when neither has a group of its UID), and whether the holder's pod is live when
+// its group is gone or being deleted and the pod is not its live current run.
+func (r *OaatLockReconciler) reviewInput(ctx context.Context, lock v1alpha1.Lock) (locks.ReviewInput, error) {
+	in := locks.ReviewInput{Lock: lock, Now: r.Clock.Now(), Installation: r.Installation, AdoptionWindow: r.AdoptionWindow}
+	naming, err := listNaming(ctx, r.Client, lock)
+	if err != nil {
+		return in, fmt.Errorf("listing the groups naming the lock: %w", err)
 	}
-	return holders, pending, nil
+	for i := range naming {
+		m, err := r.member(ctx, &naming[i], true)
+		if err != nil {
+			return in, err
+		}
+		in.Members = append(in.Members, m)
+	}
+	for _, h := range lock.LockHolders() {
+		facts, err := r.holderFacts(ctx, &in, h)
+		if err != nil {
+			return in, err
+		}
+		in.Holders = append(in.Holders, facts)
+	}
+	return in, nil
 }
 
-// groupLeaving reports whether the holder's group no longer exists or is being deleted: the cache
-// shows no group of that name and UID, or shows it being deleted, and the API server agrees. A
-// holder of a ClusterOaatLock in a namespace this operator may not read (another installation's,
-// in OwnNamespace mode) is that one's to release: it is never taken for leaving.
-func (r *OaatLockReconciler) groupLeaving(ctx context.Context, namespace string, h v1alpha1.LockHolder) (bool, error) {
+// member is the group as the review reads it: its request and current run, and whether that run's
+// pod has ended (as the cache shows it; a pod the cache lacks has ended only for a group being
+// deleted, which creates none).
+func (r *OaatLockReconciler) member(ctx context.Context, g *v1alpha1.OaatGroup, names bool) (locks.Member, error) {
+	m := locks.Member{Namespace: g.Namespace, Name: g.Name, UID: string(g.UID), Names: names, Deleting: !g.DeletionTimestamp.IsZero(),
+		Request: g.Status.LockWait, Run: g.Status.CurrentRun, Breaker: g.Status.CircuitBreaker}
+	if m.Run == nil {
+		return m, nil
+	}
+	pod := &corev1.Pod{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: m.Run.PodName}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		m.RunEnded = m.Deleting
+	case err != nil:
+		return m, fmt.Errorf("reading the pod of the current run of group %s: %w", g.Name, err)
+	default:
+		m.RunEnded = podbuild.Terminal(pod)
+	}
+	return m, nil
+}
+
+// holderFacts reads what the review needs of a holder beyond the members: its group when it does
+// not name the lock (added to the members), and whether its pod is live when no live group of its
+// UID names the pod as its current run. A holder of a namespace the manager does not watch is
+// foreign.
+func (r *OaatLockReconciler) holderFacts(ctx context.Context, in *locks.ReviewInput, h v1alpha1.LockHolder) (locks.HolderFacts, error) {
+	namespace := v1alpha1.HolderNamespace(h, in.Lock)
+	if len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, namespace) {
+		return locks.HolderFacts{Foreign: true}, nil
+	}
+	m := findMember(in.Members, namespace, h.Group, h.GroupUID)
+	if m == nil {
+		group, err := r.holderGroup(ctx, namespace, h)
+		switch {
+		case apierrors.IsForbidden(err):
+			return locks.HolderFacts{Foreign: true}, nil
+		case err != nil:
+			return locks.HolderFacts{}, err
+		case group != nil:
+			found, err := r.member(ctx, group, false)
+			if err != nil {
+				return locks.HolderFacts{}, err
+			}
+			in.Members = append(in.Members, found)
+			m = &in.Members[len(in.Members)-1]
+		}
+	}
+	if m != nil && !m.Deleting {
+		return locks.HolderFacts{}, nil
+	}
+	ended, err := podEnded(ctx, r.APIReader, client.ObjectKey{Namespace: namespace, Name: h.Pod})
+	if err != nil {
+		return locks.HolderFacts{}, fmt.Errorf("the slot of a group gone or being deleted: %w", err)
+	}
+	return locks.HolderFacts{PodLive: !ended}, nil
+}
+
+// findMember is the member of that namespace, name and UID; nil when there is none.
+func findMember(members []locks.Member, namespace, name, uid string) *locks.Member {
+	for i := range members {
+		if m := &members[i]; m.Namespace == namespace && m.Name == name && m.UID == uid {
+			return m
+		}
+	}
+	return nil
+}
+
+// holderGroup is the holder's group, of its UID, as the cache shows it, or else as the API server
+// does; nil when there is none (the group is gone, or is another of the same name).
+func (r *OaatLockReconciler) holderGroup(ctx context.Context, namespace string, h v1alpha1.LockHolder) (*v1alpha1.OaatGroup, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: h.Group}
 	group := &v1alpha1.OaatGroup{}
-	if err := r.Get(ctx, key, group); err == nil && string(group.UID) == h.GroupUID && group.DeletionTimestamp.IsZero() {
-		return false, nil
+	if err := r.Get(ctx, key, group); err == nil && string(group.UID) == h.GroupUID {
+		return group, nil
 	}
 	err := r.APIReader.Get(ctx, key, group)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, nil
+		return nil, nil
 	case apierrors.IsForbidden(err):
-		return false, nil
+		return nil, err
 	case err != nil:
-		return false, fmt.Errorf("reading OaatGroup %s, which holds a slot: %w", h.Group, err)
+		return nil, fmt.Errorf("reading OaatGroup %s, which holds a slot: %w", h.Group, err)
 	}
-	return string(group.UID) != h.GroupUID || !group.DeletionTimestamp.IsZero(), nil
+	if string(group.UID) != h.GroupUID {
+		return nil, nil
+	}
+	return group, nil
 }
 
 // SetupWithManager registers the reconciler: it runs on changes of a lock, and of a group, for

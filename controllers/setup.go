@@ -164,8 +164,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := (&OaatGroupReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-		Leader: guard, LockMetrics: opts.LockMetrics, Namespaces: opts.Namespaces, Installation: locks.InstallationOf(opts.Namespaces),
-		AdoptionWindow:     cmp.Or(opts.AdoptionWindow, locks.DefaultAdoptionWindow),
+		Leader: guard, LockMetrics: opts.LockMetrics, Namespaces: opts.Namespaces,
 		HistoryRetention:   cmp.Or(opts.HistoryRetention, history.DefaultRetention),
 		HistoryRefusalWait: cmp.Or(opts.HistoryRefusalWait, history.DefaultRefusalWait),
 	}).SetupWithManager(mgr); err != nil {
@@ -176,12 +175,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatRun controller: %w", err)
 	}
-	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the OaatLock controller: %w", err)
-	}
-	if err := (&OaatLockReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cluster: true, Clock: opts.Clock,
-		Installation: locks.InstallationOf(opts.Namespaces)}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the ClusterOaatLock controller: %w", err)
+	for _, cluster := range []bool{false, true} {
+		if err := (&OaatLockReconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Cluster: cluster, Clock: opts.Clock,
+			Namespaces: opts.Namespaces, Installation: locks.InstallationOf(opts.Namespaces),
+			AdoptionWindow: cmp.Or(opts.AdoptionWindow, locks.DefaultAdoptionWindow),
+		}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the lock controller (cluster-scoped: %t): %w", cluster, err)
+		}
 	}
 	if err := (&OaatGroupHistoryReconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroupHistory controller: %w", err)

@@ -50,8 +50,10 @@ type ClusterOaatLockSpec struct {
 // ClusterOaatLockStatus is who holds the lock and how many wait for it.
 // +kubebuilder:validation:XValidation:rule="!has(self.holders) || self.holders.all(h, has(h.__namespace__))",message="holders: every holder of a ClusterOaatLock names its group's namespace"
 type ClusterOaatLockStatus struct {
-	// holders are the runs that hold a slot of the lock, at most spec.capacity of them, each
-	// with its group's namespace; a group holds at most one slot.
+	// holders are the runs that hold a slot of the lock, and the requests it granted whose pod
+	// is about to start (status.lockWait of their group), at most spec.capacity of them, each
+	// with its group's namespace; a group holds at most one slot. The lock's reconciler alone
+	// writes them.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holders",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
@@ -72,28 +74,30 @@ type ClusterOaatLockStatus struct {
 	WaitingGroups int32 `json:"waitingGroups,omitempty"`
 
 	// circuitBreaker is the state of the circuit breaker the lock carries for the groups naming
-	// it (spec.circuitBreaker: Shared), written by the groups' reconciles: present once a group's
-	// breaker has opened it, removed when the lock no longer carries a breaker.
+	// it (spec.circuitBreaker: Shared), written by the lock's reconciler from the breakers of those
+	// groups: present once a group's breaker has opened it, removed when the lock no longer
+	// carries a breaker.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	CircuitBreaker *LockCircuitBreakerStatus `json:"circuitBreaker,omitempty"`
 
-	// installationClaims are the claims of the installations of the operator that watch only some
-	// namespaces and have groups waiting for the lock, one per installation. Such installations
-	// cannot read each other's groups: through these claims a freed slot goes to the group that
-	// has waited longest, whichever installation runs it. Each installation writes only its own.
+	// installationClaims (a name kept from 0.2.0) are the waiting of the installations of the
+	// operator that watch only some namespaces and have groups waiting for the lock, one entry per
+	// installation. Such installations cannot read each other's groups: through these entries a
+	// freed slot goes to the group that has waited longest, whichever installation runs it. Each
+	// installation's lock reconciler writes only its own entry, and the holders of its own groups.
 	// +listType=map
 	// +listMapKey=installation
 	// +kubebuilder:validation:MaxItems=64
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Installation claims",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Installations waiting",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
-	InstallationClaims []InstallationClaim `json:"installationClaims,omitempty"`
+	InstallationsWaiting []InstallationWaiting `json:"installationClaims,omitempty"`
 }
 
-// InstallationClaim is what an installation of the operator that watches only some namespaces
-// claims of a ClusterOaatLock: its groups that wait for it, and since when the longest has
+// InstallationWaiting is what an installation of the operator that watches only some namespaces
+// says of its groups waiting for a ClusterOaatLock: how many wait, and since when the longest has
 // waited.
-type InstallationClaim struct {
+type InstallationWaiting struct {
 	// installation names the installation: the first, in alphabetical order, of the namespaces
 	// it watches (installations sharing a lock watch different namespaces).
 	// +kubebuilder:validation:MinLength=1
@@ -108,14 +112,14 @@ type InstallationClaim struct {
 	// +required
 	Waiting int32 `json:"waiting"`
 
-	// since is when the longest-waiting of those groups began to wait: the claim's place among
+	// since is when the longest-waiting of those groups began to wait: the entry's place among
 	// the waiters of every installation.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting since",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Since metav1.Time `json:"since"`
 
-	// renewedAt is when the installation last wrote the claim. It is renewed every minute while
-	// its groups wait; a claim not renewed for two minutes (its installation was removed or is
+	// renewedAt is when the installation last wrote the entry. It is renewed every minute while
+	// its groups wait; an entry not renewed for two minutes (its installation was removed or is
 	// stopped) counts no more and is removed by the next installation that writes its own.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Renewed at",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required

@@ -28,8 +28,9 @@ type OaatLockSpec struct {
 	CircuitBreaker LockBreakerMode `json:"circuitBreaker,omitempty"`
 }
 
-// LockHolder is a run that holds a slot of a lock. It is written before the run's pod is created
-// and removed once the group has recorded the run's outcome.
+// LockHolder is a run that holds a slot of a lock. The lock's reconciler writes it when it grants
+// the group's request (status.lockWait), before the run's pod is created, and removes it once the
+// group's status names the pod neither as its request nor as its current run.
 type LockHolder struct {
 	// group is the name of the OaatGroup whose run holds the slot; a group holds at most one
 	// slot of a lock, since it runs one item at a time.
@@ -63,7 +64,7 @@ type LockHolder struct {
 	Item string `json:"item"`
 
 	// pod is the name of the run's pod; the slot is the run's only while the group's
-	// status.currentRun names this pod.
+	// status.lockWait or status.currentRun names this pod.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder pod",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
@@ -78,7 +79,9 @@ type LockHolder struct {
 
 // OaatLockStatus is who holds the lock and how many wait for it.
 type OaatLockStatus struct {
-	// holders are the runs that hold a slot of the lock, at most spec.capacity of them.
+	// holders are the runs that hold a slot of the lock, and the requests it granted whose pod
+	// is about to start (status.lockWait of their group), at most spec.capacity of them. The
+	// lock's reconciler alone writes them.
 	// +listType=map
 	// +listMapKey=group
 	// +kubebuilder:validation:MaxItems=1000
@@ -92,15 +95,16 @@ type OaatLockStatus struct {
 	HolderCount int32 `json:"holderCount,omitempty"`
 
 	// waitingGroups is the number of groups naming the lock that wait for locks (their
-	// status.lockWait is set): a waiting group claims a slot of every lock it names, so that a
-	// group needing two locks is not starved by groups needing one.
+	// status.lockWait is set): a waiting group has a place in the queue of every lock it names,
+	// so that a group needing two locks is not starved by groups needing one.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting groups",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	WaitingGroups int32 `json:"waitingGroups,omitempty"`
 
 	// circuitBreaker is the state of the circuit breaker the lock carries for the groups naming
-	// it (spec.circuitBreaker: Shared), written by the groups' reconciles: present once a group's
-	// breaker has opened it, removed when the lock no longer carries a breaker.
+	// it (spec.circuitBreaker: Shared), written by the lock's reconciler from the breakers of those
+	// groups: present once a group's breaker has opened it, removed when the lock no longer
+	// carries a breaker.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	CircuitBreaker *LockCircuitBreakerStatus `json:"circuitBreaker,omitempty"`
@@ -144,22 +148,54 @@ type OaatLockList struct {
 	Items []OaatLock `json:"items"`
 }
 
-// LockWait says that the group has an item ready to start that waits for locks.
+// LockWait is the group's request for the locks it names: it has an item ready to start, whose
+// pod starts once every lock lists the request's pod among its holders. Each lock's reconciler
+// alone writes the lock's holders; a group only writes its request here.
 type LockWait struct {
-	// since is when the group began to wait; the group that has waited longest gets a freed slot
-	// first.
+	// since is when the group began to wait: its place in the queue of every lock it names
+	// (the earlier since, then the smaller namespace/name, is served first).
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting since",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Since metav1.Time `json:"since"`
 
-	// locks are the locks the group waits for: full, or promised to a group that has waited
-	// longer. An OaatLock is named by its name, a ClusterOaatLock as ClusterOaatLock/name.
+	// locks are the locks that do not list the request yet: full, or promised to a group that
+	// has waited longer. An OaatLock is named by its name, a ClusterOaatLock as
+	// ClusterOaatLock/name.
 	// +kubebuilder:validation:MaxItems=4
 	// +kubebuilder:validation:items:MaxLength=269
 	// +listType=set
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Waiting for locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Locks []string `json:"locks"`
+
+	// item is the item the request is for. While it waits, the group keeps asking for the same
+	// item as long as it may start; an OaatRun arriving, or the item ceasing to be ready, changes
+	// the request's item and pod, and each lock moves its grant to the new pod, the group keeping
+	// its place. Absent in a request written by 0.2.0, which no lock grants: the group writes it
+	// again.
+	// +kubebuilder:validation:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Requested item",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Item string `json:"item,omitempty"`
+
+	// pod is the name of the pod the run of item will have: each lock grants the request by
+	// listing this pod among its holders.
+	// +kubebuilder:validation:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Requested pod",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Pod string `json:"pod,omitempty"`
+
+	// yielded are the locks whose grant the group gives back before its run starts, so that a
+	// group that has waited longer gets the slot: a group holding the grant of one lock while it
+	// waits for another yields it to an earlier waiter of that lock, which no group holding
+	// grants then keeps from starting (docs/locks.md). The lock drops the grant once it sees the
+	// request yield it, and the group asks for it again once the lock no longer lists it.
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:MaxLength=269
+	// +listType=set
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Yielded locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Yielded []string `json:"yielded,omitempty"`
 }
 
 func init() {

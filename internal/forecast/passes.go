@@ -115,19 +115,52 @@ func (s *simulation) apply(plan planner.Plan) {
 			}
 		}
 	}
-	for _, updates := range [][]locks.Update{plan.Locks.Acquire, plan.Locks.Assert, plan.Locks.Release} {
-		for _, u := range updates {
-			if lock, ok := u.Lock.DeepCopyObject().(v1alpha1.Lock); ok {
-				lock.SetLockHolders(u.Holders)
-				s.locks[lock.LockKey()] = lock
+	s.reviewLocks()
+}
+
+// reviewLocks plays the review of each lock the group names after the pass, as the lock's
+// reconciler would (locks.Decide): the group's request granted when the lock has room for it, its
+// slot dropped once its run has ended. The other groups' holders stay as they are, and their
+// requests keep their places.
+func (s *simulation) reviewLocks() {
+	for key, lock := range s.locks {
+		if lock == nil {
+			continue
+		}
+		in := locks.ReviewInput{Lock: lock, Now: s.now, Members: []locks.Member{{
+			Namespace: s.group.Namespace, Name: s.group.Name, UID: string(s.group.UID), Names: true,
+			Request: s.group.Status.LockWait, Run: s.group.Status.CurrentRun, Breaker: s.group.Status.CircuitBreaker,
+		}}}
+		for _, w := range s.in.Locks.Waiters {
+			if slices.Contains(w.Locks, key) {
+				in.Members = append(in.Members, locks.Member{Namespace: w.Namespace, Name: w.Group, Names: true,
+					Request: &v1alpha1.LockWait{Since: metav1.NewTime(w.Since), Pod: w.Pod, Yielded: w.Yielded}})
 			}
 		}
+		for _, h := range lock.LockHolders() {
+			in.Holders = append(in.Holders, locks.HolderFacts{Foreign: h.GroupUID != string(s.group.UID)})
+		}
+		review := locks.Decide(in)
+		reviewed := lock.DeepCopyObject().(v1alpha1.Lock)
+		reviewed.SetLockHolders(review.Holders)
+		reviewed.SetLockBreaker(review.Breaker)
+		s.locks[key] = reviewed
 	}
 }
 
+// granted reports whether the group waits for locks that all grant its request: the locks'
+// change wakes it at once.
+func (s *simulation) granted() bool {
+	w := s.group.Status.LockWait
+	in := s.in.Locks
+	in.Locks = s.locks
+	return w != nil && locks.Request(&s.group, in, w, w.Item, w.Pod, s.now) == nil
+}
+
 // nextEvent is when the next pass happens: the wake-up the plan asks for, the expected end of the
-// run in progress, or at once after a pod's creation or when the current run has no live pod (it
-// was stopped, or the controller would find it gone); false when nothing would wake the group.
+// run in progress, or at once after a pod's creation, when the current run has no live pod (it
+// was stopped, or the controller would find it gone) or when the locks grant the group's request;
+// false when nothing would wake the group.
 func (s *simulation) nextEvent(plan planner.Plan) (time.Time, bool) {
 	var next time.Time
 	at := func(t time.Time) {
@@ -138,7 +171,7 @@ func (s *simulation) nextEvent(plan planner.Plan) (time.Time, bool) {
 	if plan.RequeueAfter > 0 {
 		at(s.now.Add(plan.RequeueAfter))
 	}
-	if plan.Create != nil {
+	if plan.Create != nil || s.granted() {
 		// The new pod's events (its scheduling, its start) wake the group at once: the pass that
 		// sees the run going asks for its stops (spec.runTimeout, a stopRunning window).
 		at(s.now)

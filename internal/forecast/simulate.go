@@ -3,7 +3,7 @@
 // item's expected run time, and reads the runs, the rounds and the waits off the plans it makes.
 // The order is the planner's: nothing here chooses an item. Failures are not predicted, on-demand
 // runs are those already queued, and the locks stay as held at the start, but for the group's own
-// slots, which follow its simulated runs. It is pure: the caller gives the snapshot (a
+// slots, which each lock's simulated review grants and drops as the group asks and runs. It is pure: the caller gives the snapshot (a
 // planner.Input) and the first plan made from it.
 package forecast
 
@@ -178,7 +178,7 @@ func (s *simulation) run(first planner.Plan) Forecast {
 		}
 		next, ok := s.nextEvent(plan)
 		switch {
-		case s.group.Status.LockWait != nil && s.group.Status.CurrentRun == nil:
+		case s.group.Status.LockWait != nil && s.group.Status.CurrentRun == nil && !s.granted():
 			f.Stop = StopLockHeld
 		case !ok:
 			f.Stop = StopIdle

@@ -12,8 +12,8 @@ import (
 
 // claim is the claim of an installation whose longest waiter began to wait at since (from t0),
 // renewed at renewed (from t0).
-func claim(installation string, waiting int32, since, renewed time.Duration) v1alpha1.InstallationClaim {
-	return v1alpha1.InstallationClaim{Installation: installation, Waiting: waiting,
+func claim(installation string, waiting int32, since, renewed time.Duration) v1alpha1.InstallationWaiting {
+	return v1alpha1.InstallationWaiting{Installation: installation, Waiting: waiting,
 		Since: metav1.NewTime(t0.Add(since)), RenewedAt: metav1.NewTime(t0.Add(renewed))}
 }
 
@@ -53,12 +53,12 @@ func TestClaimDue(t *testing.T) {
 	other := claim("team-b", 1, 50*time.Minute, 59*time.Minute)
 	expired := claim("team-c", 1, 0, 0)
 	written := claim("team-a", 2, 55*time.Minute, 59*time.Minute+30*time.Second)
-	lockWith := func(claims ...v1alpha1.InstallationClaim) *v1alpha1.ClusterOaatLock {
+	lockWith := func(claims ...v1alpha1.InstallationWaiting) *v1alpha1.ClusterOaatLock {
 		l := clusterLock("db", 1)
-		l.Status.InstallationClaims = claims
+		l.Status.InstallationsWaiting = claims
 		return l
 	}
-	renewed := func(c v1alpha1.InstallationClaim) *v1alpha1.InstallationClaim {
+	renewed := func(c v1alpha1.InstallationWaiting) *v1alpha1.InstallationWaiting {
 		c.RenewedAt = metav1.NewTime(now)
 		return &c
 	}
@@ -67,7 +67,7 @@ func TestClaimDue(t *testing.T) {
 	tests := []struct {
 		name              string
 		lock              *v1alpha1.ClusterOaatLock
-		mine              *v1alpha1.InstallationClaim
+		mine              *v1alpha1.InstallationWaiting
 		wantClaims        []string
 		wantDue, wantSoon bool
 	}{
@@ -108,7 +108,7 @@ func TestTakeCountsOtherInstallationsClaims(t *testing.T) {
 	h := holder("a", "a-x-2")
 	tests := []struct {
 		name      string
-		claim     v1alpha1.InstallationClaim
+		claim     v1alpha1.InstallationWaiting
 		wantTaken bool
 	}{
 		{name: "an earlier claim of another installation", claim: claim("team-b", 1, -time.Minute, 0)},
@@ -123,7 +123,7 @@ func TestTakeCountsOtherInstallationsClaims(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := clusterLock("db", 1)
-			l.Status.InstallationClaims = []v1alpha1.InstallationClaim{tt.claim}
+			l.Status.InstallationsWaiting = []v1alpha1.InstallationWaiting{tt.claim}
 			in := input(l)
 			in.Installation = "team-a"
 			acquire, blocked, _ := Take(&g, in, mine, h, t0)

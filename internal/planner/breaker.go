@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
@@ -164,7 +165,7 @@ func (d *decision) openBreaker(failedAt time.Time) {
 	cb.NextProbeAt = optionalTime(failedAt.Add(d.policy.breaker.probeInterval))
 	d.event(corev1.EventTypeWarning, v1alpha1.ReasonBreakerOpened, fmt.Sprintf(
 		"%d items failed in a row (%s), the last with %s: the circuit breaker opens; no item's failure count grows, one item at a time runs as a probe, the first at %s",
-		len(cb.FailedItems), nameList(cb.FailedItems), failureText(cb), cb.NextProbeAt.UTC().Format(time.RFC3339)))
+		len(cb.FailedItems), nameList(cb.FailedItems), locks.FailureText(cb), cb.NextProbeAt.UTC().Format(time.RFC3339)))
 }
 
 // closeBreaker closes an open breaker, for the reason why.
@@ -222,7 +223,7 @@ func (d *decision) startProbe() (wake time.Time) {
 		}
 	}
 	candidates := d.leastRecentlyProbed(d.policy.Timing.Candidates(free, d.in.Now))
-	if next, ok := schedule.Choose(candidates, d.in.Rand); ok {
+	if next, ok := schedule.Choose(candidates, d.in.Rand, d.requestedItem()); ok {
 		return d.start(next.Name, "")
 	}
 	return time.Time{}
@@ -316,18 +317,10 @@ func (d *decision) setBreakerCondition() {
 	if carried := d.carriedBy(); carried != "" {
 		d.setCondition(v1alpha1.ConditionTargetAvailable, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen,
 			fmt.Sprintf("The circuit breaker is open%s: the last failure with %s; failed probes: %d; %s",
-				carried, failureText(cb), cb.FailedProbes, probe))
+				carried, locks.FailureText(cb), cb.FailedProbes, probe))
 		return
 	}
 	d.setCondition(v1alpha1.ConditionTargetAvailable, metav1.ConditionFalse, v1alpha1.ReasonBreakerOpen,
 		fmt.Sprintf("The circuit breaker is open: %d items failed in a row (%s), the last failure with %s; failed probes: %d; %s",
-			len(cb.FailedItems), nameList(cb.FailedItems), failureText(cb), cb.FailedProbes, probe))
-}
-
-// failureText is the reason and exit code of the breaker's last failure.
-func failureText(cb *v1alpha1.CircuitBreakerStatus) string {
-	if cb.LastFailureExitCode == nil {
-		return cb.LastFailureReason
-	}
-	return fmt.Sprintf("%s, exit code %d", cb.LastFailureReason, *cb.LastFailureExitCode)
+			len(cb.FailedItems), nameList(cb.FailedItems), locks.FailureText(cb), cb.FailedProbes, probe))
 }

@@ -30,7 +30,8 @@ type Input struct {
 	Now time.Time
 	// Rand breaks the last tie of the item selection.
 	Rand schedule.Rand
-	// Locks are the OaatLocks the group names or holds, and the groups waiting for them.
+	// Locks are the OaatLocks and ClusterOaatLocks the group names, and the groups waiting for
+	// them.
 	Locks locks.Input
 	// StatusRefusedAt is when this process last tried to write a status of the group that the
 	// API server refused as invalid, zero when it has not since the last status it wrote. While
@@ -50,16 +51,17 @@ type Input struct {
 //  1. check the start: with a Create, this process still leads and the API server shows no live
 //     pod of the group;
 //  2. final on-demand statuses: FinalOnDemandRuns;
-//  3. take lock slots: Locks.Acquire, all or none, then Locks.Assert;
-//  4. persist the status: Status, then emit Events and observe Finished, Probes and RoundOverrun;
-//  5. delete the adopted history: DeleteHistory;
-//  6. create the pod and untrack pods: Create, and at the same time remove the finalizer
+//  3. persist the status: Status, then emit Events and observe Finished, Probes, RoundOverrun
+//     and LocksWaited;
+//  4. delete the adopted history: DeleteHistory;
+//  5. create the pod and untrack pods: Create, and at the same time remove the finalizer
 //     oaat.io/run-tracking from each of Untrack (both need only the status persisted);
-//  7. open on-demand runs: OpenOnDemandRuns;
-//  8. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
-//  9. write the lock breakers: LockBreakers;
-//  10. give back slots: Locks.Release;
-//  11. add the history finalizer: oaat.io/history, in the group's first pass.
+//  6. open on-demand runs: OpenOnDemandRuns;
+//  7. delete pods: DeleteBatch in one request, each of Delete (then emit its Event);
+//  8. add the history finalizer: oaat.io/history, in the group's first pass.
+//
+// A plan writes no lock: the group's request for its locks is its own status.lockWait, and each
+// lock's reconciler alone writes the lock (locks.Decide).
 //
 // An event is emitted only once the state it reports is persisted. A run's start has no event of
 // its own: status.currentRun, the Running condition and the pod say it, and one event per run (its
@@ -96,11 +98,10 @@ type Plan struct {
 	// Probes are the results of the circuit breaker's probes whose outcome Status records for
 	// the first time; the controller counts them once Status is persisted.
 	Probes []v1alpha1.RunResult
-	// LockBreakers are the new states of the circuit breakers the group's locks carry
-	// (lockbreaker.go), written once Status is persisted, before the group's slots are given
-	// back, each only if the lock's breaker is unchanged since it was read; their events follow
-	// the write.
-	LockBreakers []LockBreakerUpdate
+	// LocksWaited is how long the run that Status starts waited for the locks it holds; nil when
+	// no run starts or the group names no lock. The controller observes it once Status is
+	// persisted.
+	LocksWaited *LocksWaited
 	// DeleteHistory is the OaatGroupHistory the group adopted (or found expired, or of another
 	// OaatType), deleted once Status is persisted; nil when none.
 	DeleteHistory *v1alpha1.OaatGroupHistory
@@ -113,8 +114,15 @@ type Plan struct {
 
 	// now is the time of the decision, which the fallbacks (fallback.go) are stamped with too.
 	now time.Time
-	// Locks are the slots of OaatLocks to take before Status is written and to give back after.
-	Locks locks.Plan
+}
+
+// LocksWaited is how long a run waited for its locks.
+type LocksWaited struct {
+	// Locks are the locks it holds.
+	Locks []v1alpha1.Lock
+	// Waited is how long it waited for them, from its request's since; zero when every lock
+	// listed its request at once.
+	Waited time.Duration
 }
 
 // Deletion is a pod to delete and why.
@@ -175,17 +183,17 @@ type Outcome struct {
 //	reviewOnDemandRuns      open OaatRuns, status.items, recorded outcome  the queue of on-demand runs; rejections, settlements
 //	observeReset            oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
 //	reconcileBreaker        spec.circuitBreaker, the reset just observed   status.circuitBreaker kept, closed or removed
-//	syncLockBreakers        status.circuitBreaker, the breakers that       the group's breaker following the locks' breakers;
-//	                        Input.Locks carry                              LockBreakers
+//	followLockBreakers      status.circuitBreaker, the breakers that       the group's breaker following the locks' breakers
+//	                        Input.Locks carry
 //	observeTick             spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
 //	stopCurrentRun          a run still live, runTimeout, blackouts        stopReason and the pod's deletion, or a wake-up
 //	checkReady              the policy, the OaatType, create backoff       condition Ready; whether a run may start
-//	startNext               the queue, items and rounds, Input.Locks,      the intent (currentRun, runCount), the pod, locks to take;
+//	startNext               the queue, items and rounds, Input.Locks,      the intent (currentRun, runCount), the pod, or the request for locks;
 //	                        the breaker (an open one starts only probes)   while the breaker is open, the probe or its time
 //	updateOpenOnDemandRuns  the queue, startNext's choice                  each on-demand run's phase and reason
 //	setWaits                items, startNext's choice, the breaker         nextEligibleAt and waitReason, a wake-up
 //	setGateConditions       suspend, parked items, the round               conditions Suspended, Parked, Complete
-//	reconcileLockSlots      Input.Locks, currentRun as started, live pods  lockWait, waitReason LockHeld (over setWaits'), releases
+//	endLockWait             startNext's request                            lockWait cleared when no run waits, waitReason LockHeld (over setWaits')
 //	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
 //	batchSuperseded         pruneHistory's superseded pods, currentRun     DeleteBatch now, or none while they wait
@@ -208,7 +216,7 @@ func Decide(in Input) Plan {
 	d.reviewOnDemandRuns()
 	d.observeReset()
 	d.reconcileBreaker()
-	d.syncLockBreakers()
+	d.followLockBreakers()
 	wake.at(d.observeTick())
 	// Also with an invalid spec: a run already started keeps the stops that can still be read.
 	wake.at(d.stopCurrentRun())
@@ -222,7 +230,7 @@ func Decide(in Input) Plan {
 		wake.at(d.setWaits())
 		d.setGateConditions()
 	}
-	d.reconcileLockSlots()
+	d.endLockWait()
 	d.setBreakerCondition()
 	d.setRunningCondition()
 	d.batchSuperseded()

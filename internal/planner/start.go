@@ -16,7 +16,7 @@ import (
 // startNext chooses the next item when nothing runs and plans its intent and pod: the oldest
 // on-demand run that may start, else the schedule's choice among the items with no untimed
 // wait (parked, done, suspended). When the chosen run cannot start, it returns when to look
-// again: when takeLocks says while it waits for a lock, or as for a group that is not ready.
+// again: when requestLocks says while it waits for a lock, or as for a group that is not ready.
 func (d *decision) startNext() (wake time.Time) {
 	st := &d.plan.Status
 	if st.CurrentRun != nil || d.pods.anyLive() {
@@ -35,7 +35,7 @@ func (d *decision) startNext() (wake time.Time) {
 			free = append(free, d.scheduleItemOf(&st.Items[i]))
 		}
 	}
-	if next, ok := d.policy.Timing.Next(free, d.in.Now, d.in.Rand); ok {
+	if next, ok := d.policy.Timing.Next(free, d.in.Now, d.in.Rand, d.requestedItem()); ok {
 		return d.start(next.Name, "")
 	}
 	return time.Time{}
@@ -51,7 +51,7 @@ func (d *decision) start(item, onDemandRun string) (retryAt time.Time) {
 		d.setReady(metav1.ConditionFalse, v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", d.in.Type.Name, err))
 		return d.notReadyRetryAt()
 	}
-	if ok, retryAt := d.takeLocks(item, pod.Name); !ok {
+	if ok, retryAt := d.requestLocks(item, pod.Name); !ok {
 		return retryAt
 	}
 	annotateOnDemandRun(pod, onDemandRun)

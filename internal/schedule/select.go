@@ -11,8 +11,10 @@ type Rand interface {
 
 // Choose picks the item to run among candidates (phase two) and false when there are none: the
 // oldest last success, then among ties the oldest last failure, then one at random. Never counts as
-// the oldest in both comparisons.
-func Choose(candidates []Item, rng Rand) (Item, bool) {
+// the oldest in both comparisons. keep, when not empty, is the item chosen before (a group's
+// request for its locks): among the last ties it is chosen again, so that the random tie-break
+// does not change a waiting request at each pass.
+func Choose(candidates []Item, rng Rand, keep string) (Item, bool) {
 	switch len(candidates) {
 	case 0:
 		return Item{}, false
@@ -24,12 +26,17 @@ func Choose(candidates []Item, rng Rand) (Item, bool) {
 	if len(ties) == 1 {
 		return ties[0], true
 	}
+	for _, it := range ties {
+		if keep != "" && it.Name == keep {
+			return it, true
+		}
+	}
 	return ties[rng.IntN(len(ties))], true
 }
 
 // Next runs both phases: the item to start at now, if any.
-func (t Timing) Next(items []Item, now time.Time, rng Rand) (Item, bool) {
-	return Choose(t.Candidates(items, now), rng)
+func (t Timing) Next(items []Item, now time.Time, rng Rand, keep string) (Item, bool) {
+	return Choose(t.Candidates(items, now), rng, keep)
 }
 
 // oldest returns, in their given order, the items whose time (as read by at) is the earliest; the

@@ -93,7 +93,7 @@ func TestNextOriginalScenarios(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := tt.timing.Next(tt.items, now, rand.New(rand.NewPCG(1, 2)))
+			got, ok := tt.timing.Next(tt.items, now, rand.New(rand.NewPCG(1, 2)), "")
 			if tt.want == "" {
 				if ok {
 					t.Fatalf("Next() = %q, want no item", got.Name)
@@ -147,19 +147,19 @@ func TestNextRandomTieBreak(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for i, want := range tt.ties {
-				got, ok := timing.Next(tt.items, now, fixedRand(i))
+				got, ok := timing.Next(tt.items, now, fixedRand(i), "")
 				if !ok || got.Name != want {
 					t.Errorf("Next() with random index %d = %q, %v; want %q", i, got.Name, ok, want)
 				}
 			}
-			first, _ := timing.Next(tt.items, now, rand.New(rand.NewPCG(42, 7)))
-			again, _ := timing.Next(tt.items, now, rand.New(rand.NewPCG(42, 7)))
+			first, _ := timing.Next(tt.items, now, rand.New(rand.NewPCG(42, 7)), "")
+			again, _ := timing.Next(tt.items, now, rand.New(rand.NewPCG(42, 7)), "")
 			if first.Name != again.Name {
 				t.Errorf("same seed chose %q then %q", first.Name, again.Name)
 			}
 			seen := map[string]bool{}
 			for seed := range uint64(200) {
-				got, _ := timing.Next(tt.items, now, rand.New(rand.NewPCG(seed, seed)))
+				got, _ := timing.Next(tt.items, now, rand.New(rand.NewPCG(seed, seed)), "")
 				seen[got.Name] = true
 			}
 			for name := range seen {
@@ -207,13 +207,28 @@ func TestChooseOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Choose(tt.items, fixedRand(0))
+			got, ok := Choose(tt.items, fixedRand(0), "")
 			if !ok || got.Name != tt.want {
 				t.Fatalf("Choose() = %q, %v; want %q", got.Name, ok, tt.want)
 			}
 		})
 	}
-	if _, ok := Choose(nil, fixedRand(0)); ok {
+	if _, ok := Choose(nil, fixedRand(0), ""); ok {
 		t.Fatal("Choose(nil) chose an item")
+	}
+}
+
+// TestChooseKeeps: among the last ties, the item chosen before is chosen again, whatever the
+// random source says; an item kept that is not among them is not.
+func TestChooseKeeps(t *testing.T) {
+	tied := []Item{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	for i := range 3 {
+		if got, _ := Choose(tied, fixedRand(i), "b"); got.Name != "b" {
+			t.Errorf("keeping b with random %d: chose %q", i, got.Name)
+		}
+	}
+	older := []Item{{Name: "a"}, {Name: "b", LastSuccess: now}}
+	if got, _ := Choose(older, fixedRand(0), "b"); got.Name != "a" {
+		t.Errorf("keeping b, which succeeded last: chose %q, want a (the oldest success)", got.Name)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -504,8 +503,8 @@ func (c *chaos) holders(ctx context.Context) ([]heldSlot, error) {
 	return out, nil
 }
 
-// judgeHolders tells, for each holder of the lock, whether its group is gone or has no current
-// run with its pod; groups are the run's groups by key. A holder of an OaatLock is of the lock's
+// judgeHolders tells, for each holder of the lock, whether its group is gone or names its pod
+// neither as its current run nor as its request (holds); groups are the run's groups by key. A holder of an OaatLock is of the lock's
 // namespace, one of a ClusterOaatLock names its namespace.
 func judgeHolders(l sharedLock, holders []v1alpha1.LockHolder, groups map[client.ObjectKey]*v1alpha1.OaatGroup) []heldSlot {
 	out := make([]heldSlot, 0, len(holders))
@@ -515,7 +514,17 @@ func judgeHolders(l sharedLock, holders []v1alpha1.LockHolder, groups map[client
 			key.Namespace = h.Namespace
 		}
 		g, ok := groups[key]
-		out = append(out, heldSlot{lock: l, holder: h, gone: !ok, stale: !ok || locks.StaleHolder(h, g)})
+		out = append(out, heldSlot{lock: l, holder: h, gone: !ok, stale: !ok || !holds(h, g)})
 	}
 	return out
+}
+
+// holds reports whether the group (of the holder's UID) names the holder's pod as its current run
+// or as its request for locks: the slot is its, or granted to it.
+func holds(h v1alpha1.LockHolder, g *v1alpha1.OaatGroup) bool {
+	if string(g.UID) != h.GroupUID {
+		return false
+	}
+	cr, w := g.Status.CurrentRun, g.Status.LockWait
+	return cr != nil && cr.PodName == h.Pod || w != nil && w.Pod == h.Pod
 }

@@ -1,0 +1,54 @@
+package locks
+
+import (
+	"slices"
+	"time"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// Place is a group's place in the queue of a lock: the earlier Since, then the smaller namespace
+// and name. Every lock serves its queue in this one order, which all of them share: a waiting group
+// has a place in the queue of every lock it names, the free ones too, so that a group needing two
+// locks is not starved by groups needing one of them.
+type Place struct {
+	// Since is when the group began to wait (status.lockWait.since).
+	Since time.Time
+	// Namespace is the group's namespace.
+	Namespace string
+	// Group is the group's name.
+	Group string
+}
+
+// Before reports whether the place comes before the other.
+func (p Place) Before(o Place) bool {
+	if !p.Since.Equal(o.Since) {
+		return p.Since.Before(o.Since)
+	}
+	return p.Namespace+"/"+p.Group < o.Namespace+"/"+o.Group
+}
+
+// compare orders two places for slices.SortFunc.
+func compare(a, b Place) int {
+	switch {
+	case a.Before(b):
+		return -1
+	case b.Before(a):
+		return 1
+	}
+	return 0
+}
+
+// Waits reports whether a group's request for the locks it names counts: it waits for them
+// (status.lockWait) and is not being deleted. A group being deleted is no longer reconciled (a
+// finalizer of another tool may keep it for long): its request would keep a free slot for a run
+// that never comes, and starve every other waiter.
+func Waits(g *v1alpha1.OaatGroup) bool {
+	return g.Status.LockWait != nil && g.DeletionTimestamp.IsZero()
+}
+
+// Requests reports whether a lock wait asks the lock of that key for pod: it names the pod and
+// does not yield the lock.
+func Requests(w *v1alpha1.LockWait, key, pod string) bool {
+	return w != nil && w.Pod != "" && w.Pod == pod && !slices.Contains(w.Yielded, key)
+}

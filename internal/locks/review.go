@@ -1,0 +1,310 @@
+package locks
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// Member is a group as the review of a lock sees it: one that names the lock, or whose status
+// names a holder of it.
+type Member struct {
+	// Namespace is the group's namespace.
+	Namespace string
+	// Name is the group's name.
+	Name string
+	// UID is the group's UID.
+	UID string
+	// Names says that the group names the lock (spec.locks or spec.clusterLocks).
+	Names bool
+	// Deleting says that the group is being deleted: it records no run and starts none.
+	Deleting bool
+	// Request is its status.lockWait.
+	Request *v1alpha1.LockWait
+	// Run is its status.currentRun.
+	Run *v1alpha1.CurrentRun
+	// RunEnded says that the current run's pod has ended: it is terminal, or, for a group being
+	// deleted (which creates no pod), gone. A run whose pod has ended holds no slot, even while
+	// the group's status still names it (a group whose new status the API server refuses, or one
+	// being deleted, which records no run).
+	RunEnded bool
+	// Breaker is its status.circuitBreaker.
+	Breaker *v1alpha1.CircuitBreakerStatus
+}
+
+// place is the member's place in the queue of its request.
+func (m *Member) place() Place {
+	return Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
+}
+
+// HolderFacts is what the review knows of one holder of the lock beyond the members.
+type HolderFacts struct {
+	// Foreign says that the holder's group is of a namespace this installation does not serve (it
+	// may not read it): its holder stays as it is, for its own installation to decide.
+	Foreign bool
+	// PodLive says that the holder's pod is live, as the API server shows it. Read only for a
+	// holder whose group is gone (no member of its UID) or being deleted.
+	PodLive bool
+}
+
+// ReviewInput is what the review of one lock reads.
+type ReviewInput struct {
+	// Lock is the lock as read.
+	Lock v1alpha1.Lock
+	// Members are the groups naming the lock, and those of its holders that exist and no longer
+	// name it, with their UID: a holder whose group has another UID, or none, is of a group gone.
+	Members []Member
+	// Holders are the facts of the lock's holders, in the order of Lock.LockHolders().
+	Holders []HolderFacts
+	// Now is the time of the review.
+	Now time.Time
+	// Installation names the installation that reviews (InstallationOf), empty for one that
+	// watches all namespaces.
+	Installation string
+	// AdoptionWindow is how long a ClusterOaatLock grants nothing to an installation of some
+	// namespaces after its creation (AdoptedAt).
+	AdoptionWindow time.Duration
+}
+
+// Review is the lock's new status, as its one writer decides it.
+type Review struct {
+	// Holders are its new holders.
+	Holders []v1alpha1.LockHolder
+	// Breaker is its new status.circuitBreaker.
+	Breaker *v1alpha1.LockCircuitBreakerStatus
+	// WaitingGroups is its new status.waitingGroups (Waiting, unless an installation of some
+	// namespaces reviews a ClusterOaatLock: then as it was).
+	WaitingGroups int32
+	// Waiting is the installation's entry of a ClusterOaatLock's status.installationClaims, as of
+	// now: nil when none of its groups waits, and for an installation of all namespaces.
+	Waiting *v1alpha1.InstallationWaiting
+	// Granted are the holders added for requests, Asserted those added for runs the lock did not
+	// list, Dropped those removed: for the log, the metrics and the group wake-ups.
+	Granted, Asserted, Dropped []v1alpha1.LockHolder
+	// Events are what the review reports: the breaker's opening and closing on the lock, a run
+	// listed over the capacity on its group.
+	Events []Event
+	// Pending says that a holder stays for a pod still live of a group gone or being deleted: the
+	// lock is reviewed again soon.
+	Pending bool
+	// RetryAt is when the lock must be reviewed again for time alone (the end of its adoption
+	// window), zero for never.
+	RetryAt time.Time
+}
+
+// Event is an event the review reports.
+type Event struct {
+	// Group is the group it is about; empty for the lock itself.
+	Group types.NamespacedName
+	// GroupUID is that group's UID.
+	GroupUID string
+	// Type is Normal or Warning.
+	Type string
+	// Reason is its reason.
+	Reason v1alpha1.Reason
+	// Message is its message.
+	Message string
+}
+
+// Decide reviews a lock: the holders that stay (keep), the live runs it lacks (assert), the
+// breaker it carries (leadBreaker), the requests it grants (grant), in the one global order, and
+// how many groups wait for it.
+func Decide(in ReviewInput) Review {
+	r := Review{Breaker: in.Lock.LockBreaker(), WaitingGroups: in.Lock.LockWaitingGroups()}
+	if !in.Lock.CarriesBreaker() {
+		r.Breaker = nil
+	}
+	r.keep(in)
+	r.assert(in)
+	r.leadBreaker(in)
+	r.grant(in)
+	r.count(in)
+	SortHolders(r.Holders)
+	return r
+}
+
+// member is the member of the holder's group, of its UID; nil when the group is gone.
+func member(in ReviewInput, h v1alpha1.LockHolder) *Member {
+	namespace := v1alpha1.HolderNamespace(h, in.Lock)
+	for i := range in.Members {
+		if m := &in.Members[i]; m.Namespace == namespace && m.Name == h.Group && m.UID == h.GroupUID {
+			return m
+		}
+	}
+	return nil
+}
+
+// keep keeps the holders whose group's status still names their pod: as its live current run, or,
+// for a group not being deleted, as its request; and those whose pod is live, of a group gone or
+// being deleted. The review sees the group at least as late as the state whose request the lock
+// granted (the cache of one process moves forward, and a new process lists it afresh): a status
+// that names the pod neither way is a later one, in which the run has ended (a group records a
+// run's end once its pod has ended) or the request changed; the group's start, which writes its
+// current run, is conditional on the status it decided from, so it cannot follow a change of its
+// request.
+func (r *Review) keep(in ReviewInput) {
+	key := in.Lock.LockKey()
+	for i, h := range in.Lock.LockHolders() {
+		facts := in.Holders[i]
+		m := member(in, h)
+		switch {
+		case facts.Foreign:
+		case m != nil && m.Run != nil && m.Run.PodName == h.Pod && !m.RunEnded:
+			r.Pending = r.Pending || m.Deleting
+		case m != nil && !m.Deleting:
+			if !Requests(m.Request, key, h.Pod) {
+				r.Dropped = append(r.Dropped, h)
+				continue
+			}
+		case facts.PodLive:
+			r.Pending = true
+		default:
+			r.Dropped = append(r.Dropped, h)
+			continue
+		}
+		r.Holders = append(r.Holders, h)
+	}
+}
+
+// assert lists the current run of each group naming the lock that it lacks (the lock was created
+// again, or named by an edit while the run went on) while its pod has not ended: the run's pod is
+// live whatever the lock says, so it counts, over the capacity if need be, and no request is
+// granted until enough runs have ended.
+func (r *Review) assert(in ReviewInput) {
+	for i := range in.Members {
+		m := &in.Members[i]
+		if !m.Names || m.Run == nil || m.RunEnded || Lists(r.lock(in), m.Namespace, m.Name, m.Run.PodName) || r.holds(in, m) {
+			continue
+		}
+		h := holderIn(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Run.Item, Pod: m.Run.PodName, Since: m.Run.StartedAt}, in.Lock, m.Namespace)
+		r.Holders = append(r.Holders, h)
+		r.Asserted = append(r.Asserted, h)
+		if capacity := in.Lock.CapacityOrDefault(); len(r.Holders) > capacity {
+			r.Events = append(r.Events, Event{Group: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, GroupUID: m.UID, Type: corev1.EventTypeWarning,
+				Reason: v1alpha1.ReasonLockOverCapacity, Message: fmt.Sprintf(
+					"%s holds %d runs, over its capacity of %d: the run of item %q (pod %s) started before the lock listed it; no group naming it starts until enough of its runs have ended",
+					v1alpha1.DescribeLocks([]string{in.Lock.LockKey()}), len(r.Holders), capacity, m.Run.Item, m.Run.PodName)})
+		}
+	}
+}
+
+// lock is the lock with the holders decided so far.
+func (r *Review) lock(in ReviewInput) v1alpha1.Lock {
+	l := in.Lock.DeepCopyObject().(v1alpha1.Lock)
+	l.SetLockHolders(r.Holders)
+	return l
+}
+
+// holds reports whether a holder decided so far is of the member's group (of any pod): a group
+// holds at most one slot of a lock.
+func (r *Review) holds(in ReviewInput, m *Member) bool {
+	return slices.ContainsFunc(r.Holders, func(h v1alpha1.LockHolder) bool {
+		return h.Group == m.Name && v1alpha1.HolderNamespace(h, in.Lock) == m.Namespace
+	})
+}
+
+// grant lists the requests that get a slot: in the global order of their places, each gets one
+// while the slots (Slots) outnumber the holders and the places before it, its own installation's
+// and, for a ClusterOaatLock, those of other installations that still count. A group's request
+// keeps its place while an earlier one waits for another lock, so that a group needing two locks
+// is not starved by groups needing one. An installation of some namespaces grants nothing within
+// a ClusterOaatLock's adoption window (AdoptedAt).
+func (r *Review) grant(in ReviewInput) {
+	if adopted := AdoptedAt(in.Lock, in.Installation, in.AdoptionWindow); in.Now.Before(adopted) {
+		r.RetryAt = adopted
+		return
+	}
+	key := in.Lock.LockKey()
+	var waiting []*Member
+	for i := range in.Members {
+		m := &in.Members[i]
+		if m.Names && !m.Deleting && Requests(m.Request, key, m.Request.Pod) && !r.holds(in, m) {
+			waiting = append(waiting, m)
+		}
+	}
+	slices.SortFunc(waiting, func(a, b *Member) int { return compare(a.place(), b.place()) })
+	free := r.slots(in) - len(r.Holders)
+	for before, m := range waiting {
+		if before+r.foreignBefore(in, m) >= free {
+			continue
+		}
+		h := holderIn(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Request.Item, Pod: m.Request.Pod, Since: metav1.NewTime(in.Now)}, in.Lock, m.Namespace)
+		r.Granted = append(r.Granted, h)
+	}
+	r.Holders = append(r.Holders, r.Granted...)
+}
+
+// foreignBefore counts the waiting of other installations on a ClusterOaatLock that still count
+// and began before the member's request. Against another installation's entry, the member's place
+// is its installation's: both installations then order the two alike, a tie of their times by
+// their names.
+func (r *Review) foreignBefore(in ReviewInput, m *Member) int {
+	cl, ok := in.Lock.(*v1alpha1.ClusterOaatLock)
+	if !ok {
+		return 0
+	}
+	ours := Place{Since: m.Request.Since.Time, Group: in.Installation}
+	n := 0
+	for _, w := range cl.Status.InstallationsWaiting {
+		theirs := Place{Since: w.Since.Time, Group: w.Installation}
+		if w.Installation != in.Installation && Counts(w, in.Now) && theirs.Before(ours) {
+			n++
+		}
+	}
+	return n
+}
+
+// count counts the groups naming the lock that wait (status.waitingGroups), or, for an
+// installation of some namespaces reviewing a ClusterOaatLock, its own entry of the waiting.
+func (r *Review) count(in ReviewInput) {
+	var n int32
+	var oldest *metav1.Time
+	for i := range in.Members {
+		m := &in.Members[i]
+		if m.Names && !m.Deleting && m.Request != nil {
+			n++
+			if oldest == nil || m.Request.Since.Before(oldest) {
+				oldest = &m.Request.Since
+			}
+		}
+	}
+	if _, ok := in.Lock.(*v1alpha1.ClusterOaatLock); !ok || in.Installation == "" {
+		r.WaitingGroups = n
+		return
+	}
+	if n > 0 {
+		r.Waiting = &v1alpha1.InstallationWaiting{Installation: in.Installation, Waiting: n, Since: *oldest, RenewedAt: metav1.NewTime(in.Now)}
+	}
+}
+
+// holderIn is the holder as the lock stores it: a ClusterOaatLock's holders name their group's
+// namespace, an OaatLock's are of its own.
+func holderIn(h v1alpha1.LockHolder, lock v1alpha1.Lock, namespace string) v1alpha1.LockHolder {
+	if lock.GetNamespace() == "" {
+		h.Namespace = namespace
+	}
+	return h
+}
+
+// Lists reports whether the lock lists the run of pod of the group of that namespace and name
+// among its holders.
+func Lists(lock v1alpha1.Lock, namespace, group, pod string) bool {
+	return slices.ContainsFunc(lock.LockHolders(), func(h v1alpha1.LockHolder) bool {
+		return h.Group == group && h.Pod == pod && v1alpha1.HolderNamespace(h, lock) == namespace
+	})
+}
+
+// SortHolders orders a lock's holders by group namespace and name, as the lock's status keeps
+// them.
+func SortHolders(holders []v1alpha1.LockHolder) {
+	slices.SortFunc(holders, func(a, b v1alpha1.LockHolder) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Namespace, b.Namespace))
+	})
+}
