@@ -225,7 +225,7 @@ func (r *Review) grant(in ReviewInput) {
 	var waiting []*Member
 	for i := range in.Members {
 		m := &in.Members[i]
-		if m.Names && !m.Deleting && Requests(m.Request, key, m.Request.Pod) && !r.holds(in, m) {
+		if m.Names && !m.Deleting && m.Request != nil && Requests(m.Request, key, m.Request.Pod) && !r.holds(in, m) {
 			waiting = append(waiting, m)
 		}
 	}
