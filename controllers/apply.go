@@ -376,11 +376,3 @@ func (r *OaatGroupReconciler) announce(ctx context.Context, group *v1alpha1.Oaat
 		logger.Info(e.Message, "reason", e.Reason)
 	}
 }
-
-// createdName is the name of the pod the plan creates, empty when it creates none.
-func createdName(plan planner.Plan) string {
-	if plan.Create == nil {
-		return ""
-	}
-	return plan.Create.Name
-}

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
 	"github.com/oaat-io/oaat-operator/internal/testing/builders"
@@ -238,3 +240,32 @@ func TestPredictHeldLock(t *testing.T) {
 type fixedRand struct{}
 
 func (fixedRand) IntN(int) int { return 0 }
+
+// TestPredictLockReviews: the group's locks are reviewed as their reconciler would after each pass
+// (locks.Decide): a free lock grants the group's request at once, the slot of its ended run is
+// dropped and the next run's request granted; an earlier waiter of the lock keeps the free slot,
+// and the group is forecast to wait for it.
+func TestPredictLockReviews(t *testing.T) {
+	g := group(item{"a", ago(2 * time.Hour), time.Minute}, item{"b", ago(90 * time.Minute), time.Minute})
+	g.Spec.Locks = []string{"nas"}
+	in := input(g)
+	in.Locks.Locks = map[string]v1alpha1.Lock{"nas": builders.Lock("nas", 1)}
+	f := Predict(in, Options{Horizon: 150 * time.Second, MaxPasses: 100})
+	want := shape{Stop: StopHorizon, Runs: []Run{ran("a", 0, time.Minute), ran("b", time.Minute, time.Minute)}}
+	if diff := cmp.Diff(want, shapeOf(f), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("forecast with the lock free (-want +got):\n%s", diff)
+	}
+	if in.Locks.Locks["nas"].LockHolders() != nil {
+		t.Errorf("the forecast changed its input's lock: holders %+v", in.Locks.Locks["nas"].LockHolders())
+	}
+
+	in.Locks.Waiters = []locks.Waiter{{Place: locks.Place{Since: at(-time.Hour), Namespace: "ns", Group: "earlier"},
+		Pod: "earlier-pod", Locks: []string{"nas"}}}
+	f = Predict(in, Options{Horizon: time.Hour, MaxPasses: 100})
+	if diff := cmp.Diff(shape{Stop: StopLockHeld}, shapeOf(f), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("forecast behind an earlier waiter (-want +got):\n%s", diff)
+	}
+	if w := f.End.LockWait; w == nil || w.Item != "a" || !slices.Equal(w.Locks, []string{"nas"}) {
+		t.Errorf("the group's request at the end: %+v, want one for item a waiting for nas", w)
+	}
+}

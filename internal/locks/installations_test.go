@@ -1,7 +1,6 @@
 package locks
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -10,125 +9,108 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// claim is the claim of an installation whose longest waiter began to wait at since (from t0),
-// renewed at renewed (from t0).
-func claim(installation string, waiting int32, since, renewed time.Duration) v1alpha1.InstallationWaiting {
+// entry is the waiting of an installation whose longest waiter began to wait at since (from t0),
+// written at renewed (from t0).
+func entry(installation string, waiting int32, since, renewed time.Duration) v1alpha1.InstallationWaiting {
 	return v1alpha1.InstallationWaiting{Installation: installation, Waiting: waiting,
 		Since: metav1.NewTime(t0.Add(since)), RenewedAt: metav1.NewTime(t0.Add(renewed))}
 }
 
+// TestInstallationOf proves that an installation is named by the first of its namespaces in
+// alphabetical order, and that one of all namespaces has no name.
 func TestInstallationOf(t *testing.T) {
-	if got := InstallationOf(nil); got != "" {
-		t.Errorf("InstallationOf(all namespaces) = %q, want empty", got)
+	tests := []struct {
+		namespaces []string
+		want       string
+	}{
+		{namespaces: nil, want: ""},
+		{namespaces: []string{}, want: ""},
+		{namespaces: []string{"team-b"}, want: "team-b"},
+		{namespaces: []string{"team-b", "team-a", "team-c"}, want: "team-a"},
 	}
-	if got := InstallationOf([]string{"team-b", "team-a", "team-c"}); got != "team-a" {
-		t.Errorf("InstallationOf = %q, want the first namespace in alphabetical order", got)
-	}
-}
-
-func TestClaimOf(t *testing.T) {
-	deleting := group("d", []string{"nas"}, "", after(-time.Hour))
-	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
-	naming := []v1alpha1.OaatGroup{
-		group("late", []string{"nas"}, "", after(time.Minute)),
-		group("early", []string{"nas"}, "", after(-time.Minute)),
-		group("running", []string{"nas"}, "running-x-1", nil),
-		deleting,
-	}
-	got := ClaimOf("team-a", naming, t0)
-	want := claim("team-a", 2, -time.Minute, 0)
-	if got == nil || *got != want {
-		t.Fatalf("ClaimOf = %+v, want %+v", got, want)
-	}
-	if got := ClaimOf("team-a", naming[2:], t0); got != nil {
-		t.Fatalf("ClaimOf with nobody waiting = %+v, want nil", got)
+	for _, tt := range tests {
+		if got := InstallationOf(tt.namespaces); got != tt.want {
+			t.Errorf("InstallationOf(%q) = %q, want %q", tt.namespaces, got, tt.want)
+		}
 	}
 }
 
-// TestClaimDue: a claim is written at once when it appears, goes, moves or is due for renewal;
-// within the waiting count's rate limit when only its count changed; the other installations'
-// claims are kept while they count and dropped once expired.
-func TestClaimDue(t *testing.T) {
+// TestCounts proves that an entry counts for WaitingExpiry after its last renewal, and no longer.
+func TestCounts(t *testing.T) {
+	tests := []struct {
+		name    string
+		renewed time.Duration
+		want    bool
+	}{
+		{name: "renewed now", renewed: 0, want: true},
+		{name: "renewed in the future (another clock)", renewed: time.Minute, want: true},
+		{name: "renewed just within the expiry", renewed: -WaitingExpiry + time.Second, want: true},
+		{name: "renewed the expiry ago", renewed: -WaitingExpiry},
+		{name: "renewed long ago", renewed: -time.Hour},
+	}
+	for _, tt := range tests {
+		if got := Counts(entry("team-b", 1, -time.Hour, tt.renewed), t0); got != tt.want {
+			t.Errorf("%s: Counts = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestWaitingDue proves when an installation's entry of a ClusterOaatLock's waiting is written:
+// at once when it appears, goes, moves or is due for renewal; within the rate limit when only its
+// count changed; never when it is as written. The entries to write are the others' that still
+// count (the expired ones removed) and the installation's own as of now, by installation.
+func TestWaitingDue(t *testing.T) {
 	now := t0.Add(time.Hour)
-	other := claim("team-b", 1, 50*time.Minute, 59*time.Minute)
-	expired := claim("team-c", 1, 0, 0)
-	written := claim("team-a", 2, 55*time.Minute, 59*time.Minute+30*time.Second)
-	lockWith := func(claims ...v1alpha1.InstallationWaiting) *v1alpha1.ClusterOaatLock {
+	other := entry("team-b", 1, 50*time.Minute, 59*time.Minute)
+	expired := entry("team-c", 1, 0, 0)
+	written := entry("team-a", 2, 55*time.Minute, 59*time.Minute+30*time.Second)
+	stale := entry("team-a", 2, 55*time.Minute, 59*time.Minute-time.Second)
+	lockWith := func(entries ...v1alpha1.InstallationWaiting) *v1alpha1.ClusterOaatLock {
 		l := clusterLock("db", 1)
-		l.Status.InstallationsWaiting = claims
+		l.Status.InstallationsWaiting = entries
 		return l
 	}
-	renewed := func(c v1alpha1.InstallationWaiting) *v1alpha1.InstallationWaiting {
-		c.RenewedAt = metav1.NewTime(now)
-		return &c
+	renewed := func(e v1alpha1.InstallationWaiting) *v1alpha1.InstallationWaiting {
+		e.RenewedAt = metav1.NewTime(now)
+		return &e
 	}
-	moved := claim("team-a", 2, 56*time.Minute, 0)
-	fewer := claim("team-a", 1, 55*time.Minute, 0)
+	moved := entry("team-a", 2, 56*time.Minute, 0)
+	fewer := entry("team-a", 1, 55*time.Minute, 0)
 	tests := []struct {
-		name              string
-		lock              *v1alpha1.ClusterOaatLock
-		mine              *v1alpha1.InstallationWaiting
-		wantClaims        []string
-		wantDue, wantSoon bool
+		name         string
+		lock         *v1alpha1.ClusterOaatLock
+		mine         *v1alpha1.InstallationWaiting
+		wantEntries  []v1alpha1.InstallationWaiting
+		due, limited bool
 	}{
-		{name: "appears", lock: lockWith(other, expired), mine: renewed(written), wantClaims: []string{"team-a", "team-b"}, wantDue: true},
-		{name: "goes", lock: lockWith(other, written), mine: nil, wantClaims: []string{"team-b"}, wantDue: true},
-		{name: "as written", lock: lockWith(other, written, expired), mine: renewed(written), wantClaims: []string{"team-a", "team-b"}},
-		{name: "moves", lock: lockWith(written), mine: renewed(moved), wantClaims: []string{"team-a"}, wantDue: true},
-		{name: "count only", lock: lockWith(written), mine: renewed(fewer), wantClaims: []string{"team-a"}, wantSoon: true},
-		{name: "nothing to claim, nothing written", lock: lockWith(other), mine: nil, wantClaims: []string{"team-b"}},
+		{name: "appears; an expired entry is removed", lock: lockWith(other, expired), mine: renewed(written),
+			wantEntries: []v1alpha1.InstallationWaiting{*renewed(written), other}, due: true},
+		{name: "goes", lock: lockWith(other, written), mine: nil,
+			wantEntries: []v1alpha1.InstallationWaiting{other}, due: true},
+		{name: "goes, the last", lock: lockWith(written), mine: nil, due: true},
+		{name: "as written", lock: lockWith(other, written, expired), mine: renewed(written),
+			wantEntries: []v1alpha1.InstallationWaiting{*renewed(written), other}},
+		{name: "moves: another group waits longest", lock: lockWith(written), mine: renewed(moved),
+			wantEntries: []v1alpha1.InstallationWaiting{*renewed(moved)}, due: true},
+		{name: "due for renewal", lock: lockWith(stale), mine: renewed(stale),
+			wantEntries: []v1alpha1.InstallationWaiting{*renewed(stale)}, due: true},
+		{name: "due for renewal, written exactly WaitingRenewal ago", lock: lockWith(entry("team-a", 2, 55*time.Minute, 59*time.Minute)),
+			mine: renewed(written), wantEntries: []v1alpha1.InstallationWaiting{*renewed(written)}, due: true},
+		{name: "only the count changed: limited", lock: lockWith(written), mine: renewed(fewer),
+			wantEntries: []v1alpha1.InstallationWaiting{*renewed(fewer)}, limited: true},
+		{name: "only the count changed, due for renewal: due", lock: lockWith(stale), mine: renewed(fewer),
+			wantEntries: []v1alpha1.InstallationWaiting{*renewed(fewer)}, due: true},
+		{name: "nothing waits, nothing written", lock: lockWith(other), mine: nil,
+			wantEntries: []v1alpha1.InstallationWaiting{other}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			claims, due, soon := ClaimDue(tt.lock, "team-a", tt.mine, now)
-			var names []string
-			for _, c := range claims {
-				names = append(names, c.Installation)
+			entries, due, limited := WaitingDue(tt.lock, "team-a", tt.mine, now)
+			if d := diff(tt.wantEntries, entries); d != "" {
+				t.Errorf("entries (-want +got):\n%s", d)
 			}
-			if !slices.Equal(names, tt.wantClaims) || due != tt.wantDue || soon != tt.wantSoon {
-				t.Fatalf("claims %v, due %v, limited %v; want %v, %v, %v", names, due, soon, tt.wantClaims, tt.wantDue, tt.wantSoon)
-			}
-		})
-	}
-	// Renewal: the same claim written a minute ago or more is due again.
-	old := claim("team-a", 2, 55*time.Minute, 59*time.Minute-time.Second)
-	if _, due, _ := ClaimDue(lockWith(old), "team-a", renewed(old), now); !due {
-		t.Fatal("a claim written over a minute ago is not due for renewal")
-	}
-}
-
-// TestTakeCountsOtherInstallationsClaims: on a ClusterOaatLock, another installation's claim that
-// counts and began before mine keeps the free slot for its group; one that came later, expired,
-// or is the installation's own (its waiters it sees) does not.
-func TestTakeCountsOtherInstallationsClaims(t *testing.T) {
-	g := group("a", nil, "", nil)
-	g.Namespace = "team-a"
-	g.Spec.ClusterLocks = []string{"db"}
-	mine := Claim{Since: t0, Namespace: "team-a", Group: "a"}
-	h := holder("a", "a-x-2")
-	tests := []struct {
-		name      string
-		claim     v1alpha1.InstallationWaiting
-		wantTaken bool
-	}{
-		{name: "an earlier claim of another installation", claim: claim("team-b", 1, -time.Minute, 0)},
-		{name: "a later claim of another installation", claim: claim("team-b", 1, time.Minute, 0), wantTaken: true},
-		{name: "an expired claim", claim: claim("team-b", 1, -time.Hour, -ClaimExpiry), wantTaken: true},
-		{name: "the installation's own claim", claim: claim("team-a", 1, -time.Minute, 0), wantTaken: true},
-		// Both installations' groups began to wait in the same second (metav1.Time): the one of
-		// the installation first by name takes the slot, whichever side decides.
-		{name: "a claim of the same time, of an installation after mine by name", claim: claim("team-b", 1, 0, 0), wantTaken: true},
-		{name: "a claim of the same time, of an installation before mine by name", claim: claim("team-0", 1, 0, 0)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			l := clusterLock("db", 1)
-			l.Status.InstallationsWaiting = []v1alpha1.InstallationWaiting{tt.claim}
-			in := input(l)
-			in.Installation = "team-a"
-			acquire, blocked, _ := Take(&g, in, mine, h, t0)
-			if taken := len(acquire) == 1 && blocked == nil; taken != tt.wantTaken {
-				t.Fatalf("taken %v (blocked %v), want %v", taken, blocked, tt.wantTaken)
+			if due != tt.due || limited != tt.limited {
+				t.Errorf("due %v, limited %v; want %v, %v", due, limited, tt.due, tt.limited)
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 
 var selected = map[string]string{"team": "backup"}
 
+// TestPermits proves how a ClusterOaatLock's namespaceSelector permits a namespace: an absent
+// selector none, an empty one every namespace, an invalid one none, and otherwise by its labels.
 func TestPermits(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -44,6 +46,9 @@ func TestPermits(t *testing.T) {
 	}
 }
 
+// TestProblem proves the reason and message that keep a group from its locks: a missing OaatLock
+// or ClusterOaatLock, a namespace the ClusterOaatLock does not select, or whose labels could not be
+// read (fail closed); none when all is well.
 func TestProblem(t *testing.T) {
 	g := group("a", []string{"nas"}, "", nil)
 	g.Spec.ClusterLocks = []string{"db"}

@@ -247,7 +247,8 @@ func (r *Review) grant(in ReviewInput) {
 // their names.
 func (r *Review) foreignBefore(in ReviewInput, m *Member) int {
 	cl, ok := in.Lock.(*v1alpha1.ClusterOaatLock)
-	if !ok {
+	if !ok || in.Installation == "" {
+		// An installation of all namespaces sees every waiter itself.
 		return 0
 	}
 	ours := Place{Since: m.Request.Since.Time, Group: in.Installation}
@@ -301,7 +302,7 @@ func Lists(lock v1alpha1.Lock, namespace, group, pod string) bool {
 	})
 }
 
-// SortHolders orders a lock's holders by group namespace and name, as the lock's status keeps
+// SortHolders orders a lock's holders by group name, then namespace, as the lock's status keeps
 // them.
 func SortHolders(holders []v1alpha1.LockHolder) {
 	slices.SortFunc(holders, func(a, b v1alpha1.LockHolder) int {

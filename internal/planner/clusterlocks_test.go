@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,15 +30,28 @@ func TestClusterLockNotPermittedMakesTheGroupNotReady(t *testing.T) {
 		!strings.Contains(c.Message, "ClusterOaatLock db") || !strings.Contains(c.Message, "namespace ns") {
 		t.Fatalf("Ready = %+v", c)
 	}
-	if p.Create != nil || len(p.Locks.Acquire) > 0 {
-		t.Fatalf("create %v, acquired %v in a namespace the lock does not select", p.Create, acquired(p))
+	if p.Create != nil || p.Status.LockWait != nil {
+		t.Fatalf("create %v, lockWait %+v in a namespace the lock does not select: want no run and no request", p.Create, p.Status.LockWait)
 	}
 
-	// The namespace gains the label: the same group is Ready and runs.
+	// The namespace gains the label: the same group is Ready and asks for the lock, then starts
+	// once the lock lists its request.
+	pod := podName(g, "a", 1)
 	p = Decide(mixedInput(g, time.Minute, []v1alpha1.Lock{builders.ClusterLock("db", 1)}, selected, nil))
-	if c := condition(t, p, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue || p.Create == nil {
-		t.Fatalf("Ready = %+v, create %v after the namespace was labelled", c, p.Create)
+	if c := condition(t, p, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v after the namespace was labelled", c)
 	}
+	checkWaiting(t, p, request(time.Minute, "a", pod, []string{"ClusterOaatLock/db"}))
+	p = Decide(mixedInput(applied(g, p), 2*time.Minute, []v1alpha1.Lock{builders.ClusterLock("db", 1, grantIn("ns", pod))}, selected, nil))
+	checkStarted(t, p, "a", pod, &waitedView{Locks: []string{"ClusterOaatLock/db"}, Waited: time.Minute})
+}
+
+// grantIn is a ClusterOaatLock's holder for the request of the group backups of the namespace
+// (UID backups-uid) for pod.
+func grantIn(namespace, pod string) v1alpha1.LockHolder {
+	h := grant(pod)
+	h.Namespace = namespace
+	return h
 }
 
 func TestMissingClusterLockMakesTheGroupNotReady(t *testing.T) {
@@ -52,40 +64,48 @@ func TestMissingClusterLockMakesTheGroupNotReady(t *testing.T) {
 	}
 }
 
+// TestMixedLocksAllOrNone: a group naming an OaatLock and a ClusterOaatLock starts only once both
+// list its request; its request names those that do not, and it yields a grant of one to an
+// earlier waiter of it while it waits for the other, whatever the lock's kind.
 func TestMixedLocksAllOrNone(t *testing.T) {
+	pod := podName(newGroup("a"), "a", 1)
 	// A group of the same name in another namespace is another group: its slot is not ours.
 	sameNameElsewhere := holderIn("other-ns", "backups")
+	sameNameElsewhere.Pod, sameNameElsewhere.GroupUID = pod, "other-ns-backups-uid"
 	tests := []struct {
-		name        string
-		locks       []v1alpha1.Lock
-		waiters     []locks.Waiter
-		wantStart   bool
-		wantAcquire []string
-		wantWaitFor []string
+		name       string
+		locks      []v1alpha1.Lock
+		waiters    []locks.Waiter
+		wantWait   *v1alpha1.LockWait
+		wantWaited *waitedView
 	}{
-		{name: "both free", locks: []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 1)},
-			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db", "nas"}},
-		{name: "cluster lock full: the free OaatLock is not taken either",
-			locks:       []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 1, sameNameElsewhere)},
-			wantWaitFor: []string{"ClusterOaatLock/db"}},
-		{name: "OaatLock full: the free cluster lock is not taken either",
-			locks:       []v1alpha1.Lock{builders.Lock("nas", 1, otherHolder("other")), builders.ClusterLock("db", 2, sameNameElsewhere)},
-			wantWaitFor: []string{"nas"}},
-		{name: "the free cluster slot is kept for an older waiter of another namespace",
-			locks: []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 2, sameNameElsewhere)},
-			waiters: []locks.Waiter{{Namespace: "third", Group: "backups", Since: t0.Add(-time.Hour),
-				Locks: []string{"ClusterOaatLock/db"}}},
-			wantWaitFor: []string{"ClusterOaatLock/db"}},
-		{name: "a younger waiter of another namespace does not hold it back",
-			locks: []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 2, sameNameElsewhere)},
-			waiters: []locks.Waiter{{Namespace: "third", Group: "backups", Since: t0.Add(time.Hour),
-				Locks: []string{"ClusterOaatLock/db"}}},
-			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db", "nas"}},
-		{name: "an older waiter on an OaatLock of the same name does not claim the cluster lock",
-			locks: []v1alpha1.Lock{builders.ClusterLock("db", 1)},
-			waiters: []locks.Waiter{{Namespace: "ns", Group: "older", Since: t0.Add(-time.Hour),
-				Locks: []string{"db"}}},
-			wantStart: true, wantAcquire: []string{"ClusterOaatLock/db"}},
+		{name: "both list the request: the run starts",
+			locks:      []v1alpha1.Lock{builders.Lock("nas", 1, grant(pod)), builders.ClusterLock("db", 1, grantIn("ns", pod))},
+			wantWaited: &waitedView{Locks: []string{"ClusterOaatLock/db", "nas"}, Waited: time.Minute}},
+		{name: "neither lists it: the group asks both",
+			locks:    []v1alpha1.Lock{builders.Lock("nas", 1), builders.ClusterLock("db", 1)},
+			wantWait: request(-time.Minute, "a", pod, []string{"ClusterOaatLock/db", "nas"})},
+		{name: "the cluster lock does not list it: the run does not start on the OaatLock's grant alone",
+			locks:    []v1alpha1.Lock{builders.Lock("nas", 1, grant(pod)), builders.ClusterLock("db", 1, sameNameElsewhere)},
+			wantWait: request(-time.Minute, "a", pod, []string{"ClusterOaatLock/db"})},
+		{name: "the OaatLock does not list it: the run does not start on the cluster lock's grant alone",
+			locks:    []v1alpha1.Lock{builders.Lock("nas", 1, otherHolder("other")), builders.ClusterLock("db", 2, grantIn("ns", pod))},
+			wantWait: request(-time.Minute, "a", pod, []string{"nas"})},
+		{name: "the cluster lock's grant is yielded to an earlier waiter of another namespace",
+			locks: []v1alpha1.Lock{builders.Lock("nas", 1, otherHolder("other")), builders.ClusterLock("db", 2, grantIn("ns", pod))},
+			waiters: []locks.Waiter{{Place: locks.Place{Since: t0.Add(-time.Hour), Namespace: "third", Group: "backups"},
+				Pod: "third-pod", Locks: []string{"ClusterOaatLock/db"}}},
+			wantWait: request(-time.Minute, "a", pod, []string{"ClusterOaatLock/db", "nas"}, "ClusterOaatLock/db")},
+		{name: "a younger waiter of another namespace: nothing yielded",
+			locks: []v1alpha1.Lock{builders.Lock("nas", 1, otherHolder("other")), builders.ClusterLock("db", 2, grantIn("ns", pod))},
+			waiters: []locks.Waiter{{Place: locks.Place{Since: t0.Add(time.Hour), Namespace: "third", Group: "backups"},
+				Pod: "third-pod", Locks: []string{"ClusterOaatLock/db"}}},
+			wantWait: request(-time.Minute, "a", pod, []string{"nas"})},
+		{name: "an earlier waiter of an OaatLock of the same name does not take the cluster lock's grant",
+			locks: []v1alpha1.Lock{builders.Lock("nas", 1, otherHolder("other")), builders.ClusterLock("db", 2, grantIn("ns", pod))},
+			waiters: []locks.Waiter{{Place: locks.Place{Since: t0.Add(-time.Hour), Namespace: "ns", Group: "older"},
+				Pod: "older-pod", Locks: []string{"db"}}},
+			wantWait: request(-time.Minute, "a", pod, []string{"nas"})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,59 +117,14 @@ func TestMixedLocksAllOrNone(t *testing.T) {
 					g.Spec.Locks = append(g.Spec.Locks, l.GetName())
 				}
 			}
+			g.Status.LockWait = request(-time.Minute, "a", pod, []string{"ClusterOaatLock/db", "nas"})
 			p := Decide(mixedInput(g, 0, tt.locks, selected, tt.waiters))
-			if started := p.Create != nil; started != tt.wantStart {
-				t.Fatalf("started = %v, want %v (lockWait %+v)", started, tt.wantStart, p.Status.LockWait)
+			if tt.wantWait != nil {
+				checkWaiting(t, p, tt.wantWait)
+				return
 			}
-			if !slices.Equal(acquired(p), tt.wantAcquire) {
-				t.Fatalf("acquired %v, want %v", acquired(p), tt.wantAcquire)
-			}
-			for _, u := range p.Locks.Acquire {
-				if len(u.Holders) > u.Lock.CapacityOrDefault() {
-					t.Fatalf("holders of %s: %d over capacity %d", u.Lock.LockKey(), len(u.Holders), u.Lock.CapacityOrDefault())
-				}
-				mine := slices.IndexFunc(u.Holders, func(h v1alpha1.LockHolder) bool { return locks.HolderOf(h, u.Lock, g) })
-				if mine < 0 || u.Holders[mine].Pod != p.Create.Name {
-					t.Fatalf("holders of %s: %+v, want the new run's pod", u.Lock.LockKey(), u.Holders)
-				}
-				wantNS := ""
-				if u.Lock.GetNamespace() == "" {
-					wantNS = "ns"
-				}
-				if u.Holders[mine].Namespace != wantNS {
-					t.Fatalf("holder of %s has namespace %q, want %q", u.Lock.LockKey(), u.Holders[mine].Namespace, wantNS)
-				}
-				if slices.Contains(u.Holders, sameNameElsewhere) != slices.Contains(u.Lock.LockHolders(), sameNameElsewhere) {
-					t.Fatalf("holders of %s: %+v, the other namespace's group lost or gained its slot", u.Lock.LockKey(), u.Holders)
-				}
-			}
-			var waitFor []string
-			if p.Status.LockWait != nil {
-				waitFor = p.Status.LockWait.Locks
-			}
-			if !slices.Equal(waitFor, tt.wantWaitFor) {
-				t.Fatalf("waits for %v, want %v", waitFor, tt.wantWaitFor)
-			}
-			if len(tt.wantWaitFor) > 0 && planItem(t, p, "a").WaitReason != v1alpha1.WaitLockHeld {
-				t.Fatalf("item a waits for %q, want %s", planItem(t, p, "a").WaitReason, v1alpha1.WaitLockHeld)
-			}
+			checkStarted(t, p, "a", pod, tt.wantWaited)
 		})
-	}
-}
-
-func TestStaleClusterLockSlotReleasedOtherNamespaceKept(t *testing.T) {
-	g := newGroup("a")
-	g.Spec.ClusterLocks = []string{"db"}
-	g.Spec.Suspend = true
-	ended := holderIn("ns", "backups")
-	ended.GroupUID = "backups-uid"
-	sameNameElsewhere := holderIn("other-ns", "backups")
-	p := Decide(mixedInput(g, 0, []v1alpha1.Lock{builders.ClusterLock("db", 2, ended, sameNameElsewhere)}, selected, nil))
-	if !slices.Equal(released(p), []string{"ClusterOaatLock/db"}) {
-		t.Fatalf("released %v, want the cluster lock", released(p))
-	}
-	if h := p.Locks.Release[0].Holders; !slices.Equal(h, []v1alpha1.LockHolder{sameNameElsewhere}) {
-		t.Fatalf("holders after the release: %+v, want only the other namespace's", h)
 	}
 }
 
@@ -164,30 +139,5 @@ func TestDescribeLocks(t *testing.T) {
 		if got := v1alpha1.DescribeLocks(keys); got != want {
 			t.Errorf("DescribeLocks(%q) = %q, want %q", keys, got, want)
 		}
-	}
-}
-
-// TestNewClusterLockWaitsForItsAdoption: an installation of some namespaces takes no slot of a
-// ClusterOaatLock created less than its adoption window ago; the group waits for it and is looked
-// at again when the window ends, not a lockRecheck later, and then starts.
-func TestNewClusterLockWaitsForItsAdoption(t *testing.T) {
-	g := newGroup("a")
-	g.Spec.ClusterLocks = []string{"db"}
-	lock := builders.ClusterLock("db", 1)
-	lock.CreationTimestamp = *at(-10 * time.Second)
-	in := mixedInput(g, 0, []v1alpha1.Lock{lock}, selected, nil)
-	in.Locks.Installation, in.Locks.AdoptionWindow = "ns", locks.DefaultAdoptionWindow
-	p := Decide(in)
-	if p.Create != nil || p.Status.LockWait == nil || !slices.Equal(p.Status.LockWait.Locks, []string{"ClusterOaatLock/db"}) {
-		t.Fatalf("create %v, lockWait %+v: want a wait for ClusterOaatLock/db", p.Create, p.Status.LockWait)
-	}
-	if want := locks.DefaultAdoptionWindow - 10*time.Second; p.RequeueAfter != want {
-		t.Fatalf("requeueAfter %v, want %v", p.RequeueAfter, want)
-	}
-
-	in = mixedInput(applied(g, p), locks.DefaultAdoptionWindow-10*time.Second, []v1alpha1.Lock{lock}, selected, nil)
-	in.Locks.Installation, in.Locks.AdoptionWindow = "ns", locks.DefaultAdoptionWindow
-	if p := Decide(in); p.Create == nil || !slices.Equal(acquired(p), []string{"ClusterOaatLock/db"}) {
-		t.Fatalf("create %v, acquired %v once the window has passed", p.Create, acquired(p))
 	}
 }

@@ -35,9 +35,9 @@ type Input struct {
 	Locks locks.Input
 	// StatusRefusedAt is when this process last tried to write a status of the group that the
 	// API server refused as invalid, zero when it has not since the last status it wrote. While
-	// Ready says StatusRejected, no run starts (and no lock slot is taken for one) before the
-	// retry wait after that attempt is over: each attempt takes and gives back lock slots, whose
-	// writes wake the group, and would otherwise come about once a second.
+	// Ready says StatusRejected, no run starts (and no lock is asked for one) before the retry
+	// wait after that attempt is over: each attempt asks its locks, whose grants wake the group,
+	// and would otherwise come about once a second.
 	StatusRefusedAt time.Time
 	// History is the OaatGroupHistory of the group's namespace and name, which the controller
 	// reads while the group lacks the finalizer oaat.io/history (its first pass): nil otherwise,

@@ -60,7 +60,9 @@ func TestPodCreateFailedBacksOff(t *testing.T) {
 
 // While the API server refuses the group's status (Ready says StatusRejected), a run is tried
 // again only once the retry wait after the last refused attempt is over, whatever wakes the group
-// before: each attempt takes and gives back lock slots (issue 25, defect 2).
+// before: each attempt asks the group's locks for a slot, and a pass within the wait withdraws the
+// request (status.lockWait), each of which the locks' reconcilers answer with a write that wakes
+// the group (issue 25, defect 2).
 func TestStatusRefusedPacesTheStarts(t *testing.T) {
 	g := newGroup("a")
 	g = applied(g, Decide(input(g, 0)))

@@ -397,16 +397,17 @@ func (c *chaos) checkCapacity(pods []perfkit.PodLife) {
 }
 
 // leakGrace is how long the check of leaked locks waits, once the groups are drained, for a
-// stale holder to go: a slot is given back after the status write that ends its run, in the
-// same pass or, after a replica's death between the two, on the next leader's first pass.
+// stale holder to go: the lock's reconciler releases a slot at its review after the status
+// write that ends its run, or, after a replica's death, at the next leader's first review.
 const leakGrace = 30 * time.Second
 
 // checkLeaks reports the lock holders that outlive their run once the groups are drained: a
-// holder whose group has no current run with its pod, or whose group is gone. Those still there
+// holder whose group names its pod neither as its current run nor as its request, or whose group
+// is gone. Those still there
 // after leakGrace are leaked locks, violations; so is any other holder still there then (a run
 // that started after the drain and held its slot that long): every lock must be empty at the
 // end. It covers the OaatLocks and the cluster lock, whose holders of bNamespace only the second
-// installation can give back.
+// installation can release.
 func (c *chaos) checkLeaks(ctx context.Context) error {
 	first, err := c.holders(ctx)
 	if err != nil {

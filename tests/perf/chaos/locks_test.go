@@ -217,8 +217,8 @@ func TestClusterLockStarts(t *testing.T) {
 }
 
 // TestJudgeHolders: a holder of the cluster lock is looked up in its own namespace, one of an
-// OaatLock in the lock's; a holder without its group's current run, or of a group that is gone, is
-// stale.
+// OaatLock in the lock's; a holder whose pod its group (of its UID) names neither as its current
+// run nor as its request for locks, or of a group that is gone, is stale.
 func TestJudgeHolders(t *testing.T) {
 	group := func(ns, name, uid, pod string) *v1alpha1.OaatGroup {
 		g := &v1alpha1.OaatGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)}}
@@ -244,6 +244,21 @@ func TestJudgeHolders(t *testing.T) {
 	for i, h := range got {
 		if h.stale != want[i].stale || h.gone != want[i].gone {
 			t.Errorf("holder %d (%s): stale %t, gone %t; want %t, %t", i, h, h.stale, h.gone, want[i].stale, want[i].gone)
+		}
+	}
+	// A holder granted to a group's request (status.lockWait names its pod) is not stale; one whose
+	// pod the request no longer names, or of another group of the same name (another UID), is.
+	waiting := group(namespace, "w", "uw", "")
+	waiting.Status.LockWait = &v1alpha1.LockWait{Locks: []string{"ClusterOaatLock/shared"}, Item: "item-0", Pod: "pw"}
+	groups[client.ObjectKeyFromObject(waiting)] = waiting
+	got = judgeHolders(clusterLock, []v1alpha1.LockHolder{
+		holder(namespace, "w", "uw", "pw"),    // its request's pod
+		holder(namespace, "w", "uw", "old"),   // a pod its request no longer names
+		holder(namespace, "w", "other", "pw"), // an earlier group of the same name
+	}, groups)
+	for i, want := range []bool{false, true, true} {
+		if got[i].stale != want || got[i].gone {
+			t.Errorf("holder %d of the waiting group (%s): stale %t, gone %t; want %t, false", i, got[i], got[i].stale, got[i].gone, want)
 		}
 	}
 	// An OaatLock's holders carry no namespace: they are of the lock's.
