@@ -32,6 +32,10 @@ type decision struct {
 	itemProblems []string
 	// lockBlocked says that a run could not start for want of a lock's slot.
 	lockBlocked bool
+	// rejected is the Ready condition saying StatusRejected whose retry wait is over (checkReady):
+	// a pass that then only asks its locks keeps it (keepRejected), so that the write of the
+	// request does not reset the refusal's age, which paces the retries.
+	rejected *metav1.Condition
 	// superseded are the finished pods beyond spec.podHistory of items still in the group
 	// (pruneHistory), which batchSuperseded deletes together or lets wait.
 	superseded []*corev1.Pod

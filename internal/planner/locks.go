@@ -25,6 +25,7 @@ func (d *decision) requestLocks(item, pod string) (ok bool, retryAt time.Time) {
 	if wait := locks.Request(d.group, d.in.Locks, st.LockWait, item, pod, d.stamp.Time); wait != nil {
 		d.lockBlocked = true
 		st.LockWait = wait
+		d.keepRejected()
 		return false, d.in.Now.Add(lockRecheck)
 	}
 	waited := &LocksWaited{}

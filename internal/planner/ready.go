@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,7 @@ func (d *decision) checkReady() (ready bool, retryAt time.Time) {
 		if retryAt := refused.Add(retryWait(refused.Sub(prev.LastTransitionTime.Time))); d.in.Now.Before(retryAt) {
 			return false, retryAt
 		}
+		d.rejected = prev.DeepCopy()
 	}
 	d.setReady(metav1.ConditionTrue, v1alpha1.ReasonReady,
 		fmt.Sprintf("OaatType %s found, %d items", d.group.Spec.OaatType, len(d.items)))
@@ -78,4 +80,17 @@ func (d *decision) setReady(status metav1.ConditionStatus, reason v1alpha1.Reaso
 		return
 	}
 	d.event(corev1.EventTypeWarning, reason, text)
+}
+
+// keepRejected puts back the Ready condition saying StatusRejected, and takes back the event of
+// Ready, when the pass that retries a refused status only asks its locks: the start that was
+// refused has not been tried again yet, and a Ready that flips to True with the request and back
+// to StatusRejected with the start would reset the refusal's age at each attempt, and with it the
+// growing wait between them.
+func (d *decision) keepRejected() {
+	if d.rejected == nil {
+		return
+	}
+	meta.SetStatusCondition(&d.plan.Status.Conditions, *d.rejected)
+	d.plan.Events = slices.DeleteFunc(d.plan.Events, func(e Event) bool { return e.Reason == v1alpha1.ReasonReady })
 }

@@ -7,9 +7,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
 
 func TestPodCreateFailedBacksOff(t *testing.T) {
@@ -96,5 +98,44 @@ func TestStatusRefusedPacesTheStarts(t *testing.T) {
 	// A process that has not seen a refusal (it started afresh) tries once.
 	if p := Decide(input(g, time.Second)); p.Create == nil {
 		t.Error("no attempt without a refusal seen by this process")
+	}
+}
+
+// TestStatusRefusedKeepsItsAgeWhileAskingLocks: a group naming a lock whose retry wait is over
+// first only asks its lock. That pass keeps Ready saying StatusRejected, with the time it first
+// did (no Ready event): the write of the request would otherwise reset the refusal's age, and the
+// wait between attempts would never grow past the first. The pass the lock grants starts the run
+// and says Ready.
+func TestStatusRefusedKeepsItsAgeWhileAskingLocks(t *testing.T) {
+	g := newGroup("a")
+	g.Spec.Locks = []string{"nas"}
+	p := Plan{now: t0}
+	g.Status = p.StatusRejected(g.Status, errors.New("status.currentRun: Invalid value")).Status
+	rejected := *meta.FindStatusCondition(g.Status.Conditions, v1alpha1.ConditionReady)
+
+	in := lockedInput(g, 80*time.Second, []*v1alpha1.OaatLock{builders.Lock("nas", 1)}, nil)
+	in.StatusRefusedAt = t0.Add(40 * time.Second)
+	asked := Decide(in)
+	if asked.Status.LockWait == nil || asked.Create != nil {
+		t.Fatalf("the pass after the wait: lockWait %+v, create %v; want a request and no start", asked.Status.LockWait, asked.Create)
+	}
+	if ready := meta.FindStatusCondition(asked.Status.Conditions, v1alpha1.ConditionReady); ready == nil || *ready != rejected {
+		t.Errorf("Ready %+v while only asking the lock, want it kept as %+v", ready, rejected)
+	}
+	for _, e := range asked.Events {
+		if e.Reason == v1alpha1.ReasonReady {
+			t.Errorf("event %+v while only asking the lock", e)
+		}
+	}
+
+	g.Status = asked.Status
+	in = lockedInput(g, 81*time.Second, []*v1alpha1.OaatLock{builders.Lock("nas", 1, grant(asked.Status.LockWait.Pod))}, nil)
+	in.StatusRefusedAt = t0.Add(40 * time.Second)
+	started := Decide(in)
+	if started.Create == nil {
+		t.Fatalf("the pass the lock grants starts nothing (lockWait %+v)", started.Status.LockWait)
+	}
+	if ready := meta.FindStatusCondition(started.Status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
+		t.Errorf("Ready %+v on the start, want True", ready)
 	}
 }
