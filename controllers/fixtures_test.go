@@ -69,7 +69,7 @@ func newTestReconciler(c client.Client, apiReader client.Reader) testReconciler 
 	recorder := events.NewFakeRecorder(100)
 	runs := metrics.NewRunMetrics()
 	// As Setup defaults it.
-	r := &OaatGroupReconciler{Client: c, APIReader: apiReader, Recorder: recorder, Clock: clock, Seed: 1, Runs: runs,
+	r := &OaatGroupReconciler{Client: noLockWrites{c}, APIReader: apiReader, Recorder: recorder, Clock: clock, Seed: 1, Runs: runs,
 		HistoryRefusalWait: history.DefaultRefusalWait}
 	r.onDemandRuns = onDemandRunWriter{client: c, recorder: recorder, runs: runs}
 	return testReconciler{OaatGroupReconciler: r, clock: clock, recorder: recorder}

@@ -162,7 +162,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		guard = &leader.Guard{Reader: mgr.GetAPIReader(), Identity: *opts.Leader, Clock: opts.Clock, OnLost: opts.OnLeaseLost}
 	}
 	if err := (&OaatGroupReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+		Client: noLockWrites{mgr.GetClient()}, APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: opts.Clock, Seed: opts.Seed, Runs: opts.Runs, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		Leader: guard, LockMetrics: opts.LockMetrics, Namespaces: opts.Namespaces,
 		HistoryRetention:   cmp.Or(opts.HistoryRetention, history.DefaultRetention),
