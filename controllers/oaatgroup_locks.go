@@ -32,39 +32,24 @@ const (
 // namespace's labels. A group that names no lock costs no read.
 func (r *OaatGroupReconciler) gatherLocks(ctx context.Context, group *v1alpha1.OaatGroup) (locks.Input, error) {
 	in := locks.Input{Locks: map[string]v1alpha1.Lock{}}
-	seen := map[client.ObjectKey]bool{}
-	named := func(key string, lock v1alpha1.Lock, index, name string, opts ...client.ListOption) error {
-		err := r.Get(ctx, client.ObjectKey{Namespace: lock.GetNamespace(), Name: name}, lock)
-		switch {
-		case err == nil:
+	seen := map[client.ObjectKey]bool{client.ObjectKeyFromObject(group): true}
+	for _, key := range group.Spec.LockKeys() {
+		lock, err := r.lockOf(ctx, group.Namespace, key)
+		if err != nil {
+			return in, fmt.Errorf("reading %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
+		}
+		if lock != nil {
 			in.Locks[key] = lock
-		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("reading %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
 		}
-		groups := &v1alpha1.OaatGroupList{}
-		if err := r.List(ctx, groups, append(opts, client.MatchingFields{index: name})...); err != nil {
-			return fmt.Errorf("listing the groups naming %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
+		naming, err := listNaming(ctx, r.Client, emptyLock(group.Namespace, key))
+		if err != nil {
+			return in, fmt.Errorf("listing the groups naming %s: %w", v1alpha1.DescribeLocks([]string{key}), err)
 		}
-		for i := range groups.Items {
-			g := &groups.Items[i]
-			id := client.ObjectKeyFromObject(g)
-			if id == client.ObjectKeyFromObject(group) || seen[id] {
-				continue
+		for i := range naming {
+			if id := client.ObjectKeyFromObject(&naming[i]); !seen[id] {
+				seen[id] = true
+				in.AddWaiter(&naming[i])
 			}
-			seen[id] = true
-			in.AddWaiter(g)
-		}
-		return nil
-	}
-	for _, name := range group.Spec.Locks {
-		lock := &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Namespace: group.Namespace}}
-		if err := named(name, lock, lockIndex, name, client.InNamespace(group.Namespace)); err != nil {
-			return in, err
-		}
-	}
-	for _, name := range group.Spec.ClusterLocks {
-		if err := named(v1alpha1.ClusterLockKey(name), &v1alpha1.ClusterOaatLock{}, clusterLockIndex, name); err != nil {
-			return in, err
 		}
 	}
 	if len(group.Spec.ClusterLocks) > 0 {
@@ -215,15 +200,20 @@ func (r *OaatGroupReconciler) yieldersFor(ctx context.Context, obj client.Object
 // lockOf reads a lock of either kind by its key among the locks of a group of the namespace, from
 // the cache; nil when there is none.
 func (r *OaatGroupReconciler) lockOf(ctx context.Context, namespace, key string) (v1alpha1.Lock, error) {
-	var lock v1alpha1.Lock = &v1alpha1.OaatLock{}
-	id := client.ObjectKey{Namespace: namespace, Name: key}
-	if name, ok := strings.CutPrefix(key, v1alpha1.KindClusterOaatLock+"/"); ok {
-		lock, id = &v1alpha1.ClusterOaatLock{}, client.ObjectKey{Name: name}
-	}
-	if err := r.Get(ctx, id, lock); err != nil {
+	lock := emptyLock(namespace, key)
+	if err := r.Get(ctx, client.ObjectKeyFromObject(lock), lock); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
 	return lock, nil
+}
+
+// emptyLock is the lock of that key among the locks of a group of the namespace, with only its
+// namespace and name: an OaatLock of the namespace, or a ClusterOaatLock.
+func emptyLock(namespace, key string) v1alpha1.Lock {
+	if name, ok := strings.CutPrefix(key, v1alpha1.KindClusterOaatLock+"/"); ok {
+		return &v1alpha1.ClusterOaatLock{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	return &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: key}}
 }
 
 // namingGroups are the groups that name a lock of either kind (listNaming). A list that fails is

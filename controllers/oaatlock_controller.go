@@ -277,7 +277,7 @@ func (r *OaatLockReconciler) holderFacts(ctx context.Context, in *locks.ReviewIn
 	if len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, namespace) {
 		return locks.HolderFacts{Foreign: true}, nil
 	}
-	m := findMember(in.Members, namespace, h.Group, h.GroupUID)
+	m := locks.FindMember(in.Members, namespace, h.Group, h.GroupUID)
 	if m == nil {
 		group, err := r.holderGroup(ctx, namespace, h)
 		switch {
@@ -302,16 +302,6 @@ func (r *OaatLockReconciler) holderFacts(ctx context.Context, in *locks.ReviewIn
 		return locks.HolderFacts{}, fmt.Errorf("the slot of a group gone or being deleted: %w", err)
 	}
 	return locks.HolderFacts{PodLive: !ended}, nil
-}
-
-// findMember is the member of that namespace, name and UID; nil when there is none.
-func findMember(members []locks.Member, namespace, name, uid string) *locks.Member {
-	for i := range members {
-		if m := &members[i]; m.Namespace == namespace && m.Name == name && m.UID == uid {
-			return m
-		}
-	}
-	return nil
 }
 
 // holderGroup is the holder's group, of its UID, as the cache shows it, or else as the API server

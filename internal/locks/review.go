@@ -130,11 +130,11 @@ func Decide(in ReviewInput) Review {
 	return r
 }
 
-// member is the member of the holder's group, of its UID; nil when the group is gone.
-func member(in ReviewInput, h v1alpha1.LockHolder) *Member {
-	namespace := v1alpha1.HolderNamespace(h, in.Lock)
-	for i := range in.Members {
-		if m := &in.Members[i]; m.Namespace == namespace && m.Name == h.Group && m.UID == h.GroupUID {
+// FindMember is the member of that namespace, name and UID; nil when there is none (of a holder:
+// its group is gone).
+func FindMember(members []Member, namespace, name, uid string) *Member {
+	for i := range members {
+		if m := &members[i]; m.Namespace == namespace && m.Name == name && m.UID == uid {
 			return m
 		}
 	}
@@ -153,7 +153,7 @@ func (r *Review) keep(in ReviewInput) {
 	key := in.Lock.LockKey()
 	for i, h := range in.Lock.LockHolders() {
 		facts := in.Holders[i]
-		m := member(in, h)
+		m := FindMember(in.Members, v1alpha1.HolderNamespace(h, in.Lock), h.Group, h.GroupUID)
 		switch {
 		case facts.Foreign:
 		case m != nil && m.Run != nil && m.Run.PodName == h.Pod && !m.RunEnded:
