@@ -79,8 +79,8 @@ type Review struct {
 	Holders []v1alpha1.LockHolder
 	// Breaker is its new status.circuitBreaker.
 	Breaker *v1alpha1.LockCircuitBreakerStatus
-	// WaitingGroups is its new status.waitingGroups (Waiting, unless an installation of some
-	// namespaces reviews a ClusterOaatLock: then as it was).
+	// WaitingGroups is its new status.waitingGroups: how many groups naming it wait; as it was
+	// when an installation of some namespaces reviews a ClusterOaatLock (it writes Waiting).
 	WaitingGroups int32
 	// Waiting is the installation's entry of a ClusterOaatLock's status.installationClaims, as of
 	// now: nil when none of its groups waits, and for an installation of all namespaces.

@@ -54,10 +54,6 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 		pw, err := support.WatchPods(ctx, clientset, upgradeNamespace, tracker)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(pw.Stop()).To(Succeed(), "the pod watch") })
-		nas := support.NewLockTracker("nas", lockedUpgradeGroups, "")
-		lw, err := support.WatchPods(ctx, clientset, upgradeNamespace, nas)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(lw.Stop()).To(Succeed(), "the pod watch of the lock") })
 
 		By("installing the previous release " + previousCSVName + " from its own catalog image")
 		createCatalogSourceOf(ctx, upgradeCatalog, env.previousCatalogImg)
@@ -70,15 +66,11 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 		expectPodsOnRealNode(ctx, upgradeNamespace, "control-plane=controller-manager", env.previousImg)
 		mark("previous release installed")
 
-		By("creating groups of several kinds, one of them mid-run when the upgrade starts, holding the lock the previous release gave it, and an OaatRun left pending")
+		By("creating groups of several kinds, one of them mid-run when the upgrade starts, and an OaatRun left pending")
 		createUpgradeWorkload(ctx)
 		Eventually(func(g Gomega) {
-			run := upgradeGroup(ctx, g, "steady").Status.CurrentRun
-			g.Expect(run).NotTo(BeNil(), "steady runs an item")
+			g.Expect(upgradeGroup(ctx, g, "steady").Status.CurrentRun).NotTo(BeNil(), "steady runs an item")
 			g.Expect(upgradeRun(ctx, g).Status.Phase).To(Equal(v1alpha1.OaatRunPending), "the OaatRun waits for the running item")
-			lock := &v1alpha1.OaatLock{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: upgradeNamespace, Name: "nas"}, lock)).To(Succeed())
-			g.Expect(lock.Status.Holders).To(ConsistOf(HaveField("Pod", run.PodName)), "the previous release's holder of steady's run")
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 		mark("first runs started")
 		before := upgradeStatuses(ctx)
@@ -135,14 +127,8 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 		AddReportEntry("upgrade: first pod created by the new manager", firstByNew.Sub(start).Round(time.Second).String())
 		GinkgoWriter.Printf("upgrade: from the CatalogSource's update to the new leader %s\n", leaderAt.Sub(upgradeStart).Round(time.Millisecond))
 
-		By("checking one pod at a time in every group, and in the lock its groups share, before, during and after the upgrade")
+		By("checking one pod at a time in every group, before, during and after the upgrade")
 		Expect(tracker.OverlapsIn(upgradeNamespace)).To(BeEmpty(), tracker.Describe(upgradeNamespace))
-		Expect(nas.MaxLive(upgradeNamespace, "nas")).To(Equal(1), nas.Describe(upgradeNamespace))
-		Eventually(func(g Gomega) {
-			lock := &v1alpha1.OaatLock{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: upgradeNamespace, Name: "nas"}, lock)).To(Succeed())
-			g.Expect(lock.Status.Holders).To(BeEmpty(), "a slot left once every group is idle")
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 
 		By("checking that every finished item pod was recorded exactly once, by either manager")
 		expectEachRunRecordedOnce(ctx, tracker)
@@ -181,15 +167,11 @@ var _ = Describe("Upgrading from the previous release through the catalog", func
 	}, SpecTimeout(15*time.Minute))
 })
 
-// lockedUpgradeGroups are the groups of the upgrade's workload that share the OaatLock nas, of
-// capacity 1: its holders, written by the previous release, are read by the new one.
-var lockedUpgradeGroups = []string{"steady", "eachonce"}
-
 // createUpgradeWorkload creates, in the upgrade's namespace, a type whose pods run 20 s (the
-// groups' work spans the upgrade), the OaatLock nas of capacity 1, and groups of several kinds:
-// steady (frequency, three items) and eachonce (mode EachOnce), both naming nas, blackout (in a
-// blackout window around now: it must wait, with its status kept); then an OaatRun for steady's
-// last item, pending behind its first run.
+// groups' work spans the upgrade) and
+// groups of several kinds: steady (frequency, three items), eachonce (mode EachOnce), blackout
+// (in a blackout window around now: it must wait, with its status kept); then an OaatRun for
+// steady's last item, pending behind its first run.
 func createUpgradeWorkload(ctx context.Context) {
 	GinkgoHelper()
 	ot := &v1alpha1.OaatType{
@@ -207,9 +189,9 @@ func createUpgradeWorkload(ctx context.Context) {
 	now := time.Now().UTC()
 	groups := []*v1alpha1.OaatGroup{
 		{ObjectMeta: metav1.ObjectMeta{Name: "steady", Namespace: upgradeNamespace},
-			Spec: v1alpha1.OaatGroupSpec{OaatType: "work", OaatItems: []string{"a", "b", "c"}, Frequency: "1h", Locks: []string{"nas"}}},
+			Spec: v1alpha1.OaatGroupSpec{OaatType: "work", OaatItems: []string{"a", "b", "c"}, Frequency: "1h"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "eachonce", Namespace: upgradeNamespace},
-			Spec: v1alpha1.OaatGroupSpec{OaatType: "work", OaatItems: []string{"x", "y"}, Mode: v1alpha1.ModeEachOnce, Locks: []string{"nas"}}},
+			Spec: v1alpha1.OaatGroupSpec{OaatType: "work", OaatItems: []string{"x", "y"}, Mode: v1alpha1.ModeEachOnce}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "blackout", Namespace: upgradeNamespace},
 			Spec: v1alpha1.OaatGroupSpec{OaatType: "work", OaatItems: []string{"p"}, Frequency: "1h",
 				BlackoutWindows: []v1alpha1.BlackoutWindow{{
@@ -217,7 +199,6 @@ func createUpgradeWorkload(ctx context.Context) {
 				}}}},
 	}
 	Expect(k8sClient.Create(ctx, ot)).To(Succeed())
-	Expect(k8sClient.Create(ctx, support.Lock(upgradeNamespace, "nas", 1))).To(Succeed())
 	for _, g := range groups {
 		Expect(k8sClient.Create(ctx, g)).To(Succeed(), "creating OaatGroup %s", g.Name)
 	}
