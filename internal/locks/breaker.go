@@ -38,10 +38,11 @@ func isOpen(cb *v1alpha1.LockCircuitBreakerStatus) bool {
 	return cb != nil && cb.State == v1alpha1.BreakerOpen
 }
 
-// Slots is how many runs the lock lets hold it at once: spec.capacity, but one while the breaker
-// it carries is open, so that one probe at a time runs for all the groups naming it.
-func Slots(lock v1alpha1.Lock) int {
-	if BreakerOpen(lock) {
+// Slots is how many runs the lock lets hold it at once with the breaker cb: spec.capacity, but one
+// while the breaker it carries is open, so that one probe at a time runs for all the groups naming
+// it.
+func Slots(lock v1alpha1.Lock, cb *v1alpha1.LockCircuitBreakerStatus) int {
+	if lock.CarriesBreaker() && isOpen(cb) {
 		return 1
 	}
 	return lock.CapacityOrDefault()
@@ -100,14 +101,6 @@ func shareProbes(lb *v1alpha1.LockCircuitBreakerStatus, cb *v1alpha1.CircuitBrea
 	}
 	shared.FailedProbes = max(cb.FailedProbes, lb.FailedProbes)
 	return shared
-}
-
-// slots is how many runs the lock lets hold it with the breaker as the review decided it.
-func (r *Review) slots(in ReviewInput) int {
-	if in.Lock.CarriesBreaker() && isOpen(r.Breaker) {
-		return 1
-	}
-	return in.Lock.CapacityOrDefault()
 }
 
 // groupRef is the group as a lock's breaker names it: namespace/name.

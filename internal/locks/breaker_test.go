@@ -41,7 +41,7 @@ func TestBreakerSlots(t *testing.T) {
 		{name: "open but no longer carried", lock: notCarried, slots: 3},
 		{name: "a ClusterOaatLock, open", lock: clusterOpen, open: true, slots: 1},
 	} {
-		if open, slots := BreakerOpen(tc.lock), Slots(tc.lock); open != tc.open || slots != tc.slots {
+		if open, slots := BreakerOpen(tc.lock), Slots(tc.lock, tc.lock.LockBreaker()); open != tc.open || slots != tc.slots {
 			t.Errorf("%s: BreakerOpen %v, Slots %d; want %v, %d", tc.name, open, slots, tc.open, tc.slots)
 		}
 	}

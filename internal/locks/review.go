@@ -230,7 +230,7 @@ func (r *Review) grant(in ReviewInput) {
 		}
 	}
 	slices.SortFunc(waiting, func(a, b *Member) int { return compare(a.place(), b.place()) })
-	free := r.slots(in) - len(r.Holders)
+	free := Slots(in.Lock, r.Breaker) - len(r.Holders)
 	for before, m := range waiting {
 		if before+r.foreignBefore(in, m) >= free {
 			continue
