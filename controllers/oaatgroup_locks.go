@@ -216,17 +216,6 @@ func emptyLock(namespace, key string) v1alpha1.Lock {
 	return &v1alpha1.OaatLock{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: key}}
 }
 
-// namingGroups are the groups that name a lock of either kind (listNaming). A list that fails is
-// logged and gives none: the event handlers that call it have no error to return, and a group's
-// own retry still comes.
-func (r *OaatGroupReconciler) namingGroups(ctx context.Context, lock v1alpha1.Lock) []v1alpha1.OaatGroup {
-	groups, err := listNaming(ctx, r.Client, lock)
-	if err != nil {
-		log.FromContext(ctx).Error(err, "Cannot list the groups that name a lock", "lock", lock.LockKey())
-	}
-	return groups
-}
-
 // listNaming lists, from the cache, the groups that name a lock of either kind: of its namespace
 // for an OaatLock, of every namespace the manager watches for a ClusterOaatLock.
 func listNaming(ctx context.Context, c client.Reader, lock v1alpha1.Lock) ([]v1alpha1.OaatGroup, error) {
@@ -241,22 +230,21 @@ func listNaming(ctx context.Context, c client.Reader, lock v1alpha1.Lock) ([]v1a
 	return groups.Items, nil
 }
 
-// groupsOfLock maps a lock of either kind to every group that names it or holds a slot of it.
+// groupsOfLock maps a lock of either kind to every group that names it or holds a slot of it. A
+// list that fails is logged and gives the holders only: an event handler has no error to return,
+// and a group's own retry still comes.
 func (r *OaatGroupReconciler) groupsOfLock(ctx context.Context, obj client.Object) []reconcile.Request {
 	lock := obj.(v1alpha1.Lock)
-	groups := r.namingGroups(ctx, lock)
-	requests := holderRequests(lock)
-	for i := range groups {
-		requests = addRequest(requests, client.ObjectKeyFromObject(&groups[i]))
-	}
-	return requests
-}
-
-// holderRequests are the groups holding a slot of the lock.
-func holderRequests(lock v1alpha1.Lock) []reconcile.Request {
 	var requests []reconcile.Request
 	for _, h := range lock.LockHolders() {
 		requests = addRequest(requests, client.ObjectKey{Namespace: v1alpha1.HolderNamespace(h, lock), Name: h.Group})
+	}
+	groups, err := listNaming(ctx, r.Client, lock)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the groups that name a lock", "lock", lock.LockKey())
+	}
+	for i := range groups {
+		requests = addRequest(requests, client.ObjectKeyFromObject(&groups[i]))
 	}
 	return requests
 }

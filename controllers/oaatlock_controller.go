@@ -135,7 +135,7 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if equality.Semantic.DeepEqual(before, lock) {
 		return result, nil
 	}
-	if countOnly && sameHolders(before.LockHolders(), review.Holders) && !locks.BreakerChanged(before, lock) {
+	if countOnly && len(review.Granted)+len(review.Asserted)+len(review.Dropped) == 0 && !locks.BreakerChanged(before, lock) {
 		if wait := r.waitingWriteIn(req.NamespacedName); wait > 0 {
 			result.RequeueAfter = shorter(result.RequeueAfter, wait)
 			return result, nil
@@ -183,11 +183,6 @@ func shorter(requeue, d time.Duration) time.Duration {
 		return d
 	}
 	return requeue
-}
-
-// sameHolders reports whether two lists of holders are the same (nil and empty alike).
-func sameHolders(a, b []v1alpha1.LockHolder) bool {
-	return len(a) == len(b) && (len(a) == 0 || equality.Semantic.DeepEqual(a, b))
 }
 
 // waitingWriteIn is how long a write of the lock's waiting count alone must wait: 0 when this

@@ -63,7 +63,7 @@ func (r *Review) leadBreaker(in ReviewInput) {
 	}
 	members := slices.Clone(in.Members)
 	slices.SortFunc(members, func(a, b Member) int {
-		return compare(Place{Namespace: a.Namespace, Group: a.Name}, Place{Namespace: b.Namespace, Group: b.Name})
+		return Place{Namespace: a.Namespace, Group: a.Name}.Compare(Place{Namespace: b.Namespace, Group: b.Name})
 	})
 	for i := range members {
 		m := &members[i]

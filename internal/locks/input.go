@@ -8,7 +8,6 @@ package locks
 
 import (
 	"slices"
-	"time"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -59,12 +58,4 @@ func (w Waiter) wants(lock v1alpha1.Lock) bool {
 	key := lock.LockKey()
 	return slices.Contains(w.Locks, key) && Requests(&v1alpha1.LockWait{Pod: w.Pod, Yielded: w.Yielded}, key, w.Pod) &&
 		!Lists(lock, w.Namespace, w.Group, w.Pod)
-}
-
-// since is when a request began to wait: as recorded, or now for a new one.
-func since(w *v1alpha1.LockWait, now time.Time) time.Time {
-	if w == nil {
-		return now
-	}
-	return w.Since.Time
 }

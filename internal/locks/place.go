@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -20,24 +21,13 @@ type Place struct {
 	Group string
 }
 
-// Before reports whether the place comes before the other.
-func (p Place) Before(o Place) bool {
-	if !p.Since.Equal(o.Since) {
-		return p.Since.Before(o.Since)
-	}
-	return p.Namespace+"/"+p.Group < o.Namespace+"/"+o.Group
+// Compare orders the place against the other: negative when it comes first (slices.SortFunc).
+func (p Place) Compare(o Place) int {
+	return cmp.Or(p.Since.Compare(o.Since), cmp.Compare(p.Namespace+"/"+p.Group, o.Namespace+"/"+o.Group))
 }
 
-// compare orders two places for slices.SortFunc.
-func compare(a, b Place) int {
-	switch {
-	case a.Before(b):
-		return -1
-	case b.Before(a):
-		return 1
-	}
-	return 0
-}
+// Before reports whether the place comes before the other.
+func (p Place) Before(o Place) bool { return p.Compare(o) < 0 }
 
 // Waits reports whether a group's request for the locks it names counts: it waits for them
 // (status.lockWait) and is not being deleted. A group being deleted is no longer reconciled (a

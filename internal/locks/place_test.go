@@ -40,8 +40,8 @@ func TestPlaceOrder(t *testing.T) {
 			case tt.o.Before(tt.p):
 				want = 1
 			}
-			if got := compare(tt.p, tt.o); got != want {
-				t.Fatalf("compare = %d, want %d", got, want)
+			if got := tt.p.Compare(tt.o); got != want {
+				t.Fatalf("Compare = %d, want %d", got, want)
 			}
 		})
 	}

@@ -23,7 +23,10 @@ import (
 // (the lock may be giving the slot away at that moment).
 func Request(group *v1alpha1.OaatGroup, in Input, prev *v1alpha1.LockWait, item, pod string, now time.Time) *v1alpha1.LockWait {
 	keys := slices.Sorted(slices.Values(group.Spec.LockKeys()))
-	mine := Place{Since: since(prev, now), Namespace: group.Namespace, Group: group.Name}
+	mine := Place{Since: now, Namespace: group.Namespace, Group: group.Name}
+	if prev != nil {
+		mine.Since = prev.Since.Time
+	}
 	var missing, granted []string
 	for _, key := range keys {
 		if lock := in.Locks[key]; lock != nil && slices.ContainsFunc(lock.LockHolders(), func(h v1alpha1.LockHolder) bool {

@@ -39,11 +39,6 @@ type Member struct {
 	Breaker *v1alpha1.CircuitBreakerStatus
 }
 
-// place is the member's place in the queue of its request.
-func (m *Member) place() Place {
-	return Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
-}
-
 // HolderFacts is what the review knows of one holder of the lock beyond the members.
 type HolderFacts struct {
 	// Foreign says that the holder's group is of a namespace this installation does not serve (it
@@ -229,7 +224,10 @@ func (r *Review) grant(in ReviewInput) {
 			waiting = append(waiting, m)
 		}
 	}
-	slices.SortFunc(waiting, func(a, b *Member) int { return compare(a.place(), b.place()) })
+	place := func(m *Member) Place {
+		return Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
+	}
+	slices.SortFunc(waiting, func(a, b *Member) int { return place(a).Compare(place(b)) })
 	free := Slots(in.Lock, r.Breaker) - len(r.Holders)
 	for before, m := range waiting {
 		if before+r.foreignBefore(in, m) >= free {
