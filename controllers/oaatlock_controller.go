@@ -118,6 +118,7 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	before := lock.DeepCopyObject().(v1alpha1.Lock)
 	lock.SetLockHolders(review.Holders)
 	lock.SetLockBreaker(review.Breaker)
+	*lock.Capacity() = review.Capacity.Status()
 	var countOnly bool
 	if cl, ok := lock.(*v1alpha1.ClusterOaatLock); ok && r.Installation != "" {
 		entries, due, limited := locks.WaitingDue(cl, r.Installation, review.Waiting, in.Now)
@@ -135,7 +136,8 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if equality.Semantic.DeepEqual(before, lock) {
 		return result, nil
 	}
-	if countOnly && len(review.Granted)+len(review.Asserted)+len(review.Dropped) == 0 && !locks.BreakerChanged(before, lock) {
+	if countOnly && len(review.Granted)+len(review.Asserted)+len(review.Dropped) == 0 && !locks.BreakerChanged(before, lock) &&
+		equality.Semantic.DeepEqual(before.Capacity(), lock.Capacity()) {
 		if wait := r.waitingWriteIn(req.NamespacedName); wait > 0 {
 			result.RequeueAfter = shorter(result.RequeueAfter, wait)
 			return result, nil

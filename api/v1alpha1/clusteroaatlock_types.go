@@ -23,6 +23,18 @@ type ClusterOaatLockSpec struct {
 	// +optional
 	Capacity int32 `json:"capacity,omitempty"`
 
+	// capacitySchedule are times of day during which the lock's capacity is other than
+	// spec.capacity (more slots at night, none during business hours): within an open window its
+	// capacity is in force, the smallest of them when several are open; spec.capacity outside
+	// them. status.capacityInForce and status.nextCapacityChange show the capacity now and the
+	// next change. A cut below the runs holding the lock stops none of them: they drain, and no
+	// run starts until fewer than the capacity hold it.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Capacity schedule",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	// +optional
+	CapacitySchedule []CapacityWindow `json:"capacitySchedule,omitempty"`
+
 	// namespaceSelector selects, by their labels, the namespaces whose groups may name the lock.
 	// As for any Kubernetes label selector, an empty selector ({}) selects every namespace and an
 	// absent one selects none: a lock that nobody was given leave to use is safe, and a cluster
@@ -51,7 +63,8 @@ type ClusterOaatLockSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.holders) || self.holders.all(h, has(h.__namespace__))",message="holders: every holder of a ClusterOaatLock names its group's namespace"
 type ClusterOaatLockStatus struct {
 	// holders are the runs that hold a slot of the lock, and the requests it granted whose pod
-	// is about to start (status.lockWait of their group), at most spec.capacity of them, each
+	// is about to start (status.lockWait of their group), at most the capacity in force of them but
+	// for runs that held it before a cut (spec.capacitySchedule), each
 	// with its group's namespace; a group holds at most one slot. The lock's reconciler alone
 	// writes them.
 	// +listType=atomic
@@ -92,6 +105,9 @@ type ClusterOaatLockStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Installations waiting",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	InstallationsWaiting []InstallationWaiting `json:"installationClaims,omitempty"`
+
+	// CapacityStatus is the capacity in force and its next change (spec.capacitySchedule).
+	CapacityStatus `json:",inline"`
 }
 
 // InstallationWaiting is what an installation of the operator that watches only some namespaces
@@ -134,6 +150,7 @@ type InstallationWaiting struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=coalock,categories=oaat
 // +kubebuilder:printcolumn:name="Capacity",type=integer,JSONPath=`.spec.capacity`
+// +kubebuilder:printcolumn:name="In force",type=integer,JSONPath=`.status.capacityInForce`
 // +kubebuilder:printcolumn:name="Holders",type=integer,JSONPath=`.status.holderCount`
 // +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.waitingGroups`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

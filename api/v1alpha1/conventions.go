@@ -132,6 +132,10 @@ const (
 	// an edit, while the run went on); no group naming it starts until enough of them end. The
 	// reason of a Warning event.
 	ReasonLockOverCapacity Reason = "LockOverCapacity"
+	// ReasonCapacityScheduleInvalid: a window of the lock's spec.capacitySchedule cannot be read
+	// (only a lock written past admission has one); the smallest capacity the lock names anywhere
+	// is in force until it is fixed. The reason of a Warning event on the lock.
+	ReasonCapacityScheduleInvalid Reason = "CapacityScheduleInvalid"
 	// ReasonStatusRejected: the API server refused the group's new status as invalid; the status
 	// shown is the last one written, and nothing starts until a new status can be written.
 	ReasonStatusRejected Reason = "StatusRejected"

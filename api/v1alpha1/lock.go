@@ -15,6 +15,10 @@ type Lock interface {
 	runtime.Object
 	// CapacityOrDefault is spec.capacity, 1 when unset.
 	CapacityOrDefault() int
+	// CapacityWindows are spec.capacitySchedule.
+	CapacityWindows() []CapacityWindow
+	// Capacity is the capacity status: status.capacityInForce and status.nextCapacityChange.
+	Capacity() *CapacityStatus
 	// LockHolders are status.holders.
 	LockHolders() []LockHolder
 	// SetLockHolders sets status.holders and status.holderCount.
@@ -59,6 +63,12 @@ func (l *ClusterOaatLock) SetLockBreaker(cb *LockCircuitBreakerStatus) { l.Statu
 // CapacityOrDefault is spec.capacity, 1 when unset.
 func (l *ClusterOaatLock) CapacityOrDefault() int { return max(int(l.Spec.Capacity), 1) }
 
+// CapacityWindows are spec.capacitySchedule.
+func (l *ClusterOaatLock) CapacityWindows() []CapacityWindow { return l.Spec.CapacitySchedule }
+
+// Capacity is the capacity status.
+func (l *ClusterOaatLock) Capacity() *CapacityStatus { return &l.Status.CapacityStatus }
+
 // LockHolders are status.holders.
 func (l *ClusterOaatLock) LockHolders() []LockHolder { return l.Status.Holders }
 
@@ -88,6 +98,12 @@ func (l *OaatLock) SetLockBreaker(cb *LockCircuitBreakerStatus) { l.Status.Circu
 
 // CapacityOrDefault is spec.capacity, 1 when unset.
 func (l *OaatLock) CapacityOrDefault() int { return max(int(l.Spec.Capacity), 1) }
+
+// CapacityWindows are spec.capacitySchedule.
+func (l *OaatLock) CapacityWindows() []CapacityWindow { return l.Spec.CapacitySchedule }
+
+// Capacity is the capacity status.
+func (l *OaatLock) Capacity() *CapacityStatus { return &l.Status.CapacityStatus }
 
 // LockHolders are status.holders.
 func (l *OaatLock) LockHolders() []LockHolder { return l.Status.Holders }

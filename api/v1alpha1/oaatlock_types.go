@@ -15,6 +15,18 @@ type OaatLockSpec struct {
 	// +optional
 	Capacity int32 `json:"capacity,omitempty"`
 
+	// capacitySchedule are times of day during which the lock's capacity is other than
+	// spec.capacity (more slots at night, none during business hours): within an open window its
+	// capacity is in force, the smallest of them when several are open; spec.capacity outside
+	// them. status.capacityInForce and status.nextCapacityChange show the capacity now and the
+	// next change. A cut below the runs holding the lock stops none of them: they drain, and no
+	// run starts until fewer than the capacity hold it.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Capacity schedule",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	// +optional
+	CapacitySchedule []CapacityWindow `json:"capacitySchedule,omitempty"`
+
 	// circuitBreaker Shared makes the lock carry the circuit breaker of the groups naming it
 	// (spec.locks), for a lock that stands for a target they all need: when the breaker of one of
 	// them opens, the lock records it in status.circuitBreaker and every group naming the lock
@@ -80,7 +92,8 @@ type LockHolder struct {
 // OaatLockStatus is who holds the lock and how many wait for it.
 type OaatLockStatus struct {
 	// holders are the runs that hold a slot of the lock, and the requests it granted whose pod
-	// is about to start (status.lockWait of their group), at most spec.capacity of them. The
+	// is about to start (status.lockWait of their group), at most the capacity in force of them but
+	// for runs that held it before a cut (spec.capacitySchedule). The
 	// lock's reconciler alone writes them.
 	// +listType=map
 	// +listMapKey=group
@@ -108,6 +121,9 @@ type OaatLockStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	CircuitBreaker *LockCircuitBreakerStatus `json:"circuitBreaker,omitempty"`
+
+	// CapacityStatus is the capacity in force and its next change (spec.capacitySchedule).
+	CapacityStatus `json:",inline"`
 }
 
 // OaatLock is a semaphore shared by OaatGroups of its namespace: at most spec.capacity item pods
@@ -118,6 +134,7 @@ type OaatLockStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=olock,categories=oaat
 // +kubebuilder:printcolumn:name="Capacity",type=integer,JSONPath=`.spec.capacity`
+// +kubebuilder:printcolumn:name="In force",type=integer,JSONPath=`.status.capacityInForce`
 // +kubebuilder:printcolumn:name="Holders",type=integer,JSONPath=`.status.holderCount`
 // +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.waitingGroups`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

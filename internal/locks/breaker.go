@@ -38,14 +38,14 @@ func isOpen(cb *v1alpha1.LockCircuitBreakerStatus) bool {
 	return cb != nil && cb.State == v1alpha1.BreakerOpen
 }
 
-// Slots is how many runs the lock lets hold it at once with the breaker cb: spec.capacity, but one
-// while the breaker it carries is open, so that one probe at a time runs for all the groups naming
-// it.
-func Slots(lock v1alpha1.Lock, cb *v1alpha1.LockCircuitBreakerStatus) int {
+// Slots is how many runs the lock lets hold it at once with the breaker cb and the capacity in
+// force (CapacityAt), but at most one while the breaker it carries is open, so that one probe at a
+// time runs for all the groups naming it.
+func Slots(lock v1alpha1.Lock, cb *v1alpha1.LockCircuitBreakerStatus, capacity int) int {
 	if lock.CarriesBreaker() && isOpen(cb) {
-		return 1
+		return min(capacity, 1)
 	}
-	return lock.CapacityOrDefault()
+	return capacity
 }
 
 // BreakerChanged reports whether the breaker the lock carries changed between two versions of

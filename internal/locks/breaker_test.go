@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -34,14 +35,22 @@ func TestBreakerSlots(t *testing.T) {
 		lock  v1alpha1.Lock
 		open  bool
 		slots int
+		// capacity is the capacity in force, spec.capacity when nil.
+		capacity *int
 	}{
 		{name: "open", lock: carrying(v1alpha1.BreakerOpen), open: true, slots: 1},
 		{name: "closed", lock: carrying(v1alpha1.BreakerClosed), slots: 3},
 		{name: "never opened", lock: carrying(""), slots: 3},
 		{name: "open but no longer carried", lock: notCarried, slots: 3},
 		{name: "a ClusterOaatLock, open", lock: clusterOpen, open: true, slots: 1},
+		{name: "open, in a window of capacity 0", lock: carrying(v1alpha1.BreakerOpen), capacity: ptr.To(0), open: true, slots: 0},
+		{name: "closed, in a window of capacity 5", lock: carrying(v1alpha1.BreakerClosed), capacity: ptr.To(5), slots: 5},
 	} {
-		if open, slots := BreakerOpen(tc.lock), Slots(tc.lock, tc.lock.LockBreaker()); open != tc.open || slots != tc.slots {
+		capacity := tc.lock.CapacityOrDefault()
+		if tc.capacity != nil {
+			capacity = *tc.capacity
+		}
+		if open, slots := BreakerOpen(tc.lock), Slots(tc.lock, tc.lock.LockBreaker(), capacity); open != tc.open || slots != tc.slots {
 			t.Errorf("%s: BreakerOpen %v, Slots %d; want %v, %d", tc.name, open, slots, tc.open, tc.slots)
 		}
 	}
@@ -201,7 +210,7 @@ func TestDecideLeadsBreaker(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := tt.lock.DeepCopy()
 			got := Decide(reviewOf(tt.lock, tt.members))
-			if d := diff(tt.want, got); d != "" {
+			if d := diff(withCapacity(tt.want, tt.lock), got); d != "" {
 				t.Errorf("Decide (-want +got):\n%s", d)
 			}
 			if d := diff(before, tt.lock); d != "" {
@@ -245,7 +254,7 @@ func TestTakeWithBreakerOpen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := Review{Holders: tt.holders, Breaker: tt.breaker, WaitingGroups: 2, Granted: tt.granted, Events: tt.events}
-			if d := diff(want, Decide(reviewOf(tt.lock, tt.members))); d != "" {
+			if d := diff(withCapacity(want, tt.lock), Decide(reviewOf(tt.lock, tt.members))); d != "" {
 				t.Errorf("Decide (-want +got):\n%s", d)
 			}
 		})

@@ -144,6 +144,15 @@ func reviewOf(l v1alpha1.Lock, ms []Member, facts ...HolderFacts) ReviewInput {
 	return in
 }
 
+// withCapacity is the review wanted of lock: when want says nothing of the capacity, that of a lock
+// without spec.capacitySchedule, its spec.capacity in force and no change.
+func withCapacity(want Review, lock v1alpha1.Lock) Review {
+	if want.Capacity == (Capacity{}) {
+		want.Capacity = Capacity{InForce: lock.CapacityOrDefault()}
+	}
+	return want
+}
+
 // holders is a list of holders, for the wanted values of a review.
 func holders(hs ...v1alpha1.LockHolder) []v1alpha1.LockHolder { return hs }
 

@@ -90,8 +90,10 @@ type Review struct {
 	// lock is reviewed again soon.
 	Pending bool
 	// RetryAt is when the lock must be reviewed again for time alone (the end of its adoption
-	// window), zero for never.
+	// window, the next change of its capacity), zero for never.
 	RetryAt time.Time
+	// Capacity is the lock's capacity in force and its next change (spec.capacitySchedule).
+	Capacity Capacity
 }
 
 // Event is an event the review reports.
@@ -112,10 +114,11 @@ type Event struct {
 // breaker it carries (leadBreaker), the requests it grants (grant), in the one global order, and
 // how many groups wait for it.
 func Decide(in ReviewInput) Review {
-	r := Review{Breaker: in.Lock.LockBreaker(), WaitingGroups: in.Lock.LockWaitingGroups()}
+	r := Review{Breaker: in.Lock.LockBreaker(), WaitingGroups: in.Lock.LockWaitingGroups(), Capacity: CapacityAt(in.Lock, in.Now)}
 	if !in.Lock.CarriesBreaker() {
 		r.Breaker = nil
 	}
+	r.schedule(in)
 	r.keep(in)
 	r.assert(in)
 	r.leadBreaker(in)
@@ -181,12 +184,32 @@ func (r *Review) assert(in ReviewInput) {
 		h := holderIn(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Run.Item, Pod: m.Run.PodName, Since: m.Run.StartedAt}, in.Lock, m.Namespace)
 		r.Holders = append(r.Holders, h)
 		r.Asserted = append(r.Asserted, h)
-		if capacity := in.Lock.CapacityOrDefault(); len(r.Holders) > capacity {
+		if capacity := r.Capacity.InForce; len(r.Holders) > capacity {
 			r.Events = append(r.Events, Event{Group: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, GroupUID: m.UID, Type: corev1.EventTypeWarning,
 				Reason: v1alpha1.ReasonLockOverCapacity, Message: fmt.Sprintf(
 					"%s holds %d runs, over its capacity of %d: the run of item %q (pod %s) started before the lock listed it; no group naming it starts until enough of its runs have ended",
 					v1alpha1.DescribeLocks([]string{in.Lock.LockKey()}), len(r.Holders), capacity, m.Run.Item, m.Run.PodName)})
 		}
+	}
+}
+
+// schedule reviews the lock again when its capacity changes, and reports a schedule it could not
+// read.
+func (r *Review) schedule(in ReviewInput) {
+	if c := r.Capacity; c.Err != nil {
+		r.Events = append(r.Events, Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonCapacityScheduleInvalid, Message: fmt.Sprintf(
+			"%s: %v; the smallest capacity the lock names anywhere, %d, is in force until the schedule is fixed",
+			v1alpha1.DescribeLocks([]string{in.Lock.LockKey()}), c.Err, c.InForce)})
+	}
+	if !r.Capacity.NextAt.IsZero() {
+		r.retryAt(r.Capacity.NextAt)
+	}
+}
+
+// retryAt reviews the lock again at t at the latest.
+func (r *Review) retryAt(t time.Time) {
+	if r.RetryAt.IsZero() || t.Before(r.RetryAt) {
+		r.RetryAt = t
 	}
 }
 
@@ -213,7 +236,7 @@ func (r *Review) holds(in ReviewInput, m *Member) bool {
 // a ClusterOaatLock's adoption window (AdoptedAt).
 func (r *Review) grant(in ReviewInput) {
 	if adopted := AdoptedAt(in.Lock, in.Installation, in.AdoptionWindow); in.Now.Before(adopted) {
-		r.RetryAt = adopted
+		r.retryAt(adopted)
 		return
 	}
 	key := in.Lock.LockKey()
@@ -228,7 +251,7 @@ func (r *Review) grant(in ReviewInput) {
 		return Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
 	}
 	slices.SortFunc(waiting, func(a, b *Member) int { return place(a).Compare(place(b)) })
-	free := Slots(in.Lock, r.Breaker) - len(r.Holders)
+	free := Slots(in.Lock, r.Breaker, r.Capacity.InForce) - len(r.Holders)
 	for before, m := range waiting {
 		if before+r.foreignBefore(in, m) >= free {
 			continue

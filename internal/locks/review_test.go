@@ -25,7 +25,7 @@ func runReviews(t *testing.T, tests []reviewCase) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := tt.in.Lock.DeepCopyObject()
-			if d := diff(tt.want, Decide(tt.in)); d != "" {
+			if d := diff(withCapacity(tt.want, tt.in.Lock), Decide(tt.in)); d != "" {
 				t.Errorf("Decide (-want +got):\n%s", d)
 			}
 			if d := diff(before, tt.in.Lock); d != "" {

@@ -69,7 +69,7 @@ func (c *crossing) review(t *testing.T, l *v1alpha1.OaatLock, d time.Duration, w
 			RunEnded: c.ended[g.Name]})
 	}
 	got := Decide(in)
-	if d := diff(want, got); d != "" {
+	if d := diff(withCapacity(want, l), got); d != "" {
 		t.Fatalf("review of %s (-want +got):\n%s", l.Name, d)
 	}
 	l.SetLockHolders(got.Holders)

@@ -1,0 +1,82 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CapacityWindow is a time of day during which a lock's capacity is other than spec.capacity,
+// for example more slots at night, when the backups' target is otherwise idle, or none during
+// business hours. Its start, end, days and time zone are read as those of a group's blackout
+// window (spec.blackoutWindows), by the same parser.
+// +kubebuilder:validation:XValidation:rule="self.start != self.end",messageExpression=`'a capacity window from ' + self.start + ' to ' + self.end + ' is empty: end must differ from start (an end before the start crosses midnight)'`
+type CapacityWindow struct {
+	// start is when the window opens, as HH:MM on a 24-hour clock in timeZone.
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MaxLength=5
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Start (HH:MM)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +required
+	Start string `json:"start"`
+
+	// end is when the window closes, as HH:MM on a 24-hour clock in timeZone. An end before
+	// start closes the window on the next day (22:00 to 06:00 crosses midnight); an end equal to
+	// start is refused.
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MaxLength=5
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="End (HH:MM)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +required
+	End string `json:"end"`
+
+	// days are the days of the week on which the window opens; absent means every day. A window
+	// that crosses midnight belongs to the day it opens on.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=7
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Days",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	Days []Weekday `json:"days,omitempty"`
+
+	// timeZone is the IANA time zone (for example Europe/Berlin) that start and end are read in;
+	// absent means UTC. Across daylight-saving changes the window keeps its wall-clock times.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Time zone",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	TimeZone TimeZone `json:"timeZone,omitempty"`
+
+	// capacity is the lock's capacity while the window is open, in place of spec.capacity; 0
+	// starts no run under the lock. When windows overlap, the smallest capacity among the open
+	// ones is in force. A capacity below the runs holding the lock stops none of them: they end
+	// as they would, and no run starts until fewer than the capacity hold it.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Capacity",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	// +required
+	Capacity *int32 `json:"capacity,omitempty"`
+}
+
+// CapacityChange is the next change of a lock's capacity in force, by its spec.capacitySchedule.
+type CapacityChange struct {
+	// at is when the capacity changes.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Changes at",xDescriptors={"urn:alm:descriptor:text"}
+	// +required
+	At metav1.Time `json:"at"`
+
+	// capacity is the capacity in force from then on.
+	// +kubebuilder:validation:Minimum=0
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Capacity from then",xDescriptors={"urn:alm:descriptor:text"}
+	// +required
+	Capacity *int32 `json:"capacity,omitempty"`
+}
+
+// CapacityStatus is the capacity a lock's reconciler found in force at its last review.
+type CapacityStatus struct {
+	// capacityInForce is the capacity of the lock now: that of the open window of
+	// spec.capacitySchedule with the smallest capacity, spec.capacity outside them.
+	// +kubebuilder:validation:Minimum=0
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Capacity in force",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	CapacityInForce *int32 `json:"capacityInForce,omitempty"`
+
+	// nextCapacityChange is when the capacity in force changes next, and to what; absent for a
+	// lock without spec.capacitySchedule, and when no change comes within eight days.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next capacity change",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	NextCapacityChange *CapacityChange `json:"nextCapacityChange,omitempty"`
+}
