@@ -72,6 +72,16 @@ func (c Capacity) Status() v1alpha1.CapacityStatus {
 	return st
 }
 
+// HighestCapacity is the most slots the lock's spec gives at any time: the largest of
+// spec.capacity and the capacities of spec.capacitySchedule.
+func HighestCapacity(lock v1alpha1.Lock) int {
+	highest := lock.CapacityOrDefault()
+	for _, w := range lock.CapacityWindows() {
+		highest = max(highest, int(windowCapacity(w)))
+	}
+	return highest
+}
+
 // capacityWindows parses the schedule, naming the first window that cannot be read.
 func capacityWindows(spec []v1alpha1.CapacityWindow) ([]capacityWindow, error) {
 	out := make([]capacityWindow, 0, len(spec))

@@ -194,3 +194,21 @@ func clockAt(date, hhmm string, loc *time.Location) time.Time {
 	}
 	return t
 }
+
+// TestHighestCapacity proves the most slots a lock's spec gives at any time: spec.capacity, or a
+// window's larger capacity.
+func TestHighestCapacity(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		lock v1alpha1.Lock
+		want int
+	}{
+		{name: "no schedule", lock: scheduled(nil), want: 2},
+		{name: "windows below spec.capacity", lock: scheduled(windows(window("01:00", "02:00", 0), window("03:00", "04:00", 1))), want: 2},
+		{name: "a window above it", lock: scheduled(windows(window("01:00", "02:00", 0), window("22:00", "06:00", 4))), want: 4},
+	} {
+		if got := HighestCapacity(tt.lock); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	lockspolicy "github.com/oaat-io/oaat-operator/internal/locks"
 )
 
 // lockWaitBuckets spread from no wait to a day: a lock shared by long backups can keep a group
@@ -20,7 +21,9 @@ var (
 	holdersDesc = prometheus.NewDesc("oaat_lock_holders",
 		"Runs holding a slot of the OaatLock, or of the ClusterOaatLock when namespace is empty.", lockLabels, nil)
 	capacityDesc = prometheus.NewDesc("oaat_lock_capacity",
-		"Slots of the OaatLock or ClusterOaatLock (spec.capacity).", lockLabels, nil)
+		"Slots of the OaatLock or ClusterOaatLock now: status.capacityInForce (spec.capacity, or the capacity of the window of spec.capacitySchedule open now), spec.capacity until the lock's reconciler has written it.", lockLabels, nil)
+	capacityMaxDesc = prometheus.NewDesc("oaat_lock_capacity_max",
+		"The most slots the OaatLock or ClusterOaatLock gives at any time: the largest of spec.capacity and the capacities of spec.capacitySchedule. Runs above oaat_lock_capacity and within this drain after a scheduled cut.", lockLabels, nil)
 	waitingDesc = prometheus.NewDesc("oaat_lock_waiting_groups",
 		"Groups waiting for a slot of the OaatLock or ClusterOaatLock (status.waitingGroups).", lockLabels, nil)
 	lockBreakerOpenDesc = prometheus.NewDesc("oaat_lock_circuit_breaker_open",
@@ -63,7 +66,7 @@ func NewLockCollector(reader client.Reader) *LockCollector {
 
 // Describe sends the descriptions of the gauges.
 func (c *LockCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{holdersDesc, capacityDesc, waitingDesc, lockBreakerOpenDesc} {
+	for _, d := range []*prometheus.Desc{holdersDesc, capacityDesc, capacityMaxDesc, waitingDesc, lockBreakerOpenDesc} {
 		ch <- d
 	}
 }
@@ -93,7 +96,8 @@ func (c *LockCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range all {
 		labels := []string{l.GetNamespace(), l.GetName()}
 		ch <- prometheus.MustNewConstMetric(holdersDesc, prometheus.GaugeValue, float64(len(l.LockHolders())), labels...)
-		ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, float64(l.CapacityOrDefault()), labels...)
+		ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, float64(capacityNow(l)), labels...)
+		ch <- prometheus.MustNewConstMetric(capacityMaxDesc, prometheus.GaugeValue, float64(lockspolicy.HighestCapacity(l)), labels...)
 		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.LockWaitingGroups()), labels...)
 		if l.CarriesBreaker() {
 			open := 0.0
@@ -103,6 +107,14 @@ func (c *LockCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(lockBreakerOpenDesc, prometheus.GaugeValue, open, labels...)
 		}
 	}
+}
+
+// capacityNow is status.capacityInForce, spec.capacity until the lock's reconciler has written it.
+func capacityNow(l v1alpha1.Lock) int {
+	if c := l.Capacity().CapacityInForce; c != nil {
+		return int(*c)
+	}
+	return l.CapacityOrDefault()
 }
 
 // RegisterLocks registers the lock metrics and the lock collector with reg.

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -22,6 +23,10 @@ func TestLockCollectorAndWait(t *testing.T) {
 	lock := builders.Lock("nas", 2, builders.Holder("photos", "p", builders.At(0)))
 	lock.Spec.CircuitBreaker = v1alpha1.LockBreakerShared
 	lock.Status.WaitingGroups, lock.Status.CircuitBreaker = 3, &v1alpha1.LockCircuitBreakerStatus{State: v1alpha1.BreakerOpen}
+	// A window of 5 slots by night, of none now: the lock's reconciler wrote 0 in force.
+	lock.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{
+		{Start: "22:00", End: "06:00", Capacity: ptr.To[int32](5)}, {Start: "08:00", End: "18:00", Capacity: ptr.To[int32](0)}}
+	lock.Status.CapacityInForce = ptr.To[int32](0)
 	inA, inB := builders.Holder("photos", "p", builders.At(0)), builders.Holder("photos", "p", builders.At(0))
 	inA.Namespace, inB.Namespace = "a", "b"
 	clusterLock := builders.ClusterLock("nas", 0, inA, inB)
@@ -36,10 +41,14 @@ func TestLockCollectorAndWait(t *testing.T) {
 	nilMetrics.ObserveWait("ns", "nas", time.Second) // observes nothing, does not panic
 
 	want := `
-# HELP oaat_lock_capacity Slots of the OaatLock or ClusterOaatLock (spec.capacity).
+# HELP oaat_lock_capacity Slots of the OaatLock or ClusterOaatLock now: status.capacityInForce (spec.capacity, or the capacity of the window of spec.capacitySchedule open now), spec.capacity until the lock's reconciler has written it.
 # TYPE oaat_lock_capacity gauge
 oaat_lock_capacity{lock="nas",namespace=""} 1
-oaat_lock_capacity{lock="nas",namespace="ns"} 2
+oaat_lock_capacity{lock="nas",namespace="ns"} 0
+# HELP oaat_lock_capacity_max The most slots the OaatLock or ClusterOaatLock gives at any time: the largest of spec.capacity and the capacities of spec.capacitySchedule. Runs above oaat_lock_capacity and within this drain after a scheduled cut.
+# TYPE oaat_lock_capacity_max gauge
+oaat_lock_capacity_max{lock="nas",namespace=""} 1
+oaat_lock_capacity_max{lock="nas",namespace="ns"} 5
 # HELP oaat_lock_circuit_breaker_open 1 while the circuit breaker the OaatLock or ClusterOaatLock carries for the groups naming it (spec.circuitBreaker: Shared) is open, 0 while it is closed; absent for a lock that carries none.
 # TYPE oaat_lock_circuit_breaker_open gauge
 oaat_lock_circuit_breaker_open{lock="nas",namespace="ns"} 1
@@ -53,7 +62,7 @@ oaat_lock_waiting_groups{lock="nas",namespace=""} 0
 oaat_lock_waiting_groups{lock="nas",namespace="ns"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"oaat_lock_capacity", "oaat_lock_circuit_breaker_open", "oaat_lock_holders", "oaat_lock_waiting_groups"); err != nil {
+		"oaat_lock_capacity", "oaat_lock_capacity_max", "oaat_lock_circuit_breaker_open", "oaat_lock_holders", "oaat_lock_waiting_groups"); err != nil {
 		t.Error(err)
 	}
 	families, err := reg.Gather()
