@@ -176,6 +176,9 @@ func (s *simulation) nextEvent(plan planner.Plan) (time.Time, bool) {
 		// sees the run going asks for its stops (spec.runTimeout, a stopRunning window).
 		at(s.now)
 	}
+	if change := s.capacityChange(); !change.IsZero() {
+		at(change)
+	}
 	if cr := s.group.Status.CurrentRun; cr != nil {
 		if pod := s.pod(cr.PodName); pod == nil || podbuild.Terminal(pod) {
 			at(s.now)
@@ -184,6 +187,38 @@ func (s *simulation) nextEvent(plan planner.Plan) (time.Time, bool) {
 		}
 	}
 	return next, !next.IsZero()
+}
+
+// capacityChange is, while the group waits for locks that do not grant its request, the next rise
+// of the capacity in force of one of them within the forecast (spec.capacitySchedule), when the
+// lock may grant it; zero when none comes.
+func (s *simulation) capacityChange() time.Time {
+	w := s.group.Status.LockWait
+	if w == nil || s.group.Status.CurrentRun != nil || s.granted() {
+		return time.Time{}
+	}
+	var next time.Time
+	for _, key := range w.Locks {
+		if l := s.locks[key]; l != nil {
+			if rise := s.capacityRise(l); !rise.IsZero() && (next.IsZero() || rise.Before(next)) {
+				next = rise
+			}
+		}
+	}
+	return next
+}
+
+// capacityRise is the first instant after now and within the forecast at which the lock's
+// capacity in force rises, past the cuts before it; zero when none comes.
+func (s *simulation) capacityRise(l v1alpha1.Lock) time.Time {
+	c := locks.CapacityAt(l, s.now)
+	for !c.NextAt.IsZero() && !c.NextAt.After(s.forecast.Until) {
+		if c.Next > c.InForce {
+			return c.NextAt
+		}
+		c = locks.CapacityAt(l, c.NextAt)
+	}
+	return time.Time{}
 }
 
 // expectedEnd is when the run in progress ends: its start plus its item's run time.

@@ -178,7 +178,7 @@ func (s *simulation) run(first planner.Plan) Forecast {
 		}
 		next, ok := s.nextEvent(plan)
 		switch {
-		case s.group.Status.LockWait != nil && s.group.Status.CurrentRun == nil && !s.granted():
+		case s.group.Status.LockWait != nil && s.group.Status.CurrentRun == nil && !s.granted() && s.capacityChange().IsZero():
 			f.Stop = StopLockHeld
 		case !ok:
 			f.Stop = StopIdle

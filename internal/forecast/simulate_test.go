@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
@@ -267,5 +268,28 @@ func TestPredictLockReviews(t *testing.T) {
 	}
 	if w := f.End.LockWait; w == nil || w.Item != "a" || !slices.Equal(w.Locks, []string{"nas"}) {
 		t.Errorf("the group's request at the end: %+v, want one for item a waiting for nas", w)
+	}
+}
+
+// TestPredictCapacityWindow: a group waiting for a lock whose capacity schedule gives it no slot
+// now (a window of 0 until 12:30) is forecast to start when the window closes and the lock grants
+// its request, not to wait for good; held by another group, it waits for good.
+func TestPredictCapacityWindow(t *testing.T) {
+	g := group(item{"a", ago(2 * time.Hour), time.Minute})
+	g.Spec.Locks = []string{"nas"}
+	lock := builders.Lock("nas", 1)
+	lock.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{{Start: "11:00", End: "12:30", Capacity: ptr.To[int32](0)}}
+	in := input(g)
+	in.Locks.Locks = map[string]v1alpha1.Lock{"nas": lock}
+	f := Predict(in, Options{Horizon: time.Hour, MaxPasses: 100})
+	want := shape{Stop: StopHorizon, Runs: []Run{ran("a", 30*time.Minute, time.Minute)}}
+	if diff := cmp.Diff(want, shapeOf(f), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("forecast (-want +got):\n%s", diff)
+	}
+
+	lock.Status.Holders = []v1alpha1.LockHolder{builders.Holder("other", "other-x-1", stampAt(-time.Minute))}
+	f = Predict(in, Options{Horizon: time.Hour, MaxPasses: 100})
+	if diff := cmp.Diff(shape{Stop: StopLockHeld}, shapeOf(f), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("forecast with the lock held after the window (-want +got):\n%s", diff)
 	}
 }

@@ -119,7 +119,7 @@ func writeAssumptions(w io.Writer, g *v1alpha1.OaatGroup, f forecast.Forecast) e
 		lines = append(lines, fmt.Sprintf("blackout windows: the %d of spec.blackoutWindows", n))
 	}
 	if keys := g.Spec.LockKeys(); len(keys) > 0 {
-		lines = append(lines, "locks "+strings.Join(keys, ", ")+": as held now; other groups' slots are not given back within the forecast")
+		lines = append(lines, "locks "+strings.Join(keys, ", ")+": as held now; other groups' slots are not given back within the forecast; a capacity schedule (spec.capacitySchedule) raises and cuts a lock's capacity on time")
 	}
 	lines = append(lines, "on-demand runs: those queued now; none added")
 	if _, err := fmt.Fprintln(w, "  assumptions:"); err != nil {

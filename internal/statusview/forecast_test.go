@@ -84,7 +84,7 @@ func TestWriteForecastAssumptions(t *testing.T) {
     - every run succeeds in its run time; failures, cool-offs and the circuit breaker's probes are not predicted
     - the order and the waits are the operator's planner's own, played forward on a simulated clock
     - schedule "0 1 * * *" in Europe/Berlin
-    - locks nas, ClusterOaatLock/wan: as held now; other groups' slots are not given back within the forecast
+    - locks nas, ClusterOaatLock/wan: as held now; other groups' slots are not given back within the forecast; a capacity schedule (spec.capacitySchedule) raises and cuts a lock's capacity on time
     - on-demand runs: those queued now; none added
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {

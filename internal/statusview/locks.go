@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	lockspolicy "github.com/oaat-io/oaat-operator/internal/locks"
 )
 
-// WriteLocks writes a table of the locks, one row per lock (capacity, holders, waiting groups),
-// then a line per lock that is held, waited for or whose carried circuit breaker is open: its
-// holders, its breaker, and the groups that wait for it, longest first. The waiting groups are those whose status.lockWait is set and that name the lock.
+// WriteLocks writes a table of the locks, one row per lock (capacity in force, holders, waiting
+// groups), then a line per lock that has a capacity schedule, is held, waited for or whose carried
+// circuit breaker is open: its capacity by the schedule and the next change, its holders, its
+// breaker, and the groups that wait for it, longest first. The waiting groups are those whose status.lockWait is set and that name the lock.
 // A ClusterOaatLock shows as ClusterOaatLock/name, its holders as namespace/group; its waiting
 // count is that of its status (groups of every namespace) when the groups given, of one
 // namespace, show fewer.
@@ -28,8 +30,12 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 		if cluster {
 			count = max(count, int(l.LockWaitingGroups()))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", Item(l.LockKey()), l.CapacityOrDefault(), len(l.LockHolders()), count)
+		capacity := lockspolicy.CapacityAt(l, now)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", Item(l.LockKey()), capacity.InForce, len(l.LockHolders()), count)
 		var parts []string
+		if len(l.CapacityWindows()) > 0 {
+			parts = append(parts, scheduledCapacity(l, capacity, now))
+		}
 		for _, h := range l.LockHolders() {
 			holder := h.Group
 			if cluster {
@@ -59,6 +65,22 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 		return err
 	}
 	return nil
+}
+
+// scheduledCapacity says what a lock's capacity schedule puts in force: the capacity now, until
+// when and what follows, and the runs above it that drain.
+func scheduledCapacity(l v1alpha1.Lock, c lockspolicy.Capacity, now time.Time) string {
+	s := fmt.Sprintf("capacity %d by spec.capacitySchedule (spec.capacity %d)", c.InForce, l.CapacityOrDefault())
+	switch {
+	case c.Err != nil:
+		s = fmt.Sprintf("capacity %d: the schedule cannot be read (%v)", c.InForce, c.Err)
+	case !c.NextAt.IsZero():
+		s += fmt.Sprintf(", %d from %s (in %s)", c.Next, clock(c.NextAt), age(now, c.NextAt))
+	}
+	if over := len(l.LockHolders()) - c.InForce; over > 0 {
+		s += fmt.Sprintf(", %d run(s) above it draining", over)
+	}
+	return s
 }
 
 // lockBreaker says that the breaker a lock carries is open: since when, opened by which group,

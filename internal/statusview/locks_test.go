@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/testing/builders"
@@ -63,5 +64,25 @@ func TestSummaryWaitingForLocks(t *testing.T) {
 	g.Status.LockWait.Locks = []string{"ClusterOaatLock/shared", "nas"}
 	if got, want := Summary(g), `ready=True  waiting for OaatLock nas and ClusterOaatLock shared  running=none`; got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
+}
+
+// TestWriteLocksScheduled proves the capacity in force of a lock with a capacity schedule (a
+// window of 0 slots from 11:00 to 13:00 at noon) in its row, and its line: the schedule's capacity,
+// the next change and the run above it that drains.
+func TestWriteLocksScheduled(t *testing.T) {
+	night := builders.Lock("nas", 1, builders.Holder("photos", "photos-x-3", builders.At(-5*time.Minute)))
+	night.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{{Start: "11:00", End: "13:00", Capacity: ptr.To[int32](0)}}
+	var out bytes.Buffer
+	if err := WriteLocks(&out, []v1alpha1.Lock{night}, nil, builders.T0); err != nil {
+		t.Fatal(err)
+	}
+	want := `LOCK  CAPACITY  HOLDERS  WAITING
+nas   0         1        0
+
+nas: capacity 0 by spec.capacitySchedule (spec.capacity 1), 1 from 2026-11-21T13:00:00Z (in 60m), 1 run(s) above it draining; held by photos (item x, pod photos-x-3, for 5m)
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
