@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
@@ -102,6 +103,17 @@ type Forecast struct {
 	Rounds []Round
 	// Start is the status at the start (after the first plan), End at the last pass.
 	Start, End v1alpha1.OaatGroupStatus
+	// Capacities are the capacities of the group's locks that have a capacity schedule, at the
+	// start, by lock key.
+	Capacities []LockCapacity
+}
+
+// LockCapacity is the capacity of one of the group's locks at the start of the forecast.
+type LockCapacity struct {
+	// Lock is the lock's key among the group's locks.
+	Lock string
+	// Capacity is its capacity in force and next change (spec.capacitySchedule).
+	Capacity locks.Capacity
 }
 
 // RunTime is the run time assumed for an item.
@@ -167,6 +179,7 @@ func (s *simulation) run(first planner.Plan) Forecast {
 	f := &s.forecast
 	f.Start = *first.Status.DeepCopy()
 	f.RunTimes = s.runTimes(first.Status.Items)
+	f.Capacities = s.capacities()
 	plan := first
 	for {
 		f.Passes++
@@ -196,6 +209,17 @@ func (s *simulation) run(first planner.Plan) Forecast {
 	f.End = s.group.Status
 	f.ReachedAt = s.now
 	return *f
+}
+
+// capacities are the capacities now of the group's locks that have a capacity schedule.
+func (s *simulation) capacities() []LockCapacity {
+	var out []LockCapacity
+	for _, key := range s.group.Spec.LockKeys() {
+		if l := s.locks[key]; l != nil && len(l.CapacityWindows()) > 0 {
+			out = append(out, LockCapacity{Lock: key, Capacity: locks.CapacityAt(l, s.now)})
+		}
+	}
+	return out
 }
 
 // runTimes are the expected run times of the items (longestRun), DefaultRun without recent runs.

@@ -286,6 +286,9 @@ func TestPredictCapacityWindow(t *testing.T) {
 	if diff := cmp.Diff(want, shapeOf(f), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("forecast (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff([]LockCapacity{{Lock: "nas", Capacity: locks.Capacity{InForce: 0, NextAt: t0.Add(30 * time.Minute), Next: 1}}}, f.Capacities); diff != "" {
+		t.Errorf("the locks' capacities at the start (-want +got):\n%s", diff)
+	}
 
 	lock.Status.Holders = []v1alpha1.LockHolder{builders.Holder("other", "other-x-1", stampAt(-time.Minute))}
 	f = Predict(in, Options{Horizon: time.Hour, MaxPasses: 100})

@@ -121,6 +121,14 @@ func writeAssumptions(w io.Writer, g *v1alpha1.OaatGroup, f forecast.Forecast) e
 	if keys := g.Spec.LockKeys(); len(keys) > 0 {
 		lines = append(lines, "locks "+strings.Join(keys, ", ")+": as held now; other groups' slots are not given back within the forecast; a capacity schedule (spec.capacitySchedule) raises and cuts a lock's capacity on time")
 	}
+	for _, lc := range f.Capacities {
+		c := lc.Capacity
+		text := fmt.Sprintf("lock %s: capacity %d now by its spec.capacitySchedule", lc.Lock, c.InForce)
+		if !c.NextAt.IsZero() {
+			text += fmt.Sprintf(", %d from %s", c.Next, at(c.NextAt, f.From))
+		}
+		lines = append(lines, text)
+	}
 	lines = append(lines, "on-demand runs: those queued now; none added")
 	if _, err := fmt.Fprintln(w, "  assumptions:"); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/forecast"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/internal/testing/builders"
 )
@@ -76,7 +77,9 @@ func TestForecastLines(t *testing.T) {
 func TestWriteForecastAssumptions(t *testing.T) {
 	g := builders.Group().Named("nightly").Schedule("0 1 * * *", "Europe/Berlin").Locks("nas").ClusterLocks("wan").Obj()
 	var out strings.Builder
-	if err := writeAssumptions(&out, g, forecast.Forecast{RunTimes: []forecast.RunTime{{Item: "a", Run: time.Minute}}}); err != nil {
+	f := forecast.Forecast{From: builders.T0, RunTimes: []forecast.RunTime{{Item: "a", Run: time.Minute}},
+		Capacities: []forecast.LockCapacity{{Lock: "nas", Capacity: locks.Capacity{InForce: 0, NextAt: builders.T0.Add(30 * time.Minute), Next: 2}}}}
+	if err := writeAssumptions(&out, g, f); err != nil {
 		t.Fatal(err)
 	}
 	want := `  assumptions:
@@ -85,6 +88,7 @@ func TestWriteForecastAssumptions(t *testing.T) {
     - the order and the waits are the operator's planner's own, played forward on a simulated clock
     - schedule "0 1 * * *" in Europe/Berlin
     - locks nas, ClusterOaatLock/wan: as held now; other groups' slots are not given back within the forecast; a capacity schedule (spec.capacitySchedule) raises and cuts a lock's capacity on time
+    - lock nas: capacity 0 now by its spec.capacitySchedule, 2 from 2026-11-21T12:30:00Z (+30m)
     - on-demand runs: those queued now; none added
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
