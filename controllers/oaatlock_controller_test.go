@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -406,5 +407,43 @@ func TestLockDropsTheSlotOfAGroupGone(t *testing.T) {
 	}
 	if got := holderPods(getLock(t, c, "nas")); !slices.Equal(got, []string{"live-a-1"}) {
 		t.Errorf("holders %v, want only the live pod's", got)
+	}
+}
+
+// TestLockFollowsItsCapacitySchedule: a lock of capacity 2 with a window of 1 slot from 11:00 to
+// 13:00 grants one request of two at noon, writes the capacity in force and the next change, and
+// asks to be reviewed at that change; at 13:00 it grants the other, and names the next change, the
+// window's start the next day.
+func TestLockFollowsItsCapacitySchedule(t *testing.T) {
+	nas := builders.Lock("nas", 2)
+	nas.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{{Start: "11:00", End: "13:00", Capacity: ptr.To[int32](1)}}
+	c := newFakeClient(t, interceptor.Funcs{}, nas, requesting("first", -2*time.Minute), requesting("second", -time.Minute))
+	clk := clocktesting.NewFakeClock(builders.T0)
+	lr, _ := newLockReconciler(c, clk, false)
+
+	res := reviewLock(t, lr, "nas")
+	l := getLock(t, c, "nas")
+	if got := holderPods(l); !slices.Equal(got, []string{"first-a-1"}) {
+		t.Fatalf("at noon: holders %v, want first's request alone", got)
+	}
+	want := v1alpha1.CapacityStatus{CapacityInForce: ptr.To[int32](1),
+		NextCapacityChange: &v1alpha1.CapacityChange{At: *builders.At(time.Hour), Capacity: ptr.To[int32](2)}}
+	if diff := cmp.Diff(want, l.Status.CapacityStatus, builders.EquateTimes); diff != "" {
+		t.Errorf("at noon: capacity status (-want +got):\n%s", diff)
+	}
+	if res.RequeueAfter != time.Hour {
+		t.Errorf("at noon: requeued after %v, want 1h (the window's end)", res.RequeueAfter)
+	}
+
+	clk.SetTime(builders.T0.Add(time.Hour))
+	reviewLock(t, lr, "nas")
+	l = getLock(t, c, "nas")
+	if got := holderPods(l); !slices.Equal(got, []string{"first-a-1", "second-a-1"}) {
+		t.Fatalf("at 13:00: holders %v, want both requests", got)
+	}
+	want = v1alpha1.CapacityStatus{CapacityInForce: ptr.To[int32](2),
+		NextCapacityChange: &v1alpha1.CapacityChange{At: *builders.At(23 * time.Hour), Capacity: ptr.To[int32](1)}}
+	if diff := cmp.Diff(want, l.Status.CapacityStatus, builders.EquateTimes); diff != "" {
+		t.Errorf("at 13:00: capacity status (-want +got):\n%s", diff)
 	}
 }

@@ -1,0 +1,84 @@
+package integration
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// windowAround is a window of spec.capacitySchedule of the capacity, open from an hour before now
+// to an hour after it (UTC, to the minute), and when it closes.
+func windowAround(capacity int32) (v1alpha1.CapacityWindow, time.Time) {
+	now := time.Now().UTC().Truncate(time.Minute)
+	end := now.Add(time.Hour)
+	return v1alpha1.CapacityWindow{Start: now.Add(-time.Hour).Format("15:04"), End: end.Format("15:04"), Capacity: ptr.To(capacity)}, end
+}
+
+var _ = Describe("A lock's capacity schedule", func() {
+	It("starts nothing in a window of 0 slots, says so in the lock's status, and lets the groups run once the window is edited to 1 slot", func(ctx SpecContext) {
+		groups := []string{"s1", "s2"}
+		nas := trackLock(ctx, "nas", groups...)
+		lock := newLock("nas", 2)
+		closed, end := windowAround(0)
+		lock.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{closed}
+		create(ctx, newOaatType(typeName), lock, lockedGroup("s1", []string{"nas"}, "a"), lockedGroup("s2", []string{"nas"}, "a"))
+
+		By("holding both groups, the lock's status naming the capacity in force and the window's end")
+		expectWaiting(ctx, "s1", "nas")
+		expectWaiting(ctx, "s2", "nas")
+		Eventually(func(g Gomega) {
+			st := getLock(ctx, g, "nas").Status
+			g.Expect(st.CapacityInForce).To(HaveValue(BeEquivalentTo(0)))
+			g.Expect(st.NextCapacityChange).NotTo(BeNil())
+			g.Expect(st.NextCapacityChange.At.Time).To(BeTemporally("==", end))
+			g.Expect(st.NextCapacityChange.Capacity).To(HaveValue(BeEquivalentTo(2)))
+			g.Expect(st.WaitingGroups).To(BeEquivalentTo(2))
+		}).WithContext(ctx).Should(Succeed())
+		expectLiveAcross(ctx, 0, 2*time.Second, groups...)
+
+		By("running one group at a time once the window gives 1 slot")
+		open, _ := windowAround(1)
+		l := getLock(ctx, Default, "nas")
+		l.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{open}
+		Expect(k8sClient.Update(ctx, l)).To(Succeed())
+		first := liveAcross(ctx, 1, groups...)[0]
+		expectLiveAcross(ctx, 1, time.Second, groups...)
+		Eventually(func(g Gomega) {
+			g.Expect(getLock(ctx, g, "nas").Status.CapacityInForce).To(HaveValue(BeEquivalentTo(1)))
+		}).WithContext(ctx).Should(Succeed())
+		finishPod(ctx, first.Name, 0, "Completed")
+		second := liveAcross(ctx, 1, groups...)[0]
+		Expect(second.Labels[v1alpha1.LabelGroup]).NotTo(Equal(first.Labels[v1alpha1.LabelGroup]))
+		finishPod(ctx, second.Name, 0, "Completed")
+		Expect(nas.MaxLive(ns, "nas")).To(Equal(1), "pods of the groups sharing the lock:\n%s", nas.Describe(ns))
+	})
+})
+
+var _ = Describe("Admission of spec.capacitySchedule", func() {
+	It("rejects an empty window, a negative capacity, a window without one, an unknown zone and more than 16 windows", func(ctx SpecContext) {
+		withWindows := func(name string, windows ...v1alpha1.CapacityWindow) *v1alpha1.OaatLock {
+			l := newLock(name, 1)
+			l.Spec.CapacitySchedule = windows
+			return l
+		}
+		expectRejected(ctx, withWindows("empty", v1alpha1.CapacityWindow{Start: "03:00", End: "03:00", Capacity: ptr.To[int32](1)}),
+			"a capacity window from 03:00 to 03:00 is empty: end must differ from start")
+		expectRejected(ctx, withWindows("negative", v1alpha1.CapacityWindow{Start: "01:00", End: "02:00", Capacity: ptr.To[int32](-1)}),
+			"spec.capacitySchedule[0].capacity: Invalid value: -1")
+		expectRejected(ctx, withWindows("none", v1alpha1.CapacityWindow{Start: "01:00", End: "02:00"}),
+			"spec.capacitySchedule[0].capacity: Required value")
+		expectRejected(ctx, withWindows("zone", v1alpha1.CapacityWindow{Start: "01:00", End: "02:00", TimeZone: "Mars/Olympus", Capacity: ptr.To[int32](1)}),
+			`unknown time zone "Mars/Olympus"`)
+		many := make([]v1alpha1.CapacityWindow, 17)
+		for i := range many {
+			many[i] = v1alpha1.CapacityWindow{Start: "01:00", End: "02:00", Capacity: ptr.To[int32](1)}
+		}
+		expectRejected(ctx, withWindows("many", many...), "spec.capacitySchedule: Too many: 17: must have at most 16 items")
+		Expect(k8sClient.Create(ctx, withWindows("night", v1alpha1.CapacityWindow{Start: "22:00", End: "06:00", Days: []v1alpha1.Weekday{"Sat", "Sun"},
+			TimeZone: "Europe/Berlin", Capacity: ptr.To[int32](4)}))).To(Succeed())
+	}, SpecTimeout(specTimeout))
+})
