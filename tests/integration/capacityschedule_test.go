@@ -6,8 +6,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // windowAround is a window of spec.capacitySchedule of the capacity, open from an hour before now
@@ -59,7 +61,7 @@ var _ = Describe("A lock's capacity schedule", func() {
 })
 
 var _ = Describe("Admission of spec.capacitySchedule", func() {
-	It("rejects an empty window, a negative capacity, a window without one, an unknown zone and more than 16 windows", func(ctx SpecContext) {
+	It("rejects an empty window, a negative capacity, a window without one, an unknown zone and more than 16 windows, and accepts the documented lock", func(ctx SpecContext) {
 		withWindows := func(name string, windows ...v1alpha1.CapacityWindow) *v1alpha1.OaatLock {
 			l := newLock(name, 1)
 			l.Spec.CapacitySchedule = windows
@@ -78,7 +80,15 @@ var _ = Describe("Admission of spec.capacitySchedule", func() {
 			many[i] = v1alpha1.CapacityWindow{Start: "01:00", End: "02:00", Capacity: ptr.To[int32](1)}
 		}
 		expectRejected(ctx, withWindows("many", many...), "spec.capacitySchedule: Too many: 17: must have at most 16 items")
-		Expect(k8sClient.Create(ctx, withWindows("night", v1alpha1.CapacityWindow{Start: "22:00", End: "06:00", Days: []v1alpha1.Weekday{"Sat", "Sun"},
-			TimeZone: "Europe/Berlin", Capacity: ptr.To[int32](4)}))).To(Succeed())
+
+		By("accepting the lock of docs/locks.md")
+		blocks, err := support.CheckedBlocks("../..", "tests/integration", "capacity-schedule")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(blocks).To(HaveLen(1))
+		documented := &v1alpha1.OaatLock{}
+		Expect(yaml.UnmarshalStrict([]byte(blocks[0].Text), documented)).To(Succeed(), blocks[0].Where())
+		Expect(documented.Spec.CapacitySchedule).To(HaveLen(2), blocks[0].Where())
+		documented.Namespace = ns
+		Expect(k8sClient.Create(ctx, documented)).To(Succeed(), blocks[0].Where())
 	}, SpecTimeout(specTimeout))
 })
