@@ -231,6 +231,7 @@ func (r *OaatLockReconciler) reviewInput(ctx context.Context, lock v1alpha1.Lock
 		if err != nil {
 			return in, err
 		}
+		m.Option = naming[i].Spec.LockOptionFor(lock.LockKey())
 		in.Members = append(in.Members, m)
 	}
 	for _, h := range lock.LockHolders() {

@@ -80,3 +80,64 @@ type CapacityStatus struct {
 	// +optional
 	NextCapacityChange *CapacityChange `json:"nextCapacityChange,omitempty"`
 }
+
+// LockMode is how a run takes a lock.
+// +kubebuilder:validation:Enum=Shared;Exclusive
+type LockMode string
+
+const (
+	// LockShared takes slots of the lock beside the runs of other groups.
+	LockShared LockMode = "Shared"
+	// LockExclusive takes the lock alone: a run starts only when the lock has no holder.
+	LockExclusive LockMode = "Exclusive"
+)
+
+// LockOption says how each run of a group takes one of its locks.
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'Exclusive' || !has(self.slots) || self.slots == 1",message="an Exclusive lock option takes the whole lock: slots applies to mode Shared only"
+type LockOption struct {
+	// lock names the lock as status.lockWait does: an OaatLock of spec.locks by its name, a
+	// ClusterOaatLock of spec.clusterLocks as ClusterOaatLock/name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=269
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Lock",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +required
+	Lock string `json:"lock"`
+
+	// mode Shared (the default) takes slots of the lock beside the runs of other groups.
+	// Exclusive takes it alone: a run starts only when the lock has no holder, and while the
+	// group waits for it no group that began to wait later is granted a slot, so that the holders
+	// drain; a shared waiter is passed over by at most one exclusive hold per exclusive waiter
+	// that began waiting before it. The lock must allow it (its spec.allowExclusive).
+	// +kubebuilder:default=Shared
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Shared","urn:alm:descriptor:com.tectonic.ui:select:Exclusive"}
+	// +optional
+	Mode LockMode `json:"mode,omitempty"`
+
+	// slots is how many of the lock's slots each run takes, 1 when absent: the lock grants the
+	// run only when that many are free, and counts them all while it holds the lock. At most the
+	// lock's spec.maxSlotsPerRun; a run needing more slots than the capacity in force waits
+	// (spec.capacitySchedule) without holding back the groups behind it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Slots",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	// +optional
+	Slots int32 `json:"slots,omitempty"`
+}
+
+// LockBounds are what a lock lets the groups naming it ask in their spec.lockOptions, so that no
+// group takes more of a shared lock by editing its own spec.
+type LockBounds struct {
+	// allowExclusive lets the groups naming the lock take it Exclusive (spec.lockOptions); absent
+	// or false, a group asking for it exclusively is not Ready (reason LockOptionRefused).
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Allow exclusive holders",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
+	// +optional
+	AllowExclusive bool `json:"allowExclusive,omitempty"`
+
+	// maxSlotsPerRun is the most slots one run may take (spec.lockOptions[].slots), 1 when
+	// absent; a group asking for more is not Ready (reason LockOptionRefused).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Most slots per run",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	// +optional
+	MaxSlotsPerRun int32 `json:"maxSlotsPerRun,omitempty"`
+}

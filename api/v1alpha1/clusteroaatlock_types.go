@@ -35,6 +35,9 @@ type ClusterOaatLockSpec struct {
 	// +optional
 	CapacitySchedule []CapacityWindow `json:"capacitySchedule,omitempty"`
 
+	// LockBounds are what the groups naming the lock may ask in their spec.lockOptions.
+	LockBounds `json:",inline"`
+
 	// namespaceSelector selects, by their labels, the namespaces whose groups may name the lock.
 	// As for any Kubernetes label selector, an empty selector ({}) selects every namespace and an
 	// absent one selects none: a lock that nobody was given leave to use is safe, and a cluster

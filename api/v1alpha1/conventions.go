@@ -136,6 +136,9 @@ const (
 	// (only a lock written past admission has one); the smallest capacity the lock names anywhere
 	// is in force until it is fixed. The reason of a Warning event on the lock.
 	ReasonCapacityScheduleInvalid Reason = "CapacityScheduleInvalid"
+	// ReasonLockOptionRefused: the group's spec.lockOptions ask of a lock more than it allows
+	// (exclusive holders, slots per run) or more slots than its capacity ever gives.
+	ReasonLockOptionRefused Reason = "LockOptionRefused"
 	// ReasonStatusRejected: the API server refused the group's new status as invalid; the status
 	// shown is the last one written, and nothing starts until a new status can be written.
 	ReasonStatusRejected Reason = "StatusRejected"

@@ -19,6 +19,8 @@ type Lock interface {
 	CapacityWindows() []CapacityWindow
 	// Capacity is the capacity status: status.capacityInForce and status.nextCapacityChange.
 	Capacity() *CapacityStatus
+	// Bounds are what the groups naming the lock may ask in their spec.lockOptions.
+	Bounds() LockBounds
 	// LockHolders are status.holders.
 	LockHolders() []LockHolder
 	// SetLockHolders sets status.holders and status.holderCount.
@@ -69,6 +71,9 @@ func (l *ClusterOaatLock) CapacityWindows() []CapacityWindow { return l.Spec.Cap
 // Capacity is the capacity status.
 func (l *ClusterOaatLock) Capacity() *CapacityStatus { return &l.Status.CapacityStatus }
 
+// Bounds are what the groups naming the lock may ask in their spec.lockOptions.
+func (l *ClusterOaatLock) Bounds() LockBounds { return l.Spec.LockBounds }
+
 // LockHolders are status.holders.
 func (l *ClusterOaatLock) LockHolders() []LockHolder { return l.Status.Holders }
 
@@ -104,6 +109,9 @@ func (l *OaatLock) CapacityWindows() []CapacityWindow { return l.Spec.CapacitySc
 
 // Capacity is the capacity status.
 func (l *OaatLock) Capacity() *CapacityStatus { return &l.Status.CapacityStatus }
+
+// Bounds are what the groups naming the lock may ask in their spec.lockOptions.
+func (l *OaatLock) Bounds() LockBounds { return l.Spec.LockBounds }
 
 // LockHolders are status.holders.
 func (l *OaatLock) LockHolders() []LockHolder { return l.Status.Holders }
@@ -152,3 +160,26 @@ func HolderNamespace(h LockHolder, lock Lock) string {
 	}
 	return lock.GetNamespace()
 }
+
+// LockOptionFor is the option of the lock of that key in spec.lockOptions: Shared with one slot when
+// it has none, its mode and slots defaulted.
+func (s *OaatGroupSpec) LockOptionFor(key string) LockOption {
+	o := LockOption{Lock: key, Mode: LockShared, Slots: 1}
+	for _, opt := range s.LockOptions {
+		if opt.Lock == key {
+			if opt.Mode != "" {
+				o.Mode = opt.Mode
+			}
+			if opt.Slots > 0 {
+				o.Slots = opt.Slots
+			}
+		}
+	}
+	return o
+}
+
+// SlotsOrOne is the slots the holder holds: its slots field, 1 when absent.
+func (h LockHolder) SlotsOrOne() int { return max(int(h.Slots), 1) }
+
+// MaxSlotsOrOne is spec.maxSlotsPerRun, 1 when absent.
+func (b LockBounds) MaxSlotsOrOne() int { return max(int(b.MaxSlotsPerRun), 1) }

@@ -24,6 +24,7 @@ type Duration string
 // +kubebuilder:validation:XValidation:rule="!has(self.schedule) || !has(self.mode) || self.mode != 'EachOnce'",message="mode EachOnce cannot be used with spec.schedule: a schedule already runs each item once per tick"
 // +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.backoff.policy) || self.backoff.policy != 'Exponential' || has(self.failureCoolOff)",message="backoff.policy Exponential needs failureCoolOff: it is the first cool-off, which doubles with each further failure"
 // +kubebuilder:validation:XValidation:rule="(has(self.locks) ? size(self.locks) : 0) + (has(self.clusterLocks) ? size(self.clusterLocks) : 0) <= 4",message="spec.locks and spec.clusterLocks name at most four locks in all"
+// +kubebuilder:validation:XValidation:rule="!has(self.lockOptions) || self.lockOptions.all(o, (has(self.locks) && o.lock in self.locks) || (has(self.clusterLocks) && o.lock.startsWith('ClusterOaatLock/') && o.lock.substring(16) in self.clusterLocks))",message="spec.lockOptions: each entry's lock must be a lock of spec.locks, or ClusterOaatLock/NAME for a lock of spec.clusterLocks"
 // The durations are compared in seconds: CEL sums the integer+unit tokens of the Duration syntax,
 // each unit known by its first letter (s, m, h, d, w), as internal/duration does.
 // +kubebuilder:validation:XValidation:rule="!has(self.backoff) || !has(self.failureCoolOff) || (!has(self.backoff.maxCoolOff) && (!has(self.backoff.policy) || self.backoff.policy != 'Exponential')) || (has(self.backoff.maxCoolOff) ? self.backoff.maxCoolOff : '1d').findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum() >= self.failureCoolOff.findAll('[0-9]+ *[a-z]+').map(t, int(t.find('[0-9]+')) * (t.find('[a-z]+').startsWith('w') ? 604800 : t.find('[a-z]+').startsWith('d') ? 86400 : t.find('[a-z]+').startsWith('h') ? 3600 : t.find('[a-z]+').startsWith('m') ? 60 : 1)).sum()",messageExpression=`'backoff.maxCoolOff "' + (has(self.backoff.maxCoolOff) ? self.backoff.maxCoolOff : '1d') + '" is shorter than failureCoolOff "' + self.failureCoolOff + '": the cap of the cool-off cannot be below its first step'`
@@ -209,6 +210,16 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Cluster locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
 	ClusterLocks []string `json:"clusterLocks,omitempty"`
+
+	// lockOptions say how each run takes a lock of spec.locks or spec.clusterLocks: Exclusive,
+	// or several slots at once; a lock without an entry is taken Shared, one slot. The lock
+	// bounds what may be asked (its spec.allowExclusive and spec.maxSlotsPerRun).
+	// +listType=map
+	// +listMapKey=lock
+	// +kubebuilder:validation:MaxItems=4
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Lock options",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	// +optional
+	LockOptions []LockOption `json:"lockOptions,omitempty"`
 
 	// circuitBreaker turns on, when present, the group's circuit breaker, which treats failures
 	// of many items in a row as one problem of the target they share: once

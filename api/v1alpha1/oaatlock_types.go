@@ -27,6 +27,9 @@ type OaatLockSpec struct {
 	// +optional
 	CapacitySchedule []CapacityWindow `json:"capacitySchedule,omitempty"`
 
+	// LockBounds are what the groups naming the lock may ask in their spec.lockOptions.
+	LockBounds `json:",inline"`
+
 	// circuitBreaker Shared makes the lock carry the circuit breaker of the groups naming it
 	// (spec.locks), for a lock that stands for a target they all need: when the breaker of one of
 	// them opens, the lock records it in status.circuitBreaker and every group naming the lock
@@ -82,6 +85,20 @@ type LockHolder struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder pod",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Pod string `json:"pod"`
+
+	// slots is how many slots of the lock the run holds, 1 when absent (its group's
+	// spec.lockOptions).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder slots",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Slots int32 `json:"slots,omitempty"`
+
+	// exclusive says that the run holds the lock alone (its group's spec.lockOptions): no other
+	// run is granted a slot while it holds it.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder exclusive",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Exclusive bool `json:"exclusive,omitempty"`
 
 	// since is when the run took the slot.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holding since",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}

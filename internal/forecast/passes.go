@@ -130,6 +130,7 @@ func (s *simulation) reviewLocks() {
 		in := locks.ReviewInput{Lock: lock, Now: s.now, Members: []locks.Member{{
 			Namespace: s.group.Namespace, Name: s.group.Name, UID: string(s.group.UID), Names: true,
 			Request: s.group.Status.LockWait, Run: s.group.Status.CurrentRun, Breaker: s.group.Status.CircuitBreaker,
+			Option: s.group.Spec.LockOptionFor(key),
 		}}}
 		for _, w := range s.in.Locks.Waiters {
 			if slices.Contains(w.Locks, key) {

@@ -167,3 +167,9 @@ func lockOf[L v1alpha1.Lock](l L, edit func(L)) L {
 	edit(l)
 	return l
 }
+
+// taking sets how the member's runs take the lock (spec.lockOptions).
+func (b mb) taking(mode v1alpha1.LockMode, slots int32) mb {
+	b.Option = v1alpha1.LockOption{Mode: mode, Slots: slots}
+	return b
+}

@@ -45,8 +45,35 @@ func Problem(group *v1alpha1.OaatGroup, in Input) (reason v1alpha1.Reason, text 
 		return v1alpha1.ReasonLockNotPermitted, fmt.Sprintf("namespace %s may not use %s", group.Namespace,
 			strings.Join(refused, "; "))
 	}
+	var asked []string
+	for _, key := range group.Spec.LockKeys() {
+		if text := OptionProblem(in.Locks[key], group.Spec.LockOptionFor(key)); text != "" {
+			asked = append(asked, text)
+		}
+	}
+	if len(asked) > 0 {
+		return v1alpha1.ReasonLockOptionRefused, "spec.lockOptions: " + strings.Join(asked, "; ")
+	}
 	return "", ""
 }
+
+// OptionProblem says why the lock does not let a run take it as the option asks (its LockBounds,
+// or more slots than its capacity ever gives), empty when it does.
+func OptionProblem(lock v1alpha1.Lock, o v1alpha1.LockOption) string {
+	name := v1alpha1.DescribeLocks([]string{lock.LockKey()})
+	switch slots := max(int(o.Slots), 1); {
+	case o.Mode == v1alpha1.LockExclusive && !lock.Bounds().AllowExclusive:
+		return name + " allows no exclusive holder (its spec.allowExclusive is not true)"
+	case o.Mode != v1alpha1.LockExclusive && slots > lock.Bounds().MaxSlotsOrOne():
+		return fmt.Sprintf("%s allows at most %d slot(s) per run (its spec.maxSlotsPerRun); asked %d", name, lock.Bounds().MaxSlotsOrOne(), slots)
+	case o.Mode != v1alpha1.LockExclusive && slots > HighestCapacity(lock):
+		return fmt.Sprintf("%s never has more than %d slot(s) (spec.capacity and spec.capacitySchedule); asked %d", name, HighestCapacity(lock), slots)
+	}
+	return ""
+}
+
+// Allows reports whether the lock lets a run take it as the option asks (OptionProblem).
+func Allows(lock v1alpha1.Lock, o v1alpha1.LockOption) bool { return OptionProblem(lock, o) == "" }
 
 // Permits returns nil when the ClusterOaatLock's namespaceSelector selects a namespace of these
 // labels, else why not. An absent selector selects no namespace and an empty one every

@@ -84,3 +84,48 @@ func TestProblem(t *testing.T) {
 		})
 	}
 }
+
+// TestProblemLockOptions proves that a group asking of its locks more than they allow
+// (spec.lockOptions against the lock's spec.allowExclusive and spec.maxSlotsPerRun), or more slots
+// than a lock ever has, is refused with reason LockOptionRefused naming each lock and why; what a
+// lock allows is no problem.
+func TestProblemLockOptions(t *testing.T) {
+	g := group("a", []string{"nas"}, "", nil)
+	g.Spec.ClusterLocks = []string{"db"}
+	locks := func(nas *v1alpha1.OaatLock) Input {
+		db := clusterLock("db", 4)
+		db.Spec.AllowExclusive = true
+		return Input{Locks: map[string]v1alpha1.Lock{"nas": nas, "ClusterOaatLock/db": db}, NamespaceLabels: selected, NamespaceRead: true}
+	}
+	for _, tt := range []struct {
+		name     string
+		options  []v1alpha1.LockOption
+		nas      *v1alpha1.OaatLock
+		wantText string
+	}{
+		{name: "exclusive where allowed, no option on nas", options: []v1alpha1.LockOption{{Lock: "ClusterOaatLock/db", Mode: v1alpha1.LockExclusive}},
+			nas: lock("nas", 1)},
+		{name: "exclusive where not allowed", options: []v1alpha1.LockOption{{Lock: "nas", Mode: v1alpha1.LockExclusive}},
+			nas: lock("nas", 1), wantText: "spec.lockOptions: OaatLock nas allows no exclusive holder (its spec.allowExclusive is not true)"},
+		{name: "more slots than allowed per run, twice", options: []v1alpha1.LockOption{{Lock: "nas", Slots: 2}, {Lock: "ClusterOaatLock/db", Slots: 2}},
+			nas: lock("nas", 3), wantText: "spec.lockOptions: OaatLock nas allows at most 1 slot(s) per run (its spec.maxSlotsPerRun); asked 2; " +
+				"ClusterOaatLock db allows at most 1 slot(s) per run (its spec.maxSlotsPerRun); asked 2"},
+		{name: "more slots than the lock ever has", options: []v1alpha1.LockOption{{Lock: "nas", Slots: 3}},
+			nas:      lockOf(bounded(2), func(l *v1alpha1.OaatLock) { l.Spec.CapacitySchedule = windows(window("22:00", "06:00", 1)) }),
+			wantText: "spec.lockOptions: OaatLock nas never has more than 2 slot(s) (spec.capacity and spec.capacitySchedule); asked 3"},
+		{name: "slots within the bound and a night window's capacity", options: []v1alpha1.LockOption{{Lock: "nas", Slots: 3}},
+			nas: lockOf(bounded(2), func(l *v1alpha1.OaatLock) { l.Spec.CapacitySchedule = windows(window("22:00", "06:00", 4)) })},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g.Spec.LockOptions = tt.options
+			reason, text := Problem(&g, locks(tt.nas))
+			wantReason := v1alpha1.ReasonLockOptionRefused
+			if tt.wantText == "" {
+				wantReason = ""
+			}
+			if reason != wantReason || text != tt.wantText {
+				t.Fatalf("Problem = %q, %q; want %q, %q", reason, text, wantReason, tt.wantText)
+			}
+		})
+	}
+}

@@ -37,7 +37,15 @@ type Member struct {
 	RunEnded bool
 	// Breaker is its status.circuitBreaker.
 	Breaker *v1alpha1.CircuitBreakerStatus
+	// Option is how its runs take the lock (spec.lockOptions); the zero option is Shared, one slot.
+	Option v1alpha1.LockOption
 }
+
+// slots is how many slots the member's runs take: its option's, at least one.
+func (m *Member) slots() int { return max(int(m.Option.Slots), 1) }
+
+// exclusive reports whether the member's runs take the lock alone.
+func (m *Member) exclusive() bool { return m.Option.Mode == v1alpha1.LockExclusive }
 
 // HolderFacts is what the review knows of one holder of the lock beyond the members.
 type HolderFacts struct {
@@ -181,14 +189,14 @@ func (r *Review) assert(in ReviewInput) {
 		if !m.Names || m.Run == nil || m.RunEnded || Lists(r.lock(in), m.Namespace, m.Name, m.Run.PodName) || r.holds(in, m) {
 			continue
 		}
-		h := holderIn(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Run.Item, Pod: m.Run.PodName, Since: m.Run.StartedAt}, in.Lock, m.Namespace)
+		h := holderIn(withOption(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Run.Item, Pod: m.Run.PodName, Since: m.Run.StartedAt}, m), in.Lock, m.Namespace)
 		r.Holders = append(r.Holders, h)
 		r.Asserted = append(r.Asserted, h)
-		if capacity := r.Capacity.InForce; len(r.Holders) > capacity {
+		if over := beyondCapacity(r.Holders, r.Capacity.InForce); over != "" {
 			r.Events = append(r.Events, Event{Group: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, GroupUID: m.UID, Type: corev1.EventTypeWarning,
 				Reason: v1alpha1.ReasonLockOverCapacity, Message: fmt.Sprintf(
-					"%s holds %d runs, over its capacity of %d: the run of item %q (pod %s) started before the lock listed it; no group naming it starts until enough of its runs have ended",
-					v1alpha1.DescribeLocks([]string{in.Lock.LockKey()}), len(r.Holders), capacity, m.Run.Item, m.Run.PodName)})
+					"%s holds %s: the run of item %q (pod %s) started before the lock listed it; no group naming it starts until enough of its runs have ended",
+					v1alpha1.DescribeLocks([]string{in.Lock.LockKey()}), over, m.Run.Item, m.Run.PodName)})
 		}
 	}
 }
@@ -228,12 +236,16 @@ func (r *Review) holds(in ReviewInput, m *Member) bool {
 	})
 }
 
-// grant lists the requests that get a slot: in the global order of their places, each gets one
-// while the slots (Slots) outnumber the holders and the places before it, its own installation's
-// and, for a ClusterOaatLock, those of other installations that still count. A group's request
-// keeps its place while an earlier one waits for another lock, so that a group needing two locks
-// is not starved by groups needing one. An installation of some namespaces grants nothing within
-// a ClusterOaatLock's adoption window (AdoptedAt).
+// grant lists the requests that get their slots: in the global order of their places, each gets
+// them while the free slots (Slots, less those the holders take) cover its own and those of the
+// places before it, its own installation's and, for a ClusterOaatLock, those of other
+// installations that still count (one each). A group's request keeps its place while an earlier
+// one waits for another lock, so that a group needing two locks is not starved by groups needing
+// one. An exclusive request is granted only when the lock has no holder and no place before it,
+// and its place holds every slot, so no later request is granted while it waits; nothing is
+// granted beside an exclusive holder. A request needing more slots than the lock has in force, or
+// asking what the lock does not allow, waits without a place. An installation of some namespaces
+// grants nothing within a ClusterOaatLock's adoption window (AdoptedAt).
 func (r *Review) grant(in ReviewInput) {
 	if adopted := AdoptedAt(in.Lock, in.Installation, in.AdoptionWindow); in.Now.Before(adopted) {
 		r.retryAt(adopted)
@@ -251,12 +263,29 @@ func (r *Review) grant(in ReviewInput) {
 		return Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
 	}
 	slices.SortFunc(waiting, func(a, b *Member) int { return place(a).Compare(place(b)) })
-	free := Slots(in.Lock, r.Breaker, r.Capacity.InForce) - len(r.Holders)
-	for before, m := range waiting {
-		if before+r.foreignBefore(in, m) >= free {
+	total := Slots(in.Lock, r.Breaker, r.Capacity.InForce)
+	free := total - usedSlots(r.Holders)
+	if slices.ContainsFunc(r.Holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive }) {
+		free = 0
+	}
+	before := 0
+	for _, m := range waiting {
+		need := m.slots()
+		if in.Lock.CarriesBreaker() && isOpen(r.Breaker) {
+			need = 1 // one probe at a time, whatever the slots its runs take
+		}
+		if !Allows(in.Lock, m.Option) || need > total || (m.exclusive() && total == 0) {
 			continue
 		}
-		h := holderIn(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Request.Item, Pod: m.Request.Pod, Since: metav1.NewTime(in.Now)}, in.Lock, m.Namespace)
+		ahead := before + r.foreignBefore(in, m)
+		if m.exclusive() {
+			need = total
+		}
+		before += need
+		if ahead+need > free {
+			continue
+		}
+		h := holderIn(withOption(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Request.Item, Pod: m.Request.Pod, Since: metav1.NewTime(in.Now)}, m), in.Lock, m.Namespace)
 		r.Granted = append(r.Granted, h)
 	}
 	r.Holders = append(r.Holders, r.Granted...)
@@ -304,6 +333,41 @@ func (r *Review) count(in ReviewInput) {
 	if n > 0 {
 		r.Waiting = &v1alpha1.InstallationWaiting{Installation: in.Installation, Waiting: n, Since: *oldest, RenewedAt: metav1.NewTime(in.Now)}
 	}
+}
+
+// withOption is the holder with the slots and mode of the member's option: slots only when more
+// than one, exclusive only when so.
+func withOption(h v1alpha1.LockHolder, m *Member) v1alpha1.LockHolder {
+	if n := m.slots(); n > 1 && !m.exclusive() {
+		h.Slots = int32(n)
+	}
+	h.Exclusive = m.exclusive()
+	return h
+}
+
+// beyondCapacity says how the holders go over the capacity: more slots than it, or an exclusive
+// holder beside others; empty when they do not.
+func beyondCapacity(holders []v1alpha1.LockHolder, capacity int) string {
+	runs := fmt.Sprintf("%d runs", len(holders))
+	if used := usedSlots(holders); used != len(holders) {
+		runs += fmt.Sprintf(" taking %d slots", used)
+	}
+	switch {
+	case usedSlots(holders) > capacity:
+		return fmt.Sprintf("%s, over its capacity of %d", runs, capacity)
+	case len(holders) > 1 && slices.ContainsFunc(holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive }):
+		return runs + ", one of them exclusive"
+	}
+	return ""
+}
+
+// usedSlots is how many slots the holders take.
+func usedSlots(holders []v1alpha1.LockHolder) int {
+	n := 0
+	for _, h := range holders {
+		n += h.SlotsOrOne()
+	}
+	return n
 }
 
 // holderIn is the holder as the lock stores it: a ClusterOaatLock's holders name their group's
