@@ -30,7 +30,11 @@ func idleCondition(stamp metav1.Time, generation int64) metav1.Condition {
 func (d *decision) setRunningCondition() {
 	cr := d.plan.Status.CurrentRun
 	if cr == nil {
-		meta.SetStatusCondition(&d.plan.Status.Conditions, idleCondition(d.stamp, d.group.Generation))
+		idle := idleCondition(d.stamp, d.group.Generation)
+		if why := d.slotsBeyondCapacity(); why != "" {
+			idle.Message = message.Condition(idle.Message + ": " + why)
+		}
+		meta.SetStatusCondition(&d.plan.Status.Conditions, idle)
 		return
 	}
 	d.setCondition(v1alpha1.ConditionRunning, metav1.ConditionTrue, v1alpha1.ReasonItemRunning,

@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -62,4 +64,32 @@ func (d *decision) requestedItem() string {
 		return w.Item
 	}
 	return ""
+}
+
+// slotsBeyondCapacity says, while the group waits for locks, which of them has fewer slots in force
+// than its runs take (spec.lockOptions against spec.capacitySchedule), and until when; empty
+// otherwise. Such a request waits without a place in the lock's queue.
+func (d *decision) slotsBeyondCapacity() string {
+	w := d.plan.Status.LockWait
+	if w == nil {
+		return ""
+	}
+	var notes []string
+	for _, key := range w.Locks {
+		lock := d.in.Locks.Locks[key]
+		o := d.group.Spec.LockOptionFor(key)
+		if lock == nil || o.Mode == v1alpha1.LockExclusive {
+			continue
+		}
+		c := locks.CapacityAt(lock, d.in.Now)
+		if int(o.Slots) <= c.InForce {
+			continue
+		}
+		note := fmt.Sprintf("item %q needs %d slots of %s, which has %d in force", w.Item, o.Slots, v1alpha1.DescribeLocks([]string{key}), c.InForce)
+		if !c.NextAt.IsZero() {
+			note += fmt.Sprintf(" until %s (%d from then)", c.NextAt.UTC().Format(time.RFC3339), c.Next)
+		}
+		notes = append(notes, note)
+	}
+	return strings.Join(notes, "; ")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
@@ -451,5 +452,45 @@ func TestOnDemandRunRequestsTheLocks(t *testing.T) {
 	checkStarted(t, p, "b", podB, &waitedView{Locks: []string{"nas"}, Waited: 12 * time.Minute})
 	if p.Status.CurrentRun.OaatRun != "now" {
 		t.Fatalf("currentRun %+v, want the OaatRun's run", p.Status.CurrentRun)
+	}
+}
+
+// TestSlotsBeyondTheCapacityInForceSaySo: a group whose runs take 3 slots of a lock that has 1 in
+// force (a window of spec.capacitySchedule) waits for it, Ready, and its Running condition says
+// why and until when.
+func TestSlotsBeyondTheCapacityInForceSaySo(t *testing.T) {
+	g := newGroup("a")
+	g.Spec.Locks = []string{"nas"}
+	g.Spec.LockOptions = []v1alpha1.LockOption{{Lock: "nas", Slots: 3}}
+	nas := builders.Lock("nas", 4)
+	nas.Spec.MaxSlotsPerRun = 3
+	nas.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{{Start: "11:00", End: "13:00", Capacity: ptr.To[int32](1)}}
+	p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{nas}, nil))
+	if p.Create != nil || p.Status.LockWait == nil {
+		t.Fatalf("create %v, lockWait %+v: want the group waiting for nas", p.Create, p.Status.LockWait)
+	}
+	if c := condition(t, p, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v, want True", c)
+	}
+	want := `No item pod is active: item "a" needs 3 slots of OaatLock nas, which has 1 in force until 2026-11-21T13:00:00Z (4 from then)`
+	if c := condition(t, p, v1alpha1.ConditionRunning); c.Message != want {
+		t.Errorf("Running message %q, want %q", c.Message, want)
+	}
+}
+
+// TestLockOptionRefusedMakesTheGroupNotReady: a group asking a lock for an exclusive hold the lock
+// does not allow is not Ready and asks nothing.
+func TestLockOptionRefusedMakesTheGroupNotReady(t *testing.T) {
+	g := newGroup("a")
+	g.Spec.Locks = []string{"nas"}
+	g.Spec.LockOptions = []v1alpha1.LockOption{{Lock: "nas", Mode: v1alpha1.LockExclusive}}
+	p := Decide(lockedInput(g, 0, []*v1alpha1.OaatLock{builders.Lock("nas", 1)}, nil))
+	if p.Create != nil || p.Status.LockWait != nil {
+		t.Fatalf("a group refused by its lock starts or asks: create %v, lockWait %+v", p.Create, p.Status.LockWait)
+	}
+	c := condition(t, p, v1alpha1.ConditionReady)
+	if c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonLockOptionRefused) ||
+		c.Message != "spec.lockOptions: OaatLock nas allows no exclusive holder (its spec.allowExclusive is not true)" {
+		t.Fatalf("Ready = %+v", c)
 	}
 }

@@ -41,7 +41,14 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 			if cluster {
 				holder = h.Namespace + "/" + h.Group
 			}
-			parts = append(parts, fmt.Sprintf("held by %s (item %s, pod %s, for %s)", Item(holder), Item(h.Item), Item(h.Pod), age(h.Since.Time, now)))
+			taking := ""
+			switch {
+			case h.Exclusive:
+				taking = ", exclusive"
+			case h.SlotsOrOne() > 1:
+				taking = fmt.Sprintf(", %d slots", h.SlotsOrOne())
+			}
+			parts = append(parts, fmt.Sprintf("held by %s (item %s, pod %s, for %s%s)", Item(holder), Item(h.Item), Item(h.Pod), age(h.Since.Time, now), taking))
 		}
 		if cb := l.LockBreaker(); l.CarriesBreaker() && cb != nil && cb.State == v1alpha1.BreakerOpen {
 			parts = append(parts, lockBreaker(cb, now))
@@ -77,8 +84,12 @@ func scheduledCapacity(l v1alpha1.Lock, c lockspolicy.Capacity, now time.Time) s
 	case !c.NextAt.IsZero():
 		s += fmt.Sprintf(", %d from %s (in %s)", c.Next, clock(c.NextAt), age(now, c.NextAt))
 	}
-	if over := len(l.LockHolders()) - c.InForce; over > 0 {
-		s += fmt.Sprintf(", %d run(s) above it draining", over)
+	used := 0
+	for _, h := range l.LockHolders() {
+		used += h.SlotsOrOne()
+	}
+	if over := used - c.InForce; over > 0 {
+		s += fmt.Sprintf(", %d slot(s) held above it, draining", over)
 	}
 	return s
 }

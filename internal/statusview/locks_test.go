@@ -69,9 +69,11 @@ func TestSummaryWaitingForLocks(t *testing.T) {
 
 // TestWriteLocksScheduled proves the capacity in force of a lock with a capacity schedule (a
 // window of 0 slots from 11:00 to 13:00 at noon) in its row, and its line: the schedule's capacity,
-// the next change and the run above it that drains.
+// the next change and the slots held above it, which drain.
 func TestWriteLocksScheduled(t *testing.T) {
-	night := builders.Lock("nas", 1, builders.Holder("photos", "photos-x-3", builders.At(-5*time.Minute)))
+	slotted := builders.Holder("photos", "photos-x-3", builders.At(-5*time.Minute))
+	slotted.Slots = 2
+	night := builders.Lock("nas", 1, slotted)
 	night.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{{Start: "11:00", End: "13:00", Capacity: ptr.To[int32](0)}}
 	var out bytes.Buffer
 	if err := WriteLocks(&out, []v1alpha1.Lock{night}, nil, builders.T0); err != nil {
@@ -80,7 +82,7 @@ func TestWriteLocksScheduled(t *testing.T) {
 	want := `LOCK  CAPACITY  HOLDERS  WAITING
 nas   0         1        0
 
-nas: capacity 0 by spec.capacitySchedule (spec.capacity 1), 1 from 2026-11-21T13:00:00Z (in 60m), 1 run(s) above it draining; held by photos (item x, pod photos-x-3, for 5m)
+nas: capacity 0 by spec.capacitySchedule (spec.capacity 1), 1 from 2026-11-21T13:00:00Z (in 60m), 2 slot(s) held above it, draining; held by photos (item x, pod photos-x-3, for 5m, 2 slots)
 `
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)

@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -90,5 +91,71 @@ var _ = Describe("Admission of spec.capacitySchedule", func() {
 		Expect(documented.Spec.CapacitySchedule).To(HaveLen(2), blocks[0].Where())
 		documented.Namespace = ns
 		Expect(k8sClient.Create(ctx, documented)).To(Succeed(), blocks[0].Where())
+	}, SpecTimeout(specTimeout))
+})
+
+// optioned is a group of the items naming nas, taking it as the option says.
+func optioned(name string, mode v1alpha1.LockMode, slots int32, items ...string) *v1alpha1.OaatGroup {
+	g := lockedGroup(name, []string{"nas"}, items...)
+	g.Spec.LockOptions = []v1alpha1.LockOption{{Lock: "nas", Mode: mode, Slots: slots}}
+	return g
+}
+
+var _ = Describe("Exclusive and weighted lock holders", func() {
+	It("counts a run of 2 slots as two, runs an exclusive group alone once the holders drain, and refuses what the lock does not allow", func(ctx SpecContext) {
+		all := []string{"heavy", "light", "prune"}
+		nas := trackLock(ctx, "nas", all...)
+		lock := newLock("nas", 2)
+		lock.Spec.AllowExclusive, lock.Spec.MaxSlotsPerRun = true, 2
+		create(ctx, newOaatType(typeName), lock, optioned("heavy", v1alpha1.LockShared, 2, "a"))
+		heavy := liveAcross(ctx, 1, all...)[0]
+		Eventually(func(g Gomega) {
+			l := getLock(ctx, g, "nas")
+			g.Expect(l.Status.Holders).To(HaveLen(1))
+			g.Expect(l.Status.Holders[0].Slots).To(BeEquivalentTo(2))
+		}).WithContext(ctx).Should(Succeed())
+
+		By("holding a one-slot group while the two slots are taken")
+		create(ctx, lockedGroup("light", []string{"nas"}, "a"))
+		expectWaiting(ctx, "light", "nas")
+		expectLiveAcross(ctx, 1, time.Second, all...)
+
+		By("an exclusive group waiting behind it: granted only once the lock is empty, alone")
+		create(ctx, optioned("prune", v1alpha1.LockExclusive, 0, "a"))
+		expectWaiting(ctx, "prune", "nas")
+		finishPod(ctx, heavy.Name, 0, "Completed")
+		light := waitForLivePod(ctx, "light")
+		expectLiveAcross(ctx, 1, time.Second, all...)
+		finishPod(ctx, light.Name, 0, "Completed")
+		prune := waitForLivePod(ctx, "prune")
+		Eventually(func(g Gomega) {
+			l := getLock(ctx, g, "nas")
+			g.Expect(l.Status.Holders).To(HaveLen(1))
+			g.Expect(l.Status.Holders[0].Exclusive).To(BeTrue())
+		}).WithContext(ctx).Should(Succeed())
+		expectLiveAcross(ctx, 1, time.Second, all...)
+		finishPod(ctx, prune.Name, 0, "Completed")
+		Expect(nas.MaxLive(ns, "nas")).To(Equal(1), "pods of the groups sharing the lock:\n%s", nas.Describe(ns))
+
+		By("refusing a group that asks more slots than the lock allows per run")
+		create(ctx, optioned("greedy", v1alpha1.LockShared, 3, "a"))
+		Eventually(func(g Gomega) {
+			greedy := getGroup(ctx, g, "greedy")
+			expectCondition(g, greedy, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonLockOptionRefused)
+			g.Expect(condition(greedy, v1alpha1.ConditionReady).Message).To(Equal("spec.lockOptions: OaatLock nas allows at most 2 slot(s) per run (its spec.maxSlotsPerRun); asked 3"))
+		}).WithContext(ctx).Should(Succeed())
+	})
+})
+
+var _ = Describe("Admission of spec.lockOptions", func() {
+	It("rejects an option for a lock the group does not name, and slots on an exclusive option", func(ctx SpecContext) {
+		unnamed := optioned("unnamed", v1alpha1.LockShared, 1, "a")
+		unnamed.Spec.LockOptions[0].Lock = "db"
+		expectRejected(ctx, unnamed, "spec.lockOptions: each entry's lock must be a lock of spec.locks, or ClusterOaatLock/NAME for a lock of spec.clusterLocks")
+		expectRejected(ctx, optioned("both", v1alpha1.LockExclusive, 2, "a"), "an Exclusive lock option takes the whole lock: slots applies to mode Shared only")
+		cluster := support.Group(ns, "clustered", typeName, "a").Obj()
+		cluster.Spec.ClusterLocks = []string{"shared"}
+		cluster.Spec.LockOptions = []v1alpha1.LockOption{{Lock: "ClusterOaatLock/shared", Mode: v1alpha1.LockExclusive}}
+		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
 	}, SpecTimeout(specTimeout))
 })
