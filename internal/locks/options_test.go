@@ -1,8 +1,8 @@
 package locks
 
 import (
-	"testing"
 	"slices"
+	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -34,10 +34,10 @@ func TestDecideLockOptions(t *testing.T) {
 	running := grp("a").running("a-1")
 	runReviews(t, []reviewCase{
 		{name: "two slots free, the earlier request takes both: the later waits",
-			in: reviewOf(bounded(3, a1), members(running, grp("b").taking(v1alpha1.LockShared, 2).requesting(-time.Minute, "b-1"), grp("c").requesting(0, "c-1"))),
+			in:   reviewOf(bounded(3, a1), members(running, grp("b").taking(v1alpha1.LockShared, 2).requesting(-time.Minute, "b-1"), grp("c").requesting(0, "c-1"))),
 			want: Review{Holders: holders(a1, slotted(b1, 2)), Granted: holders(slotted(b1, 2)), WaitingGroups: 2}},
 		{name: "the earlier request needs three of two free slots: it keeps its place, the later one is not granted past it",
-			in: reviewOf(bounded(3, a1), members(running, grp("b").taking(v1alpha1.LockShared, 3).requesting(-time.Minute, "b-1"), grp("c").requesting(0, "c-1"))),
+			in:   reviewOf(bounded(3, a1), members(running, grp("b").taking(v1alpha1.LockShared, 3).requesting(-time.Minute, "b-1"), grp("c").requesting(0, "c-1"))),
 			want: Review{Holders: holders(a1), WaitingGroups: 2}},
 		{name: "a request needing more slots than the capacity in force waits without a place",
 			in: reviewOf(lockOf(bounded(3), func(l *v1alpha1.OaatLock) { l.Spec.CapacitySchedule = windows(window("11:00", "13:00", 1)) }),
@@ -49,16 +49,16 @@ func TestDecideLockOptions(t *testing.T) {
 				grp("e").taking(v1alpha1.LockExclusive, 0).requesting(-time.Minute, "e-1"), grp("c").requesting(0, "c-1"))),
 			want: Review{Holders: holders(a1, s1), Granted: holders(s1), WaitingGroups: 3}},
 		{name: "an exclusive request on a free lock: granted alone, exclusive",
-			in: reviewOf(bounded(3), members(grp("e").taking(v1alpha1.LockExclusive, 0).requesting(-time.Minute, "e-1"), grp("c").requesting(0, "c-1"))),
+			in:   reviewOf(bounded(3), members(grp("e").taking(v1alpha1.LockExclusive, 0).requesting(-time.Minute, "e-1"), grp("c").requesting(0, "c-1"))),
 			want: Review{Holders: holders(sole(e1)), Granted: holders(sole(e1)), WaitingGroups: 2}},
 		{name: "an exclusive holder: nothing granted beside it",
 			in:   reviewOf(bounded(3, sole(e1)), members(grp("e").running("e-1"), grp("c").requesting(0, "c-1"))),
 			want: Review{Holders: holders(sole(e1)), WaitingGroups: 1}},
 		{name: "an exclusive request the lock does not allow: no place, the later one granted",
-			in: reviewOf(lock("nas", 3), members(grp("e").taking(v1alpha1.LockExclusive, 0).requesting(-time.Minute, "e-1"), grp("c").requesting(0, "c-1"))),
+			in:   reviewOf(lock("nas", 3), members(grp("e").taking(v1alpha1.LockExclusive, 0).requesting(-time.Minute, "e-1"), grp("c").requesting(0, "c-1"))),
 			want: Review{Holders: holders(c1), Granted: holders(c1), WaitingGroups: 2}},
 		{name: "more slots than the lock allows per run: no place, the later one granted",
-			in: reviewOf(lock("nas", 3), members(grp("b").taking(v1alpha1.LockShared, 2).requesting(-time.Minute, "b-1"), grp("c").requesting(0, "c-1"))),
+			in:   reviewOf(lock("nas", 3), members(grp("b").taking(v1alpha1.LockShared, 2).requesting(-time.Minute, "b-1"), grp("c").requesting(0, "c-1"))),
 			want: Review{Holders: holders(c1), Granted: holders(c1), WaitingGroups: 2}},
 		{name: "the breaker open: a request of two slots is granted the one slot of the probe",
 			in: reviewOf(lockOf(carrying(v1alpha1.BreakerOpen), func(l *v1alpha1.OaatLock) { l.Spec.MaxSlotsPerRun = 2 }),
