@@ -12,19 +12,21 @@ import (
 type CapacityWindow struct {
 	// start is when the window opens, as HH:MM on a 24-hour clock in timeZone.
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MinLength=5
 	// +kubebuilder:validation:MaxLength=5
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Start (HH:MM)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +required
-	Start string `json:"start"`
+	Start string `json:"start,omitempty"`
 
 	// end is when the window closes, as HH:MM on a 24-hour clock in timeZone. An end before
 	// start closes the window on the next day (22:00 to 06:00 crosses midnight); an end equal to
 	// start is refused.
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MinLength=5
 	// +kubebuilder:validation:MaxLength=5
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="End (HH:MM)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +required
-	End string `json:"end"`
+	End string `json:"end,omitempty"`
 
 	// days are the days of the week on which the window opens; absent means every day. A window
 	// that crosses midnight belongs to the day it opens on.
@@ -56,7 +58,7 @@ type CapacityChange struct {
 	// at is when the capacity changes.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Changes at",xDescriptors={"urn:alm:descriptor:text"}
 	// +required
-	At metav1.Time `json:"at"`
+	At *metav1.Time `json:"at,omitempty"`
 
 	// capacity is the capacity in force from then on.
 	// +kubebuilder:validation:Minimum=0
@@ -78,7 +80,7 @@ type CapacityStatus struct {
 	// lock without spec.capacitySchedule, and when no change comes within eight days.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next capacity change",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
-	NextCapacityChange *CapacityChange `json:"nextCapacityChange,omitempty"`
+	NextCapacityChange CapacityChange `json:"nextCapacityChange,omitzero"`
 }
 
 // LockMode is how a run takes a lock.
@@ -101,13 +103,13 @@ type LockOption struct {
 	// +kubebuilder:validation:MaxLength=269
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Lock",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +required
-	Lock string `json:"lock"`
+	Lock string `json:"lock,omitempty"`
 
 	// mode Shared (the default) takes slots of the lock beside the runs of other groups.
 	// Exclusive takes it alone: a run starts only when the lock has no holder, and while the
 	// group waits for it no group that began to wait later is granted a slot, so that the holders
 	// drain; a shared waiter is passed over by at most one exclusive hold per exclusive waiter
-	// that began waiting before it. The lock must allow it (its spec.allowExclusive).
+	// that began waiting before it. The lock must allow it (its spec.exclusiveHolders: Allowed).
 	// +kubebuilder:default=Shared
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Shared","urn:alm:descriptor:com.tectonic.ui:select:Exclusive"}
 	// +optional
@@ -124,14 +126,26 @@ type LockOption struct {
 	Slots int32 `json:"slots,omitempty"`
 }
 
+// ExclusiveHolders says whether a lock lets groups take it Exclusive.
+// +kubebuilder:validation:Enum=Allowed;Refused
+type ExclusiveHolders string
+
+const (
+	// ExclusiveAllowed lets the groups naming the lock take it Exclusive.
+	ExclusiveAllowed ExclusiveHolders = "Allowed"
+	// ExclusiveRefused refuses them: such a group is not Ready.
+	ExclusiveRefused ExclusiveHolders = "Refused"
+)
+
 // LockBounds are what a lock lets the groups naming it ask in their spec.lockOptions, so that no
 // group takes more of a shared lock by editing its own spec.
 type LockBounds struct {
-	// allowExclusive lets the groups naming the lock take it Exclusive (spec.lockOptions); absent
-	// or false, a group asking for it exclusively is not Ready (reason LockOptionRefused).
-	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Allow exclusive holders",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
+	// exclusiveHolders Allowed lets the groups naming the lock take it Exclusive
+	// (spec.lockOptions); absent or Refused, a group asking for it exclusively is not Ready
+	// (reason LockOptionRefused).
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Exclusive holders",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Allowed","urn:alm:descriptor:com.tectonic.ui:select:Refused"}
 	// +optional
-	AllowExclusive bool `json:"allowExclusive,omitempty"`
+	ExclusiveHolders ExclusiveHolders `json:"exclusiveHolders,omitempty"`
 
 	// maxSlotsPerRun is the most slots one run may take (spec.lockOptions[].slots), 1 when
 	// absent; a group asking for more is not Ready (reason LockOptionRefused).

@@ -178,6 +178,9 @@ func (s *OaatGroupSpec) LockOptionFor(key string) LockOption {
 	return o
 }
 
+// Exclusive reports whether the holder holds the lock alone (mode Exclusive).
+func (h LockHolder) Exclusive() bool { return h.Mode == LockExclusive }
+
 // SlotsOrOne is the slots the holder holds: its slots field, 1 when absent.
 func (h LockHolder) SlotsOrOne() int { return max(int(h.Slots), 1) }
 

@@ -213,7 +213,7 @@ type OaatGroupSpec struct {
 
 	// lockOptions say how each run takes a lock of spec.locks or spec.clusterLocks: Exclusive,
 	// or several slots at once; a lock without an entry is taken Shared, one slot. The lock
-	// bounds what may be asked (its spec.allowExclusive and spec.maxSlotsPerRun).
+	// bounds what may be asked (its spec.exclusiveHolders and spec.maxSlotsPerRun).
 	// +listType=map
 	// +listMapKey=lock
 	// +kubebuilder:validation:MaxItems=4

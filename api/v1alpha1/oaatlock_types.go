@@ -94,11 +94,11 @@ type LockHolder struct {
 	// +optional
 	Slots int32 `json:"slots,omitempty"`
 
-	// exclusive says that the run holds the lock alone (its group's spec.lockOptions): no other
-	// run is granted a slot while it holds it.
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder exclusive",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// mode Exclusive says that the run holds the lock alone (its group's spec.lockOptions): no
+	// other run is granted a slot while it holds it; absent, it holds it Shared.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holder mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
-	Exclusive bool `json:"exclusive,omitempty"`
+	Mode LockMode `json:"mode,omitempty"`
 
 	// since is when the run took the slot.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Holding since",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}

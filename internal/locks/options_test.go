@@ -14,13 +14,13 @@ import (
 // held by the holders.
 func bounded(capacity int32, hs ...v1alpha1.LockHolder) *v1alpha1.OaatLock {
 	l := lock("nas", capacity, hs...)
-	l.Spec.AllowExclusive, l.Spec.MaxSlotsPerRun = true, 3
+	l.Spec.ExclusiveHolders, l.Spec.MaxSlotsPerRun = v1alpha1.ExclusiveAllowed, 3
 	return l
 }
 
 // slotted is the holder taking n slots; sole, the holder taking the lock exclusively.
 func slotted(h v1alpha1.LockHolder, n int32) v1alpha1.LockHolder { h.Slots = n; return h }
-func sole(h v1alpha1.LockHolder) v1alpha1.LockHolder             { h.Exclusive = true; return h }
+func sole(h v1alpha1.LockHolder) v1alpha1.LockHolder             { h.Mode = v1alpha1.LockExclusive; return h }
 
 // TestDecideLockOptions proves the review of requests that take several slots or the whole lock
 // (spec.lockOptions): in the one global order, each request is granted when the free slots cover

@@ -62,8 +62,8 @@ func Problem(group *v1alpha1.OaatGroup, in Input) (reason v1alpha1.Reason, text 
 func OptionProblem(lock v1alpha1.Lock, o v1alpha1.LockOption) string {
 	name := v1alpha1.DescribeLocks([]string{lock.LockKey()})
 	switch slots := max(int(o.Slots), 1); {
-	case o.Mode == v1alpha1.LockExclusive && !lock.Bounds().AllowExclusive:
-		return name + " allows no exclusive holder (its spec.allowExclusive is not true)"
+	case o.Mode == v1alpha1.LockExclusive && lock.Bounds().ExclusiveHolders != v1alpha1.ExclusiveAllowed:
+		return name + " allows no exclusive holder (its spec.exclusiveHolders is not Allowed)"
 	case o.Mode != v1alpha1.LockExclusive && slots > lock.Bounds().MaxSlotsOrOne():
 		return fmt.Sprintf("%s allows at most %d slot(s) per run (its spec.maxSlotsPerRun); asked %d", name, lock.Bounds().MaxSlotsOrOne(), slots)
 	case o.Mode != v1alpha1.LockExclusive && slots > HighestCapacity(lock):

@@ -86,7 +86,7 @@ func TestProblem(t *testing.T) {
 }
 
 // TestProblemLockOptions proves that a group asking of its locks more than they allow
-// (spec.lockOptions against the lock's spec.allowExclusive and spec.maxSlotsPerRun), or more slots
+// (spec.lockOptions against the lock's spec.exclusiveHolders and spec.maxSlotsPerRun), or more slots
 // than a lock ever has, is refused with reason LockOptionRefused naming each lock and why; what a
 // lock allows is no problem.
 func TestProblemLockOptions(t *testing.T) {
@@ -94,7 +94,7 @@ func TestProblemLockOptions(t *testing.T) {
 	g.Spec.ClusterLocks = []string{"db"}
 	locks := func(nas *v1alpha1.OaatLock) Input {
 		db := clusterLock("db", 4)
-		db.Spec.AllowExclusive = true
+		db.Spec.ExclusiveHolders = v1alpha1.ExclusiveAllowed
 		return Input{Locks: map[string]v1alpha1.Lock{"nas": nas, "ClusterOaatLock/db": db}, NamespaceLabels: selected, NamespaceRead: true}
 	}
 	for _, tt := range []struct {
@@ -106,7 +106,7 @@ func TestProblemLockOptions(t *testing.T) {
 		{name: "exclusive where allowed, no option on nas", options: []v1alpha1.LockOption{{Lock: "ClusterOaatLock/db", Mode: v1alpha1.LockExclusive}},
 			nas: lock("nas", 1)},
 		{name: "exclusive where not allowed", options: []v1alpha1.LockOption{{Lock: "nas", Mode: v1alpha1.LockExclusive}},
-			nas: lock("nas", 1), wantText: "spec.lockOptions: OaatLock nas allows no exclusive holder (its spec.allowExclusive is not true)"},
+			nas: lock("nas", 1), wantText: "spec.lockOptions: OaatLock nas allows no exclusive holder (its spec.exclusiveHolders is not Allowed)"},
 		{name: "more slots than allowed per run, twice", options: []v1alpha1.LockOption{{Lock: "nas", Slots: 2}, {Lock: "ClusterOaatLock/db", Slots: 2}},
 			nas: lock("nas", 3), wantText: "spec.lockOptions: OaatLock nas allows at most 1 slot(s) per run (its spec.maxSlotsPerRun); asked 2; " +
 				"ClusterOaatLock db allows at most 1 slot(s) per run (its spec.maxSlotsPerRun); asked 2"},

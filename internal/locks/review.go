@@ -265,7 +265,7 @@ func (r *Review) grant(in ReviewInput) {
 	slices.SortFunc(waiting, func(a, b *Member) int { return place(a).Compare(place(b)) })
 	total := Slots(in.Lock, r.Breaker, r.Capacity.InForce)
 	free := total - usedSlots(r.Holders)
-	if slices.ContainsFunc(r.Holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive }) {
+	if slices.ContainsFunc(r.Holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive() }) {
 		free = 0
 	}
 	before := 0
@@ -336,12 +336,14 @@ func (r *Review) count(in ReviewInput) {
 }
 
 // withOption is the holder with the slots and mode of the member's option: slots only when more
-// than one, exclusive only when so.
+// than one, the mode only when Exclusive.
 func withOption(h v1alpha1.LockHolder, m *Member) v1alpha1.LockHolder {
 	if n := m.slots(); n > 1 && !m.exclusive() {
 		h.Slots = int32(n)
 	}
-	h.Exclusive = m.exclusive()
+	if m.exclusive() {
+		h.Mode = v1alpha1.LockExclusive
+	}
 	return h
 }
 
@@ -355,7 +357,7 @@ func beyondCapacity(holders []v1alpha1.LockHolder, capacity int) string {
 	switch {
 	case usedSlots(holders) > capacity:
 		return fmt.Sprintf("%s, over its capacity of %d", runs, capacity)
-	case len(holders) > 1 && slices.ContainsFunc(holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive }):
+	case len(holders) > 1 && slices.ContainsFunc(holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive() }):
 		return runs + ", one of them exclusive"
 	}
 	return ""

@@ -490,7 +490,7 @@ func TestLockOptionRefusedMakesTheGroupNotReady(t *testing.T) {
 	}
 	c := condition(t, p, v1alpha1.ConditionReady)
 	if c.Status != metav1.ConditionFalse || c.Reason != string(v1alpha1.ReasonLockOptionRefused) ||
-		c.Message != "spec.lockOptions: OaatLock nas allows no exclusive holder (its spec.allowExclusive is not true)" {
+		c.Message != "spec.lockOptions: OaatLock nas allows no exclusive holder (its spec.exclusiveHolders is not Allowed)" {
 		t.Fatalf("Ready = %+v", c)
 	}
 }

@@ -43,7 +43,7 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 			}
 			taking := ""
 			switch {
-			case h.Exclusive:
+			case h.Exclusive():
 				taking = ", exclusive"
 			case h.SlotsOrOne() > 1:
 				taking = fmt.Sprintf(", %d slots", h.SlotsOrOne())

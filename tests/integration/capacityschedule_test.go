@@ -36,7 +36,6 @@ var _ = Describe("A lock's capacity schedule", func() {
 		Eventually(func(g Gomega) {
 			st := getLock(ctx, g, "nas").Status
 			g.Expect(st.CapacityInForce).To(HaveValue(BeEquivalentTo(0)))
-			g.Expect(st.NextCapacityChange).NotTo(BeNil())
 			g.Expect(st.NextCapacityChange.At.Time).To(BeTemporally("==", end))
 			g.Expect(st.NextCapacityChange.Capacity).To(HaveValue(BeEquivalentTo(2)))
 			g.Expect(st.WaitingGroups).To(BeEquivalentTo(2))
@@ -106,7 +105,7 @@ var _ = Describe("Exclusive and weighted lock holders", func() {
 		all := []string{"heavy", "light", "prune"}
 		nas := trackLock(ctx, "nas", all...)
 		lock := newLock("nas", 2)
-		lock.Spec.AllowExclusive, lock.Spec.MaxSlotsPerRun = true, 2
+		lock.Spec.ExclusiveHolders, lock.Spec.MaxSlotsPerRun = v1alpha1.ExclusiveAllowed, 2
 		create(ctx, newOaatType(typeName), lock, optioned("heavy", v1alpha1.LockShared, 2, "a"))
 		heavy := liveAcross(ctx, 1, all...)[0]
 		Eventually(func(g Gomega) {
@@ -131,7 +130,7 @@ var _ = Describe("Exclusive and weighted lock holders", func() {
 		Eventually(func(g Gomega) {
 			l := getLock(ctx, g, "nas")
 			g.Expect(l.Status.Holders).To(HaveLen(1))
-			g.Expect(l.Status.Holders[0].Exclusive).To(BeTrue())
+			g.Expect(l.Status.Holders[0].Mode).To(Equal(v1alpha1.LockExclusive))
 		}).WithContext(ctx).Should(Succeed())
 		expectLiveAcross(ctx, 1, time.Second, all...)
 		finishPod(ctx, prune.Name, 0, "Completed")

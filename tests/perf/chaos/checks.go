@@ -41,8 +41,8 @@ func (c *chaos) reportFaults() {
 	}
 	c.rep.Printf("  shared locks deleted and created again: %d (%d of them holding a slot)",
 		c.faults.lockRecreates, c.faults.heldRecreates)
-	c.rep.Printf("  lock capacities changed: %d (%d of them cut below the lock's holders); locks added to a group: %d, removed from one: %d (%d of these edits while the group had a run)",
-		c.faults.lockResizes, c.faults.lockCuts, c.faults.lockAdds, c.faults.lockRemoves, c.faults.heldEdits)
+	c.rep.Printf("  lock capacities changed: %d (%d of them by a capacity window of the next minute; %d left the lock's holders above its capacity in force); locks added to a group: %d, removed from one: %d (%d of these edits while the group had a run)",
+		c.faults.lockResizes, c.faults.lockWindows, c.faults.lockCuts, c.faults.lockAdds, c.faults.lockRemoves, c.faults.heldEdits)
 	if c.second != nil {
 		c.rep.Printf("  of these, on the ClusterOaatLock %s: re-creations %d, capacity changes %d, added to or removed from a group %d",
 			clusterLock.name, c.faults.clusterRecreates, c.faults.clusterResizes, c.faults.clusterRelocks)

@@ -39,6 +39,8 @@ type faults struct {
 	// holders; lockAdds and lockRemoves the locks added to and removed from a group's spec.locks,
 	// heldEdits those made while the group had a run.
 	lockResizes, lockCuts, lockAdds, lockRemoves, heldEdits int
+	// lockWindows counts the resizes that gave a lock a capacity window of the next minute.
+	lockWindows int
 	// clusterRecreates, clusterResizes and clusterRelocks count those of the faults above that
 	// were on the cluster lock.
 	clusterRecreates, clusterResizes, clusterRelocks int

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 )
 
 // recreateLock deletes a random lock of the run and creates it again at once, with its capacity,
@@ -25,7 +27,7 @@ func (c *chaos) recreateLock(ctx context.Context) error {
 	if err := client.IgnoreNotFound(c.env.Client.Delete(ctx, old)); err != nil {
 		return fmt.Errorf("deleting %s %s: %w", l.kind(), l.name, err)
 	}
-	if err := c.env.Client.Create(ctx, l.object(c.locks.capacity(l.name))); err != nil {
+	if err := c.env.Client.Create(ctx, l.object(c.locks.specs[l.name])); err != nil {
 		return fmt.Errorf("creating %s %s again: %w", l.kind(), l.name, err)
 	}
 	c.faults.lockRecreates++
@@ -40,45 +42,73 @@ func (c *chaos) recreateLock(ctx context.Context) error {
 
 // resizeLock gives a random lock of the run another capacity, from 1 to 3: one below its holders
 // when it has two or more (a cut: their runs drain, and no other starts until they have), else
-// another at random.
+// another at random. Every other time it gives the lock a capacity schedule instead: a window of
+// a minute from the next whole minute (at least 5 s ahead), of a capacity from 0 to 3, which the
+// lock's reconciler must put in force, and end, on time.
 func (c *chaos) resizeLock(ctx context.Context) error {
 	l := c.locks.locks[c.rng.IntN(len(c.locks.locks))]
 	pick := 1 + c.rng.IntN(3)
 	if pick == c.locks.capacity(l.name) {
 		pick = pick%3 + 1
 	}
-	var capacity, holders int
+	scheduled := c.rng.IntN(2) == 0
+	spec := c.locks.specs[l.name]
+	var holders int
 	before := time.Now()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		lock := l.empty()
 		if err := c.env.Client.Get(ctx, l.key(), lock); err != nil {
 			return err
 		}
-		holders, capacity = len(lockHolders(lock)), pick
-		if holders >= 2 {
-			capacity = holders - 1
+		holders = len(lockHolders(lock))
+		spec = c.locks.specs[l.name]
+		if scheduled {
+			spec.schedule = []v1alpha1.CapacityWindow{nextMinuteWindow(time.Now(), int32(c.rng.IntN(4)))}
+		} else {
+			spec.capacity = pick
+			if holders >= 2 {
+				spec.capacity = holders - 1
+			}
 		}
-		setLockCapacity(lock, capacity)
+		setLockSpec(lock, spec)
 		return c.env.Client.Update(ctx, lock)
 	})
 	if err != nil {
 		return fmt.Errorf("changing the capacity of %s %s: %w", l.kind(), l.name, err)
 	}
 	// A cut counts from when it was surely written, a raise from before: either way the check
-	// allows what a replica that saw the other capacity may do.
+	// allows what a replica that saw the other capacity may do. A window's own start and end are
+	// the schedule's.
 	at := before
-	if capacity < c.locks.capacity(l.name) {
+	if next := specInForce(l.name, spec, before); next < c.locks.inForce(l.name, before) {
 		at = time.Now()
 	}
-	c.locks.setCapacity(l.name, capacity, at)
+	c.locks.setSpec(l.name, spec, at)
 	c.faults.lockResizes++
-	if holders > capacity {
+	if scheduled {
+		c.faults.lockWindows++
+	}
+	if holders > c.locks.inForce(l.name, time.Now()) {
 		c.faults.lockCuts++
 	}
 	if l.cluster {
 		c.faults.clusterResizes++
 	}
 	return nil
+}
+
+// nextMinuteWindow is a capacity window of a minute from the first whole minute at least 5 s after
+// now (UTC), of the capacity.
+func nextMinuteWindow(now time.Time, capacity int32) v1alpha1.CapacityWindow {
+	start := now.UTC().Add(5 * time.Second).Truncate(time.Minute).Add(time.Minute)
+	return v1alpha1.CapacityWindow{Start: start.Format("15:04"), End: start.Add(time.Minute).Format("15:04"), Capacity: ptr.To(capacity)}
+}
+
+// specInForce is the capacity a lock of that spec has in force at t.
+func specInForce(name string, spec lockSpec, t time.Time) int {
+	lock := newLock(name, spec.capacity)
+	lock.Spec.CapacitySchedule = spec.schedule
+	return locks.CapacityAt(lock, t).InForce
 }
 
 // relockGroup adds a random lock to a random group's spec.locks or spec.clusterLocks (a group of

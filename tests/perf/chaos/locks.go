@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/tests/perf/perfkit"
 	"github.com/oaat-io/oaat-operator/tests/support"
 )
@@ -123,12 +124,16 @@ func newClusterLock(name string, capacity int) *v1alpha1.ClusterOaatLock {
 	return lock
 }
 
-// object returns the lock of that capacity as the run creates it.
-func (l sharedLock) object(capacity int) client.Object {
+// object returns the lock of that spec as the run creates it.
+func (l sharedLock) object(spec lockSpec) client.Object {
 	if l.cluster {
-		return newClusterLock(l.name, capacity)
+		lock := newClusterLock(l.name, spec.capacity)
+		lock.Spec.CapacitySchedule = spec.schedule
+		return lock
 	}
-	return newLock(l.name, capacity)
+	lock := newLock(l.name, spec.capacity)
+	lock.Spec.CapacitySchedule = spec.schedule
+	return lock
 }
 
 // empty returns an empty object of the lock's kind, to read it into.
@@ -158,13 +163,13 @@ func lockHolders(obj client.Object) []v1alpha1.LockHolder {
 	return nil
 }
 
-// setLockCapacity sets the capacity of a lock of either kind.
-func setLockCapacity(obj client.Object, capacity int) {
+// setLockSpec sets the capacity and the capacity schedule of a lock of either kind.
+func setLockSpec(obj client.Object, spec lockSpec) {
 	switch l := obj.(type) {
 	case *v1alpha1.OaatLock:
-		l.Spec.Capacity = int32(capacity)
+		l.Spec.Capacity, l.Spec.CapacitySchedule = int32(spec.capacity), spec.schedule
 	case *v1alpha1.ClusterOaatLock:
-		l.Spec.Capacity = int32(capacity)
+		l.Spec.Capacity, l.Spec.CapacitySchedule = int32(spec.capacity), spec.schedule
 	}
 }
 
@@ -190,19 +195,33 @@ type lockWatch struct {
 	namespaces map[string]string
 	// spans are, per lock and group, the spans during which the group named the lock.
 	spans map[string]map[string][]span
-	// capacities are, per lock, its capacities in order, the first from the start.
+	// capacities are, per lock, its capacities in force in order, the first from the start, those
+	// its capacity schedule brings included.
 	capacities map[string][]capacityChange
+	// specs are, per lock, its spec.capacity and spec.capacitySchedule now.
+	specs map[string]lockSpec
 }
+
+// lockSpec is what a lock's capacity is made of: spec.capacity and spec.capacitySchedule.
+type lockSpec struct {
+	capacity int
+	schedule []v1alpha1.CapacityWindow
+}
+
+// scheduleHorizon is how far ahead of a change the watch records the capacities a lock's schedule
+// brings: longer than a run.
+const scheduleHorizon = time.Hour
 
 // newLockWatch records the locks and the locks of the groups as created at start.
 func newLockWatch(all []sharedLock, plan []groupPlan, start time.Time) *lockWatch {
 	w := &lockWatch{
 		locks: all, namespaces: map[string]string{},
-		spans: map[string]map[string][]span{}, capacities: map[string][]capacityChange{},
+		spans: map[string]map[string][]span{}, capacities: map[string][]capacityChange{}, specs: map[string]lockSpec{},
 	}
 	for _, l := range all {
 		w.spans[l.name] = map[string][]span{}
 		w.capacities[l.name] = []capacityChange{{at: start, capacity: l.capacity}}
+		w.specs[l.name] = lockSpec{capacity: l.capacity}
 	}
 	for _, g := range plan {
 		w.namespaces[g.name] = g.namespace
@@ -231,15 +250,36 @@ func (w *lockWatch) names(lock, group string) bool {
 	return len(spans) > 0 && spans[len(spans)-1].to.IsZero()
 }
 
-// setCapacity records the lock's new capacity.
-func (w *lockWatch) setCapacity(lock string, capacity int, at time.Time) {
-	w.capacities[lock] = append(w.capacities[lock], capacityChange{at: at, capacity: capacity})
+// setSpec records the lock's new spec.capacity and spec.capacitySchedule, in force from at: the
+// capacities recorded after at are dropped, and those the new spec brings recorded, from at and at
+// each change of its schedule within scheduleHorizon (locks.CapacityAt, as the lock's reconciler
+// reads it).
+func (w *lockWatch) setSpec(lock string, spec lockSpec, at time.Time) {
+	w.specs[lock] = spec
+	changes := slices.DeleteFunc(w.capacities[lock], func(c capacityChange) bool { return c.at.After(at) })
+	obj := newLock(lock, spec.capacity)
+	obj.Spec.CapacitySchedule = spec.schedule
+	c := locks.CapacityAt(obj, at)
+	changes = append(changes, capacityChange{at: at, capacity: c.InForce})
+	for !c.NextAt.IsZero() && c.NextAt.Before(at.Add(scheduleHorizon)) {
+		changes = append(changes, capacityChange{at: c.NextAt, capacity: c.Next})
+		c = locks.CapacityAt(obj, c.NextAt)
+	}
+	w.capacities[lock] = changes
 }
 
-// capacity is the lock's capacity now.
-func (w *lockWatch) capacity(lock string) int {
-	c := w.capacities[lock]
-	return c[len(c)-1].capacity
+// capacity is the lock's spec.capacity now.
+func (w *lockWatch) capacity(lock string) int { return w.specs[lock].capacity }
+
+// inForce is the lock's capacity in force at t, as recorded.
+func (w *lockWatch) inForce(lock string, t time.Time) int {
+	capacity := 0
+	for _, c := range w.capacities[lock] {
+		if !c.at.After(t) {
+			capacity = c.capacity
+		}
+	}
+	return capacity
 }
 
 // maxCapacity is the highest capacity the lock had during [from, to].

@@ -49,8 +49,8 @@ func TestLockWatch(t *testing.T) {
 	if got := w.peers()["g-4"]; len(got) != 5 {
 		t.Errorf("peers of g-4 = %v, want nas's five groups", got)
 	}
-	w.setCapacity("db", 1, t0.Add(time.Minute))
-	w.setCapacity("db", 3, t0.Add(2*time.Minute))
+	w.setSpec("db", lockSpec{capacity: 1}, t0.Add(time.Minute))
+	w.setSpec("db", lockSpec{capacity: 3}, t0.Add(2*time.Minute))
 	for _, tt := range []struct {
 		from, to time.Duration
 		want     int
@@ -108,12 +108,12 @@ func TestLockStarts(t *testing.T) {
 			pods:        []perfkit.PodLife{life("a", "g-0", 20*time.Second, 60*time.Second), life("b", "g-8", 40*time.Second, 45*time.Second)},
 			wantChecked: 2, wantMost: 2, wantExcess: 1},
 		{name: "a capacity cut below the holders: they drain, no start while they do", lock: "db",
-			edit: func(w *lockWatch) { w.setCapacity("db", 1, t0.Add(30*time.Second)) },
+			edit: func(w *lockWatch) { w.setSpec("db", lockSpec{capacity: 1}, t0.Add(30*time.Second)) },
 			pods: []perfkit.PodLife{life("a", "g-1", 20*time.Second, 60*time.Second), life("b", "g-9", 25*time.Second, 50*time.Second),
 				life("c", "g-2", 45*time.Second, 48*time.Second), life("d", "g-3", 61*time.Second, 65*time.Second)},
 			wantChecked: 4, wantMost: 3, wantExcess: 1},
 		{name: "a start right after a cut may see the old capacity", lock: "db",
-			edit:        func(w *lockWatch) { w.setCapacity("db", 1, t0.Add(30*time.Second)) },
+			edit:        func(w *lockWatch) { w.setSpec("db", lockSpec{capacity: 1}, t0.Add(30*time.Second)) },
 			pods:        []perfkit.PodLife{life("a", "g-1", 20*time.Second, 60*time.Second), life("b", "g-9", 35*time.Second, 50*time.Second)},
 			wantChecked: 2, wantMost: 2},
 	}
@@ -209,7 +209,7 @@ func TestClusterLockStarts(t *testing.T) {
 			r.checked, r.most, r.excess, r.runs)
 	}
 	// A cut to 1 while a and b run: they drain, and d may not start beside b.
-	w.setCapacity("shared", 1, t0.Add(26*time.Second))
+	w.setSpec("shared", lockSpec{capacity: 1}, t0.Add(26*time.Second))
 	r = w.starts("shared", []perfkit.PodLife{pods[0], pods[1], pods[3]})
 	if r.checked != 3 || len(r.excess) != 1 {
 		t.Fatalf("after a cut: checked %d, excess %v; want 3, one excess (d beside b)", r.checked, r.excess)
@@ -271,5 +271,39 @@ func TestCountLines(t *testing.T) {
 	text := "a unknown namespace for the cache\nb\nc unknown namespace for the cache x"
 	if got := countLines(text, outOfScope); got != 2 {
 		t.Errorf("countLines = %d, want 2", got)
+	}
+}
+
+// TestLockWatchSchedule: a capacity window recorded by setSpec brings its capacities at its start
+// and its end, a later change drops those it recorded after it, and nextMinuteWindow opens at the
+// first whole minute at least 5 s ahead.
+func TestLockWatchSchedule(t *testing.T) {
+	w := newLockWatch([]sharedLock{{name: "db", capacity: 2}}, nil, t0)
+	window := nextMinuteWindow(t0.Add(57*time.Second), 0)
+	if window.Start != "00:02" || window.End != "00:03" {
+		t.Fatalf("window from %s to %s, want 00:02 to 00:03 (00:00:57 is less than 5 s before 00:01)", window.Start, window.End)
+	}
+	window = nextMinuteWindow(t0.Add(10*time.Second), 0)
+	if window.Start != "00:01" || window.End != "00:02" {
+		t.Fatalf("window from %s to %s, want 00:01 to 00:02", window.Start, window.End)
+	}
+	w.setSpec("db", lockSpec{capacity: 2, schedule: []v1alpha1.CapacityWindow{window}}, t0.Add(10*time.Second))
+	for _, tt := range []struct {
+		at   time.Duration
+		want int
+	}{{30 * time.Second, 2}, {time.Minute, 0}, {90 * time.Second, 0}, {2 * time.Minute, 2}} {
+		if got := w.inForce("db", t0.Add(tt.at)); got != tt.want {
+			t.Errorf("in force at %s: %d, want %d", tt.at, got, tt.want)
+		}
+	}
+	if got := w.maxCapacity("db", t0.Add(65*time.Second), t0.Add(75*time.Second)); got != 0 {
+		t.Errorf("highest capacity within the window: %d, want 0", got)
+	}
+	w.setSpec("db", lockSpec{capacity: 3}, t0.Add(30*time.Second))
+	if got := w.inForce("db", t0.Add(90*time.Second)); got != 3 {
+		t.Errorf("in force in the window after it was removed: %d, want 3", got)
+	}
+	if got := w.capacity("db"); got != 3 {
+		t.Errorf("spec.capacity %d, want 3", got)
 	}
 }

@@ -258,7 +258,7 @@ func (c *chaos) createWorkload(ctx context.Context) error {
 		objs = append(objs, perfkit.NewOaatType(ns, "random", perfkit.PodTemplate("", "")))
 	}
 	for _, l := range c.locks.locks {
-		objs = append(objs, l.object(l.capacity))
+		objs = append(objs, l.object(lockSpec{capacity: l.capacity}))
 	}
 	c.rep.Printf("shared locks: %s", c.locks.describe())
 	now := time.Now()
