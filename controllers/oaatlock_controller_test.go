@@ -427,7 +427,7 @@ func TestLockFollowsItsCapacitySchedule(t *testing.T) {
 		t.Fatalf("at noon: holders %v, want first's request alone", got)
 	}
 	want := v1alpha1.CapacityStatus{CapacityInForce: ptr.To[int32](1),
-		NextCapacityChange: v1alpha1.CapacityChange{At: builders.At(time.Hour), Capacity: ptr.To[int32](2)}}
+		NextCapacityChange: &v1alpha1.CapacityChange{At: builders.At(time.Hour), Capacity: ptr.To[int32](2)}}
 	if diff := cmp.Diff(want, l.Status.CapacityStatus, builders.EquateTimes); diff != "" {
 		t.Errorf("at noon: capacity status (-want +got):\n%s", diff)
 	}
@@ -442,7 +442,7 @@ func TestLockFollowsItsCapacitySchedule(t *testing.T) {
 		t.Fatalf("at 13:00: holders %v, want both requests", got)
 	}
 	want = v1alpha1.CapacityStatus{CapacityInForce: ptr.To[int32](2),
-		NextCapacityChange: v1alpha1.CapacityChange{At: builders.At(23 * time.Hour), Capacity: ptr.To[int32](1)}}
+		NextCapacityChange: &v1alpha1.CapacityChange{At: builders.At(23 * time.Hour), Capacity: ptr.To[int32](1)}}
 	if diff := cmp.Diff(want, l.Status.CapacityStatus, builders.EquateTimes); diff != "" {
 		t.Errorf("at 13:00: capacity status (-want +got):\n%s", diff)
 	}

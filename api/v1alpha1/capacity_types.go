@@ -80,7 +80,7 @@ type CapacityStatus struct {
 	// lock without spec.capacitySchedule, and when no change comes within eight days.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next capacity change",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
-	NextCapacityChange CapacityChange `json:"nextCapacityChange,omitzero"`
+	NextCapacityChange *CapacityChange `json:"nextCapacityChange,omitempty"`
 }
 
 // LockMode is how a run takes a lock.

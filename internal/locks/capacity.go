@@ -67,7 +67,7 @@ func CapacityAt(lock v1alpha1.Lock, now time.Time) Capacity {
 func (c Capacity) Status() v1alpha1.CapacityStatus {
 	st := v1alpha1.CapacityStatus{CapacityInForce: ptr.To(int32(c.InForce))}
 	if !c.NextAt.IsZero() {
-		st.NextCapacityChange = v1alpha1.CapacityChange{At: ptr.To(metav1.NewTime(c.NextAt)), Capacity: ptr.To(int32(c.Next))}
+		st.NextCapacityChange = &v1alpha1.CapacityChange{At: ptr.To(metav1.NewTime(c.NextAt)), Capacity: ptr.To(int32(c.Next))}
 	}
 	return st
 }

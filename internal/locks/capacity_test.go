@@ -123,7 +123,7 @@ func TestCapacityAtUnreadable(t *testing.T) {
 func TestCapacityStatus(t *testing.T) {
 	next := t0.Add(time.Hour)
 	if d := diff(v1alpha1.CapacityStatus{CapacityInForce: ptr.To[int32](0),
-		NextCapacityChange: v1alpha1.CapacityChange{At: at(time.Hour), Capacity: ptr.To[int32](3)}},
+		NextCapacityChange: &v1alpha1.CapacityChange{At: at(time.Hour), Capacity: ptr.To[int32](3)}},
 		Capacity{InForce: 0, NextAt: next, Next: 3}.Status()); d != "" {
 		t.Errorf("with a change (-want +got):\n%s", d)
 	}

@@ -36,6 +36,7 @@ var _ = Describe("A lock's capacity schedule", func() {
 		Eventually(func(g Gomega) {
 			st := getLock(ctx, g, "nas").Status
 			g.Expect(st.CapacityInForce).To(HaveValue(BeEquivalentTo(0)))
+			g.Expect(st.NextCapacityChange).NotTo(BeNil())
 			g.Expect(st.NextCapacityChange.At.Time).To(BeTemporally("==", end))
 			g.Expect(st.NextCapacityChange.Capacity).To(HaveValue(BeEquivalentTo(2)))
 			g.Expect(st.WaitingGroups).To(BeEquivalentTo(2))
