@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -127,7 +128,8 @@ func holderGroups(obj client.Object) []string {
 
 // lockHandler queues the groups a lock's event concerns. Its creation and deletion concern every
 // group naming it (each becomes Ready, or not Ready with LockNotFound); a change of its holders
-// only the groups whose holder it added or removed (a grant to start with, a yield seen through):
+// only the groups whose holder it added or removed (a grant to start with, a yield seen through)
+// and those it promoted (promotedNow):
 // with a thousand groups waiting on one lock, a slot's hand-off costs a few reconciles, not a
 // thousand. A change of the circuit breaker the lock carries concerns every group naming it, which
 // follows it.
@@ -143,7 +145,8 @@ func (h lockHandler) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 	}
 	onChange := h.prioritized
 	onChange.toGroups = func(_ context.Context, obj client.Object) []reconcile.Request {
-		return changedHolders(before, obj.(v1alpha1.Lock))
+		after := obj.(v1alpha1.Lock)
+		return append(changedHolders(before, after), promotedNow(before, after)...)
 	}
 	if locks.BreakerChanged(before, e.ObjectNew.(v1alpha1.Lock)) {
 		// Every group naming the lock follows the breaker it carries.
@@ -161,6 +164,20 @@ func changedHolders(before, after v1alpha1.Lock) []reconcile.Request {
 			if !slices.Contains(pair[1].LockHolders(), h) {
 				requests = addRequest(requests, client.ObjectKey{Namespace: v1alpha1.HolderNamespace(h, pair[0]), Name: h.Group})
 			}
+		}
+	}
+	return requests
+}
+
+// promotedNow are the groups whose request the lock lists as passed over PassLimit times and did
+// not before: each marks its request promoted (locks.Request), which its other locks follow.
+func promotedNow(before, after v1alpha1.Lock) []reconcile.Request {
+	var requests []reconcile.Request
+	for _, p := range after.Queue().PassedOver {
+		if p.Count >= v1alpha1.PassLimit && !slices.ContainsFunc(before.Queue().PassedOver, func(o v1alpha1.PassedOver) bool {
+			return o.Namespace == p.Namespace && o.Group == p.Group && o.Since.Equal(&p.Since) && o.Count >= v1alpha1.PassLimit
+		}) {
+			requests = addRequest(requests, client.ObjectKey{Namespace: cmp.Or(after.GetNamespace(), p.Namespace), Name: p.Group})
 		}
 	}
 	return requests

@@ -119,6 +119,7 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	lock.SetLockHolders(review.Holders)
 	lock.SetLockBreaker(review.Breaker)
 	*lock.Capacity() = review.Capacity.Status()
+	lock.Queue().PassedOver = review.PassedOver
 	var countOnly bool
 	if cl, ok := lock.(*v1alpha1.ClusterOaatLock); ok && r.Installation != "" {
 		entries, due, limited := locks.WaitingDue(cl, r.Installation, review.Waiting, in.Now)
@@ -137,7 +138,7 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return result, nil
 	}
 	if countOnly && len(review.Granted)+len(review.Asserted)+len(review.Dropped) == 0 && !locks.BreakerChanged(before, lock) &&
-		equality.Semantic.DeepEqual(before.Capacity(), lock.Capacity()) {
+		equality.Semantic.DeepEqual(before.Capacity(), lock.Capacity()) && equality.Semantic.DeepEqual(before.Queue(), lock.Queue()) {
 		if wait := r.waitingWriteIn(req.NamespacedName); wait > 0 {
 			result.RequeueAfter = shorter(result.RequeueAfter, wait)
 			return result, nil
@@ -221,7 +222,7 @@ func (r *OaatLockReconciler) noteWritten(key client.ObjectKey) {
 // shows it (gone when neither has a group of its UID), and whether the holder's pod is live when
 // its group is gone or being deleted and the pod is not its live current run.
 func (r *OaatLockReconciler) reviewInput(ctx context.Context, lock v1alpha1.Lock) (locks.ReviewInput, error) {
-	in := locks.ReviewInput{Lock: lock, Now: r.Clock.Now(), Installation: r.Installation, AdoptionWindow: r.AdoptionWindow}
+	in := locks.ReviewInput{Lock: lock, Now: r.Clock.Now(), Installation: r.Installation, AdoptionWindow: r.AdoptionWindow, Namespaces: r.Namespaces}
 	naming, err := listNaming(ctx, r.Client, lock)
 	if err != nil {
 		return in, fmt.Errorf("listing the groups naming the lock: %w", err)

@@ -154,4 +154,14 @@ type LockBounds struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Most slots per run",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	// +optional
 	MaxSlotsPerRun int32 `json:"maxSlotsPerRun,omitempty"`
+
+	// maxPriority is the highest spec.priority of a group that the lock honours, 0 when absent:
+	// a group of a higher priority waits as one of maxPriority. For an OaatLock it bounds the
+	// groups of its namespace, for a ClusterOaatLock those of every namespace. Absent, the lock
+	// serves its queue in the order of waiting, whatever the groups' priority.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Highest priority honoured",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	// +optional
+	MaxPriority *int32 `json:"maxPriority,omitempty"`
 }

@@ -111,6 +111,9 @@ type ClusterOaatLockStatus struct {
 
 	// CapacityStatus is the capacity in force and its next change (spec.capacitySchedule).
 	CapacityStatus `json:",inline"`
+
+	// QueueStatus is what the lock keeps of its queue: the requests it passed over for priority.
+	QueueStatus `json:",inline"`
 }
 
 // InstallationWaiting is what an installation of the operator that watches only some namespaces

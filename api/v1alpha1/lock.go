@@ -21,6 +21,8 @@ type Lock interface {
 	Capacity() *CapacityStatus
 	// Bounds are what the groups naming the lock may ask in their spec.lockOptions.
 	Bounds() LockBounds
+	// Queue is the queue status: status.passedOver.
+	Queue() *QueueStatus
 	// LockHolders are status.holders.
 	LockHolders() []LockHolder
 	// SetLockHolders sets status.holders and status.holderCount.
@@ -74,6 +76,9 @@ func (l *ClusterOaatLock) Capacity() *CapacityStatus { return &l.Status.Capacity
 // Bounds are what the groups naming the lock may ask in their spec.lockOptions.
 func (l *ClusterOaatLock) Bounds() LockBounds { return l.Spec.LockBounds }
 
+// Queue is the queue status: status.passedOver.
+func (l *ClusterOaatLock) Queue() *QueueStatus { return &l.Status.QueueStatus }
+
 // LockHolders are status.holders.
 func (l *ClusterOaatLock) LockHolders() []LockHolder { return l.Status.Holders }
 
@@ -112,6 +117,9 @@ func (l *OaatLock) Capacity() *CapacityStatus { return &l.Status.CapacityStatus 
 
 // Bounds are what the groups naming the lock may ask in their spec.lockOptions.
 func (l *OaatLock) Bounds() LockBounds { return l.Spec.LockBounds }
+
+// Queue is the queue status: status.passedOver.
+func (l *OaatLock) Queue() *QueueStatus { return &l.Status.QueueStatus }
 
 // LockHolders are status.holders.
 func (l *OaatLock) LockHolders() []LockHolder { return l.Status.Holders }
@@ -186,3 +194,17 @@ func (h LockHolder) SlotsOrOne() int { return max(int(h.Slots), 1) }
 
 // MaxSlotsOrOne is spec.maxSlotsPerRun, 1 when absent.
 func (b LockBounds) MaxSlotsOrOne() int { return max(int(b.MaxSlotsPerRun), 1) }
+
+// MaxPriorityOrZero is spec.maxPriority, 0 when absent.
+func (b LockBounds) MaxPriorityOrZero() int32 { return valueOrZero(b.MaxPriority) }
+
+// PriorityOrZero is spec.priority, 0 when absent.
+func (s *OaatGroupSpec) PriorityOrZero() int32 { return valueOrZero(s.Priority) }
+
+// valueOrZero is the value p points to, 0 when p is nil.
+func valueOrZero(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -221,6 +221,18 @@ type OaatGroupSpec struct {
 	// +optional
 	LockOptions []LockOption `json:"lockOptions,omitempty"`
 
+	// priority orders the group's requests against those of the other groups waiting for the
+	// same locks: higher first, then in the order of waiting; 0 when absent. Each lock honours it
+	// up to its spec.maxPriority (absent: 0, the order of waiting alone), and the group's request
+	// takes the smallest of those (status.lockWait.priority), so that every lock orders it alike. A
+	// request passed over PassLimit (3) times by later requests of higher priority is promoted
+	// (status.lockWait.promoted). It does not change the order of the group's own items.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Priority",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	// +optional
+	Priority *int32 `json:"priority,omitempty"`
+
 	// circuitBreaker turns on, when present, the group's circuit breaker, which treats failures
 	// of many items in a row as one problem of the target they share: once
 	// consecutiveItemFailures distinct items fail in a row, no item's failure count or cool-off

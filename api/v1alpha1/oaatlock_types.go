@@ -141,6 +141,9 @@ type OaatLockStatus struct {
 
 	// CapacityStatus is the capacity in force and its next change (spec.capacitySchedule).
 	CapacityStatus `json:",inline"`
+
+	// QueueStatus is what the lock keeps of its queue: the requests it passed over for priority.
+	QueueStatus `json:",inline"`
 }
 
 // OaatLock is a semaphore shared by OaatGroups of its namespace: at most spec.capacity item pods
@@ -230,6 +233,22 @@ type LockWait struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Yielded locks",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	Yielded []string `json:"yielded,omitempty"`
+
+	// priority is the group's priority as its locks honour it: its spec.priority, at most the
+	// smallest spec.maxPriority of the locks it names; 0 when absent. Each lock serves the
+	// requests of higher priority first, then in the order of since.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Priority honoured",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
+
+	// promoted says that a lock passed the request over PassLimit (3) times for requests of
+	// higher priority that began to wait later (its status.passedOver): every lock it names
+	// serves it before the requests not promoted, whatever their priority, until it is granted.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Promoted",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Promoted bool `json:"promoted,omitempty"`
 }
 
 func init() {

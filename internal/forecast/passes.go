@@ -135,7 +135,7 @@ func (s *simulation) reviewLocks() {
 		for _, w := range s.in.Locks.Waiters {
 			if slices.Contains(w.Locks, key) {
 				in.Members = append(in.Members, locks.Member{Namespace: w.Namespace, Name: w.Group, Names: true,
-					Request: &v1alpha1.LockWait{Since: metav1.NewTime(w.Since), Pod: w.Pod, Yielded: w.Yielded}})
+					Request: &v1alpha1.LockWait{Since: metav1.NewTime(w.Since), Pod: w.Pod, Yielded: w.Yielded, Priority: w.Priority, Promoted: w.Promoted}})
 			}
 		}
 		for _, h := range lock.LockHolders() {
@@ -145,6 +145,7 @@ func (s *simulation) reviewLocks() {
 		reviewed := lock.DeepCopyObject().(v1alpha1.Lock)
 		reviewed.SetLockHolders(review.Holders)
 		reviewed.SetLockBreaker(review.Breaker)
+		reviewed.Queue().PassedOver = review.PassedOver
 		s.locks[key] = reviewed
 	}
 }

@@ -36,7 +36,7 @@ func (in *Input) AddWaiter(g *v1alpha1.OaatGroup) {
 	}
 	w := g.Status.LockWait
 	in.Waiters = append(in.Waiters, Waiter{
-		Place: Place{Since: w.Since.Time, Namespace: g.Namespace, Group: g.Name},
+		Place: Place{Since: w.Since.Time, Namespace: g.Namespace, Group: g.Name, Priority: w.Priority, Promoted: w.Promoted},
 		Pod:   w.Pod, Locks: g.Spec.LockKeys(), Yielded: w.Yielded,
 	})
 }

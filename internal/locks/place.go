@@ -8,11 +8,18 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
-// Place is a group's place in the queue of a lock: the earlier Since, then the smaller namespace
-// and name. Every lock serves its queue in this one order, which all of them share: a waiting group
-// has a place in the queue of every lock it names, the free ones too, so that a group needing two
-// locks is not starved by groups needing one of them.
+// Place is a group's place in the queue of a lock: a promoted request first, then the higher
+// Priority, then the earlier Since, then the smaller namespace and name. Every lock serves its
+// queue in this one order, which all of them share (a group's request carries one priority for
+// all its locks, and its promotion): a waiting group has a place in the queue of every lock it
+// names, the free ones too, so that a group needing two locks is not starved by groups needing one
+// of them. With every group at the default priority, the order is that of waiting.
 type Place struct {
+	// Promoted says that a lock passed the request over PassLimit times (status.lockWait.promoted,
+	// or the lock's own status.passedOver).
+	Promoted bool
+	// Priority is the group's priority as the lock honours it (status.lockWait.priority).
+	Priority int32
 	// Since is when the group began to wait (status.lockWait.since).
 	Since time.Time
 	// Namespace is the group's namespace.
@@ -23,7 +30,24 @@ type Place struct {
 
 // Compare orders the place against the other: negative when it comes first (slices.SortFunc).
 func (p Place) Compare(o Place) int {
+	return cmp.Or(-compareBool(p.Promoted, o.Promoted), cmp.Compare(o.Priority, p.Priority), p.Waited(o))
+}
+
+// Waited orders the place against the other by the time of waiting alone, as if no priority were
+// honoured: the earlier Since, then the smaller namespace and name.
+func (p Place) Waited(o Place) int {
 	return cmp.Or(p.Since.Compare(o.Since), cmp.Compare(p.Namespace+"/"+p.Group, o.Namespace+"/"+o.Group))
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // Before reports whether the place comes before the other.

@@ -13,7 +13,8 @@ import (
 // the run may start (every lock lists the pod as the group's, and the group yields none), else its
 // new status.lockWait. prev is its request so far: a new request for another pod keeps its place
 // (since), so that a group whose next item changes while it waits (an OaatRun arrives) does not
-// lose its turn.
+// lose its turn. The request carries the group's priority as its locks honour it (Honoured), and
+// stays promoted once a lock has passed it over PassLimit times.
 //
 // A group holding the grant of a lock while another lock does not list it yet yields that grant
 // when a group before it in the one global order (Place) waits for that lock and is not listed
@@ -23,9 +24,10 @@ import (
 // (the lock may be giving the slot away at that moment).
 func Request(group *v1alpha1.OaatGroup, in Input, prev *v1alpha1.LockWait, item, pod string, now time.Time) *v1alpha1.LockWait {
 	keys := slices.Sorted(slices.Values(group.Spec.LockKeys()))
-	mine := Place{Since: now, Namespace: group.Namespace, Group: group.Name}
+	mine := Place{Since: now, Namespace: group.Namespace, Group: group.Name, Priority: Honoured(group, in)}
 	if prev != nil {
 		mine.Since = prev.Since.Time
+		mine.Promoted = prev.Promoted || promotedBy(group, in, *prev)
 	}
 	var missing, granted []string
 	for _, key := range keys {
@@ -57,5 +59,6 @@ func Request(group *v1alpha1.OaatGroup, in Input, prev *v1alpha1.LockWait, item,
 		return nil
 	}
 	waitingFor := slices.Sorted(slices.Values(append(slices.Clone(missing), yielded...)))
-	return &v1alpha1.LockWait{Since: metav1.NewTime(mine.Since), Locks: waitingFor, Item: item, Pod: pod, Yielded: yielded}
+	return &v1alpha1.LockWait{Since: metav1.NewTime(mine.Since), Locks: waitingFor, Item: item, Pod: pod, Yielded: yielded,
+		Priority: mine.Priority, Promoted: mine.Promoted}
 }

@@ -74,6 +74,9 @@ type ReviewInput struct {
 	// AdoptionWindow is how long a ClusterOaatLock grants nothing to an installation of some
 	// namespaces after its creation (AdoptedAt).
 	AdoptionWindow time.Duration
+	// Namespaces are those the installation serves, empty for all: the entries of a
+	// ClusterOaatLock's status.passedOver of other namespaces stay as they are.
+	Namespaces []string
 }
 
 // Review is the lock's new status, as its one writer decides it.
@@ -102,6 +105,8 @@ type Review struct {
 	RetryAt time.Time
 	// Capacity is the lock's capacity in force and its next change (spec.capacitySchedule).
 	Capacity Capacity
+	// PassedOver is its new status.passedOver: the waiting requests it passed over for priority.
+	PassedOver []v1alpha1.PassedOver
 }
 
 // Event is an event the review reports.
@@ -122,7 +127,8 @@ type Event struct {
 // breaker it carries (leadBreaker), the requests it grants (grant), in the one global order, and
 // how many groups wait for it.
 func Decide(in ReviewInput) Review {
-	r := Review{Breaker: in.Lock.LockBreaker(), WaitingGroups: in.Lock.LockWaitingGroups(), Capacity: CapacityAt(in.Lock, in.Now)}
+	r := Review{Breaker: in.Lock.LockBreaker(), WaitingGroups: in.Lock.LockWaitingGroups(), Capacity: CapacityAt(in.Lock, in.Now),
+		PassedOver: in.Lock.Queue().PassedOver}
 	if !in.Lock.CarriesBreaker() {
 		r.Breaker = nil
 	}
@@ -236,7 +242,8 @@ func (r *Review) holds(in ReviewInput, m *Member) bool {
 	})
 }
 
-// grant lists the requests that get their slots: in the global order of their places, each gets
+// grant lists the requests that get their slots: in the global order of their places (promoted
+// first, then by priority, then by the time of waiting; queuePlace), each gets
 // them while the free slots (Slots, less those the holders take) cover its own and those of the
 // places before it, its own installation's and, for a ClusterOaatLock, those of other
 // installations that still count (one each). A group's request keeps its place while an earlier
@@ -245,7 +252,8 @@ func (r *Review) holds(in ReviewInput, m *Member) bool {
 // and its place holds every slot, so no later request is granted while it waits; nothing is
 // granted beside an exclusive holder. A request needing more slots than the lock has in force, or
 // asking what the lock does not allow, waits without a place. An installation of some namespaces
-// grants nothing within a ClusterOaatLock's adoption window (AdoptedAt).
+// grants nothing within a ClusterOaatLock's adoption window (AdoptedAt). The requests passed over
+// for priority are counted (passes).
 func (r *Review) grant(in ReviewInput) {
 	if adopted := AdoptedAt(in.Lock, in.Installation, in.AdoptionWindow); in.Now.Before(adopted) {
 		r.retryAt(adopted)
@@ -259,16 +267,18 @@ func (r *Review) grant(in ReviewInput) {
 			waiting = append(waiting, m)
 		}
 	}
-	place := func(m *Member) Place {
-		return Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
+	honoured, places := honoursPriority(in), map[*Member]Place{}
+	for _, m := range waiting {
+		places[m] = queuePlace(in, m, honoured)
 	}
-	slices.SortFunc(waiting, func(a, b *Member) int { return place(a).Compare(place(b)) })
+	slices.SortFunc(waiting, func(a, b *Member) int { return places[a].Compare(places[b]) })
 	total := Slots(in.Lock, r.Breaker, r.Capacity.InForce)
 	free := total - usedSlots(r.Holders)
 	if slices.ContainsFunc(r.Holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive() }) {
 		free = 0
 	}
 	before := 0
+	placed := map[*Member]bool{}
 	for _, m := range waiting {
 		need := m.slots()
 		if in.Lock.CarriesBreaker() && isOpen(r.Breaker) {
@@ -277,6 +287,7 @@ func (r *Review) grant(in ReviewInput) {
 		if !Allows(in.Lock, m.Option) || need > total || (m.exclusive() && total == 0) {
 			continue
 		}
+		placed[m] = true
 		ahead := before + r.foreignBefore(in, m)
 		if m.exclusive() {
 			need = total
@@ -288,6 +299,7 @@ func (r *Review) grant(in ReviewInput) {
 		h := holderIn(withOption(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Request.Item, Pod: m.Request.Pod, Since: metav1.NewTime(in.Now)}, m), in.Lock, m.Namespace)
 		r.Granted = append(r.Granted, h)
 	}
+	r.passes(in, waiting, placed)
 	r.Holders = append(r.Holders, r.Granted...)
 }
 

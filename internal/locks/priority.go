@@ -1,0 +1,133 @@
+package locks
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+)
+
+// Priority among the groups waiting for a lock (spec.priority of a group, spec.maxPriority of a
+// lock). A group's request carries one priority for all its locks, the smallest that any of them
+// honours (Honoured), so that every lock orders the requests alike and the yield of Request keeps
+// two groups naming two locks from waiting for each other. A lock serves the requests of higher
+// priority first; it counts, in its status.passedOver, how often it granted a request that began
+// to wait later before a request still waiting (passes). At PassLimit the request is promoted: the
+// lock serves it before every request not promoted, and its group marks its request promoted
+// (status.lockWait.promoted) so that its other locks do the same. The bound: a request is passed
+// over at most PassLimit times by each lock it names.
+
+// maxPassedOver is the most requests a lock lists as passed over (status.passedOver's MaxItems):
+// while that many are listed, the lock honours no priority, and so passes no request over.
+const maxPassedOver = 1000
+
+// Honoured is the group's priority as its locks honour it: its spec.priority, at most the
+// smallest spec.maxPriority of the locks it names that exist.
+func Honoured(group *v1alpha1.OaatGroup, in Input) int32 {
+	p := group.Spec.PriorityOrZero()
+	for _, key := range group.Spec.LockKeys() {
+		if lock := in.Locks[key]; lock != nil {
+			p = min(p, lock.Bounds().MaxPriorityOrZero())
+		}
+	}
+	return max(p, 0)
+}
+
+// promotedBy reports whether one of the locks lists the group's request of that since as passed
+// over PassLimit times.
+func promotedBy(group *v1alpha1.OaatGroup, in Input, w v1alpha1.LockWait) bool {
+	for _, key := range group.Spec.LockKeys() {
+		lock := in.Locks[key]
+		if lock != nil && passedOver(lock, group.Namespace, group.Name, w) >= v1alpha1.PassLimit {
+			return true
+		}
+	}
+	return false
+}
+
+// passedOver is how many times the lock lists the request of the group of that namespace and name
+// as passed over; 0 when it does not list it.
+func passedOver(lock v1alpha1.Lock, namespace, group string, w v1alpha1.LockWait) int32 {
+	for _, p := range lock.Queue().PassedOver {
+		if passedNamespace(p, lock) == namespace && p.Group == group && p.Since.Equal(&w.Since) {
+			return p.Count
+		}
+	}
+	return 0
+}
+
+// passedNamespace is the namespace of the group of an entry of the lock's status.passedOver.
+func passedNamespace(p v1alpha1.PassedOver, lock v1alpha1.Lock) string {
+	if lock.GetNamespace() != "" {
+		return lock.GetNamespace()
+	}
+	return p.Namespace
+}
+
+// queuePlace is the member's place in the lock's queue: its request's priority, at most the
+// lock's spec.maxPriority (none while honoured is false), promoted by its request or by the lock's
+// own count.
+func queuePlace(in ReviewInput, m *Member, honoured bool) Place {
+	p := Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name,
+		Promoted: m.Request.Promoted || passedOver(in.Lock, m.Namespace, m.Name, *m.Request) >= v1alpha1.PassLimit}
+	if honoured {
+		p.Priority = min(m.Request.Priority, in.Lock.Bounds().MaxPriorityOrZero())
+	}
+	return p
+}
+
+// honoursPriority reports whether the lock honours priority at this review: it lists fewer than
+// maxPassedOver requests as passed over.
+func honoursPriority(in ReviewInput) bool {
+	return len(in.Lock.Queue().PassedOver) < maxPassedOver
+}
+
+// passes decides the lock's new status.passedOver: the entries of the requests that still wait
+// and were not granted, those with a place in the queue (placed) counting the grants of this
+// review to requests that began to wait later (in Waited order); the entries of namespaces the
+// installation does not serve stay as they are.
+func (r *Review) passes(in ReviewInput, waiting []*Member, placed map[*Member]bool) {
+	var out []v1alpha1.PassedOver
+	for _, p := range in.Lock.Queue().PassedOver {
+		if !serves(in, passedNamespace(p, in.Lock)) {
+			out = append(out, p)
+		}
+	}
+	for _, m := range waiting {
+		if r.granted(in, m) {
+			continue
+		}
+		mine := Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
+		count := passedOver(in.Lock, m.Namespace, m.Name, *m.Request)
+		for _, h := range r.Granted {
+			if g := FindMember(in.Members, v1alpha1.HolderNamespace(h, in.Lock), h.Group, h.GroupUID); placed[m] && g != nil &&
+				mine.Waited(Place{Since: g.Request.Since.Time, Namespace: g.Namespace, Group: g.Name}) < 0 {
+				count++
+			}
+		}
+		if count > 0 {
+			e := v1alpha1.PassedOver{Group: m.Name, Since: m.Request.Since, Count: count}
+			if in.Lock.GetNamespace() == "" {
+				e.Namespace = m.Namespace
+			}
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b v1alpha1.PassedOver) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Group, b.Group))
+	})
+	r.PassedOver = out
+}
+
+// granted reports whether the review granted the member's request.
+func (r *Review) granted(in ReviewInput, m *Member) bool {
+	return slices.ContainsFunc(r.Granted, func(h v1alpha1.LockHolder) bool {
+		return h.Group == m.Name && v1alpha1.HolderNamespace(h, in.Lock) == m.Namespace
+	})
+}
+
+// serves reports whether the installation that reviews serves the namespace (it watches all
+// namespaces, or that one).
+func serves(in ReviewInput, namespace string) bool {
+	return len(in.Namespaces) == 0 || slices.Contains(in.Namespaces, namespace)
+}
