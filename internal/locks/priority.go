@@ -38,16 +38,16 @@ func Honoured(group *v1alpha1.OaatGroup, in Input) int32 {
 func promotedBy(group *v1alpha1.OaatGroup, in Input, w v1alpha1.LockWait) bool {
 	for _, key := range group.Spec.LockKeys() {
 		lock := in.Locks[key]
-		if lock != nil && passedOver(lock, group.Namespace, group.Name, w) >= v1alpha1.PassLimit {
+		if lock != nil && PassedOver(lock, group.Namespace, group.Name, w) >= v1alpha1.PassLimit {
 			return true
 		}
 	}
 	return false
 }
 
-// passedOver is how many times the lock lists the request of the group of that namespace and name
+// PassedOver is how many times the lock lists the request of the group of that namespace and name
 // as passed over; 0 when it does not list it.
-func passedOver(lock v1alpha1.Lock, namespace, group string, w v1alpha1.LockWait) int32 {
+func PassedOver(lock v1alpha1.Lock, namespace, group string, w v1alpha1.LockWait) int32 {
 	for _, p := range lock.Queue().PassedOver {
 		if passedNamespace(p, lock) == namespace && p.Group == group && p.Since.Equal(&w.Since) {
 			return p.Count
@@ -64,22 +64,16 @@ func passedNamespace(p v1alpha1.PassedOver, lock v1alpha1.Lock) string {
 	return p.Namespace
 }
 
-// queuePlace is the member's place in the lock's queue: its request's priority, at most the
-// lock's spec.maxPriority (none while honoured is false), promoted by its request or by the lock's
-// own count.
-func queuePlace(in ReviewInput, m *Member, honoured bool) Place {
-	p := Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name,
-		Promoted: m.Request.Promoted || passedOver(in.Lock, m.Namespace, m.Name, *m.Request) >= v1alpha1.PassLimit}
-	if honoured {
-		p.Priority = min(m.Request.Priority, in.Lock.Bounds().MaxPriorityOrZero())
+// QueuePlace is the place in the lock's queue of the request w of the group of that namespace
+// and name: its priority, at most the lock's spec.maxPriority (none while the lock lists
+// maxPassedOver requests as passed over), promoted by its request or by the lock's own count.
+func QueuePlace(lock v1alpha1.Lock, namespace, group string, w *v1alpha1.LockWait) Place {
+	p := Place{Since: w.Since.Time, Namespace: namespace, Group: group,
+		Promoted: w.Promoted || PassedOver(lock, namespace, group, *w) >= v1alpha1.PassLimit}
+	if len(lock.Queue().PassedOver) < maxPassedOver {
+		p.Priority = min(w.Priority, lock.Bounds().MaxPriorityOrZero())
 	}
 	return p
-}
-
-// honoursPriority reports whether the lock honours priority at this review: it lists fewer than
-// maxPassedOver requests as passed over.
-func honoursPriority(in ReviewInput) bool {
-	return len(in.Lock.Queue().PassedOver) < maxPassedOver
 }
 
 // passes decides the lock's new status.passedOver: the entries of the requests that still wait
@@ -98,7 +92,7 @@ func (r *Review) passes(in ReviewInput, waiting []*Member, placed map[*Member]bo
 			continue
 		}
 		mine := Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
-		count := passedOver(in.Lock, m.Namespace, m.Name, *m.Request)
+		count := PassedOver(in.Lock, m.Namespace, m.Name, *m.Request)
 		for _, h := range r.Granted {
 			if g := FindMember(in.Members, v1alpha1.HolderNamespace(h, in.Lock), h.Group, h.GroupUID); placed[m] && g != nil &&
 				mine.Waited(Place{Since: g.Request.Since.Time, Namespace: g.Namespace, Group: g.Name}) < 0 {

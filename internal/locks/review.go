@@ -267,13 +267,13 @@ func (r *Review) grant(in ReviewInput) {
 			waiting = append(waiting, m)
 		}
 	}
-	honoured, places := honoursPriority(in), map[*Member]Place{}
+	places := map[*Member]Place{}
 	for _, m := range waiting {
-		places[m] = queuePlace(in, m, honoured)
+		places[m] = QueuePlace(in.Lock, m.Namespace, m.Name, m.Request)
 	}
 	slices.SortFunc(waiting, func(a, b *Member) int { return places[a].Compare(places[b]) })
 	total := Slots(in.Lock, r.Breaker, r.Capacity.InForce)
-	free := total - usedSlots(r.Holders)
+	free := total - UsedSlots(r.Holders)
 	if slices.ContainsFunc(r.Holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive() }) {
 		free = 0
 	}
@@ -362,12 +362,12 @@ func withOption(h v1alpha1.LockHolder, m *Member) v1alpha1.LockHolder {
 // beyondCapacity says how the holders go over the capacity: more slots than it, or an exclusive
 // holder beside others; empty when they do not.
 func beyondCapacity(holders []v1alpha1.LockHolder, capacity int) string {
-	runs := fmt.Sprintf("%d runs", len(holders))
-	if used := usedSlots(holders); used != len(holders) {
+	runs, used := fmt.Sprintf("%d runs", len(holders)), UsedSlots(holders)
+	if used != len(holders) {
 		runs += fmt.Sprintf(" taking %d slots", used)
 	}
 	switch {
-	case usedSlots(holders) > capacity:
+	case used > capacity:
 		return fmt.Sprintf("%s, over its capacity of %d", runs, capacity)
 	case len(holders) > 1 && slices.ContainsFunc(holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive() }):
 		return runs + ", one of them exclusive"
@@ -375,8 +375,8 @@ func beyondCapacity(holders []v1alpha1.LockHolder, capacity int) string {
 	return ""
 }
 
-// usedSlots is how many slots the holders take.
-func usedSlots(holders []v1alpha1.LockHolder) int {
+// UsedSlots is how many slots the holders take.
+func UsedSlots(holders []v1alpha1.LockHolder) int {
 	n := 0
 	for _, h := range holders {
 		n += h.SlotsOrOne()

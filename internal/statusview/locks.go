@@ -56,7 +56,7 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 		if len(waiting) > 0 {
 			names := make([]string, 0, len(waiting))
 			for _, g := range waiting {
-				names = append(names, fmt.Sprintf("%s (%s)", Item(g.Name), age(g.Status.LockWait.Since.Time, now)))
+				names = append(names, fmt.Sprintf("%s (%s%s)", Item(g.Name), age(g.Status.LockWait.Since.Time, now), queueNote(l, g)))
 			}
 			parts = append(parts, "waiting: "+strings.Join(names, ", "))
 		}
@@ -84,11 +84,7 @@ func scheduledCapacity(l v1alpha1.Lock, c lockspolicy.Capacity, now time.Time) s
 	case !c.NextAt.IsZero():
 		s += fmt.Sprintf(", %d from %s (in %s)", c.Next, clock(c.NextAt), age(now, c.NextAt))
 	}
-	used := 0
-	for _, h := range l.LockHolders() {
-		used += h.SlotsOrOne()
-	}
-	if over := used - c.InForce; over > 0 {
+	if over := lockspolicy.UsedSlots(l.LockHolders()) - c.InForce; over > 0 {
 		s += fmt.Sprintf(", %d slot(s) held above it, draining", over)
 	}
 	return s
@@ -108,7 +104,8 @@ func lockBreaker(cb *v1alpha1.LockCircuitBreakerStatus, now time.Time) string {
 	return s
 }
 
-// waitersOf are the groups that wait for the lock, the longest waiting first.
+// waitersOf are the groups that wait for the lock, in the order of its queue (locks.QueuePlace):
+// promoted first, then by the priority it honours, then the longest waiting first.
 func waitersOf(lock v1alpha1.Lock, groups []v1alpha1.OaatGroup) []*v1alpha1.OaatGroup {
 	var waiting []*v1alpha1.OaatGroup
 	for i := range groups {
@@ -116,8 +113,28 @@ func waitersOf(lock v1alpha1.Lock, groups []v1alpha1.OaatGroup) []*v1alpha1.Oaat
 			waiting = append(waiting, &groups[i])
 		}
 	}
-	slices.SortStableFunc(waiting, func(a, b *v1alpha1.OaatGroup) int {
-		return a.Status.LockWait.Since.Compare(b.Status.LockWait.Since.Time)
-	})
+	place := func(g *v1alpha1.OaatGroup) lockspolicy.Place {
+		return lockspolicy.QueuePlace(lock, g.Namespace, g.Name, g.Status.LockWait)
+	}
+	slices.SortStableFunc(waiting, func(a, b *v1alpha1.OaatGroup) int { return place(a).Compare(place(b)) })
 	return waiting
+}
+
+// queueNote says what orders a waiting group in the lock's queue beyond its time: the priority
+// the lock honours, its promotion, how often the lock passed it over; empty when none.
+func queueNote(lock v1alpha1.Lock, g *v1alpha1.OaatGroup) string {
+	w := g.Status.LockWait
+	var notes []string
+	if p := lockspolicy.QueuePlace(lock, g.Namespace, g.Name, w); p.Promoted {
+		notes = append(notes, "promoted")
+	} else if p.Priority > 0 {
+		notes = append(notes, fmt.Sprintf("priority %d", p.Priority))
+	}
+	if n := lockspolicy.PassedOver(lock, g.Namespace, g.Name, *w); n > 0 {
+		notes = append(notes, fmt.Sprintf("passed over %d of %d", n, v1alpha1.PassLimit))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(notes, ", ")
 }

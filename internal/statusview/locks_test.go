@@ -88,3 +88,32 @@ nas: capacity 0 by spec.capacitySchedule (spec.capacity 1), 1 from 2026-11-21T13
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// TestWriteLocksPriority proves that the waiting groups show in the order of the lock's queue,
+// with the priority the lock honours, a promotion and how often the lock passed a request over.
+func TestWriteLocksPriority(t *testing.T) {
+	now := builders.T0
+	ago := func(d time.Duration) *metav1.Time { return builders.At(-d) }
+	nas := builders.Lock("nas", 1)
+	nas.Spec.MaxPriority = ptr.To[int32](5)
+	nas.Status.PassedOver = []v1alpha1.PassedOver{{Group: "music", Since: *ago(time.Hour), Count: 2}}
+	waiting := func(name string, since time.Duration, priority int32, promoted bool) v1alpha1.OaatGroup {
+		g := builders.Group().Named(name).Locks("nas").WaitingForLocks(ago(since)).Obj()
+		g.Status.LockWait.Priority, g.Status.LockWait.Promoted = priority, promoted
+		return *g
+	}
+	groups := []v1alpha1.OaatGroup{waiting("music", time.Hour, 0, false), waiting("prune", time.Minute, 9, false),
+		waiting("videos", 2*time.Minute, 3, false), waiting("photos", 3*time.Minute, 0, true)}
+	var out bytes.Buffer
+	if err := WriteLocks(&out, []v1alpha1.Lock{nas}, groups, now); err != nil {
+		t.Fatal(err)
+	}
+	want := `LOCK  CAPACITY  HOLDERS  WAITING
+nas   1         0        4
+
+nas: waiting: photos (3m, promoted), prune (60s, priority 5), videos (2m, priority 3), music (60m, passed over 2 of 3)
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
