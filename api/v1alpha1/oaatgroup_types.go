@@ -226,7 +226,7 @@ type OaatGroupSpec struct {
 	// up to its spec.maxPriority (absent: 0, the order of waiting alone), and the group's request
 	// takes the smallest of those (status.lockWait.priority), so that every lock orders it alike. A
 	// request passed over PassLimit (3) times by later requests of higher priority is promoted
-	// (status.lockWait.promoted). It does not change the order of the group's own items.
+	// (status.lockWait.promotedAt). It does not change the order of the group's own items.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Priority",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}

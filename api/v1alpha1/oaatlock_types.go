@@ -243,12 +243,13 @@ type LockWait struct {
 	// +optional
 	Priority int32 `json:"priority,omitempty"`
 
-	// promoted says that a lock passed the request over PassLimit (3) times for requests of
-	// higher priority that began to wait later (its status.passedOver): every lock it names
-	// serves it before the requests not promoted, whatever their priority, until it is granted.
-	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Promoted",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// promotedAt is when the group found that a lock passed the request over PassLimit (3)
+	// times for requests of higher priority that began to wait later (its status.passedOver):
+	// every lock it names serves a promoted request before the requests not promoted, whatever
+	// their priority, until it is granted. Absent for a request not promoted.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Promoted at",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
-	Promoted bool `json:"promoted,omitempty"`
+	PromotedAt *metav1.Time `json:"promotedAt,omitempty"`
 }
 
 func init() {

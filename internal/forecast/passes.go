@@ -135,7 +135,7 @@ func (s *simulation) reviewLocks() {
 		for _, w := range s.in.Locks.Waiters {
 			if slices.Contains(w.Locks, key) {
 				in.Members = append(in.Members, locks.Member{Namespace: w.Namespace, Name: w.Group, Names: true,
-					Request: &v1alpha1.LockWait{Since: metav1.NewTime(w.Since), Pod: w.Pod, Yielded: w.Yielded, Priority: w.Priority, Promoted: w.Promoted}})
+					Request: w.Request()})
 			}
 		}
 		for _, h := range lock.LockHolders() {

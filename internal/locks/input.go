@@ -9,6 +9,8 @@ package locks
 import (
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
 
@@ -36,8 +38,8 @@ func (in *Input) AddWaiter(g *v1alpha1.OaatGroup) {
 	}
 	w := g.Status.LockWait
 	in.Waiters = append(in.Waiters, Waiter{
-		Place: Place{Since: w.Since.Time, Namespace: g.Namespace, Group: g.Name, Priority: w.Priority, Promoted: w.Promoted},
-		Pod:   w.Pod, Locks: g.Spec.LockKeys(), Yielded: w.Yielded,
+		Place: Place{Since: w.Since.Time, Namespace: g.Namespace, Group: g.Name, Priority: w.Priority, Promoted: w.PromotedAt != nil},
+		Pod:   w.Pod, Locks: g.Spec.LockKeys(), Yielded: w.Yielded, PromotedAt: w.PromotedAt,
 	})
 }
 
@@ -51,6 +53,13 @@ type Waiter struct {
 	Locks []string
 	// Yielded are the locks whose grant it gives back (status.lockWait.yielded).
 	Yielded []string
+	// PromotedAt is when its request was promoted (status.lockWait.promotedAt).
+	PromotedAt *metav1.Time
+}
+
+// Request is the waiter's request as its group wrote it, for a review of a lock.
+func (w Waiter) Request() *v1alpha1.LockWait {
+	return &v1alpha1.LockWait{Since: metav1.NewTime(w.Since), Pod: w.Pod, Yielded: w.Yielded, Priority: w.Priority, PromotedAt: w.PromotedAt}
 }
 
 // wants reports whether the waiter asks the lock for a slot that it does not list yet.

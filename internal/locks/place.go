@@ -15,7 +15,7 @@ import (
 // names, the free ones too, so that a group needing two locks is not starved by groups needing one
 // of them. With every group at the default priority, the order is that of waiting.
 type Place struct {
-	// Promoted says that a lock passed the request over PassLimit times (status.lockWait.promoted,
+	// Promoted says that a lock passed the request over PassLimit times (status.lockWait.promotedAt,
 	// or the lock's own status.passedOver).
 	Promoted bool
 	// Priority is the group's priority as the lock honours it (status.lockWait.priority).

@@ -3,6 +3,10 @@ package locks
 import (
 	"cmp"
 	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 )
@@ -14,7 +18,7 @@ import (
 // priority first; it counts, in its status.passedOver, how often it granted a request that began
 // to wait later before a request still waiting (passes). At PassLimit the request is promoted: the
 // lock serves it before every request not promoted, and its group marks its request promoted
-// (status.lockWait.promoted) so that its other locks do the same. The bound: a request is passed
+// (status.lockWait.promotedAt) so that its other locks do the same. The bound: a request is passed
 // over at most PassLimit times by each lock it names.
 
 // maxPassedOver is the most requests a lock lists as passed over (status.passedOver's MaxItems):
@@ -31,6 +35,20 @@ func Honoured(group *v1alpha1.OaatGroup, in Input) int32 {
 		}
 	}
 	return max(p, 0)
+}
+
+// promotion is when the group's request was promoted: that of its previous request, or now
+// when one of its locks lists that request as passed over PassLimit times; nil when it is not.
+func promotion(group *v1alpha1.OaatGroup, in Input, prev *v1alpha1.LockWait, now time.Time) *metav1.Time {
+	switch {
+	case prev == nil:
+		return nil
+	case prev.PromotedAt != nil:
+		return prev.PromotedAt
+	case promotedBy(group, in, *prev):
+		return ptr.To(metav1.NewTime(now))
+	}
+	return nil
 }
 
 // promotedBy reports whether one of the locks lists the group's request of that since as passed
@@ -69,7 +87,7 @@ func passedNamespace(p v1alpha1.PassedOver, lock v1alpha1.Lock) string {
 // maxPassedOver requests as passed over), promoted by its request or by the lock's own count.
 func QueuePlace(lock v1alpha1.Lock, namespace, group string, w *v1alpha1.LockWait) Place {
 	p := Place{Since: w.Since.Time, Namespace: namespace, Group: group,
-		Promoted: w.Promoted || PassedOver(lock, namespace, group, *w) >= v1alpha1.PassLimit}
+		Promoted: w.PromotedAt != nil || PassedOver(lock, namespace, group, *w) >= v1alpha1.PassLimit}
 	if len(lock.Queue().PassedOver) < maxPassedOver {
 		p.Priority = min(w.Priority, lock.Bounds().MaxPriorityOrZero())
 	}

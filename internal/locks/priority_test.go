@@ -38,10 +38,10 @@ func (b mb) priority(p int32) mb {
 	return b
 }
 
-// promoted marks the member's request promoted (status.lockWait.promoted).
+// promoted marks the member's request promoted (status.lockWait.promotedAt).
 func (b mb) promoted() mb {
 	r := *b.Request
-	r.Promoted = true
+	r.PromotedAt = at(-time.Second)
 	b.Request = &r
 	return b
 }
@@ -92,7 +92,11 @@ func TestDecidePriority(t *testing.T) {
 			want: Review{Holders: holders(holder("a", "a-1")), WaitingGroups: 2,
 				PassedOver: []v1alpha1.PassedOver{passedEntry("b", -time.Hour, 2)}}},
 		{name: "a request without a place (more slots than the capacity in force) is not counted, its entry kept",
-			in: reviewOf(passed(lockOf(honouring(5), func(l *v1alpha1.OaatLock) { l.Spec.MaxSlotsPerRun = 2; l.Spec.Capacity = 2; l.Spec.CapacitySchedule = windows(window("11:00", "13:00", 1)) }),
+			in: reviewOf(passed(lockOf(honouring(5), func(l *v1alpha1.OaatLock) {
+				l.Spec.MaxSlotsPerRun = 2
+				l.Spec.Capacity = 2
+				l.Spec.CapacitySchedule = windows(window("11:00", "13:00", 1))
+			}),
 				passedEntry("b", -time.Hour, 1)), members(early.taking(v1alpha1.LockShared, 2), late.priority(3))),
 			want: Review{Holders: holders(c1), Granted: holders(c1), WaitingGroups: 2, RetryAt: t0.Add(time.Hour),
 				Capacity:   Capacity{InForce: 1, NextAt: t0.Add(time.Hour), Next: 2},
@@ -133,22 +137,22 @@ func TestRequestPriority(t *testing.T) {
 	l1.Name, l2.Name = "l1", "l2"
 	in := Input{Locks: map[string]v1alpha1.Lock{"l1": l1, "l2": l2}}
 	prev := &v1alpha1.LockWait{Since: *at(-time.Hour), Locks: []string{"l1", "l2"}, Item: "x", Pod: "a-1", Priority: 4}
-	if got := Request(g, in, nil, "x", "a-1", t0); got.Priority != 4 || got.Promoted {
-		t.Errorf("a first request: priority %d, promoted %v; want 4, not promoted", got.Priority, got.Promoted)
+	if got := Request(g, in, nil, "x", "a-1", t0); got.Priority != 4 || got.PromotedAt != nil {
+		t.Errorf("a first request: priority %d, promoted %v; want 4, not promoted", got.Priority, got.PromotedAt)
 	}
 	l2p := passed(l2.DeepCopy(), passedEntry("a", -time.Hour, v1alpha1.PassLimit-1))
-	if got := Request(g, Input{Locks: map[string]v1alpha1.Lock{"l1": l1, "l2": l2p}}, prev, "x", "a-1", t0); got.Promoted {
+	if got := Request(g, Input{Locks: map[string]v1alpha1.Lock{"l1": l1, "l2": l2p}}, prev, "x", "a-1", t0); got.PromotedAt != nil {
 		t.Errorf("passed over %d times: promoted; want not yet", v1alpha1.PassLimit-1)
 	}
 	l2p = passed(l2.DeepCopy(), passedEntry("a", -time.Hour, v1alpha1.PassLimit))
 	got := Request(g, Input{Locks: map[string]v1alpha1.Lock{"l1": l1, "l2": l2p}}, prev, "x", "a-1", t0)
-	if !got.Promoted {
+	if got.PromotedAt == nil || !got.PromotedAt.Equal(at(0)) {
 		t.Errorf("passed over %d times by l2: not promoted", v1alpha1.PassLimit)
 	}
-	if again := Request(g, in, got, "x", "a-1", t0); !again.Promoted {
+	if again := Request(g, in, got, "x", "a-1", t0.Add(time.Minute)); again.PromotedAt == nil || !again.PromotedAt.Equal(got.PromotedAt) {
 		t.Error("a promoted request lost its promotion while it waits")
 	}
-	if fresh := Request(g, Input{Locks: map[string]v1alpha1.Lock{"l1": l1, "l2": l2p}}, nil, "x", "a-2", t0); fresh.Promoted {
+	if fresh := Request(g, Input{Locks: map[string]v1alpha1.Lock{"l1": l1, "l2": l2p}}, nil, "x", "a-2", t0); fresh.PromotedAt != nil {
 		t.Error("a new request (another since) took the promotion of the previous one")
 	}
 	g.Spec.Priority = nil

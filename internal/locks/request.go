@@ -27,8 +27,9 @@ func Request(group *v1alpha1.OaatGroup, in Input, prev *v1alpha1.LockWait, item,
 	mine := Place{Since: now, Namespace: group.Namespace, Group: group.Name, Priority: Honoured(group, in)}
 	if prev != nil {
 		mine.Since = prev.Since.Time
-		mine.Promoted = prev.Promoted || promotedBy(group, in, *prev)
 	}
+	promotedAt := promotion(group, in, prev, now)
+	mine.Promoted = promotedAt != nil
 	var missing, granted []string
 	for _, key := range keys {
 		if lock := in.Locks[key]; lock != nil && slices.ContainsFunc(lock.LockHolders(), func(h v1alpha1.LockHolder) bool {
@@ -60,5 +61,5 @@ func Request(group *v1alpha1.OaatGroup, in Input, prev *v1alpha1.LockWait, item,
 	}
 	waitingFor := slices.Sorted(slices.Values(append(slices.Clone(missing), yielded...)))
 	return &v1alpha1.LockWait{Since: metav1.NewTime(mine.Since), Locks: waitingFor, Item: item, Pod: pod, Yielded: yielded,
-		Priority: mine.Priority, Promoted: mine.Promoted}
+		Priority: mine.Priority, PromotedAt: promotedAt}
 }

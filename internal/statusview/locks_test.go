@@ -99,7 +99,10 @@ func TestWriteLocksPriority(t *testing.T) {
 	nas.Status.PassedOver = []v1alpha1.PassedOver{{Group: "music", Since: *ago(time.Hour), Count: 2}}
 	waiting := func(name string, since time.Duration, priority int32, promoted bool) v1alpha1.OaatGroup {
 		g := builders.Group().Named(name).Locks("nas").WaitingForLocks(ago(since)).Obj()
-		g.Status.LockWait.Priority, g.Status.LockWait.Promoted = priority, promoted
+		g.Status.LockWait.Priority = priority
+		if promoted {
+			g.Status.LockWait.PromotedAt = ago(time.Second)
+		}
 		return *g
 	}
 	groups := []v1alpha1.OaatGroup{waiting("music", time.Hour, 0, false), waiting("prune", time.Minute, 9, false),

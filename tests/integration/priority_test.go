@@ -48,7 +48,7 @@ var _ = Describe("Group priority on a lock", func() {
 
 		By("promoting archive, passed over PassLimit times: it goes before urgent-4")
 		Eventually(func(g Gomega) {
-			g.Expect(getGroup(ctx, g, "archive").Status.LockWait.Promoted).To(BeTrue())
+			g.Expect(getGroup(ctx, g, "archive").Status.LockWait.PromotedAt).NotTo(BeNil())
 		}).WithContext(ctx).Should(Succeed())
 		create(ctx, prioritized("urgent-4", 9))
 		expectWaiting(ctx, "urgent-4", "nas")
