@@ -42,10 +42,16 @@ func isOpen(cb *v1alpha1.LockCircuitBreakerStatus) bool {
 // force (CapacityAt), but at most one while the breaker it carries is open, so that one probe at a
 // time runs for all the groups naming it.
 func Slots(lock v1alpha1.Lock, cb *v1alpha1.LockCircuitBreakerStatus, capacity int) int {
-	if lock.CarriesBreaker() && isOpen(cb) {
+	if probing(lock, cb) {
 		return min(capacity, 1)
 	}
 	return capacity
+}
+
+// probing reports whether the lock carries the groups' breaker and cb, its breaker, is open: one
+// probe at a time runs, taking one slot.
+func probing(lock v1alpha1.Lock, cb *v1alpha1.LockCircuitBreakerStatus) bool {
+	return lock.CarriesBreaker() && isOpen(cb)
 }
 
 // BreakerChanged reports whether the breaker the lock carries changed between two versions of

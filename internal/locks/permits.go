@@ -60,14 +60,14 @@ func Problem(group *v1alpha1.OaatGroup, in Input) (reason v1alpha1.Reason, text 
 // OptionProblem says why the lock does not let a run take it as the option asks (its LockBounds,
 // or more slots than its capacity ever gives), empty when it does.
 func OptionProblem(lock v1alpha1.Lock, o v1alpha1.LockOption) string {
-	name := v1alpha1.DescribeLocks([]string{lock.LockKey()})
+	name, highest := v1alpha1.DescribeLocks([]string{lock.LockKey()}), HighestCapacity(lock)
 	switch slots := max(int(o.Slots), 1); {
 	case o.Mode == v1alpha1.LockExclusive && lock.Bounds().ExclusiveHolders != v1alpha1.ExclusiveAllowed:
 		return name + " allows no exclusive holder (its spec.exclusiveHolders is not Allowed)"
 	case o.Mode != v1alpha1.LockExclusive && slots > lock.Bounds().MaxSlotsOrOne():
 		return fmt.Sprintf("%s allows at most %d slot(s) per run (its spec.maxSlotsPerRun); asked %d", name, lock.Bounds().MaxSlotsOrOne(), slots)
-	case o.Mode != v1alpha1.LockExclusive && slots > HighestCapacity(lock):
-		return fmt.Sprintf("%s never has more than %d slot(s) (spec.capacity and spec.capacitySchedule); asked %d", name, HighestCapacity(lock), slots)
+	case o.Mode != v1alpha1.LockExclusive && slots > highest:
+		return fmt.Sprintf("%s never has more than %d slot(s) (spec.capacity and spec.capacitySchedule); asked %d", name, highest, slots)
 	}
 	return ""
 }

@@ -281,7 +281,7 @@ func (r *Review) grant(in ReviewInput) {
 	placed := map[*Member]bool{}
 	for _, m := range waiting {
 		need := m.slots()
-		if in.Lock.CarriesBreaker() && isOpen(r.Breaker) {
+		if probing(in.Lock, r.Breaker) {
 			need = 1 // one probe at a time, whatever the slots its runs take
 		}
 		if !Allows(in.Lock, m.Option) || need > total || (m.exclusive() && total == 0) {

@@ -106,9 +106,7 @@ func nextMinuteWindow(now time.Time, capacity int32) v1alpha1.CapacityWindow {
 
 // specInForce is the capacity a lock of that spec has in force at t.
 func specInForce(name string, spec lockSpec, t time.Time) int {
-	lock := newLock(name, spec.capacity)
-	lock.Spec.CapacitySchedule = spec.schedule
-	return locks.CapacityAt(lock, t).InForce
+	return locks.CapacityAt(specLock(name, spec), t).InForce
 }
 
 // relockGroup adds a random lock to a random group's spec.locks or spec.clusterLocks (a group of

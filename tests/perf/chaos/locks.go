@@ -131,7 +131,13 @@ func (l sharedLock) object(spec lockSpec) client.Object {
 		lock.Spec.CapacitySchedule = spec.schedule
 		return lock
 	}
-	lock := newLock(l.name, spec.capacity)
+	return specLock(l.name, spec)
+}
+
+// specLock returns the OaatLock of that name and spec: the lock the run creates, and, whatever
+// the lock's kind, what the capacity checks read its capacities from.
+func specLock(name string, spec lockSpec) *v1alpha1.OaatLock {
+	lock := newLock(name, spec.capacity)
 	lock.Spec.CapacitySchedule = spec.schedule
 	return lock
 }
@@ -257,8 +263,7 @@ func (w *lockWatch) names(lock, group string) bool {
 func (w *lockWatch) setSpec(lock string, spec lockSpec, at time.Time) {
 	w.specs[lock] = spec
 	changes := slices.DeleteFunc(w.capacities[lock], func(c capacityChange) bool { return c.at.After(at) })
-	obj := newLock(lock, spec.capacity)
-	obj.Spec.CapacitySchedule = spec.schedule
+	obj := specLock(lock, spec)
 	c := locks.CapacityAt(obj, at)
 	changes = append(changes, capacityChange{at: at, capacity: c.InForce})
 	for !c.NextAt.IsZero() && c.NextAt.Before(at.Add(scheduleHorizon)) {
