@@ -56,22 +56,42 @@ func promotion(group *v1alpha1.OaatGroup, in Input, prev *v1alpha1.LockWait, now
 func promotedBy(group *v1alpha1.OaatGroup, in Input, w v1alpha1.LockWait) bool {
 	for _, key := range group.Spec.LockKeys() {
 		lock := in.Locks[key]
-		if lock != nil && PassedOver(lock, group.Namespace, group.Name, w) >= v1alpha1.PassLimit {
+		if lock != nil && QueueOf(lock).PassedOver(group.Namespace, group.Name, w) >= v1alpha1.PassLimit {
 			return true
 		}
 	}
 	return false
 }
 
-// PassedOver is how many times the lock lists the request of the group of that namespace and name
-// as passed over; 0 when it does not list it.
-func PassedOver(lock v1alpha1.Lock, namespace, group string, w v1alpha1.LockWait) int32 {
-	for _, p := range lock.Queue().PassedOver {
-		if passedNamespace(p, lock) == namespace && p.Group == group && p.Since.Equal(&w.Since) {
-			return p.Count
-		}
+// Queue is a lock's queue as its status keeps it: the requests it passed over (status.passedOver),
+// by their group and since, and whether it honours priority.
+type Queue struct {
+	lock    v1alpha1.Lock
+	passed  map[passKey]int32
+	honours bool
+}
+
+// passKey names a request in a lock's status.passedOver: its group and since.
+type passKey struct {
+	namespace, group string
+	since            int64
+}
+
+// QueueOf is the lock's queue as its status keeps it. It honours priority while it lists fewer
+// than maxPassedOver requests as passed over.
+func QueueOf(lock v1alpha1.Lock) Queue {
+	entries := lock.Queue().PassedOver
+	q := Queue{lock: lock, passed: make(map[passKey]int32, len(entries)), honours: len(entries) < maxPassedOver}
+	for _, p := range entries {
+		q.passed[passKey{passedNamespace(p, lock), p.Group, p.Since.UnixNano()}] = p.Count
 	}
-	return 0
+	return q
+}
+
+// PassedOver is how many times the lock lists the request w of the group of that namespace and
+// name as passed over; 0 when it does not list it.
+func (q Queue) PassedOver(namespace, group string, w v1alpha1.LockWait) int32 {
+	return q.passed[passKey{namespace, group, w.Since.UnixNano()}]
 }
 
 // passedNamespace is the namespace of the group of an entry of the lock's status.passedOver.
@@ -82,14 +102,14 @@ func passedNamespace(p v1alpha1.PassedOver, lock v1alpha1.Lock) string {
 	return p.Namespace
 }
 
-// QueuePlace is the place in the lock's queue of the request w of the group of that namespace
-// and name: its priority, at most the lock's spec.maxPriority (none while the lock lists
-// maxPassedOver requests as passed over), promoted by its request or by the lock's own count.
-func QueuePlace(lock v1alpha1.Lock, namespace, group string, w *v1alpha1.LockWait) Place {
+// Place is the place in the lock's queue of the request w of the group of that namespace and
+// name: its priority, at most the lock's spec.maxPriority (none while the lock does not honour
+// priority), promoted by its request or by the lock's own count.
+func (q Queue) Place(namespace, group string, w *v1alpha1.LockWait) Place {
 	p := Place{Since: w.Since.Time, Namespace: namespace, Group: group,
-		Promoted: w.PromotedAt != nil || PassedOver(lock, namespace, group, *w) >= v1alpha1.PassLimit}
-	if len(lock.Queue().PassedOver) < maxPassedOver {
-		p.Priority = min(w.Priority, lock.Bounds().MaxPriorityOrZero())
+		Promoted: w.PromotedAt != nil || q.PassedOver(namespace, group, *w) >= v1alpha1.PassLimit}
+	if q.honours {
+		p.Priority = min(w.Priority, q.lock.Bounds().MaxPriorityOrZero())
 	}
 	return p
 }
@@ -98,22 +118,26 @@ func QueuePlace(lock v1alpha1.Lock, namespace, group string, w *v1alpha1.LockWai
 // and were not granted, those with a place in the queue (placed) counting the grants of this
 // review to requests that began to wait later (in Waited order); the entries of namespaces the
 // installation does not serve stay as they are.
-func (r *Review) passes(in ReviewInput, waiting []*Member, placed map[*Member]bool) {
+func (r *Review) passes(in ReviewInput, q Queue, waiting []*Member, placed map[*Member]bool) {
 	var out []v1alpha1.PassedOver
 	for _, p := range in.Lock.Queue().PassedOver {
 		if !serves(in, passedNamespace(p, in.Lock)) {
 			out = append(out, p)
 		}
 	}
+	var granted, still []*Member
 	for _, m := range waiting {
 		if r.granted(in, m) {
-			continue
+			granted = append(granted, m)
+		} else {
+			still = append(still, m)
 		}
+	}
+	for _, m := range still {
 		mine := Place{Since: m.Request.Since.Time, Namespace: m.Namespace, Group: m.Name}
-		count := PassedOver(in.Lock, m.Namespace, m.Name, *m.Request)
-		for _, h := range r.Granted {
-			if g := FindMember(in.Members, v1alpha1.HolderNamespace(h, in.Lock), h.Group, h.GroupUID); placed[m] && g != nil &&
-				mine.Waited(Place{Since: g.Request.Since.Time, Namespace: g.Namespace, Group: g.Name}) < 0 {
+		count := q.PassedOver(m.Namespace, m.Name, *m.Request)
+		for _, g := range granted {
+			if placed[m] && mine.Waited(Place{Since: g.Request.Since.Time, Namespace: g.Namespace, Group: g.Name}) < 0 {
 				count++
 			}
 		}

@@ -267,9 +267,9 @@ func (r *Review) grant(in ReviewInput) {
 			waiting = append(waiting, m)
 		}
 	}
-	places := map[*Member]Place{}
+	q, places := QueueOf(in.Lock), map[*Member]Place{}
 	for _, m := range waiting {
-		places[m] = QueuePlace(in.Lock, m.Namespace, m.Name, m.Request)
+		places[m] = q.Place(m.Namespace, m.Name, m.Request)
 	}
 	slices.SortFunc(waiting, func(a, b *Member) int { return places[a].Compare(places[b]) })
 	total := Slots(in.Lock, r.Breaker, r.Capacity.InForce)
@@ -299,7 +299,7 @@ func (r *Review) grant(in ReviewInput) {
 		h := holderIn(withOption(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Request.Item, Pod: m.Request.Pod, Since: metav1.NewTime(in.Now)}, m), in.Lock, m.Namespace)
 		r.Granted = append(r.Granted, h)
 	}
-	r.passes(in, waiting, placed)
+	r.passes(in, q, waiting, placed)
 	r.Holders = append(r.Holders, r.Granted...)
 }
 

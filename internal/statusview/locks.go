@@ -104,7 +104,7 @@ func lockBreaker(cb *v1alpha1.LockCircuitBreakerStatus, now time.Time) string {
 	return s
 }
 
-// waitersOf are the groups that wait for the lock, in the order of its queue (locks.QueuePlace):
+// waitersOf are the groups that wait for the lock, in the order of its queue (locks.Queue.Place):
 // promoted first, then by the priority it honours, then the longest waiting first.
 func waitersOf(lock v1alpha1.Lock, groups []v1alpha1.OaatGroup) []*v1alpha1.OaatGroup {
 	var waiting []*v1alpha1.OaatGroup
@@ -113,8 +113,9 @@ func waitersOf(lock v1alpha1.Lock, groups []v1alpha1.OaatGroup) []*v1alpha1.Oaat
 			waiting = append(waiting, &groups[i])
 		}
 	}
+	q := lockspolicy.QueueOf(lock)
 	place := func(g *v1alpha1.OaatGroup) lockspolicy.Place {
-		return lockspolicy.QueuePlace(lock, g.Namespace, g.Name, g.Status.LockWait)
+		return q.Place(g.Namespace, g.Name, g.Status.LockWait)
 	}
 	slices.SortStableFunc(waiting, func(a, b *v1alpha1.OaatGroup) int { return place(a).Compare(place(b)) })
 	return waiting
@@ -125,12 +126,13 @@ func waitersOf(lock v1alpha1.Lock, groups []v1alpha1.OaatGroup) []*v1alpha1.Oaat
 func queueNote(lock v1alpha1.Lock, g *v1alpha1.OaatGroup) string {
 	w := g.Status.LockWait
 	var notes []string
-	if p := lockspolicy.QueuePlace(lock, g.Namespace, g.Name, w); p.Promoted {
+	q := lockspolicy.QueueOf(lock)
+	if p := q.Place(g.Namespace, g.Name, w); p.Promoted {
 		notes = append(notes, "promoted")
 	} else if p.Priority > 0 {
 		notes = append(notes, fmt.Sprintf("priority %d", p.Priority))
 	}
-	if n := lockspolicy.PassedOver(lock, g.Namespace, g.Name, *w); n > 0 {
+	if n := q.PassedOver(g.Namespace, g.Name, *w); n > 0 {
 		notes = append(notes, fmt.Sprintf("passed over %d of %d", n, v1alpha1.PassLimit))
 	}
 	if len(notes) == 0 {
