@@ -111,9 +111,11 @@ func specInForce(name string, spec lockSpec, t time.Time) int {
 
 // relockGroup adds a random lock to a random group's spec.locks or spec.clusterLocks (a group of
 // bNamespace names the cluster lock only), or removes it when the group names it, while the
-// group's runs go on.
+// group's runs go on. A group taking a lock as its spec.lockOptions say keeps its locks: the
+// option must name one of them.
 func (c *chaos) relockGroup(ctx context.Context) error {
-	group := c.plan[c.rng.IntN(len(c.plan))]
+	plain := slices.DeleteFunc(slices.Clone(c.plan), func(g groupPlan) bool { return g.option.Lock != "" })
+	group := plain[c.rng.IntN(len(plain))]
 	candidates := slices.DeleteFunc(slices.Clone(c.locks.locks), func(l sharedLock) bool {
 		return group.namespace != namespace && !l.cluster
 	})

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -47,9 +48,10 @@ func (l sharedLock) kind() string {
 
 // locksOf returns the OaatLocks and the ClusterOaatLocks group i of namespace names: of every
 // eight groups, one names nas, one db, and two both, in either order, so that groups needing two
-// locks compete with groups needing one of them. With a cluster lock (a second installation), one
-// more names it and one names nas and it, so that the cluster lock's groups of namespace also
-// compete with groups of the same installation needing an OaatLock; the others name none.
+// locks compete with groups needing one of them; one more takes db exclusively (a prune) and one
+// names it with a priority (optionOf). With a cluster lock (a second installation), one more names
+// it and one names nas and it, so that the cluster lock's groups of namespace also compete with
+// groups of the same installation needing an OaatLock; the others name none.
 func locksOf(i int, cluster bool) (nsLocks, clusterLocks []string) {
 	switch i % 8 {
 	case 0:
@@ -68,14 +70,44 @@ func locksOf(i int, cluster bool) (nsLocks, clusterLocks []string) {
 		if cluster {
 			return []string{"nas"}, []string{clusterLock.name}
 		}
+	case 6, 7:
+		return []string{"db"}, nil
 	}
 	return nil, nil
 }
 
-// groupPlan is a group of the chaos run as created: its namespace, its name and the locks it names.
+// prunePriority is the priority of the chaos run's prioritized groups, which the OaatLocks honour
+// (their spec.maxPriority).
+const prunePriority = 5
+
+// optionOf returns how group i of namespace takes db (spec.lockOptions, the zero option for the
+// default) and its spec.priority (nil for none): of every eight groups, the seventh takes it
+// Exclusive, the eighth has priority prunePriority.
+func optionOf(i int) (v1alpha1.LockOption, *int32) {
+	switch i % 8 {
+	case 6:
+		return v1alpha1.LockOption{Lock: "db", Mode: v1alpha1.LockExclusive}, nil
+	case 7:
+		return v1alpha1.LockOption{}, ptr.To[int32](prunePriority)
+	}
+	return v1alpha1.LockOption{}, nil
+}
+
+// groupPlan is a group of the chaos run as created: its namespace, its name, the locks it names,
+// how it takes one of them and its priority.
 type groupPlan struct {
 	namespace, name     string
 	locks, clusterLocks []string
+	option              v1alpha1.LockOption
+	priority            *int32
+}
+
+// lockOptions are the group's spec.lockOptions: its option, none for the default.
+func (g groupPlan) lockOptions() []v1alpha1.LockOption {
+	if g.option.Lock == "" {
+		return nil
+	}
+	return []v1alpha1.LockOption{g.option}
 }
 
 // key is the group's object key.
@@ -91,7 +123,8 @@ func planGroups(groups, bGroups int) []groupPlan {
 	plan := make([]groupPlan, 0, groups+bGroups)
 	for i := range groups {
 		nsLocks, clusterLocks := locksOf(i, bGroups > 0)
-		plan = append(plan, groupPlan{namespace: namespace, name: groupName(i), locks: nsLocks, clusterLocks: clusterLocks})
+		option, priority := optionOf(i)
+		plan = append(plan, groupPlan{namespace: namespace, name: groupName(i), locks: nsLocks, clusterLocks: clusterLocks, option: option, priority: priority})
 	}
 	for i := range bGroups {
 		plan = append(plan, groupPlan{namespace: bNamespace, name: bGroupName(i), clusterLocks: []string{clusterLock.name}})
@@ -134,11 +167,13 @@ func (l sharedLock) object(spec lockSpec) client.Object {
 	return specLock(l.name, spec)
 }
 
-// specLock returns the OaatLock of that name and spec: the lock the run creates, and, whatever
-// the lock's kind, what the capacity checks read its capacities from.
+// specLock returns the OaatLock of that name and spec, allowing exclusive holders and honouring
+// prunePriority: the lock the run creates, and, whatever the lock's kind, what the capacity checks
+// read its capacities from.
 func specLock(name string, spec lockSpec) *v1alpha1.OaatLock {
 	lock := newLock(name, spec.capacity)
 	lock.Spec.CapacitySchedule = spec.schedule
+	lock.Spec.ExclusiveHolders, lock.Spec.MaxPriority = v1alpha1.ExclusiveAllowed, ptr.To[int32](prunePriority)
 	return lock
 }
 
@@ -206,6 +241,10 @@ type lockWatch struct {
 	capacities map[string][]capacityChange
 	// specs are, per lock, its spec.capacity and spec.capacitySchedule now.
 	specs map[string]lockSpec
+	// exclusive are, per lock, the groups that take it Exclusive (spec.lockOptions): a start of
+	// one of their pods while another pod holds the lock, or of another pod while one of theirs
+	// does, is a violation.
+	exclusive map[string]map[string]bool
 }
 
 // lockSpec is what a lock's capacity is made of: spec.capacity and spec.capacitySchedule.
@@ -223,14 +262,19 @@ func newLockWatch(all []sharedLock, plan []groupPlan, start time.Time) *lockWatc
 	w := &lockWatch{
 		locks: all, namespaces: map[string]string{},
 		spans: map[string]map[string][]span{}, capacities: map[string][]capacityChange{}, specs: map[string]lockSpec{},
+		exclusive: map[string]map[string]bool{},
 	}
 	for _, l := range all {
 		w.spans[l.name] = map[string][]span{}
 		w.capacities[l.name] = []capacityChange{{at: start, capacity: l.capacity}}
 		w.specs[l.name] = lockSpec{capacity: l.capacity}
+		w.exclusive[l.name] = map[string]bool{}
 	}
 	for _, g := range plan {
 		w.namespaces[g.name] = g.namespace
+		if g.option.Mode == v1alpha1.LockExclusive {
+			w.exclusive[g.option.Lock][g.name] = true
+		}
 		for _, lock := range slices.Concat(g.locks, g.clusterLocks) {
 			w.setNamed(lock, g.name, true, start)
 		}
@@ -365,8 +409,12 @@ type lockStarts struct {
 	// runs counts, per namespace, the starts of pods whose group named the lock then (checked
 	// or excused): for a cluster lock, the runs each installation made under it.
 	runs map[string]int
-	// excess describes the checked starts at which more pods held the lock than its capacity.
+	// excess describes the checked starts at which more pods held the lock than its capacity, or
+	// an exclusive pod held it beside another.
 	excess []string
+	// exclusive counts the checked starts of pods taking the lock exclusively, and alone the
+	// checked starts at which such a pod held the lock, the new one included, alone.
+	exclusive, alone int
 }
 
 // starts checks every start of a pod whose group named the lock against the pods that held a slot
@@ -395,12 +443,31 @@ func (w *lockWatch) starts(lock string, pods []perfkit.PodLife) lockStarts {
 			}
 		}
 		r.most = max(r.most, len(holding))
+		if sole := slices.ContainsFunc(holding, func(name string) bool { return w.exclusive[lock][groupOfPod(pods, name)] }); sole {
+			r.exclusive++
+			if len(holding) > 1 {
+				r.excess = append(r.excess, fmt.Sprintf("%s: pod %s of group %s started while lock %s was held beside an exclusive holder: %v",
+					p.SeenCreated.Format(time.RFC3339Nano), p.Name, p.Group, lock, holding))
+			} else {
+				r.alone++
+			}
+		}
 		if capacity := w.maxCapacity(lock, p.SeenCreated.Add(-lockGrace), p.SeenCreated); len(holding) > capacity {
 			r.excess = append(r.excess, fmt.Sprintf("%s: pod %s of group %s started while %d pods held lock %s of capacity %d: %v",
 				p.SeenCreated.Format(time.RFC3339Nano), p.Name, p.Group, len(holding)-1, lock, capacity, holding[1:]))
 		}
 	}
 	return r
+}
+
+// groupOfPod is the group of the pod of that name among pods, empty when none.
+func groupOfPod(pods []perfkit.PodLife, name string) string {
+	for _, p := range pods {
+		if p.Name == name {
+			return p.Group
+		}
+	}
+	return ""
 }
 
 // holdsAt reports whether pod q held a slot of the lock when pod p started.
@@ -425,8 +492,12 @@ func (c *chaos) checkCapacity(pods []perfkit.PodLife) {
 		for _, e := range r.excess {
 			c.violationf("capacity of %s %s: %s", l.kind(), l.name, e)
 		}
-		c.rep.Printf("  %s %s (capacity %d at the end, %d groups named it at some time): starts checked: %d, within %s of a change of the group's locks (not checked): %d; most pods holding it at a start: %d; starts over its capacity: %d (must be 0)",
+		c.rep.Printf("  %s %s (capacity %d at the end, %d groups named it at some time): starts checked: %d, within %s of a change of the group's locks (not checked): %d; most pods holding it at a start: %d; starts over its capacity or beside an exclusive holder: %d (must be 0)",
 			l.kind(), l.name, c.locks.capacity(l.name), len(c.locks.named(l.name)), r.checked, lockGrace, r.excused, r.most, len(r.excess))
+		if len(c.locks.exclusive[l.name]) > 0 {
+			c.rep.Printf("    exclusive: %d groups take it exclusively; checked starts with an exclusive pod holding it: %d, of which alone: %d",
+				len(c.locks.exclusive[l.name]), r.exclusive, r.alone)
+		}
 		if l.cluster {
 			c.rep.Printf("    runs under it by installation: the main one (%s, %d replicas) %d, the second one (%s, %d replica) %d",
 				namespace, replicaCount, r.runs[namespace], bNamespace, bReplicaCount, r.runs[bNamespace])

@@ -18,22 +18,22 @@ func TestLockWatch(t *testing.T) {
 	w := newLockWatch(runLocks(false), planGroups(10, 0), t0)
 	wantNamed := map[string][]string{
 		"nas": {"g-0", "g-2", "g-3", "g-8"},
-		"db":  {"g-1", "g-2", "g-3", "g-9"},
+		"db":  {"g-1", "g-2", "g-3", "g-6", "g-7", "g-9"},
 	}
 	for lock, want := range wantNamed {
 		if got := w.named(lock); !slices.Equal(got, want) {
 			t.Errorf("groups naming %s = %v, want %v", lock, got, want)
 		}
 	}
-	if got := w.describe(); got != "nas (capacity 1) named by 4 groups, db (capacity 2) named by 4 groups" {
+	if got := w.describe(); got != "nas (capacity 1) named by 4 groups, db (capacity 2) named by 6 groups" {
 		t.Errorf("describe() = %q", got)
 	}
 	peers := w.peers()
 	if got := peers["g-0"]; !slices.Equal(slices.Sorted(slices.Values(got)), []string{"g-0", "g-2", "g-3", "g-8"}) {
 		t.Errorf("peers of g-0 = %v", got)
 	}
-	if got := peers["g-2"]; len(got) != 6 {
-		t.Errorf("peers of g-2, naming both locks = %v, want the six groups naming either", got)
+	if got := peers["g-2"]; len(got) != 8 {
+		t.Errorf("peers of g-2, naming both locks = %v, want the eight groups naming either", got)
 	}
 	if _, ok := peers["g-4"]; ok {
 		t.Error("g-4 names no lock but has peers")
@@ -112,6 +112,15 @@ func TestLockStarts(t *testing.T) {
 			pods: []perfkit.PodLife{life("a", "g-1", 20*time.Second, 60*time.Second), life("b", "g-9", 25*time.Second, 50*time.Second),
 				life("c", "g-2", 45*time.Second, 48*time.Second), life("d", "g-3", 61*time.Second, 65*time.Second)},
 			wantChecked: 4, wantMost: 3, wantExcess: 1},
+		{name: "an exclusive pod (g-6) starting beside a holder", lock: "db",
+			pods:        []perfkit.PodLife{life("a", "g-1", 20*time.Second, 60*time.Second), life("e", "g-6", 40*time.Second, 45*time.Second)},
+			wantChecked: 2, wantMost: 2, wantExcess: 1},
+		{name: "a pod starting beside an exclusive holder", lock: "db",
+			pods:        []perfkit.PodLife{life("e", "g-6", 20*time.Second, 60*time.Second), life("b", "g-9", 40*time.Second, 45*time.Second)},
+			wantChecked: 2, wantMost: 2, wantExcess: 1},
+		{name: "an exclusive pod alone, then a shared one", lock: "db",
+			pods:        []perfkit.PodLife{life("e", "g-6", 20*time.Second, 30*time.Second), life("b", "g-9", 40*time.Second, 45*time.Second)},
+			wantChecked: 2, wantMost: 1},
 		{name: "a start right after a cut may see the old capacity", lock: "db",
 			edit:        func(w *lockWatch) { w.setSpec("db", lockSpec{capacity: 1}, t0.Add(30*time.Second)) },
 			pods:        []perfkit.PodLife{life("a", "g-1", 20*time.Second, 60*time.Second), life("b", "g-9", 35*time.Second, 50*time.Second)},
@@ -179,7 +188,7 @@ func TestPlanWithSecondInstall(t *testing.T) {
 	if got := w.named("nas"); !slices.Equal(got, []string{"g-0", "g-2", "g-3", "g-5", "g-8"}) {
 		t.Errorf("groups naming nas = %v", got)
 	}
-	want := "nas (capacity 1) named by 5 groups, db (capacity 2) named by 4 groups, ClusterOaatLock shared (capacity 2) named by 2 groups of chaos and 2 of chaos-b"
+	want := "nas (capacity 1) named by 5 groups, db (capacity 2) named by 6 groups, ClusterOaatLock shared (capacity 2) named by 2 groups of chaos and 2 of chaos-b"
 	if got := w.describe(); got != want {
 		t.Errorf("describe() = %q, want %q", got, want)
 	}

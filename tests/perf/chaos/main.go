@@ -265,7 +265,7 @@ func (c *chaos) createWorkload(ctx context.Context) error {
 	for _, g := range c.plan {
 		freq := frequencies[c.rng.IntN(len(frequencies))]
 		group := perfkit.NewGroup(g.namespace, g.name, "random", freq, perfkit.Items(c.cfg.items))
-		group.Spec.Locks, group.Spec.ClusterLocks = g.locks, g.clusterLocks
+		group.Spec.Locks, group.Spec.ClusterLocks, group.Spec.Priority, group.Spec.LockOptions = g.locks, g.clusterLocks, g.priority, g.lockOptions()
 		objs = append(objs, group)
 		d, _ := time.ParseDuration(freq)
 		c.history.setFrequency(g.name, d, now)
