@@ -20,6 +20,8 @@ var (
 	lockLabels  = []string{"namespace", "lock"}
 	holdersDesc = prometheus.NewDesc("oaat_lock_holders",
 		"Runs holding a slot of the OaatLock, or of the ClusterOaatLock when namespace is empty.", lockLabels, nil)
+	slotsDesc = prometheus.NewDesc("oaat_lock_slots_used",
+		"Slots the holders of the OaatLock or ClusterOaatLock take: each holder's spec.lockOptions slots, 1 when absent (an exclusive holder counts 1: nothing is granted beside it).", lockLabels, nil)
 	capacityDesc = prometheus.NewDesc("oaat_lock_capacity",
 		"Slots of the OaatLock or ClusterOaatLock now: status.capacityInForce (spec.capacity, or the capacity of the window of spec.capacitySchedule open now), spec.capacity until the lock's reconciler has written it.", lockLabels, nil)
 	capacityMaxDesc = prometheus.NewDesc("oaat_lock_capacity_max",
@@ -53,7 +55,7 @@ func (m *LockMetrics) ObserveWait(namespace, lock string, d time.Duration) {
 	m.wait.WithLabelValues(namespace, lock).Observe(d.Seconds())
 }
 
-// LockCollector reports the locks' holders, capacity, waiting groups and carried breakers as gauges, read from a
+// LockCollector reports the locks' holders, the slots they take, capacity, waiting groups and carried breakers as gauges, read from a
 // cache at scrape time, so that a deleted lock leaves no series behind.
 type LockCollector struct {
 	reader client.Reader
@@ -66,7 +68,7 @@ func NewLockCollector(reader client.Reader) *LockCollector {
 
 // Describe sends the descriptions of the gauges.
 func (c *LockCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{holdersDesc, capacityDesc, capacityMaxDesc, waitingDesc, lockBreakerOpenDesc} {
+	for _, d := range []*prometheus.Desc{holdersDesc, slotsDesc, capacityDesc, capacityMaxDesc, waitingDesc, lockBreakerOpenDesc} {
 		ch <- d
 	}
 }
@@ -96,6 +98,7 @@ func (c *LockCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range all {
 		labels := []string{l.GetNamespace(), l.GetName()}
 		ch <- prometheus.MustNewConstMetric(holdersDesc, prometheus.GaugeValue, float64(len(l.LockHolders())), labels...)
+		ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(lockspolicy.UsedSlots(l.LockHolders())), labels...)
 		ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, float64(capacityNow(l)), labels...)
 		ch <- prometheus.MustNewConstMetric(capacityMaxDesc, prometheus.GaugeValue, float64(lockspolicy.HighestCapacity(l)), labels...)
 		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.LockWaitingGroups()), labels...)

@@ -28,7 +28,7 @@ func TestLockCollectorAndWait(t *testing.T) {
 		{Start: "22:00", End: "06:00", Capacity: ptr.To[int32](5)}, {Start: "08:00", End: "18:00", Capacity: ptr.To[int32](0)}}
 	lock.Status.CapacityInForce = ptr.To[int32](0)
 	inA, inB := builders.Holder("photos", "p", builders.At(0)), builders.Holder("photos", "p", builders.At(0))
-	inA.Namespace, inB.Namespace = "a", "b"
+	inA.Namespace, inB.Namespace, inB.Slots = "a", "b", 2
 	clusterLock := builders.ClusterLock("nas", 0, inA, inB)
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(lock, clusterLock).Build()
 	locks := NewLockMetrics()
@@ -56,13 +56,17 @@ oaat_lock_circuit_breaker_open{lock="nas",namespace="ns"} 1
 # TYPE oaat_lock_holders gauge
 oaat_lock_holders{lock="nas",namespace=""} 2
 oaat_lock_holders{lock="nas",namespace="ns"} 1
+# HELP oaat_lock_slots_used Slots the holders of the OaatLock or ClusterOaatLock take: each holder's spec.lockOptions slots, 1 when absent (an exclusive holder counts 1: nothing is granted beside it).
+# TYPE oaat_lock_slots_used gauge
+oaat_lock_slots_used{lock="nas",namespace=""} 3
+oaat_lock_slots_used{lock="nas",namespace="ns"} 1
 # HELP oaat_lock_waiting_groups Groups waiting for a slot of the OaatLock or ClusterOaatLock (status.waitingGroups).
 # TYPE oaat_lock_waiting_groups gauge
 oaat_lock_waiting_groups{lock="nas",namespace=""} 0
 oaat_lock_waiting_groups{lock="nas",namespace="ns"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"oaat_lock_capacity", "oaat_lock_capacity_max", "oaat_lock_circuit_breaker_open", "oaat_lock_holders", "oaat_lock_waiting_groups"); err != nil {
+		"oaat_lock_capacity", "oaat_lock_capacity_max", "oaat_lock_circuit_breaker_open", "oaat_lock_holders", "oaat_lock_slots_used", "oaat_lock_waiting_groups"); err != nil {
 		t.Error(err)
 	}
 	families, err := reg.Gather()

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -46,6 +47,10 @@ var (
 	// With the lock nas held by photos and wanted by videos.
 	lockTranscripts = []transcript{
 		{name: "locks", commands: []string{"kubectl get olock", "kubectl oaat locks"}},
+	}
+	// From there: restore, of priority 10, waits too, ahead of videos.
+	priorityTranscripts = []transcript{
+		{name: "lock-priority", commands: []string{"kubectl oaat locks"}},
 	}
 	// With testsimple running /srv/photos after item1 succeeded and item2 and item3 failed,
 	// testcontrolled running db3, nightly waiting for its first round.
@@ -102,7 +107,18 @@ var _ = Describe("The documentation's transcripts", func() {
 		By("holding the lock nas with photos while videos waits for it")
 		lockScenario(ctx)
 		capture(lockTranscripts)
-		deleteGroups(ctx, "photos", "videos")
+
+		By("a restore drill of priority 10 waiting for nas too, ahead of videos")
+		restore := support.Group(ns, "restore", "backup", "/srv/photos").Locks("nas").Obj()
+		restore.Spec.Priority = ptr.To[int32](10)
+		create(ctx, restore)
+		Eventually(func(g Gomega) {
+			wait := getGroup(ctx, g, "restore").Status.LockWait
+			g.Expect(wait).NotTo(BeNil())
+			g.Expect(wait.Priority).To(BeEquivalentTo(10))
+		}).WithContext(ctx).WithTimeout(20 * time.Second).Should(Succeed())
+		capture(priorityTranscripts)
+		deleteGroups(ctx, "photos", "videos", "restore")
 
 		By("running testsimple's items with scripted outcomes, and testcontrolled's db3")
 		groupScenario(ctx)
