@@ -167,7 +167,7 @@ var _ = Describe("Queue and lock policies together", func() {
 				checked++
 				var during []string
 				for _, p := range prunes {
-					if p.Created.Time.After(since) && p.Created.Time.Before(pods[i].Created.Time) {
+					if p.Created.After(since) && p.Created.Before(&pods[i].Created) {
 						during = append(during, p.Name)
 					}
 				}
