@@ -65,6 +65,18 @@ func TestSummaryWaitingForLocks(t *testing.T) {
 	if got, want := Summary(g), `ready=True  waiting for OaatLock nas and ClusterOaatLock shared  running=none`; got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
 	}
+	g.Spec.Priority, g.Status.LockWait.Priority = ptr.To[int32](9), 5
+	if got, want := Summary(g), `ready=True  waiting for OaatLock nas and ClusterOaatLock shared (priority 5 of the 9 asked: the locks' spec.maxPriority)  running=none`; got != want {
+		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
+	g.Status.LockWait.Priority = 9
+	if got, want := Summary(g), `ready=True  waiting for OaatLock nas and ClusterOaatLock shared (priority 9)  running=none`; got != want {
+		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
+	g.Status.LockWait.PromotedAt = builders.At(0)
+	if got, want := Summary(g), `ready=True  waiting for OaatLock nas and ClusterOaatLock shared (promoted: passed over 3 times)  running=none`; got != want {
+		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
 }
 
 // TestWriteLocksScheduled proves the capacity in force of a lock with a capacity schedule (a

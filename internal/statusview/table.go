@@ -69,12 +69,26 @@ func Summary(g *v1alpha1.OaatGroup) string {
 		ready += "  circuitBreaker=Open"
 	}
 	if w := g.Status.LockWait; w != nil {
-		ready += "  waiting for " + Item(v1alpha1.DescribeLocks(w.Locks))
+		ready += "  waiting for " + Item(v1alpha1.DescribeLocks(w.Locks)) + waitNote(g, w)
 	}
 	if cr := g.Status.CurrentRun; cr != nil {
 		return fmt.Sprintf("%s  running=%s", ready, Item(cr.Item))
 	}
 	return ready + "  running=none"
+}
+
+// waitNote says what orders the group's request beyond its time: a promotion, or its priority as
+// its locks honour it, and when they honour less than spec.priority asks, that they bound it.
+func waitNote(g *v1alpha1.OaatGroup, w *v1alpha1.LockWait) string {
+	switch asked := g.Spec.PriorityOrZero(); {
+	case w.PromotedAt != nil:
+		return " (promoted: passed over " + strconv.Itoa(v1alpha1.PassLimit) + " times)"
+	case w.Priority < asked:
+		return fmt.Sprintf(" (priority %d of the %d asked: the locks' spec.maxPriority)", w.Priority, asked)
+	case w.Priority > 0:
+		return fmt.Sprintf(" (priority %d)", w.Priority)
+	}
+	return ""
 }
 
 func running(g *v1alpha1.OaatGroup, item string, now time.Time) string {
