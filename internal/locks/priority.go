@@ -26,11 +26,18 @@ import (
 const maxPassedOver = 1000
 
 // Honoured is the group's priority as its locks honour it: its spec.priority, at most the
-// smallest spec.maxPriority of the locks it names that exist.
+// smallest spec.maxPriority of the locks it names that exist; 0 while one of them honours no
+// priority because it lists maxPassedOver requests as passed over (honours), so that the yield of
+// Request orders the requests as that lock does.
 func Honoured(group *v1alpha1.OaatGroup, in Input) int32 {
 	p := group.Spec.PriorityOrZero()
 	for _, key := range group.Spec.LockKeys() {
-		if lock := in.Locks[key]; lock != nil {
+		lock := in.Locks[key]
+		switch {
+		case lock == nil:
+		case !honours(lock):
+			return 0
+		default:
 			p = min(p, lock.Bounds().MaxPriorityOrZero())
 		}
 	}
@@ -81,12 +88,16 @@ type passKey struct {
 // than maxPassedOver requests as passed over.
 func QueueOf(lock v1alpha1.Lock) Queue {
 	entries := lock.Queue().PassedOver
-	q := Queue{lock: lock, passed: make(map[passKey]int32, len(entries)), honours: len(entries) < maxPassedOver}
+	q := Queue{lock: lock, passed: make(map[passKey]int32, len(entries)), honours: honours(lock)}
 	for _, p := range entries {
 		q.passed[passKey{passedNamespace(p, lock), p.Group, p.Since.UnixNano()}] = p.Count
 	}
 	return q
 }
+
+// honours reports whether the lock honours priority: it lists fewer than maxPassedOver requests as
+// passed over.
+func honours(lock v1alpha1.Lock) bool { return len(lock.Queue().PassedOver) < maxPassedOver }
 
 // PassedOver is how many times the lock lists the request w of the group of that namespace and
 // name as passed over; 0 when it does not list it.

@@ -155,6 +155,10 @@ func TestRequestPriority(t *testing.T) {
 	if fresh := Request(g, Input{Locks: map[string]v1alpha1.Lock{"l1": l1, "l2": l2p}}, nil, "x", "a-2", t0); fresh.PromotedAt != nil {
 		t.Error("a new request (another since) took the promotion of the previous one")
 	}
+	full := passed(l2.DeepCopy(), make([]v1alpha1.PassedOver, maxPassedOver)...)
+	if got := Request(g, Input{Locks: map[string]v1alpha1.Lock{"l1": l1, "l2": full}}, nil, "x", "a-1", t0); got.Priority != 0 {
+		t.Errorf("a lock listing maxPassedOver requests honours no priority: priority %d, want 0", got.Priority)
+	}
 	g.Spec.Priority = nil
 	if got := Request(g, in, nil, "x", "a-1", t0); got.Priority != 0 {
 		t.Errorf("no spec.priority: priority %d, want 0", got.Priority)
