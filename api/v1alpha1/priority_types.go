@@ -44,7 +44,8 @@ type QueueStatus struct {
 	// passedOver are the waiting requests the lock passed over for the higher priority of
 	// requests that began to wait later, with how many times. The lock's reconciler alone writes
 	// them, and drops an entry once its request is granted or withdrawn. While 1000 requests
-	// are listed, the lock serves its queue in the order of waiting alone, passing none over.
+	// are listed (a review that would list more lists the 1000 nearest to being served), the
+	// lock serves its queue in the order of waiting alone, passing none over.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Passed over",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}

@@ -128,7 +128,9 @@ func (q Queue) Place(namespace, group string, w *v1alpha1.LockWait) Place {
 // passes decides the lock's new status.passedOver: the entries of the requests that still wait
 // and were not granted, those with a place in the queue (placed) counting the grants of this
 // review to requests that began to wait later (in Waited order); the entries of namespaces the
-// installation does not serve stay as they are.
+// installation does not serve stay as they are. At most maxPassedOver are listed: those nearest to
+// being served (waiting is in the queue's order); the lock then honours no priority, and so passes
+// no request over, until fewer are listed.
 func (r *Review) passes(in ReviewInput, q Queue, waiting []*Member, placed map[*Member]bool) {
 	var out []v1alpha1.PassedOver
 	for _, p := range in.Lock.Queue().PassedOver {
@@ -152,7 +154,7 @@ func (r *Review) passes(in ReviewInput, q Queue, waiting []*Member, placed map[*
 				count++
 			}
 		}
-		if count > 0 {
+		if count > 0 && len(out) < maxPassedOver {
 			e := v1alpha1.PassedOver{Group: m.Name, Since: m.Request.Since, Count: count}
 			if in.Lock.GetNamespace() == "" {
 				e.Namespace = m.Namespace

@@ -107,6 +107,34 @@ func TestDecidePriority(t *testing.T) {
 	})
 }
 
+// TestDecidePassedOverBound proves that a review that would list more than maxPassedOver requests
+// as passed over lists those nearest to being served, as many as the API allows.
+func TestDecidePassedOverBound(t *testing.T) {
+	var ms []mb
+	var entries []v1alpha1.PassedOver
+	for i := range maxPassedOver - 1 {
+		name, since := fmt.Sprintf("g%04d", i), -time.Duration(i+3)*time.Minute
+		ms = append(ms, grp(name).requesting(since, name+"-1"))
+		entries = append(entries, passedEntry(name, since, 1))
+	}
+	ms = append(ms, grp("b").requesting(-2*time.Minute, "b-1"), grp("d").requesting(-time.Minute, "d-1"), grp("c").requesting(0, "c-1").priority(3))
+	got := Decide(reviewOf(passed(honouring(5), entries...), members(ms...)))
+	if d := diff(holders(holder("c", "c-1")), got.Granted); d != "" {
+		t.Fatalf("granted (-want +got):\n%s", d)
+	}
+	if len(got.PassedOver) != maxPassedOver {
+		t.Fatalf("%d requests listed as passed over, want maxPassedOver (%d)", len(got.PassedOver), maxPassedOver)
+	}
+	for _, p := range got.PassedOver {
+		switch {
+		case p.Group == "d":
+			t.Errorf("d, the last of the queue, is listed: %+v", p)
+		case p.Group == "b" && p.Count != 1, p.Group != "b" && p.Count != 2:
+			t.Errorf("%s passed over %d times, want 1 for b, 2 for the others", p.Group, p.Count)
+		}
+	}
+}
+
 // TestDecidePriorityOfAClusterLock proves that on a ClusterOaatLock the entries name their
 // group's namespace, and that an installation of some namespaces keeps those of the others.
 func TestDecidePriorityOfAClusterLock(t *testing.T) {
