@@ -84,10 +84,14 @@ require_sample_images() {
 	done
 }
 
+# apply_samples: the samples, in NAMESPACE, which enforces the restricted Pod Security Standard:
+# the samples' item pods meet it.
 apply_samples() {
 	if ! kubectl_admin get namespace "$NAMESPACE" >/dev/null 2>&1; then
 		kubectl_admin create namespace "$NAMESPACE" >/dev/null
 	fi
+	kubectl_admin label --overwrite namespace "$NAMESPACE" pod-security.kubernetes.io/enforce=restricted \
+		pod-security.kubernetes.io/warn=restricted >/dev/null
 	"$KUSTOMIZE" build "$REPO_ROOT/config/samples" |
 		kubectl_admin apply --namespace="$NAMESPACE" --server-side -f - | sed 's/^/  /'
 }

@@ -163,6 +163,15 @@ var _ = Describe("docs/install.md's checks after the install", func() {
 			g.Expect(meta.IsStatusConditionTrue(og.Status.Conditions, "Ready")).To(BeTrue(), "%+v", og.Status.Conditions)
 			g.Expect(og.Status.CurrentRun).NotTo(BeNil())
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		// The namespace enforces the restricted Pod Security Standard: a pod exists only once
+		// admitted.
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(namespace), namespace)).To(Succeed())
+		Expect(namespace.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace.Name), client.MatchingLabels{v1alpha1.LabelGroup: "testsimple"})).To(Succeed())
+			g.Expect(pods.Items).NotTo(BeEmpty(), "no item pod of testsimple admitted")
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
 })
 

@@ -120,6 +120,11 @@ var _ = Describe("The operator installed from the release's install.yaml", func(
 		Expect(procStatus["Seccomp"]).To(Equal("2"), "seccomp RuntimeDefault: a filter")
 		Expect(rootMountOptions(pid)).To(HavePrefix("ro,"), "readOnlyRootFilesystem")
 
+		By("running in a namespace that enforces the restricted Pod Security Standard, which admitted it")
+		namespace := &corev1.Namespace{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: operatorNamespace}, namespace)).To(Succeed())
+		Expect(namespace.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
+
 		By("scraping the metrics at every endpoint of Service " + metricsService + " with a ServiceAccount token")
 		token := scraperToken(ctx)
 		var want []string

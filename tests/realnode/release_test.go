@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // The release the suite installs (make release, which make test-realnode runs first into
@@ -117,7 +118,8 @@ var _ = Describe("The release's install-namespace.yaml", func() {
 		script := `echo "backing up $1"`
 		mine := newGroup("watched", "watched", "a")
 		mine.Namespace = operatorNamespace
-		mineType := newType("watched", corev1.PodSpec{Containers: []corev1.Container{busybox("main", script)}})
+		// The operator's namespace enforces the restricted Pod Security Standard.
+		mineType := newType("watched", corev1.PodSpec{Containers: []corev1.Container{support.Restricted(busybox("main", script))}})
 		mineType.Namespace = operatorNamespace
 		other := newGroup("unwatched", "unwatched", "a")
 		create(ctx, mineType, mine, newType("unwatched", corev1.PodSpec{Containers: []corev1.Container{busybox("main", script)}}), other)

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -43,6 +44,18 @@ func Busybox(name, script string) corev1.Container {
 		Name: name, Image: "busybox",
 		Command: []string{"sh", "-c", script, "--", "{{oaat_item}}"},
 	}
+}
+
+// Restricted is the container meeting the restricted Pod Security Standard: not root (the
+// unprivileged user 65534), no privilege escalation, no capability, the runtime's default seccomp
+// profile.
+func Restricted(c corev1.Container) corev1.Container {
+	c.SecurityContext = &corev1.SecurityContext{
+		RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534), AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	return c
 }
 
 // The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml). An
