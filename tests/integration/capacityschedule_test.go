@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -45,9 +46,11 @@ var _ = Describe("A lock's capacity schedule", func() {
 
 		By("running one group at a time once the window gives 1 slot")
 		open, _ := windowAround(1)
-		l := getLock(ctx, Default, "nas")
-		l.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{open}
-		Expect(k8sClient.Update(ctx, l)).To(Succeed())
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			l := getLock(ctx, Default, "nas")
+			l.Spec.CapacitySchedule = []v1alpha1.CapacityWindow{open}
+			return k8sClient.Update(ctx, l)
+		})).To(Succeed(), "the lock's reconciler writes its status meanwhile")
 		first := liveAcross(ctx, 1, groups...)[0]
 		expectLiveAcross(ctx, 1, time.Second, groups...)
 		Eventually(func(g Gomega) {

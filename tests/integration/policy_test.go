@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -66,13 +67,22 @@ var _ = Describe("The admission policy of config/policy", func() {
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, created))).To(Succeed()) })
 		widened := created.DeepCopy()
 		widened.Spec.NamespaceSelector = &metav1.LabelSelector{}
-		Expect(apierrors.IsForbidden(editor.Update(ctx, widened))).To(BeTrue(), "alice widened the lock's namespaceSelector")
+		// A patch, without the resourceVersion: the lock's reconciler writes its status at once,
+		// and an update of the created version would meet a Conflict, which the API server
+		// reports before admission sees the request.
+		err := editor.Patch(ctx, widened, client.MergeFrom(created))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "alice widened the lock's namespaceSelector: %v", err)
 		Expect(apierrors.IsForbidden(editor.Delete(ctx, created))).To(BeTrue(), "alice deleted the lock")
 
 		By("the lock's status, which the operator writes, is not the policy's concern")
-		Expect(editor.Get(ctx, client.ObjectKeyFromObject(created), created)).To(Succeed())
-		created.Status.WaitingGroups = 1
-		Expect(editor.Status().Update(ctx, created)).To(Succeed())
+		// Read again at each conflict: the lock's reconciler writes the status too.
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := editor.Get(ctx, client.ObjectKeyFromObject(created), created); err != nil {
+				return err
+			}
+			created.Status.WaitingGroups = 1
+			return editor.Status().Update(ctx, created)
+		})).To(Succeed())
 		Expect(lockAdmin.Delete(ctx, created)).To(Succeed())
 	}, SpecTimeout(specTimeout))
 })
