@@ -173,11 +173,11 @@ func changedHolders(before, after v1alpha1.Lock) []reconcile.Request {
 // not before: each marks its request promoted (locks.Request), which its other locks follow.
 func promotedNow(before, after v1alpha1.Lock) []reconcile.Request {
 	var requests []reconcile.Request
+	was := locks.QueueOf(before)
 	for _, p := range after.Queue().PassedOver {
-		if p.Count >= v1alpha1.PassLimit && !slices.ContainsFunc(before.Queue().PassedOver, func(o v1alpha1.PassedOver) bool {
-			return o.Namespace == p.Namespace && o.Group == p.Group && o.Since.Equal(&p.Since) && o.Count >= v1alpha1.PassLimit
-		}) {
-			requests = addRequest(requests, client.ObjectKey{Namespace: cmp.Or(after.GetNamespace(), p.Namespace), Name: p.Group})
+		key := client.ObjectKey{Namespace: cmp.Or(after.GetNamespace(), p.Namespace), Name: p.Group}
+		if p.Count >= v1alpha1.PassLimit && was.PassedOver(key.Namespace, key.Name, v1alpha1.LockWait{Since: p.Since}) < v1alpha1.PassLimit {
+			requests = addRequest(requests, key)
 		}
 	}
 	return requests

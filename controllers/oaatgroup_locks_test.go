@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/testing/builders"
@@ -194,5 +195,26 @@ func TestGroupWritesNoLock(t *testing.T) {
 		if lockWrites != 0 {
 			t.Errorf("locks %v: %d lock writes by the group's reconciler", names, lockWrites)
 		}
+	}
+}
+
+// TestPromotedNow proves which groups a lock's change wakes for a promotion: those whose request
+// the lock lists as passed over PassLimit times and did not before (of the lock's namespace for an
+// OaatLock, of the entry's for a ClusterOaatLock), and no other.
+func TestPromotedNow(t *testing.T) {
+	entry := func(namespace, group string, count int32) v1alpha1.PassedOver {
+		return v1alpha1.PassedOver{Namespace: namespace, Group: group, Since: *builders.At(-time.Minute), Count: count}
+	}
+	before, after := builders.Lock("nas", 1), builders.Lock("nas", 1)
+	before.Status.PassedOver = []v1alpha1.PassedOver{entry("", "a", v1alpha1.PassLimit-1), entry("", "b", v1alpha1.PassLimit)}
+	after.Status.PassedOver = []v1alpha1.PassedOver{entry("", "a", v1alpha1.PassLimit), entry("", "b", v1alpha1.PassLimit), entry("", "c", 1)}
+	if got, want := promotedNow(before, after), []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "a"}}}; !slices.Equal(got, want) {
+		t.Errorf("OaatLock: woke %v, want %v", got, want)
+	}
+	cb, ca := builders.ClusterLock("db", 1), builders.ClusterLock("db", 1)
+	cb.Status.PassedOver = []v1alpha1.PassedOver{entry("team-a", "a", v1alpha1.PassLimit)}
+	ca.Status.PassedOver = []v1alpha1.PassedOver{entry("team-a", "a", v1alpha1.PassLimit), entry("team-b", "a", v1alpha1.PassLimit)}
+	if got, want := promotedNow(cb, ca), []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: "team-b", Name: "a"}}}; !slices.Equal(got, want) {
+		t.Errorf("ClusterOaatLock: woke %v, want %v", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -50,13 +51,7 @@ func (w *queueWorld) step() (started []string) {
 			started = append(started, g.Name)
 		}
 	}
-	for _, key := range slices.Sorted(func(yield func(string) bool) {
-		for k := range w.locks {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, key := range slices.Sorted(maps.Keys(w.locks)) {
 		w.review(key)
 	}
 	return started

@@ -25,7 +25,8 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 	var details []string
 	for _, l := range locks {
 		cluster := l.GetNamespace() == ""
-		waiting := waitersOf(l, groups)
+		queue := lockspolicy.QueueOf(l)
+		waiting := waitersOf(l, queue, groups)
 		count := len(waiting)
 		if cluster {
 			count = max(count, int(l.LockWaitingGroups()))
@@ -56,7 +57,7 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 		if len(waiting) > 0 {
 			names := make([]string, 0, len(waiting))
 			for _, g := range waiting {
-				names = append(names, fmt.Sprintf("%s (%s%s)", Item(g.Name), age(g.Status.LockWait.Since.Time, now), queueNote(l, g)))
+				names = append(names, fmt.Sprintf("%s (%s%s)", Item(g.Name), age(g.Status.LockWait.Since.Time, now), queueNote(queue, g)))
 			}
 			parts = append(parts, "waiting: "+strings.Join(names, ", "))
 		}
@@ -104,16 +105,15 @@ func lockBreaker(cb *v1alpha1.LockCircuitBreakerStatus, now time.Time) string {
 	return s
 }
 
-// waitersOf are the groups that wait for the lock, in the order of its queue (locks.Queue.Place):
+// waitersOf are the groups that wait for the lock, in the order of its queue q (locks.Queue.Place):
 // promoted first, then by the priority it honours, then the longest waiting first.
-func waitersOf(lock v1alpha1.Lock, groups []v1alpha1.OaatGroup) []*v1alpha1.OaatGroup {
+func waitersOf(lock v1alpha1.Lock, q lockspolicy.Queue, groups []v1alpha1.OaatGroup) []*v1alpha1.OaatGroup {
 	var waiting []*v1alpha1.OaatGroup
 	for i := range groups {
 		if w := groups[i].Status.LockWait; w != nil && slices.Contains(groups[i].Spec.LockKeys(), lock.LockKey()) {
 			waiting = append(waiting, &groups[i])
 		}
 	}
-	q := lockspolicy.QueueOf(lock)
 	place := func(g *v1alpha1.OaatGroup) lockspolicy.Place {
 		return q.Place(g.Namespace, g.Name, g.Status.LockWait)
 	}
@@ -123,10 +123,9 @@ func waitersOf(lock v1alpha1.Lock, groups []v1alpha1.OaatGroup) []*v1alpha1.Oaat
 
 // queueNote says what orders a waiting group in the lock's queue beyond its time: the priority
 // the lock honours, its promotion, how often the lock passed it over; empty when none.
-func queueNote(lock v1alpha1.Lock, g *v1alpha1.OaatGroup) string {
+func queueNote(q lockspolicy.Queue, g *v1alpha1.OaatGroup) string {
 	w := g.Status.LockWait
 	var notes []string
-	q := lockspolicy.QueueOf(lock)
 	if p := q.Place(g.Namespace, g.Name, w); p.Promoted {
 		notes = append(notes, "promoted")
 	} else if p.Priority > 0 {

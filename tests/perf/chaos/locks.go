@@ -436,14 +436,15 @@ func (w *lockWatch) starts(lock string, pods []perfkit.PodLife) lockStarts {
 			continue
 		}
 		r.checked++
-		holding := []string{p.Name}
+		holding, sole := []string{p.Name}, w.exclusive[lock][p.Group]
 		for _, q := range pods {
 			if q.Name != p.Name && w.holdsAt(lock, q, p) {
 				holding = append(holding, q.Name)
+				sole = sole || w.exclusive[lock][q.Group]
 			}
 		}
 		r.most = max(r.most, len(holding))
-		if sole := slices.ContainsFunc(holding, func(name string) bool { return w.exclusive[lock][groupOfPod(pods, name)] }); sole {
+		if sole {
 			r.exclusive++
 			if len(holding) > 1 {
 				r.excess = append(r.excess, fmt.Sprintf("%s: pod %s of group %s started while lock %s was held beside an exclusive holder: %v",
@@ -458,16 +459,6 @@ func (w *lockWatch) starts(lock string, pods []perfkit.PodLife) lockStarts {
 		}
 	}
 	return r
-}
-
-// groupOfPod is the group of the pod of that name among pods, empty when none.
-func groupOfPod(pods []perfkit.PodLife, name string) string {
-	for _, p := range pods {
-		if p.Name == name {
-			return p.Group
-		}
-	}
-	return ""
 }
 
 // holdsAt reports whether pod q held a slot of the lock when pod p started.
