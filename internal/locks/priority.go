@@ -125,8 +125,8 @@ func (q Queue) Place(namespace, group string, w *v1alpha1.LockWait) Place {
 	return p
 }
 
-// passes decides the lock's new status.passedOver: the entries of the requests that still wait
-// and were not granted, those with a place in the queue (placed) counting the grants of this
+// passes decides the lock's new status.passedOver, once the holders include the grants: the
+// entries of the requests that still wait and were not granted, those with a place in the queue (placed) counting the grants of this
 // review to requests that began to wait later (in Waited order); the entries of namespaces the
 // installation does not serve stay as they are. At most maxPassedOver are listed: those nearest to
 // being served (waiting is in the queue's order); the lock then honours no priority, and so passes
@@ -140,7 +140,7 @@ func (r *Review) passes(in ReviewInput, q Queue, waiting []*Member, placed map[*
 	}
 	var granted, still []*Member
 	for _, m := range waiting {
-		if r.granted(in, m) {
+		if r.holds(in, m) {
 			granted = append(granted, m)
 		} else {
 			still = append(still, m)
@@ -166,13 +166,6 @@ func (r *Review) passes(in ReviewInput, q Queue, waiting []*Member, placed map[*
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Group, b.Group))
 	})
 	r.PassedOver = out
-}
-
-// granted reports whether the review granted the member's request.
-func (r *Review) granted(in ReviewInput, m *Member) bool {
-	return slices.ContainsFunc(r.Granted, func(h v1alpha1.LockHolder) bool {
-		return h.Group == m.Name && v1alpha1.HolderNamespace(h, in.Lock) == m.Namespace
-	})
 }
 
 // serves reports whether the installation that reviews serves the namespace (it watches all

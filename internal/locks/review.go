@@ -299,8 +299,8 @@ func (r *Review) grant(in ReviewInput) {
 		h := holderIn(withOption(v1alpha1.LockHolder{Group: m.Name, GroupUID: m.UID, Item: m.Request.Item, Pod: m.Request.Pod, Since: metav1.NewTime(in.Now)}, m), in.Lock, m.Namespace)
 		r.Granted = append(r.Granted, h)
 	}
-	r.passes(in, q, waiting, placed)
 	r.Holders = append(r.Holders, r.Granted...)
+	r.passes(in, q, waiting, placed)
 }
 
 // foreignBefore counts the waiting of other installations on a ClusterOaatLock that still count
