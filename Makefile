@@ -94,7 +94,7 @@ LOCALBIN ?= $(CURDIR)/bin
 TOOLS_DIR := $(CURDIR)/hack/tools
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/oaat-operator/tools
 # TOOLBIN_<module>: the cache directory of hack/tools/<module>'s binaries.
-TOOL_MODULES := controlplane controlplane-floor coredns crd-ref-docs cyclonedx-gomod devtools etcd golangci-lint grpc-health-probe krew kwok olm operator-sdk opm
+TOOL_MODULES := controlplane controlplane-floor coredns crd-ref-docs cyclonedx-gomod devtools etcd golangci-lint grpc-health-probe helm krew kwok olm operator-sdk opm
 $(foreach m,$(TOOL_MODULES),$(eval TOOLBIN_$(m) := $(TOOLS_CACHE)/$(m)-$(shell cat $(TOOLS_DIR)/$(m)/go.mod $(TOOLS_DIR)/$(m)/go.sum | sha256sum | cut -c1-12)))
 
 # gomod-version prints the version at which hack/tools/$(1)/go.mod requires module $(2).
@@ -118,11 +118,12 @@ KUBE_API_LINTER_VERSION := $(call gomod-version,golangci-lint,sigs.k8s.io/kube-a
 COREDNS_VERSION := $(call gomod-version,coredns,github.com/coredns/coredns)
 CRD_REF_DOCS_VERSION := $(call gomod-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
 KREW_VERSION := $(call gomod-version,krew,sigs.k8s.io/krew)
+HELM_VERSION := $(call gomod-version,helm,helm.sh/helm/v4)
 CYCLONEDX_GOMOD_VERSION := $(call gomod-version,cyclonedx-gomod,github.com/CycloneDX/cyclonedx-gomod)
 
 $(foreach v,KUBE_VERSION KUBE_VERSION_FLOOR ETCD_VERSION KWOK_VERSION CONTROLLER_TOOLS_VERSION KUSTOMIZE_VERSION \
   OPERATOR_SDK_VERSION OPERATOR_SDK_KUBE_VERSION OPM_VERSION OLM_VERSION GOLANGCI_LINT_VERSION KUBE_API_LINTER_VERSION \
-  COREDNS_VERSION CRD_REF_DOCS_VERSION KREW_VERSION CYCLONEDX_GOMOD_VERSION,\
+  COREDNS_VERSION CRD_REF_DOCS_VERSION KREW_VERSION HELM_VERSION CYCLONEDX_GOMOD_VERSION,\
   $(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 ## Tool Binaries
@@ -157,6 +158,9 @@ CRD_REF_DOCS := $(TOOLBIN_crd-ref-docs)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
 # kubectl's plugin manager: the release's plugin is installed with it as a user does, offline
 # (kubectl krew install --manifest --archive; tests/realnode).
 KREW := $(TOOLBIN_krew)/krew-$(KREW_VERSION)
+# Helm: the release's chart is linted, rendered, installed, upgraded and uninstalled with it as a
+# user does (tests/release, tests/realnode).
+HELM := $(TOOLBIN_helm)/helm-$(HELM_VERSION)
 # The SBOMs of the release's binaries (make release).
 CYCLONEDX_GOMOD := $(TOOLBIN_cyclonedx-gomod)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
 
@@ -373,12 +377,12 @@ docs-transcripts-realnode: ## Run docs/pvc-backup.md's console transcripts on th
 TEST_RELEASE ?= $(LOCALBIN)/test-release
 
 .PHONY: test-realnode
-test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) $(KREW) ## Run the end-to-end tests on the local cluster's real node (the operator and the plugin installed from a release's files, real item pods).
+test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) $(KREW) $(HELM) ## Run the end-to-end tests on the local cluster's real node (the operator and the plugin installed from a release's files, real item pods).
 	go vet -tags realnode ./tests/realnode/
 	$(MAKE) release DIST=$(TEST_RELEASE) RELEASE_ALLOW_DIRTY=1
 	prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
 	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
-	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) KREW=$(KREW) VERSION=$(VERSION) RELEASE_DIST=$(TEST_RELEASE) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) KREW=$(KREW) HELM=$(HELM) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) VERSION=$(VERSION) RELEASE_DIST=$(TEST_RELEASE) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
 		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
 		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 
@@ -612,9 +616,9 @@ release: $(KUSTOMIZE) $(CYCLONEDX_GOMOD) ## Write the release of VERSION into di
 # directory, pushing to a throw-away registry, and checks what it wrote; with RELEASE_REPRODUCE=1
 # it also assembles a second release and rebuilds the manager in an empty Go cache, and compares.
 .PHONY: test-release
-test-release: image-packages ## Run make release into a temporary directory and a throw-away registry and check the release (digests, sums, SBOMs, signatures, pinned images); RELEASE_REPRODUCE=1 also checks that it is reproducible.
+test-release: image-packages $(HELM) ## Run make release into a temporary directory and a throw-away registry and check the release (digests, sums, SBOMs, signatures, pinned images); RELEASE_REPRODUCE=1 also checks that it is reproducible.
 	go vet -tags release ./tests/release/
-	RELEASE_REPRODUCE=$(RELEASE_REPRODUCE) VERSION=$(VERSION) go test -tags release ./tests/release/ -count=1 -v -timeout 30m
+	RELEASE_REPRODUCE=$(RELEASE_REPRODUCE) VERSION=$(VERSION) HELM=$(HELM) go test -tags release ./tests/release/ -count=1 -v -timeout 30m
 
 ##@ Local cluster
 
@@ -1046,6 +1050,11 @@ $(CRD_REF_DOCS):
 krew: $(KREW) ## Build krew (kubectl's plugin manager) into the tools cache if necessary.
 $(KREW):
 	$(call go-build-tool,$@,krew,sigs.k8s.io/krew/cmd/krew)
+
+.PHONY: helm
+helm: $(HELM) ## Build Helm into the tools cache if necessary.
+$(HELM):
+	$(call go-build-tool,$@,helm,helm.sh/helm/v4/cmd/helm,-X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION))
 
 .PHONY: cpb
 cpb: $(CPB) ## Build OLM's cpb (the bundle unpack Job's copier, in the OLM image) into the tools cache if necessary.

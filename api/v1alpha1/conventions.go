@@ -81,6 +81,17 @@ const (
 	LabelVersion = "app.kubernetes.io/version"
 )
 
+// The label of what an uninstall that keeps the data leaves: install.yaml's CRDs and its
+// Namespace carry it, so that `kubectl delete -f install.yaml -l 'oaat.io/uninstall!=keep'`
+// removes the operator and keeps every group, lock and history (docs/install.md#uninstall).
+const (
+	// LabelUninstall marks an object of the install files that the keep-data uninstall leaves,
+	// with UninstallKeep.
+	LabelUninstall = "oaat.io/uninstall"
+	// UninstallKeep is the value of LabelUninstall on the objects the keep-data uninstall leaves.
+	UninstallKeep = "keep"
+)
+
 // LeaderElectionID is the name of the Lease the manager's replicas elect their leader with, in the
 // manager's namespace. The leader election Role grants get and update on this Lease only.
 const LeaderElectionID = "oaat-operator.oaat.io"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Assembles a release of oaat-operator into DIST (make release; docs/development.md#releasing):
 # the images make images built (operator, bundle, catalog) as OCI archives, the install files
-# pinned to the operator image's digest, the plugin's archives and krew manifest (make
-# krew-manifest), the SBOMs, the release notes, SHA256SUMS and the signatures; then, with
-# REGISTRY, pushes the images there with their digests kept.
+# pinned to the operator image's digest, the Helm chart generated from them, the plugin's archives
+# and krew manifest (make krew-manifest), the SBOMs, the release notes, SHA256SUMS and the
+# signatures; then, with REGISTRY, pushes the images there with their digests kept.
 #
 # Usage: release.sh preflight   refuse a dirty tree (unless RELEASE_ALLOW_DIRTY=1) or a VERSION
 #                               without its CHANGELOG.md section, before anything is built
@@ -38,6 +38,11 @@ preflight() {
 		log "WARNING: RELEASE_ALLOW_DIRTY=1: building from a tree with uncommitted changes; this is not a release of revision $(git rev-parse --short HEAD)"
 	fi
 	[[ -n $(release_notes) ]] || die "CHANGELOG.md has no section '## $VERSION' (or it is empty): write the release notes first"
+}
+
+# min_kube_version: the oldest Kubernetes the release supports, the CSV's minKubeVersion.
+min_kube_version() {
+	awk '$1 == "minKubeVersion:" { print $2; exit }' config/manifests/bases/oaat-operator.clusterserviceversion.yaml
 }
 
 # digest LAYOUT: the digest of the one image (or manifest list) of an OCI layout.
@@ -145,7 +150,18 @@ assemble() {
 	(cd "$config/config/manager" && "$KUSTOMIZE" edit set image "controller=$pinned")
 	"$KUSTOMIZE" build "$config/config/default" >"$DIST/install.yaml"
 	"$KUSTOMIZE" build "$config/config/namespaced" >"$DIST/install-namespace.yaml"
-	rm -rf "$config"
+
+	# The Helm chart, generated from the same objects (hack/chartgen), archived as helm package
+	# would, but reproducibly: entries sorted, dated SOURCE_DATE_EPOCH, no name or time in the gzip
+	# header.
+	local chart
+	chart=$(mktemp -d)
+	"$KUSTOMIZE" build "$config/config/chart" >"$chart/monitoring.yaml"
+	go run ./hack/chartgen -version "$VERSION" -kube-version "$(min_kube_version)" \
+		-install "$DIST/install.yaml" -monitoring "$chart/monitoring.yaml" -out "$chart"
+	tar -C "$chart" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+		-cf - oaat-operator | gzip -n -9 >"$DIST/oaat-operator-$VERSION.tgz"
+	rm -rf "$config" "$chart"
 
 	# The plugin's archives and krew manifest (make krew-manifest).
 	cp "$KREW_DIR"/kubectl-oaat_v"$VERSION"_*.tar.gz "$KREW_DIR/oaat.yaml" "$DIST/"

@@ -74,7 +74,7 @@ func TestRealNode(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(devkit.RequireFiles("KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER", "KUBE_SCHEDULER", "KUBECTL",
-		"ETCD", "KWOK", "KUBELET", "CRI_TEARDOWN", "KUSTOMIZE", "KREW")).To(Succeed(), "run this suite with make test-realnode")
+		"ETCD", "KWOK", "KUBELET", "CRI_TEARDOWN", "KUSTOMIZE", "KREW", "HELM")).To(Succeed(), "run this suite with make test-realnode")
 	Expect(os.Getenv("OAAT_PAUSE_IMAGE")).NotTo(BeEmpty(), "run this suite with make test-realnode")
 	var err error
 	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))

@@ -59,6 +59,7 @@ func TestRelease(t *testing.T) {
 
 	t.Run("the digests of the archives, the registry and the install files agree", r.checkDigests)
 	t.Run("SHA256SUMS lists every file", r.checkSums)
+	t.Run("the Helm chart lints clean and renders install.yaml", r.checkChart)
 	t.Run("the krew manifest names the archives' sha256", r.checkKrew)
 	t.Run("the SBOMs list the modules of the shipped binaries", r.checkSBOMs)
 	t.Run("the images carry the OCI labels of the commit", r.checkLabels)
