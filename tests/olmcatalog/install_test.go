@@ -65,8 +65,10 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 // (Subscription, then CSV) in a cleanup, which runs even when a step failed.
 func installAndRun(ctx SpecContext, m installMode) {
 	start := time.Now()
+	// Every namespace of the mode enforces the restricted Pod Security Standard, as docs/olm.md's
+	// does: the operator's pods and the item pods of runItems meet it.
 	for _, ns := range m.Namespaces() {
-		createNamespace(ctx, ns)
+		Expect(support.CreateNamespace(ctx, clientset, ns, support.RestrictedNamespaceLabels(), 30*time.Second)).To(Succeed())
 	}
 	DeferCleanup(func(ctx SpecContext) {
 		uninstall(ctx, m)
@@ -74,26 +76,7 @@ func installAndRun(ctx SpecContext, m installMode) {
 	}, NodeTimeout(4*time.Minute))
 
 	objects.Create(ctx, support.GVROperatorGroup, support.OperatorGroup("oaat", m.InstallNamespace, m.TargetNamespaces))
-	objects.Create(ctx, support.GVRSubscription, support.Subscription{
-		Name: packageName, Namespace: m.InstallNamespace, Package: packageName, Channel: channelName,
-		CatalogSource: catalogSourceName, CatalogNamespace: olmNamespace,
-	}.Object())
-
-	By("waiting for the InstallPlan to complete and the CSV to succeed")
-	var ipName string
-	Eventually(func(g Gomega) {
-		sub := objects.Get(ctx, g, support.GVRSubscription, m.InstallNamespace, packageName)
-		ipName, _, _ = unstructured.NestedString(sub.Object, "status", "installPlanRef", "name")
-		g.Expect(ipName).NotTo(BeEmpty(), "the Subscription's status: %v", sub.Object["status"])
-		ip := objects.Get(ctx, g, support.GVRInstallPlan, m.InstallNamespace, ipName)
-		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
-		g.Expect(phase).To(Equal("Complete"), "InstallPlan %s: %v", ipName, ip.Object["status"])
-		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
-		phase, _, _ = unstructured.NestedString(csv.Object, "status", "phase")
-		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: %v", csvName, csv.Object["status"])
-	}).WithContext(ctx).WithTimeout(8*time.Minute).Should(Succeed(), func() string {
-		return "pods of OLM's namespace:\n" + describePods(ctx, olmNamespace) + "\npods of " + m.InstallNamespace + ":\n" + describePods(ctx, m.InstallNamespace)
-	})
+	ipName := subscribe(ctx, m)
 	installed := time.Since(start).Round(time.Millisecond)
 	AddReportEntry(m.Name+": CSV Succeeded", installed.String())
 	GinkgoWriter.Printf("%s: InstallPlan %s Complete and CSV Succeeded after %s\n", m.Name, ipName, installed)
@@ -114,7 +97,85 @@ func installAndRun(ctx SpecContext, m installMode) {
 		out := runDocBlocks(ctx, "operator-down-olm", "NS="+pageNamespace)
 		Expect(out).To(MatchRegexp(`(?m)^`+regexp.QuoteMeta(csvName)+`\s.*\sSucceeded$`), "kubectl get csv")
 		expectOLMTranscripts(ctx)
+		By("docs/olm.md: uninstalling keeping the data, then subscribing again")
+		keepDataAndResubscribe(ctx, m)
 	}
+}
+
+// keepDataAndResubscribe runs docs/olm.md's uninstall that keeps the data (the Subscription and
+// the CSV deleted; OLM never deletes a CRD), checks that the CRDs and the groups with their items'
+// status stayed, subscribes again, and checks that the new operator takes the groups up where
+// they were: an item added runs, the others are not run again.
+func keepDataAndResubscribe(ctx context.Context, m installMode) {
+	GinkgoHelper()
+	groups := func(g Gomega) map[string][]v1alpha1.ItemStatus {
+		status := map[string][]v1alpha1.ItemStatus{}
+		for _, ns := range m.WorkNamespaces {
+			group := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
+			status[ns] = group.Status.Items
+		}
+		return status
+	}
+	before := groups(Default)
+	runDocBlocks(ctx, "uninstall-keep")
+	Eventually(func(g Gomega) {
+		pods, err := clientset.CoreV1().Pods(m.InstallNamespace).List(ctx, metav1.ListOptions{LabelSelector: "control-plane=controller-manager"})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(pods.Items).To(BeEmpty(), "the operator's pods after the CSV's deletion")
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	_, err := kubectl(ctx, nil, append([]string{"get", "crd"}, support.OwnedCRDs...)...)
+	Expect(err).NotTo(HaveOccurred(), "the CRDs after the uninstall that keeps the data")
+	Expect(groups(Default)).To(Equal(before), "the groups' items' status after the uninstall that keeps the data")
+
+	subscribe(ctx, m)
+	added := "/srv/c"
+	for _, ns := range m.WorkNamespaces {
+		Eventually(func(g Gomega) {
+			group := &v1alpha1.OaatGroup{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: groupName}, group)).To(Succeed())
+			group.Spec.OaatItems = append(group.Spec.OaatItems, added)
+			g.Expect(k8sClient.Update(ctx, group)).To(Succeed())
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		for ns, items := range groups(g) {
+			group := &v1alpha1.OaatGroup{Status: v1alpha1.OaatGroupStatus{Items: items}}
+			g.Expect(support.ItemsSucceeded(group, []string{added})).To(Succeed(), "in %s", ns)
+			for _, old := range before[ns] {
+				i := slices.IndexFunc(items, func(s v1alpha1.ItemStatus) bool { return s.Name == old.Name })
+				g.Expect(i).NotTo(BeNumerically("<", 0))
+				g.Expect(items[i].LastSuccess).To(Equal(old.LastSuccess), "item %s of %s, not run again", old.Name, ns)
+			}
+		}
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+}
+
+// subscribe creates the operator's Subscription in the mode's namespace and waits until its
+// InstallPlan is Complete and the CSV Succeeded; it returns the InstallPlan's name.
+func subscribe(ctx context.Context, m installMode) string {
+	GinkgoHelper()
+	objects.Create(ctx, support.GVRSubscription, support.Subscription{
+		Name: packageName, Namespace: m.InstallNamespace, Package: packageName, Channel: channelName,
+		CatalogSource: catalogSourceName, CatalogNamespace: olmNamespace,
+	}.Object())
+
+	var ipName string
+	By("waiting for the InstallPlan to complete and the CSV to succeed")
+	Eventually(func(g Gomega) {
+		sub := objects.Get(ctx, g, support.GVRSubscription, m.InstallNamespace, packageName)
+		ipName, _, _ = unstructured.NestedString(sub.Object, "status", "installPlanRef", "name")
+		g.Expect(ipName).NotTo(BeEmpty(), "the Subscription's status: %v", sub.Object["status"])
+		ip := objects.Get(ctx, g, support.GVRInstallPlan, m.InstallNamespace, ipName)
+		phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
+		g.Expect(phase).To(Equal("Complete"), "InstallPlan %s: %v", ipName, ip.Object["status"])
+		csv := objects.Get(ctx, g, support.GVRClusterServiceVersion, m.InstallNamespace, csvName)
+		phase, _, _ = unstructured.NestedString(csv.Object, "status", "phase")
+		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: %v", csvName, csv.Object["status"])
+	}).WithContext(ctx).WithTimeout(8*time.Minute).Should(Succeed(), func() string {
+		return "pods of OLM's namespace:\n" + describePods(ctx, olmNamespace) + "\npods of " + m.InstallNamespace + ":\n" + describePods(ctx, m.InstallNamespace)
+	})
+	return ipName
 }
 
 // runItems creates an OaatType and an OaatGroup in every work namespace and in the namespace
@@ -133,11 +194,11 @@ func runItems(ctx context.Context, m installMode) {
 				Type: v1alpha1.OaatTypePod,
 				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{
+					Containers: []corev1.Container{support.Restricted(corev1.Container{
 						Name:    "main",
 						Image:   "busybox",
 						Command: []string{"sh", "-c", `echo "processing $OAAT_ITEM"`},
-					}},
+					})},
 				}},
 			},
 		}

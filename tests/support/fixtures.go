@@ -58,6 +58,12 @@ func Restricted(c corev1.Container) corev1.Container {
 	return c
 }
 
+// RestrictedNamespaceLabels label a namespace so that the API server admits only pods that meet
+// the restricted Pod Security Standard (docs/security.md#pod-security).
+func RestrictedNamespaceLabels() map[string]string {
+	return map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
+}
+
 // The annotations by which kwok plays out a pod (hack/cluster/stages/pod-complete.yaml). An
 // OaatType's template annotations reach every item pod, so an OaatType scripts its runs.
 const (
