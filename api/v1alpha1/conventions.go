@@ -81,12 +81,12 @@ const (
 	LabelVersion = "app.kubernetes.io/version"
 )
 
-// The label of what an uninstall that keeps the data leaves: install.yaml's CRDs and its
-// Namespace carry it, so that `kubectl delete -f install.yaml -l 'oaat.io/uninstall!=keep'`
-// removes the operator and keeps every group, lock and history (docs/install.md#uninstall).
+// The label of what the uninstall that keeps the data leaves: install.yaml's CRDs and Namespace.
 const (
-	// LabelUninstall marks an object of the install files that the keep-data uninstall leaves,
-	// with UninstallKeep.
+	// LabelUninstall marks, with UninstallKeep, the objects of the install files that the
+	// uninstall keeping the data leaves: `kubectl delete -f install.yaml -l
+	// 'oaat.io/uninstall!=keep'` removes the operator and keeps every group, lock and history
+	// (docs/install.md).
 	LabelUninstall = "oaat.io/uninstall"
 	// UninstallKeep is the value of LabelUninstall on the objects the keep-data uninstall leaves.
 	UninstallKeep = "keep"
