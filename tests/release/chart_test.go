@@ -183,7 +183,8 @@ prometheusRule: {enabled: true}
 		want.objects["Deployment/oaat-operator-controller-manager"]["spec"].(map[string]any)["replicas"] = float64(3)
 		m := manager(t, want)
 		m["image"] = "registry.example/oaat:v9.9.9"
-		m["resources"] = map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "64Mi"}}
+		// Helm merges the values into the defaults: the requests set, the default limits kept.
+		m["resources"].(map[string]any)["requests"] = map[string]any{"cpu": "10m", "memory": "64Mi"}
 		for _, e := range m["env"].([]any) {
 			if e := e.(map[string]any); e["name"] == "WATCH_NAMESPACE" {
 				delete(e, "valueFrom")
