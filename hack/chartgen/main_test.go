@@ -135,7 +135,8 @@ func TestChart(t *testing.T) {
 			}
 		}
 	}
-	if got := string(files["crds/oaatgroups.oaat.io.yaml"]); !strings.HasPrefix(install[strings.Index(install, "apiVersion: apiextensions"):], got) {
+	_, crd, _ := strings.Cut(install, "---\napiVersion: apiextensions.k8s.io/v1\n")
+	if got := string(files["crds/oaatgroups.oaat.io.yaml"]); !strings.HasPrefix("apiVersion: apiextensions.k8s.io/v1\n"+crd, got) {
 		t.Errorf("the CRD is not install.yaml's text:\n%s", got)
 	}
 	for name, text := range files {

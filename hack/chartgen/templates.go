@@ -64,7 +64,7 @@ func placeholder(field string) string { return "OAAT_CHART_" + field }
 // annotation's field reference, which outside OLM is empty: every namespace).
 func deploymentTemplate(o object) ([]byte, *deploymentDefaults, error) {
 	fail := func(what string) ([]byte, *deploymentDefaults, error) {
-		return nil, nil, fmt.Errorf("Deployment %s: %s", o.name(), what)
+		return nil, nil, fmt.Errorf("the Deployment %s: %s", o.name(), what)
 	}
 	spec, _ := o.fields["spec"].(map[string]any)
 	replicas, ok := spec["replicas"].(float64)

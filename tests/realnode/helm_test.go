@@ -147,7 +147,7 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 		DeferCleanup(func(ctx SpecContext) {
 			_, _ = exec.CommandContext(ctx, helmBin, "--kubeconfig", adminKubeconfig, "uninstall", "oaat-operator",
 				"--namespace", operatorNamespace, "--ignore-not-found", "--wait").CombinedOutput()
-			runReleaseBlocks(ctx, docBin(false), "install-release")
+			runReleaseBlocks(ctx, bin, "install-release")
 			waitForOperator(ctx)
 		}, NodeTimeout(4*time.Minute))
 		runReleaseBlocks(ctx, bin, "uninstall-release")

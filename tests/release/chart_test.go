@@ -201,7 +201,7 @@ prometheusRule: {enabled: true}
 		compareObjects(t, "the values set", got, want)
 
 		// The alerts' rules are config/prometheus's, Prometheus' {{ $labels }} braces kept.
-		rules, err := os.ReadFile(filepath.Join(r.root, "config/prometheus/alerts.yaml"))
+		rules, err := os.ReadFile(filepath.Join(r.root, "config", "prometheus", "alerts.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
