@@ -70,10 +70,11 @@ func outsideNamespace(objects []string) []string {
 }
 
 // keptByUninstall are the objects docs/install.md says the keep-data uninstalls (Helm's, and
-// install.yaml's by label) leave: the CRDs, the operator's namespace and what Kubernetes put in
-// it, the leader election's Lease.
+// install.yaml's by label) leave: the CRDs and the APIService the API server registers for their
+// group, the operator's namespace and what Kubernetes put in it, the leader election's Lease.
 func keptByUninstall() []string {
 	kept := []string{
+		"APIService//" + v1alpha1.GroupVersion.Version + "." + v1alpha1.GroupVersion.Group,
 		"Namespace//" + operatorNamespace,
 		"ConfigMap/" + operatorNamespace + "/kube-root-ca.crt",
 		"ServiceAccount/" + operatorNamespace + "/default",
