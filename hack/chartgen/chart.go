@@ -86,33 +86,30 @@ func chart(opts options, install, monitoring []byte) (chartFiles, error) {
 	files := chartFiles{}
 	var namespace string
 	var defaults *deploymentDefaults
-	for _, o := range objects {
+	for _, o := range append(objects, extra...) {
+		name := templateFile(o.kind(), o.name())
+		var text []byte
 		switch o.kind() {
 		case "CustomResourceDefinition":
-			files["crds/"+o.name()+".yaml"] = o.text
+			name, text = "crds/"+o.name()+".yaml", o.text
 		case "Namespace":
 			namespace = o.name()
+			continue
 		case "Deployment":
-			text, d, err := deploymentTemplate(o)
-			if err != nil {
-				return nil, err
+			if defaults != nil {
+				return nil, fmt.Errorf("a second Deployment, %s: the values set one", o.name())
 			}
-			defaults = d
-			files[templateFile(o.kind(), o.name())] = text
+			text, defaults, err = deploymentTemplate(o)
 		default:
-			text, err := objectTemplate(o)
-			if err != nil {
-				return nil, err
-			}
-			files[templateFile(o.kind(), o.name())] = text
+			text, err = objectTemplate(o)
 		}
-	}
-	for _, o := range extra {
-		text, err := objectTemplate(o)
 		if err != nil {
 			return nil, err
 		}
-		files[templateFile(o.kind(), o.name())] = text
+		if _, dup := files[name]; dup {
+			return nil, fmt.Errorf("two objects would be written to %s", name)
+		}
+		files[name] = text
 	}
 	if namespace == "" || defaults == nil {
 		return nil, fmt.Errorf("install.yaml has no Namespace or no Deployment")

@@ -154,6 +154,8 @@ func TestChartRefuses(t *testing.T) {
 		{"an image by tag", strings.Replace(install, "@sha256:0123", ":v1", 1), "is not named by digest"},
 		{"a gated object gone", strings.Replace(install, "kind: PodDisruptionBudget", "kind: ConfigMap", 1), "no object PodDisruptionBudget/"},
 		{"no WATCH_NAMESPACE", strings.Replace(install, "WATCH_NAMESPACE", "OTHER", 1), "no WATCH_NAMESPACE"},
+		{"an object twice", install + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: oaat-operator-controller-manager-metrics-service\n", "two objects would be written to templates/service-"},
+		{"two Deployments", install + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n", "a second Deployment, other"},
 	} {
 		if _, err := chart(options{version: "1.2.3", kubeVersion: "1.30.0"}, []byte(c.install), []byte(monitoring)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
