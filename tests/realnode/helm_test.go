@@ -23,13 +23,14 @@ import (
 
 // clusterObjects lists every object of the cluster that a user could list, as kind/namespace/name,
 // but events and what lives in the namespaces of the suite's other specs (deleted as they end):
-// what an install adds and an uninstall leaves.
-func clusterObjects(ctx context.Context) []string {
+// what an install adds and an uninstall leaves. g is the caller's Gomega (an Eventually's retries
+// a listing that met a kind being removed).
+func clusterObjects(ctx context.Context, g Gomega) []string {
 	GinkgoHelper()
 	kubectl := func(args ...string) string {
 		// Standard output only: kubectl warns of deprecated kinds on its standard error.
 		out, err := exec.CommandContext(ctx, os.Getenv("KUBECTL"), append([]string{"--kubeconfig", adminKubeconfig}, args...)...).Output()
-		Expect(err).NotTo(HaveOccurred(), "kubectl %s", strings.Join(args, " "))
+		g.Expect(err).NotTo(HaveOccurred(), "kubectl %s", strings.Join(args, " "))
 		return string(out)
 	}
 	kinds := slices.DeleteFunc(strings.Fields(kubectl("api-resources", "--verbs=list", "-o", "name")), func(kind string) bool {
@@ -125,7 +126,7 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 		kept := func(before []string, first v1alpha1.ItemStatus) {
 			GinkgoHelper()
 			Eventually(func(g Gomega) {
-				added, removed := objectsDiff(before, clusterObjects(ctx))
+				added, removed := objectsDiff(before, clusterObjects(ctx, g))
 				g.Expect(removed).To(BeEmpty(), "objects the installs and uninstalls removed")
 				g.Expect(outsideNamespace(added)).To(ConsistOf(keptByUninstall()), "objects the uninstall left")
 			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
@@ -156,7 +157,7 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 			err := k8sClient.Get(ctx, client.ObjectKey{Name: operatorNamespace}, &corev1.Namespace{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s still exists (%v)", operatorNamespace, err)
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
-		before := clusterObjects(ctx)
+		before := clusterObjects(ctx, Default)
 
 		By("installing the chart as docs/install.md says, into a namespace enforcing the restricted standard")
 		runBlocks(ctx, dir, env, "helm-namespace", nil, nil)
@@ -213,7 +214,7 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 		takenUp("c", first)
 		runBlocks(ctx, dir, env, "helm-uninstall-all", nil, nil)
 		Eventually(func(g Gomega) {
-			added, removed := objectsDiff(before, clusterObjects(ctx))
+			added, removed := objectsDiff(before, clusterObjects(ctx, g))
 			g.Expect(removed).To(BeEmpty(), "objects the installs and uninstalls removed")
 			g.Expect(outsideNamespace(added)).To(BeEmpty(), "objects left after removing everything")
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
