@@ -13,6 +13,9 @@ VERSION ?= 0.3.0
 # bundle in the channel before this one.
 PREVIOUS_VERSION := 0.2.0
 PREVIOUS_COMMIT := bf111f051d04ceed0a4a49652242132246f743b6
+# The Helm chart's gated objects the previous release lacks (hack/chartgen -absent): 0.2.0 has no
+# PodDisruptionBudget.
+PREVIOUS_CHART_ABSENT := PodDisruptionBudget/oaat-operator-controller-manager
 
 # The identity every shipped build carries (internal/version): the version, and the commit the tree
 # was built from (a tree outside git, e.g. the previous release's git archive, passes REVISION).
@@ -380,9 +383,11 @@ TEST_RELEASE ?= $(LOCALBIN)/test-release
 test-realnode: system-packages $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages real-node-images $(KUSTOMIZE) $(KREW) $(HELM) ## Run the end-to-end tests on the local cluster's real node (the operator and the plugin installed from a release's files, real item pods).
 	go vet -tags realnode ./tests/realnode/
 	$(MAKE) release DIST=$(TEST_RELEASE) RELEASE_ALLOW_DIRTY=1
+	$(MAKE) previous-release
 	prom_op=github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_CRDS_VERSION); \
 	prom_op_dir="$$(cd / && GOWORK=off go mod download $$prom_op && GOWORK=off go list -m -f '{{.Dir}}' $$prom_op)"; \
-	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) KREW=$(KREW) HELM=$(HELM) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) VERSION=$(VERSION) RELEASE_DIST=$(TEST_RELEASE) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
+	$(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) KREW=$(KREW) HELM=$(HELM) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) VERSION=$(VERSION) RELEASE_DIST=$(TEST_RELEASE) \
+		PREVIOUS_VERSION=$(PREVIOUS_VERSION) PREVIOUS_DIST=$(PREVIOUS_DIST) MONITORING_CRDS_DIR="$$prom_op_dir/example/prometheus-operator-crd" \
 		go test -tags realnode ./tests/realnode/ -count=1 -v -timeout $(REALNODE_TIMEOUT) -ginkgo.v -ginkgo.timeout $(REALNODE_GINKGO_TIMEOUT) \
 		$(if $(REALNODE_FOCUS),-ginkgo.focus '$(REALNODE_FOCUS)')
 
@@ -611,6 +616,17 @@ release: $(KUSTOMIZE) $(CYCLONEDX_GOMOD) ## Write the release of VERSION into di
 	$(MAKE) images IMAGES="$(RELEASE_IMAGES)" REVISION=$(REVISION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
 	$(MAKE) krew-manifest REVISION=$(REVISION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
 	$(RELEASE_ENV) hack/release/release.sh assemble
+
+# The previous release's install files and Helm chart, packaged by this tree's tooling from
+# PREVIOUS_COMMIT's tree and its operator image (release.sh previous), dated that commit: what
+# test-realnode's upgrades by install.yaml and by Helm start from.
+PREVIOUS_DIST ?= $(LOCALBIN)/test-previous-release
+.PHONY: previous-release
+previous-release: $(KUSTOMIZE) ## Write the previous release's install files and Helm chart (PREVIOUS_COMMIT, packaged by this tree's tooling) into PREVIOUS_DIST.
+	$(MAKE) images IMAGES=previous-operator
+	PREVIOUS_VERSION=$(PREVIOUS_VERSION) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) PREVIOUS_IMG=$(PREVIOUS_IMG) \
+		PREVIOUS_CHART_ABSENT="$(PREVIOUS_CHART_ABSENT)" IMAGES_DIR=$(IMAGES_DIR) DIST=$(PREVIOUS_DIST) KUSTOMIZE=$(KUSTOMIZE) \
+		SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct $(PREVIOUS_COMMIT)) hack/release/release.sh previous
 
 # The release test (tests/release, build tag release) runs make release once into a temporary
 # directory, pushing to a throw-away registry, and checks what it wrote; with RELEASE_REPRODUCE=1

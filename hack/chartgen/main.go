@@ -12,7 +12,9 @@
 //     NOTES.txt (chart/).
 //
 // Usage: chartgen -version X.Y.Z -kube-version 1.30.0 -install install.yaml -monitoring
-// monitoring.yaml -out DIR; it writes DIR/oaat-operator/.
+// monitoring.yaml -out DIR [-absent KIND/NAME]...; it writes DIR/oaat-operator/. -absent names a
+// gated object an older release lacks (0.2.0 has no PodDisruptionBudget): without it, a gated
+// object missing from install.yaml is an error.
 package main
 
 import (
@@ -28,6 +30,13 @@ func main() {
 	install := flag.String("install", "", "install.yaml: kustomize build config/default, the operator image named by digest")
 	monitoring := flag.String("monitoring", "", "kustomize build config/chart: the optional monitoring objects")
 	out := flag.String("out", "", "the directory to write the chart's directory into")
+	flag.Func("absent", "a gated object, KIND/NAME, the release lacks (an older release's; repeatable)", func(gated string) error {
+		if _, ok := gates[gated]; !ok {
+			return fmt.Errorf("%s is not an object a value turns on or off", gated)
+		}
+		opts.absent = append(opts.absent, gated)
+		return nil
+	})
 	flag.Parse()
 	if opts.version == "" || opts.kubeVersion == "" || *install == "" || *monitoring == "" || *out == "" || flag.NArg() != 0 {
 		flag.Usage()

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -150,15 +152,40 @@ func TestChart(t *testing.T) {
 }
 
 func TestChartRefuses(t *testing.T) {
-	for _, c := range []struct{ name, install, want string }{
-		{"an image by tag", strings.Replace(install, "@sha256:0123", ":v1", 1), "is not named by digest"},
-		{"a gated object gone", strings.Replace(install, "kind: PodDisruptionBudget", "kind: ConfigMap", 1), "no object PodDisruptionBudget/"},
-		{"no WATCH_NAMESPACE", strings.Replace(install, "WATCH_NAMESPACE", "OTHER", 1), "no WATCH_NAMESPACE"},
-		{"an object twice", install + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: oaat-operator-controller-manager-metrics-service\n", "two objects would be written to templates/service-"},
-		{"two Deployments", install + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n", "a second Deployment, other"},
+	const pdb = "PodDisruptionBudget/oaat-operator-controller-manager"
+	for _, c := range []struct {
+		name, install string
+		absent        []string
+		want          string
+	}{
+		{"an image by tag", strings.Replace(install, "@sha256:0123", ":v1", 1), nil, "is not named by digest"},
+		{"a gated object gone", strings.Replace(install, "kind: PodDisruptionBudget", "kind: ConfigMap", 1), nil, "no object PodDisruptionBudget/"},
+		{"a gated object said absent and there", install, []string{pdb}, pdb + " is said to be absent, and install.yaml has it"},
+		{"no WATCH_NAMESPACE", strings.Replace(install, "WATCH_NAMESPACE", "OTHER", 1), nil, "no WATCH_NAMESPACE"},
+		{"an object twice", install + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: oaat-operator-controller-manager-metrics-service\n", nil, "two objects would be written to templates/service-"},
+		{"two Deployments", install + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n", nil, "a second Deployment, other"},
 	} {
-		if _, err := chart(options{version: "1.2.3", kubeVersion: "1.30.0"}, []byte(c.install), []byte(monitoring)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := chart(options{version: "1.2.3", kubeVersion: "1.30.0", absent: c.absent}, []byte(c.install), []byte(monitoring)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestChartAbsent: an older release without the PodDisruptionBudget, said absent, gives a chart
+// without it.
+func TestChartAbsent(t *testing.T) {
+	const pdb = "PodDisruptionBudget/oaat-operator-controller-manager"
+	older := strings.Replace(install, "kind: PodDisruptionBudget", "kind: ConfigMap", 1)
+	files, err := chart(options{version: "0.2.0", kubeVersion: "1.30.0", absent: []string{pdb}}, []byte(older), []byte(monitoring))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range files {
+		if strings.HasPrefix(name, "templates/poddisruptionbudget") {
+			t.Errorf("%s written for a release said to lack it", name)
+		}
+	}
+	if _, ok := files["templates/configmap-controller-manager.yaml"]; !ok {
+		t.Errorf("the ConfigMap standing in for the budget is not in the chart: %v", slices.Sorted(maps.Keys(files)))
 	}
 }

@@ -8,6 +8,8 @@
 # Usage: release.sh preflight   refuse a dirty tree (unless RELEASE_ALLOW_DIRTY=1) or a VERSION
 #                               without its CHANGELOG.md section, before anything is built
 #        release.sh assemble    write DIST (emptied first)
+#        release.sh previous    write the previous release's install files and chart into DIST
+#                               (emptied first), from PREVIOUS_COMMIT's tree
 #
 # Environment (make release sets it): VERSION, IMG, BUNDLE_IMG, CATALOG_IMG, IMAGES_DIR, KREW_DIR,
 # DIST, KUSTOMIZE, CYCLONEDX_GOMOD; REGISTRY (host:port, plain HTTP) to push to; RELEASE_GPG_KEY,
@@ -40,9 +42,34 @@ preflight() {
 	[[ -n $(release_notes) ]] || die "CHANGELOG.md has no section '## $VERSION' (or it is empty): write the release notes first"
 }
 
-# min_kube_version: the oldest Kubernetes the release supports, the CSV's minKubeVersion.
+# min_kube_version ROOT: the oldest Kubernetes the release of the tree ROOT supports, its CSV's
+# minKubeVersion.
 min_kube_version() {
-	awk '$1 == "minKubeVersion:" { print $2; exit }' config/manifests/bases/oaat-operator.clusterserviceversion.yaml
+	awk '$1 == "minKubeVersion:" { print $2; exit }' "$1/config/manifests/bases/oaat-operator.clusterserviceversion.yaml"
+}
+
+# package_config ROOT VERSION IMAGE [CHARTGEN-FLAG...]: the install files of the tree ROOT's
+# config/ (install.yaml, and install-namespace.yaml when it has config/namespaced), the operator
+# image IMAGE (by digest), and the Helm chart generated from the same objects (hack/chartgen,
+# passed the flags), archived as helm package would, but reproducibly: entries sorted, dated
+# SOURCE_DATE_EPOCH, no name or time in the gzip header. All into DIST.
+package_config() {
+	local root=$1 version=$2 image=$3 config chart
+	shift 3
+	config=$(mktemp -d)
+	cp -r "$root/config" "$config/"
+	(cd "$config/config/manager" && "$KUSTOMIZE" edit set image "controller=$image")
+	"$KUSTOMIZE" build "$config/config/default" >"$DIST/install.yaml"
+	if [[ -d $config/config/namespaced ]]; then
+		"$KUSTOMIZE" build "$config/config/namespaced" >"$DIST/install-namespace.yaml"
+	fi
+	chart=$(mktemp -d)
+	"$KUSTOMIZE" build "$config/config/chart" >"$chart/monitoring.yaml"
+	go run ./hack/chartgen -version "$version" -kube-version "$(min_kube_version "$root")" \
+		-install "$DIST/install.yaml" -monitoring "$chart/monitoring.yaml" -out "$chart" "$@"
+	tar -C "$chart" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+		-cf - oaat-operator | gzip -n -9 >"$DIST/oaat-operator-$version.tgz"
+	rm -rf "$config" "$chart"
 }
 
 # digest LAYOUT: the digest of the one image (or manifest list) of an OCI layout.
@@ -142,26 +169,8 @@ assemble() {
 		printf '%s %s %s\n' "$public" "$(digest "$IMAGES_DIR/${LAYOUTS[$public]}")" "$archive"
 	done >"$DIST/images.txt"
 
-	# The install files, the operator image named by its digest.
-	local config pinned
-	config=$(mktemp -d)
-	cp -r config "$config/"
-	pinned=${IMG%:*}@$(digest "$IMAGES_DIR/operator")
-	(cd "$config/config/manager" && "$KUSTOMIZE" edit set image "controller=$pinned")
-	"$KUSTOMIZE" build "$config/config/default" >"$DIST/install.yaml"
-	"$KUSTOMIZE" build "$config/config/namespaced" >"$DIST/install-namespace.yaml"
-
-	# The Helm chart, generated from the same objects (hack/chartgen), archived as helm package
-	# would, but reproducibly: entries sorted, dated SOURCE_DATE_EPOCH, no name or time in the gzip
-	# header.
-	local chart
-	chart=$(mktemp -d)
-	"$KUSTOMIZE" build "$config/config/chart" >"$chart/monitoring.yaml"
-	go run ./hack/chartgen -version "$VERSION" -kube-version "$(min_kube_version)" \
-		-install "$DIST/install.yaml" -monitoring "$chart/monitoring.yaml" -out "$chart"
-	tar -C "$chart" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
-		-cf - oaat-operator | gzip -n -9 >"$DIST/oaat-operator-$VERSION.tgz"
-	rm -rf "$config" "$chart"
+	# The install files and the Helm chart, the operator image named by its digest.
+	package_config "$REPO_ROOT" "$VERSION" "${IMG%:*}@$(digest "$IMAGES_DIR/operator")"
 
 	# The plugin's archives and krew manifest (make krew-manifest).
 	cp "$KREW_DIR"/kubectl-oaat_v"$VERSION"_*.tar.gz "$KREW_DIR/oaat.yaml" "$DIST/"
@@ -184,7 +193,31 @@ assemble() {
 	ls -l "$DIST" >&2
 }
 
+# previous: the previous release's install files and Helm chart, packaged by this tooling from
+# its commit's tree (PREVIOUS_COMMIT), its operator image (make images IMAGES=previous-operator)
+# by digest, into DIST: what the upgrade tests start from (tests/realnode). That tree predates
+# config/chart, which this tree's places its config/prometheus as config/default does; the
+# chart's gated objects it lacks are PREVIOUS_CHART_ABSENT (chartgen -absent).
+previous() {
+	: "${PREVIOUS_VERSION:?}" "${PREVIOUS_COMMIT:?}" "${PREVIOUS_IMG:?}" "${IMAGES_DIR:?}" "${DIST:?}"
+	: "${KUSTOMIZE:?}" "${SOURCE_DATE_EPOCH:?}"
+	local src gated flags=()
+	rm -rf "$DIST"
+	mkdir -p "$DIST"
+	DIST=$(cd "$DIST" && pwd)
+	src=$(mktemp -d)
+	git archive "$PREVIOUS_COMMIT" | tar -x -C "$src"
+	if [[ ! -d $src/config/chart ]]; then
+		cp -r config/chart "$src/config/"
+	fi
+	for gated in ${PREVIOUS_CHART_ABSENT:-}; do flags+=(-absent "$gated"); done
+	package_config "$src" "$PREVIOUS_VERSION" "${PREVIOUS_IMG%:*}@$(digest "$IMAGES_DIR/previous-operator")" "${flags[@]}"
+	rm -rf "$src"
+	log "$DIST:"
+	ls -l "$DIST" >&2
+}
+
 case ${1:-} in
-preflight | assemble) "$1" ;;
-*) die "usage: release.sh preflight|assemble" ;;
+preflight | assemble | previous) "$1" ;;
+*) die "usage: release.sh preflight|assemble|previous" ;;
 esac
