@@ -68,8 +68,9 @@ var (
 	outputRE = regexp.MustCompile(`(?:^|\s)-o\s+(\S+?)(?:\.tmp\.\S*)?(?:\s|$)`)
 	// envPathRE is an assignment of an absolute path on a command line.
 	envPathRE = regexp.MustCompile(`(?:^|\s)([A-Z][A-Z0-9_]*)=(/\S+)`)
-	// releaseRE is a run of make release's assembly, with the directory it writes.
-	releaseRE = regexp.MustCompile(`(?:^|\s)DIST=(\S+)\s.*hack/release/release\.sh assemble`)
+	// releaseRE is a run of make release's assembly or make previous-release's, with the
+	// directory it writes.
+	releaseRE = regexp.MustCompile(`(?:^|\s)DIST=(\S+)\s.*hack/release/release\.sh (?:assemble|previous)`)
 	// imagesRE is a run of hack/images/build.sh, with the images it builds (none: all).
 	imagesRE = regexp.MustCompile(`hack/images/build\.sh((?:\s+[a-z][a-z0-9-]*)*)\s*$`)
 )

@@ -16,9 +16,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // clusterObjects lists every object of the cluster that a user could list, as kind/namespace/name,
@@ -87,12 +89,23 @@ func keptByUninstall() []string {
 	return kept
 }
 
-// itemStatus is the status of the group's item of that name.
-func itemStatus(group *v1alpha1.OaatGroup, item string) v1alpha1.ItemStatus {
+// lastSuccess is the last success of the group's item.
+func lastSuccess(group *v1alpha1.OaatGroup, item string) *metav1.Time {
 	GinkgoHelper()
-	i := slices.IndexFunc(group.Status.Items, func(s v1alpha1.ItemStatus) bool { return s.Name == item })
-	Expect(i).NotTo(BeNumerically("<", 0), "no status of item %s in %+v", item, group.Status.Items)
-	return group.Status.Items[i]
+	status := support.ItemStatus(group, item)
+	Expect(status).NotTo(BeNil(), "no status of item %s in %+v", item, group.Status.Items)
+	return status.LastSuccess
+}
+
+// expectObjectsLeft waits until the cluster holds every object of before and, beside them
+// outside the spec's namespace, exactly left.
+func expectObjectsLeft(ctx context.Context, before, left []string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		added, removed := objectsDiff(before, clusterObjects(ctx, g))
+		g.Expect(removed).To(BeEmpty(), "objects the installs and uninstalls removed")
+		g.Expect(outsideNamespace(added)).To(ConsistOf(left), "objects left")
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 }
 
 var _ = Describe("The release's Helm chart and the uninstalls that keep the data", func() {
@@ -100,11 +113,9 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 		helmBin := os.Getenv("HELM")
 		Expect(helmBin).NotTo(BeEmpty(), "HELM: run this suite with make test-realnode")
 		chart := "oaat-operator-" + releaseVersion + ".tgz"
-		data, err := os.ReadFile(filepath.Join(os.Getenv("RELEASE_DIST"), chart))
-		Expect(err).NotTo(HaveOccurred(), "the release's chart")
 		// A directory with the chart alone: its blocks need nothing else of the release.
 		dir := GinkgoT().TempDir()
-		Expect(os.WriteFile(filepath.Join(dir, chart), data, 0o644)).To(Succeed())
+		copyFile(filepath.Join(os.Getenv("RELEASE_DIST"), chart), filepath.Join(dir, chart))
 		bin := docBin(false)
 		Expect(os.Symlink(helmBin, filepath.Join(bin, "helm"))).To(Succeed())
 		env := []string{"KUBECONFIG=" + adminKubeconfig, "HOME=" + dir, "PATH=" + bin + ":" + os.Getenv("PATH")}
@@ -113,24 +124,12 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 			runBlocks(ctx, dir, env, name, nil, nil)
 			waitForOperator(ctx)
 		}
-		helm := func(args ...string) string {
-			GinkgoHelper()
-			cmd := exec.CommandContext(ctx, helmBin, args...)
-			cmd.Env = append(os.Environ(), env...)
-			out, err := cmd.CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), "helm %s:\n%s", strings.Join(args, " "), out)
-			return string(out)
-		}
 		// kept checks what an uninstall that keeps the data left: the objects docs/install.md
 		// lists beside those of before, and the group with item a's last success.
 		kept := func(before []string, first v1alpha1.ItemStatus) {
 			GinkgoHelper()
-			Eventually(func(g Gomega) {
-				added, removed := objectsDiff(before, clusterObjects(ctx, g))
-				g.Expect(removed).To(BeEmpty(), "objects the installs and uninstalls removed")
-				g.Expect(outsideNamespace(added)).To(ConsistOf(keptByUninstall()), "objects the uninstall left")
-			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
-			Expect(itemStatus(getGroup(ctx, Default, "backups"), "a").LastSuccess).To(Equal(first.LastSuccess), "item a's last success, kept")
+			expectObjectsLeft(ctx, before, keptByUninstall())
+			Expect(lastSuccess(getGroup(ctx, Default, "backups"), "a")).To(Equal(first.LastSuccess), "item a's last success, kept")
 		}
 		// takenUp adds item to the group and waits for its run: the operator just installed took
 		// the kept group up, without running item a again.
@@ -142,7 +141,7 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 				g.Expect(k8sClient.Update(ctx, group)).To(Succeed())
 			}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 			Expect(waitForOutcome(ctx, "backups", item, 2*time.Minute).LastSuccess).NotTo(BeNil())
-			Expect(itemStatus(getGroup(ctx, Default, "backups"), "a").LastSuccess).To(Equal(first.LastSuccess), "item a's last success, not run again")
+			Expect(lastSuccess(getGroup(ctx, Default, "backups"), "a")).To(Equal(first.LastSuccess), "item a's last success, not run again")
 		}
 
 		By("uninstalling the suite's install.yaml with everything; it is restored after")
@@ -182,7 +181,7 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 			_, err := kubectl(ctx, "create", "--dry-run=server", "-f", runFile)
 			return err
 		}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the previous release's OaatRun CRD in force")
-		helm("upgrade", "oaat-operator", filepath.Join(dir, chart), "--namespace", operatorNamespace, "--reuse-values", "--set", "replicaCount=1")
+		helm(ctx, env, "upgrade", "oaat-operator", filepath.Join(dir, chart), "--namespace", operatorNamespace, "--reuse-values", "--set", "replicaCount=1")
 		waitForOperator(ctx)
 
 		By("upgrading as the page says: the chart's CRDs in force, the value kept")
@@ -213,10 +212,6 @@ var _ = Describe("The release's Helm chart and the uninstalls that keep the data
 		helmBlocks("helm-install")
 		takenUp("c", first)
 		runBlocks(ctx, dir, env, "helm-uninstall-all", nil, nil)
-		Eventually(func(g Gomega) {
-			added, removed := objectsDiff(before, clusterObjects(ctx, g))
-			g.Expect(removed).To(BeEmpty(), "objects the installs and uninstalls removed")
-			g.Expect(outsideNamespace(added)).To(BeEmpty(), "objects left after removing everything")
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		expectObjectsLeft(ctx, before, nil)
 	})
 })

@@ -48,15 +48,11 @@ func installRelease(ctx context.Context) {
 	Expect(releaseVersion).NotTo(BeEmpty(), "VERSION: run this suite with make test-realnode")
 	releaseDir = GinkgoT().TempDir()
 	for _, f := range releaseFiles(releaseVersion) {
-		data, err := os.ReadFile(filepath.Join(dist, f))
-		Expect(err).NotTo(HaveOccurred(), "the release's %s", f)
-		Expect(os.WriteFile(filepath.Join(releaseDir, f), data, 0o644)).To(Succeed())
+		copyFile(filepath.Join(dist, f), filepath.Join(releaseDir, f))
 	}
 	install, err := os.ReadFile(filepath.Join(releaseDir, "install.yaml"))
 	Expect(err).NotTo(HaveOccurred())
-	m := regexp.MustCompile(`(?m)^\s+image: (quay\.io/oaat-io/oaat-operator@sha256:[0-9a-f]{64})$`).FindSubmatch(install)
-	Expect(m).NotTo(BeNil(), "install.yaml names the operator image by digest")
-	operatorImage = string(m[1])
+	operatorImage = releaseImage(install)
 
 	bin := docBin(false)
 	Expect(os.Symlink(os.Getenv("KREW"), filepath.Join(bin, "kubectl-krew"))).To(Succeed())
@@ -65,6 +61,22 @@ func installRelease(ctx context.Context) {
 	out := runReleaseBlocks(ctx, bin, "install-release-plugin")
 	Expect(out).To(ContainSubstring("Installed plugin: oaat"))
 	expectReleaseVersions(out)
+}
+
+// releaseImage is the operator image a release's install.yaml names, by digest.
+func releaseImage(install []byte) string {
+	GinkgoHelper()
+	m := regexp.MustCompile(`(?m)^\s+image: (quay\.io/oaat-io/oaat-operator@sha256:[0-9a-f]{64})$`).FindSubmatch(install)
+	Expect(m).NotTo(BeNil(), "install.yaml names the operator image by digest")
+	return string(m[1])
+}
+
+// copyFile copies the file from to the file to.
+func copyFile(from, to string) {
+	GinkgoHelper()
+	data, err := os.ReadFile(from)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(to, data, 0o644)).To(Succeed())
 }
 
 // runReleaseBlocks runs the docs' blocks marked checked-by: tests/realnode name in releaseDir,
