@@ -134,6 +134,8 @@ CONTROLLER_GEN := $(TOOLBIN_devtools)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE := $(TOOLBIN_devtools)/kustomize-$(KUSTOMIZE_VERSION)
 KUBE_APISERVER := $(TOOLBIN_controlplane)/kube-apiserver-$(KUBE_VERSION)
 KUBE_APISERVER_FLOOR := $(TOOLBIN_controlplane-floor)/kube-apiserver-$(KUBE_VERSION_FLOOR)
+KUBE_CONTROLLER_MANAGER_FLOOR := $(TOOLBIN_controlplane-floor)/kube-controller-manager-$(KUBE_VERSION_FLOOR)
+KUBE_SCHEDULER_FLOOR := $(TOOLBIN_controlplane-floor)/kube-scheduler-$(KUBE_VERSION_FLOOR)
 KUBE_CONTROLLER_MANAGER := $(TOOLBIN_controlplane)/kube-controller-manager-$(KUBE_VERSION)
 KUBE_SCHEDULER := $(TOOLBIN_controlplane)/kube-scheduler-$(KUBE_VERSION)
 KUBECTL_BIN := $(TOOLBIN_controlplane)/kubectl-$(KUBE_VERSION)
@@ -274,7 +276,7 @@ test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISER
 	$(call timed,test-integration and test-olm,$(TEST_PAIR) test-integration test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
 	$(call timed,test-realnode and test-olm-install,$(TEST_PAIR) test-realnode test-olm-install)
-	$(call timed,test-olm-catalog,$(MAKE) test-olm-catalog)
+	$(call timed,test-olm-catalog and test-floor,$(TEST_PAIR) test-olm-catalog test-floor)
 	$(call timed,test-release,$(MAKE) test-release)
 
 # timed runs the command $(2) (echoed as make would), then says how long step $(1) took: the
@@ -348,6 +350,22 @@ test-e2e: system-packages $(CLUSTER_BINARIES) $(KUSTOMIZE) $(GINKGO) build ## Ru
 	$(CLUSTER_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager KUBECTL_OAAT=$(LOCALBIN)/kubectl-oaat \
 		$(GINKGO) --tags e2e --procs=$(E2E_PROCS) -v --timeout $(E2E_GINKGO_TIMEOUT) \
 		$(if $(E2E_FOCUS),--focus '$(E2E_FOCUS)') ./tests/e2e
+
+# The floor suite: the e2e specs labelled floor (a group, a lock, an eviction, a calendar
+# schedule, items from claims) on a local cluster of the oldest Kubernetes the CSV claims
+# (KUBE_VERSION_FLOOR: its kube-apiserver, kube-controller-manager and kube-scheduler, with kwok's
+# nodes, as a 1.36 kubelet may not run against a 1.30 API server), the suite checking that the
+# API server reports that version; then the docs' YAML (CRDs, admission) on that kube-apiserver.
+# Its cluster is its own (.state/floor-cluster, ports apart), so make test runs it beside
+# test-olm-catalog, which mostly waits.
+.PHONY: test-floor
+test-floor: system-packages $(CLUSTER_BINARIES) $(KUBE_APISERVER_FLOOR) $(KUBE_CONTROLLER_MANAGER_FLOOR) $(KUBE_SCHEDULER_FLOOR) $(KUSTOMIZE) $(GINKGO) build ## Run the end-to-end specs labelled floor on a local cluster of the oldest supported Kubernetes (KUBE_VERSION_FLOOR), then the docs' YAML on its kube-apiserver.
+	go vet -tags e2e ./tests/e2e/
+	$(CLUSTER_ENV) KUBE_APISERVER=$(KUBE_APISERVER_FLOOR) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER_FLOOR) KUBE_SCHEDULER=$(KUBE_SCHEDULER_FLOOR) \
+		E2E_CLUSTER=floor-cluster E2E_KUBE_VERSION=$(KUBE_VERSION_FLOOR) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(LOCALBIN)/manager KUBECTL_OAAT=$(LOCALBIN)/kubectl-oaat \
+		$(GINKGO) --tags e2e --procs=$(E2E_PROCS) -v --timeout $(E2E_GINKGO_TIMEOUT) --label-filter floor ./tests/e2e
+	TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER_FLOOR) TEST_ASSET_ETCD=$(ETCD) TEST_ASSET_KUBECTL=$(KUBECTL_BIN) \
+		go test ./tests/docs/ -count=1 -run 'TestYAMLBlocks'
 
 # docs-transcripts runs the e2e spec of the documentation's transcripts with WRITE_TRANSCRIPTS=1: the
 # console blocks marked <!-- transcript: NAME --> get what their commands print on the local
@@ -953,6 +971,16 @@ $(KUBE_APISERVER):
 kube-apiserver-floor: $(KUBE_APISERVER_FLOOR) ## Build the kube-apiserver of the oldest supported Kubernetes (KUBE_VERSION_FLOOR, hack/tools/controlplane-floor) into the tools cache if necessary.
 $(KUBE_APISERVER_FLOOR):
 	$(call go-build-tool,$@,controlplane-floor,k8s.io/kubernetes/cmd/kube-apiserver,$(call kube-version-ldflags,$(KUBE_VERSION_FLOOR)))
+
+.PHONY: kube-controller-manager-floor
+kube-controller-manager-floor: $(KUBE_CONTROLLER_MANAGER_FLOOR) ## Build the kube-controller-manager of the oldest supported Kubernetes into the tools cache if necessary.
+$(KUBE_CONTROLLER_MANAGER_FLOOR):
+	$(call go-build-tool,$@,controlplane-floor,k8s.io/kubernetes/cmd/kube-controller-manager,$(call kube-version-ldflags,$(KUBE_VERSION_FLOOR)))
+
+.PHONY: kube-scheduler-floor
+kube-scheduler-floor: $(KUBE_SCHEDULER_FLOOR) ## Build the kube-scheduler of the oldest supported Kubernetes into the tools cache if necessary.
+$(KUBE_SCHEDULER_FLOOR):
+	$(call go-build-tool,$@,controlplane-floor,k8s.io/kubernetes/cmd/kube-scheduler,$(call kube-version-ldflags,$(KUBE_VERSION_FLOOR)))
 
 .PHONY: kube-controller-manager
 kube-controller-manager: $(KUBE_CONTROLLER_MANAGER) ## Build kube-controller-manager into the tools cache if necessary.

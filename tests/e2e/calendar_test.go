@@ -12,7 +12,7 @@ import (
 )
 
 var _ = Describe("A calendar schedule", func() {
-	It("runs each item once per tick of a minutely schedule, one at a time", SpecTimeout(4*time.Minute), func(ctx SpecContext) {
+	It("runs each item once per tick of a minutely schedule, one at a time", Label("floor"), SpecTimeout(4*time.Minute), func(ctx SpecContext) {
 		group := newGroup("minutely", "quick", "a", "b", "c")
 		group.Spec.Frequency, group.Spec.Schedule = "", "* * * * *"
 		create(ctx, newOaatType("quick", "1s", 0), group)

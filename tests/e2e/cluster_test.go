@@ -27,6 +27,12 @@ type testPaths struct {
 	manager   string
 	// kubectlOaat is the kubectl-oaat plugin.
 	kubectlOaat string
+	// clusterName names the local cluster's state directory (E2E_CLUSTER, default e2e-cluster):
+	// the floor suite (make test-floor) starts one of its own beside another suite's.
+	clusterName string
+	// kubeVersion, when set (E2E_KUBE_VERSION), is the version the API server must report: the
+	// floor suite's proof that it runs on the oldest supported Kubernetes.
+	kubeVersion string
 }
 
 // loadPaths reads the binaries from the environment and fails, saying how to run the suite, when
@@ -44,11 +50,17 @@ func loadPaths() (testPaths, error) {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		return testPaths{}, fmt.Errorf("repository root not found from the working directory: %w", err)
 	}
+	clusterName := os.Getenv("E2E_CLUSTER")
+	if clusterName == "" {
+		clusterName = "e2e-cluster"
+	}
 	return testPaths{
-		repoRoot:  root,
-		kubectl:   os.Getenv("KUBECTL"),
-		kustomize: os.Getenv("KUSTOMIZE"),
-		manager:   os.Getenv("MANAGER"),
+		repoRoot:    root,
+		clusterName: clusterName,
+		kubeVersion: os.Getenv("E2E_KUBE_VERSION"),
+		kubectl:     os.Getenv("KUBECTL"),
+		kustomize:   os.Getenv("KUSTOMIZE"),
+		manager:     os.Getenv("MANAGER"),
 
 		kubectlOaat: os.Getenv("KUBECTL_OAAT"),
 	}, nil

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -145,6 +146,33 @@ var _ = Describe("Disruptions", func() {
 			g.Expect(group.Status.CurrentRun.PodName).To(Equal(next.Name))
 			g.Expect(itemsOf(tracker.PodsOf(ns, "interrupted"))).To(Equal([]string{deletedItem, nextItem}))
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
+	}, SpecTimeout(2*time.Minute))
+
+	// The Eviction API (kubectl drain's) marks the pod with the condition DisruptionTarget before
+	// it goes: the run is Disrupted, not a failure, and the item runs again at once.
+	It("records a running pod evicted through the Eviction API as Disrupted, no failure and no cool-off, and runs the item again", Label("floor"), func(ctx SpecContext) {
+		group := newGroup("evicted", "long", "only")
+		group.Spec.FailureCoolOff = "1h"
+		create(ctx, newOaatType("long", "30s", 0), group)
+		pod := waitForRunningPod(ctx, "evicted")
+
+		By("evicting the running pod " + pod.Name + " as kubectl drain does")
+		Expect(clientset.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{
+			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: ns},
+		})).To(Succeed())
+
+		By("waiting for the run to be recorded as Disrupted and the item to start again")
+		Eventually(func(g Gomega) {
+			it := itemStatus(getGroup(ctx, g, "evicted"), "only")
+			g.Expect(it).NotTo(BeNil())
+			g.Expect(it.LastPodName).To(Equal(pod.Name))
+			g.Expect(it.LastReason).To(Equal(string(v1alpha1.ReasonDisrupted)))
+			g.Expect(it.FailureCount).To(BeZero())
+			g.Expect(it.LastFailure).To(BeNil())
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		next := waitForRunningPod(ctx, "evicted", pod.Name)
+		Expect(next.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationItem, "only"), "the item runs again, no cool-off")
+		Expect(itemsOf(tracker.PodsOf(ns, "evicted"))).To(Equal([]string{"only", "only"}))
 	}, SpecTimeout(2*time.Minute))
 
 	// A group deleted with --cascade=orphan leaves its pods, without owner reference, and a group

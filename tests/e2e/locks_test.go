@@ -25,7 +25,7 @@ func kubectlOaat(ctx context.Context, g Gomega, args ...string) string {
 }
 
 var _ = Describe("A shared lock", func() {
-	It("lets at most two of twelve groups naming a lock of capacity 2 run at once, runs every item and frees the lock", SpecTimeout(2*time.Minute), func(ctx SpecContext) {
+	It("lets at most two of twelve groups naming a lock of capacity 2 run at once, runs every item and frees the lock", Label("floor"), SpecTimeout(2*time.Minute), func(ctx SpecContext) {
 		const capacity = 2
 		items := []string{"a", "b", "c"}
 		var names []string

@@ -15,7 +15,7 @@ import (
 )
 
 var _ = Describe("Running items", func() {
-	It("runs each item of a two-item group once, one at a time, and records the outcome", func(ctx SpecContext) {
+	It("runs each item of a two-item group once, one at a time, and records the outcome", Label("floor"), func(ctx SpecContext) {
 		create(ctx, newOaatType("quick", "2s", 0), newGroup("basic", "quick", "alpha", "beta"))
 
 		By("waiting until both items have succeeded")

@@ -98,13 +98,19 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	paths, err = loadPaths()
 	Expect(err).NotTo(HaveOccurred())
 
-	cluster = support.NewCluster(paths.repoRoot, "e2e-cluster", GinkgoWriter)
+	cluster = support.NewCluster(paths.repoRoot, paths.clusterName, GinkgoWriter)
 	// Registered before anything starts, so that whatever did start is stopped even when the
 	// suite fails half-way through its set-up (after every process has ended, on this one).
 	DeferCleanup(tearDown)
 	start := time.Now()
 	kubeconfig, clients := support.StartSuiteCluster(ctx, cluster, poll, false)
 	k8sClient, clientset, adminKubeconfig = clients.Client, clients.Clientset, kubeconfig
+	if paths.kubeVersion != "" {
+		server, err := clientset.Discovery().ServerVersion()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(server.GitVersion).To(Equal(paths.kubeVersion), "the API server's version (E2E_KUBE_VERSION)")
+		GinkgoWriter.Printf("API server %s\n", server.GitVersion)
+	}
 
 	support.RemoveSuiteNamespaces(ctx, k8sClient, labelSuite)
 	// The token outlives the suite (go test -timeout); the API server may extend it.
