@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -109,6 +110,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		server, err := clientset.Discovery().ServerVersion()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(server.GitVersion).To(Equal(paths.kubeVersion), "the API server's version (E2E_KUBE_VERSION)")
+		csv, err := os.ReadFile(filepath.Join(paths.repoRoot, "config", "manifests", "bases", "oaat-operator.clusterserviceversion.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		claimed := regexp.MustCompile(`(?m)^\s+minKubeVersion: (\d+\.\d+)\.\d+$`).FindSubmatch(csv)
+		Expect(claimed).NotTo(BeNil(), "the CSV's minKubeVersion")
+		Expect(server.Major+"."+server.Minor).To(Equal(string(claimed[1])), "the API server's minor, the one the CSV claims as its oldest")
 		GinkgoWriter.Printf("API server %s\n", server.GitVersion)
 	}
 
