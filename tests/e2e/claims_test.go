@@ -8,11 +8,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
 
 // On kwok's nodes nothing mounts a volume; the scheduler still places a pod only once its claim
@@ -20,42 +20,18 @@ import (
 var _ = Describe("Items from PersistentVolumeClaims", func() {
 	It("runs each claim the selector picks once, one at a time, each pod naming its claim, and never the unlabelled one", Label("floor"), func(ctx SpecContext) {
 		nightly := map[string]string{"backup": "nightly"}
-		capacity := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}
-		rwo := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
 		for _, name := range []string{"data-1", "data-2", "data-3", "scratch"} {
 			labels := nightly
 			if name == "scratch" {
 				labels = nil
 			}
-			pv := &corev1.PersistentVolume{
-				ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
-				Spec: corev1.PersistentVolumeSpec{
-					Capacity: capacity, AccessModes: rwo, StorageClassName: ns,
-					PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-					ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: name},
-					PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/nonexistent/" + name}},
-				},
-			}
-			claim := &corev1.PersistentVolumeClaim{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes: rwo, StorageClassName: &ns, VolumeName: pv.Name,
-					Resources: corev1.VolumeResourceRequirements{Requests: capacity},
-				},
-			}
+			pv, claim := support.BoundClaim(ns, name, ns, "/nonexistent/"+name, labels)
 			create(ctx, pv, claim)
 			DeferCleanup(func(ctx SpecContext) {
 				Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, pv))).To(Succeed())
 			})
 		}
-		Eventually(func(g Gomega) {
-			claims := &corev1.PersistentVolumeClaimList{}
-			g.Expect(k8sClient.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
-			g.Expect(claims.Items).To(HaveLen(4))
-			for _, c := range claims.Items {
-				g.Expect(c.Status.Phase).To(Equal(corev1.ClaimBound), "claim %s", c.Name)
-			}
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(func(g Gomega) { support.ExpectClaimsBound(ctx, g, k8sClient, ns, 4) }).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 
 		typ := newOaatType("pvc-backup", "2s", 0)
 		typ.Spec.Template.Spec.Volumes = []corev1.Volume{{

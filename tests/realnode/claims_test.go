@@ -30,24 +30,7 @@ func hostPathClaim(ctx context.Context, dir, storageClass, name string, labels m
 	GinkgoHelper()
 	path := filepath.Join(dir, name)
 	Expect(os.MkdirAll(path, 0o755)).To(Succeed())
-	capacity := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}
-	rwo := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity: capacity, AccessModes: rwo, StorageClassName: storageClass,
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: name},
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path}},
-		},
-	}
-	claim := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: rwo, StorageClassName: &storageClass, VolumeName: pv.Name,
-			Resources: corev1.VolumeResourceRequirements{Requests: capacity},
-		},
-	}
+	pv, claim := support.BoundClaim(ns, name, storageClass, path, labels)
 	create(ctx, pv, claim)
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, pv))).To(Succeed())
@@ -57,14 +40,7 @@ func hostPathClaim(ctx context.Context, dir, storageClass, name string, labels m
 // expectClaimsBound waits until the test's namespace has count claims, all Bound.
 func expectClaimsBound(ctx context.Context, count int) {
 	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		claims := &corev1.PersistentVolumeClaimList{}
-		g.Expect(k8sClient.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
-		g.Expect(claims.Items).To(HaveLen(count))
-		for _, c := range claims.Items {
-			g.Expect(c.Status.Phase).To(Equal(corev1.ClaimBound), "claim %s", c.Name)
-		}
-	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	Eventually(func(g Gomega) { support.ExpectClaimsBound(ctx, g, k8sClient, ns, count) }).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 }
 
 var _ = Describe("Items from PersistentVolumeClaims on the real node", func() {

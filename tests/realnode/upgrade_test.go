@@ -67,14 +67,14 @@ var upgradePaths = []upgradePath{
 	},
 }
 
-// helm runs the Helm of the suite (HELM) with the environment env added.
-func helm(ctx context.Context, env []string, args ...string) string {
+// helm runs the Helm of the suite (HELM) with the environment env added, and logs its output.
+func helm(ctx context.Context, env []string, args ...string) {
 	GinkgoHelper()
 	cmd := exec.CommandContext(ctx, os.Getenv("HELM"), args...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "helm %v:\n%s", args, out)
-	return string(out)
+	GinkgoWriter.Printf("helm %v:\n%s", args, out)
 }
 
 var _ = Describe("Upgrading from the previous release's files", func() {

@@ -1,12 +1,14 @@
 package support
 
 import (
+	"context"
 	"strconv"
 	"time"
 
 	"github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -170,4 +172,40 @@ func (s SharedBreaker) Probes(tracker *OverlapTracker, from time.Time, slack tim
 		all = append(all, tracker.PodsOf(s.Lock.Namespace, name)...)
 	}
 	return Probes(all, from, slack)
+}
+
+// BoundClaim is a claim named name in namespace, with labels, bound to a PersistentVolume of its
+// own (1Mi, ReadWriteOnce, retained, named namespace-name): the host directory path. The
+// storage class, of the test's choosing, keeps other claims away from the volume.
+func BoundClaim(namespace, name, storageClass, path string, labels map[string]string) (*corev1.PersistentVolume, *corev1.PersistentVolumeClaim) {
+	capacity := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}
+	rwo := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: namespace + "-" + name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity: capacity, AccessModes: rwo, StorageClassName: storageClass,
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			ClaimRef:                      &corev1.ObjectReference{Namespace: namespace, Name: name},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path}},
+		},
+	}
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: rwo, StorageClassName: &storageClass, VolumeName: pv.Name,
+			Resources: corev1.VolumeResourceRequirements{Requests: capacity},
+		},
+	}
+	return pv, claim
+}
+
+// ExpectClaimsBound checks that the namespace has count claims, all Bound; g is the caller's
+// Gomega (an Eventually's).
+func ExpectClaimsBound(ctx context.Context, g gomega.Gomega, c client.Client, namespace string, count int) {
+	claims := &corev1.PersistentVolumeClaimList{}
+	g.Expect(c.List(ctx, claims, client.InNamespace(namespace))).To(gomega.Succeed())
+	g.Expect(claims.Items).To(gomega.HaveLen(count))
+	for _, claim := range claims.Items {
+		g.Expect(claim.Status.Phase).To(gomega.Equal(corev1.ClaimBound), "claim %s", claim.Name)
+	}
 }
