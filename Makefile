@@ -25,6 +25,12 @@ VERSION_LDFLAGS := -X github.com/oaat-io/oaat-operator/internal/version.version=
 # The flags of every Go binary a release ships (the manager in the operator image, the plugin's
 # archives): no path of this machine, no VCS stamp, no symbol table, the identity above.
 RELEASE_GO_FLAGS = -trimpath -buildvcs=false -ldflags "-s -w $(VERSION_LDFLAGS)"
+# Every Go build and test of this tree is static and path-free, as the release's builds are
+# (CGO_ENABLED=0, -trimpath): the operator image, the previous release's, the plugin's archives,
+# the tools, `go test`, lint and the local builds then compile each package once into Go's cache
+# and share it, instead of once with cgo and paths for the tests and again for the images.
+export CGO_ENABLED := 0
+export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 # The time of the commit: the created time of the release's images and of every file in its
 # archives, never the time of the build, so that building the same commit again gives the same
 # bytes (reproducible-builds.org's variable).
@@ -270,11 +276,38 @@ ENVTEST_ENV = TEST_ASSET_KUBE_APISERVER=$(KUBE_APISERVER) TEST_ASSET_ETCD=$(ETCD
 # the pairs from generating them again while the other suite of the pair reads them.
 TEST_PAIR = $(MAKE) -j2 --output-sync=target -o manifests -o generate -o fmt -o vet
 
+# On a cold machine the tools that only the later suites use (Helm, OLM's binaries, krew,
+# cyclonedx-gomod, grpc_health_probe, the floor's controller-manager and scheduler) and the
+# plugin's cross-compiled packages would be built one after the other in front of those suites.
+# test builds them instead at nice 19 (test-prebuild), beside its first steps, whose suites
+# mostly wait (the integration suite on its API servers, the e2e suite on kwok's cluster): they
+# take only the CPU the suites leave (test-prebuild-start). Before the real-node suite, test waits for them
+# (PREBUILD_LOCK) and prints their log, with each build's time (contended: not a cold figure).
+# On a warm machine there is nothing to build.
+PREBUILD_TOOLS = $(HELM) $(OLM) $(CATALOG_OPERATOR) $(CPB) $(COPY_CONTENT) $(KREW) $(CYCLONEDX_GOMOD) \
+	$(GRPC_HEALTH_PROBE) $(KUBE_CONTROLLER_MANAGER_FLOOR) $(KUBE_SCHEDULER_FLOOR)
+PREBUILD_LOCK = $(LOCALBIN)/.prebuild.lock
+PREBUILD_LOG = $(LOCALBIN)/prebuild.log
+
+.PHONY: test-prebuild
+test-prebuild: $(PREBUILD_TOOLS) ## Build the tools of the later suites and the plugin's cross-compiled packages (test runs it at nice 19 beside its first steps).
+	$(MAKE) --no-print-directory krew-archives KREW_DIR=$(LOCALBIN)/prebuild-krew
+	rm -rf $(LOCALBIN)/prebuild-krew
+
+# test-prebuild-start starts test-prebuild in the background, holding PREBUILD_LOCK until it ends
+# (the lock passes to the background job with its file descriptor); test's first prerequisite,
+# so that it runs beside the rest of them too.
+.PHONY: test-prebuild-start
+test-prebuild-start:
+	@mkdir -p $(LOCALBIN); exec 9>$(PREBUILD_LOCK); flock 9; \
+		(nice -n 19 $(MAKE) --no-print-directory test-prebuild >$(PREBUILD_LOG) 2>&1; echo "test-prebuild: exit $$?" >>$(PREBUILD_LOG)) &
+
 .PHONY: test
-test: system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install), the install from the catalog image (test-olm-catalog) and the release (test-release).
+test: test-prebuild-start system-packages manifests generate fmt vet $(KUBE_APISERVER) $(KUBE_APISERVER_FLOOR) $(ETCD) $(KUBECTL_BIN) ## Run all tests: unit (coverage in cover.out), integration (test-integration), OLM packaging (test-olm), end to end (test-e2e, test-realnode), the OLM install (test-olm-install), the install from the catalog image (test-olm-catalog) and the release (test-release).
 	$(call timed,go test (all but integration),$(ENVTEST_ENV) go test $$(go list ./... | grep -v /tests/integration) -coverprofile cover.out)
 	$(call timed,test-integration and test-olm,$(TEST_PAIR) test-integration test-olm)
 	$(call timed,test-e2e,$(MAKE) test-e2e)
+	$(call timed,waiting for test-prebuild,flock $(PREBUILD_LOCK) cat $(PREBUILD_LOG))
 	$(call timed,test-realnode and test-olm-install,$(TEST_PAIR) test-realnode test-olm-install)
 	$(call timed,test-olm-catalog and test-floor,$(TEST_PAIR) test-olm-catalog test-floor)
 	$(call timed,test-release,$(MAKE) test-release)
@@ -524,7 +557,7 @@ test-olm: $(OPERATOR_SDK) $(SCORECARD_TEST) $(OPM) oaat-scorecard-tests ## Check
 	$(OLM_TEST_ENV) go test -tags olm ./tests/olm/ -count=1 -v
 
 .PHONY: verify
-verify: manifests generate fmt api-docs ## Regenerate code, manifests and the API reference, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify); then both linters (lint, lint-api).
+verify: verify-tools manifests generate fmt api-docs ## Regenerate code, manifests and the API reference, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify); then both linters (lint, lint-api).
 	hack/verify-clean-tree.sh
 	$(MAKE) bundle-verify
 	$(MAKE) lint lint-api
@@ -696,7 +729,7 @@ DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANA
 	LOCAL_OPERATOR=$(LOCAL_OPERATOR_BIN)
 
 .PHONY: demo
-demo: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+demo: demo-tools $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
 	$(MAKE) images IMAGES="$(DEMO_IMAGES)"
 	go build -ldflags "$(VERSION_LDFLAGS)" -o $(MANAGER_BIN) ./cmd
 	go build -ldflags "$(VERSION_LDFLAGS)" -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
@@ -1109,6 +1142,29 @@ $(CPB):
 copy-content: $(COPY_CONTENT) ## Build OLM's copy-content (in the OLM image) into the tools cache if necessary.
 $(COPY_CONTENT):
 	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/copy-content,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
+
+# One Go build keeps about 1.2 of the 2 cores busy (`time make build`, cold packages: user 141 s
+# over 115 s of real time), so on a cold machine demo and verify build their tools as two chains
+# side by side: each chain builds its tools in order, and no two builds at a time compile the
+# same tools module's packages (Go's cache would not stop both from compiling them). On a warm
+# machine the chains find every tool built.
+TOOLS_CHAIN_controlplane = $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(KUBELET) \
+	$(CRI_TEARDOWN) $(KUBE_PROXY)
+TOOLS_CHAIN_cluster = $(ETCD) $(KWOK) $(KUSTOMIZE) $(COREDNS) $(PROCESSES)
+TOOLS_CHAIN_sdk-lint = $(OPERATOR_SDK) $(GOLANGCI_LINT) $(KUBE_API_LINTER)
+TOOLS_CHAIN_devtools-opm = $(CONTROLLER_GEN) $(KUSTOMIZE) $(CRD_REF_DOCS) $(OPM)
+
+.PHONY: demo-tools verify-tools tools-chain-%
+demo-tools: ## Build the tools of demo (two chains side by side) if necessary.
+	@$(MAKE) --no-print-directory -j2 -Oline tools-chain-controlplane tools-chain-cluster
+verify-tools: ## Build the tools of verify (two chains side by side) if necessary.
+	@$(MAKE) --no-print-directory -j2 -Oline tools-chain-sdk-lint tools-chain-devtools-opm
+# A chain's make builds its tools in order (.NOTPARALLEL), whatever -j its parent has.
+tools-chain-%:
+	@$(MAKE) --no-print-directory TOOLS_CHAIN=$* $(TOOLS_CHAIN_$*)
+ifdef TOOLS_CHAIN
+.NOTPARALLEL:
+endif
 
 # go-build-tool builds package $(3) of the tools module hack/tools/$(2) into file $(1), with
 # extra linker flags $(4) and build tags $(5), and says how long it took (the cold-machine figures

@@ -311,12 +311,15 @@ previous_src() {
 	fi
 	printf '%s' "$dir"
 }
+# The previous manager is built as this release's is (-trimpath, no VCS stamp, -s -w), so that
+# it reuses the packages the operator image compiled: the two go.mod files differ in a few lines.
+PREVIOUS_GO_FLAGS=(-trimpath -buildvcs=false -ldflags "-s -w")
 inputs_previous-operator() {
-	echo "$PREVIOUS_COMMIT $PREVIOUS_IMG $(go version)"
+	echo "$PREVIOUS_COMMIT $PREVIOUS_IMG $(go version) ${PREVIOUS_GO_FLAGS[*]}"
 	hash_files hack/images/contract
 }
 build_previous-operator() {
-	local src
+	local src go_flags=("${PREVIOUS_GO_FLAGS[@]}")
 	src=$(previous_src)
 	build_from_dockerfile "$1" "$src/Dockerfile" "$src" ./cmd "$PREVIOUS_IMG" linux/amd64
 }
