@@ -557,7 +557,7 @@ test-olm: $(OPERATOR_SDK) $(SCORECARD_TEST) $(OPM) oaat-scorecard-tests ## Check
 	$(OLM_TEST_ENV) go test -tags olm ./tests/olm/ -count=1 -v
 
 .PHONY: verify
-verify: verify-tools manifests generate fmt api-docs ## Regenerate code, manifests and the API reference, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify); then both linters (lint, lint-api).
+verify: manifests generate fmt api-docs ## Regenerate code, manifests and the API reference, fail if they differ from what is committed or are untracked; then the bundle and the catalog (bundle-verify); then both linters (lint, lint-api).
 	hack/verify-clean-tree.sh
 	$(MAKE) bundle-verify
 	$(MAKE) lint lint-api
@@ -729,7 +729,7 @@ DEMO_ENV = $(CLUSTER_ENV) $(REAL_NODE_ENV) KUSTOMIZE=$(KUSTOMIZE) MANAGER=$(MANA
 	LOCAL_OPERATOR=$(LOCAL_OPERATOR_BIN)
 
 .PHONY: demo
-demo: demo-tools $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
+demo: $(CLUSTER_BINARIES) $(REAL_NODE_BINARIES) real-node-packages $(KUSTOMIZE) ## Start the local cluster with its real node and the operator, run config/samples in namespace oaat-demo, watch it (DEMO_SECONDS=N: N seconds, then check).
 	$(MAKE) images IMAGES="$(DEMO_IMAGES)"
 	go build -ldflags "$(VERSION_LDFLAGS)" -o $(MANAGER_BIN) ./cmd
 	go build -ldflags "$(VERSION_LDFLAGS)" -o $(KUBECTL_OAAT_BIN) ./cmd/kubectl-oaat
@@ -1142,29 +1142,6 @@ $(CPB):
 copy-content: $(COPY_CONTENT) ## Build OLM's copy-content (in the OLM image) into the tools cache if necessary.
 $(COPY_CONTENT):
 	$(call go-build-tool,$@,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/copy-content,$(OLM_LDFLAGS),$(OPERATOR_FRAMEWORK_TAGS))
-
-# One Go build keeps about 1.2 of the 2 cores busy (`time make build`, cold packages: user 141 s
-# over 115 s of real time), so on a cold machine demo and verify build their tools as two chains
-# side by side: each chain builds its tools in order, and no two builds at a time compile the
-# same tools module's packages (Go's cache would not stop both from compiling them). On a warm
-# machine the chains find every tool built.
-TOOLS_CHAIN_controlplane = $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL_BIN) $(KUBELET) \
-	$(CRI_TEARDOWN) $(KUBE_PROXY)
-TOOLS_CHAIN_cluster = $(ETCD) $(KWOK) $(KUSTOMIZE) $(COREDNS) $(PROCESSES)
-TOOLS_CHAIN_sdk-lint = $(OPERATOR_SDK) $(GOLANGCI_LINT) $(KUBE_API_LINTER)
-TOOLS_CHAIN_devtools-opm = $(CONTROLLER_GEN) $(KUSTOMIZE) $(CRD_REF_DOCS) $(OPM)
-
-.PHONY: demo-tools verify-tools tools-chain-%
-demo-tools: ## Build the tools of demo (two chains side by side) if necessary.
-	@$(MAKE) --no-print-directory -j2 -Oline tools-chain-controlplane tools-chain-cluster
-verify-tools: ## Build the tools of verify (two chains side by side) if necessary.
-	@$(MAKE) --no-print-directory -j2 -Oline tools-chain-sdk-lint tools-chain-devtools-opm
-# A chain's make builds its tools in order (.NOTPARALLEL), whatever -j its parent has.
-tools-chain-%:
-	@$(MAKE) --no-print-directory TOOLS_CHAIN=$* $(TOOLS_CHAIN_$*)
-ifdef TOOLS_CHAIN
-.NOTPARALLEL:
-endif
 
 # go-build-tool builds package $(3) of the tools module hack/tools/$(2) into file $(1), with
 # extra linker flags $(4) and build tags $(5), and says how long it took (the cold-machine figures
