@@ -40,7 +40,7 @@ func steadyGroup(b *testing.B, n int) planner.Input {
 // Refresh after Decide, the condition missing), and with Refresh in the same pass when no forecast
 // is due (decide+kept).
 func BenchmarkDecide(b *testing.B) {
-	for _, n := range []int{10, 100} {
+	for _, n := range []int{10, 100, 1000} {
 		in := steadyGroup(b, n)
 		b.Run(fmt.Sprintf("items=%d/decide", n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
@@ -30,6 +31,9 @@ type Options struct {
 	// UntilAssessed ends the forecast once every item has a predicted success after the start and
 	// the round going at the start (mode EachOnce, a schedule) has ended: all that Assess reads.
 	UntilAssessed bool
+	// Replay plays every pass through Decide, also for a plain group (plain.go): the reference
+	// the plain play is tested against.
+	Replay bool
 }
 
 // DefaultRun is the run time assumed for an item that has no recent run in status.
@@ -101,8 +105,8 @@ type Forecast struct {
 	Runs []Run
 	// Rounds are the rounds seen, in order; empty for a group without rounds.
 	Rounds []Round
-	// Start is the status at the start (after the first plan), End at the last pass.
-	Start, End v1alpha1.OaatGroupStatus
+	// Start is the status at the start (after the first plan).
+	Start v1alpha1.OaatGroupStatus
 	// Capacities are the capacities of the group's locks that have a capacity schedule, at the
 	// start, by lock key.
 	Capacities []LockCapacity
@@ -185,6 +189,12 @@ func (s *simulation) run(first planner.Plan) Forecast {
 		f.Passes++
 		s.observe(plan)
 		s.apply(plan)
+		if f.Passes == 1 {
+			if p, err := groupspec.Read(&s.group); s.plain(p, err) {
+				s.runPlain(p.Timing, plan.Create != nil)
+				break
+			}
+		}
 		if opts.UntilAssessed && s.assessed() {
 			f.Stop = StopAssessed
 			break
@@ -206,7 +216,6 @@ func (s *simulation) run(first planner.Plan) Forecast {
 		s.advance(next)
 		plan = planner.Decide(s.input())
 	}
-	f.End = s.group.Status
 	f.ReachedAt = s.now
 	return *f
 }

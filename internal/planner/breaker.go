@@ -229,26 +229,26 @@ func (d *decision) startProbe() (wake time.Time) {
 	return time.Time{}
 }
 
-// scheduleItemOf is the part of an item's status that the selection and the waits read, its
-// cool-off waived when the breaker waives it (failuresWaived).
+// scheduleItemOf is the part of an item's status that the selection and the waits read
+// (ScheduleItem, with the breaker in force).
 func (d *decision) scheduleItemOf(it *v1alpha1.ItemStatus) schedule.Item {
-	item := scheduleItem(it)
-	item.CoolOffWaived = d.failuresWaived(it)
-	return item
+	return ScheduleItem(d.breaker(), it)
 }
 
-// failuresWaived reports whether the item's failures hold it in no cool-off: while the breaker
-// is open (the probes have their own schedule), and once it has closed, when the item's last
-// failure came before.
-func (d *decision) failuresWaived(it *v1alpha1.ItemStatus) bool {
-	cb := d.breaker()
+// ScheduleItem is the part of an item's status that the selection and the waits read, given the
+// group's circuit breaker (nil without spec.circuitBreaker): the item's failures hold it in no
+// cool-off while the breaker is open (the probes have their own schedule), and once it has closed,
+// when the item's last failure came before.
+func ScheduleItem(cb *v1alpha1.CircuitBreakerStatus, it *v1alpha1.ItemStatus) schedule.Item {
+	item := scheduleItem(it)
 	switch {
 	case cb == nil || it.LastFailure == nil:
-		return false
 	case cb.State == v1alpha1.BreakerOpen:
-		return true
+		item.CoolOffWaived = true
+	default:
+		item.CoolOffWaived = cb.ClosedAt != nil && !cb.ClosedAt.Before(it.LastFailure)
 	}
-	return cb.ClosedAt != nil && !cb.ClosedAt.Before(it.LastFailure)
+	return item
 }
 
 // leastRecentlyProbed keeps, of the candidates, those whose last probe (a start since the
@@ -277,7 +277,7 @@ func (d *decision) leastRecentlyProbed(candidates []schedule.Item) []schedule.It
 }
 
 // waitOf is when the item, not held by the group, may start and why not before: as the schedule
-// says (failures waived as failuresWaived says); while the breaker is open, not before
+// says (failures waived as ScheduleItem says); while the breaker is open, not before
 // nextProbeAt (WaitBreakerOpen), and, while a probe runs, until its outcome.
 func (d *decision) waitOf(it *v1alpha1.ItemStatus) schedule.Wait {
 	w := d.policy.Timing.WaitOf(d.scheduleItemOf(it), d.in.Now)
