@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
@@ -90,8 +89,7 @@ func startedStatus(items ...string) v1alpha1.OaatGroupStatus {
 				Reason: string(v1alpha1.ReasonReady), Message: fmt.Sprintf("OaatType sleeper found, %d items", len(items))},
 			{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: t0,
 				Reason: string(v1alpha1.ReasonItemRunning), Message: fmt.Sprintf("Item %q runs in pod %s", item, pod)},
-			// A group's first pass makes its first forecast (forecast.Refresh).
-			forecast.Condition(nil, 1, builders.T0),
+			// No AtRisk: the pass hands its forecast to the forecaster, a later pass writes it.
 		},
 		CurrentRun: &v1alpha1.CurrentRun{Item: item, PodName: pod, StartedAt: t0},
 		RunCount:   1,
@@ -110,7 +108,6 @@ func withdrawnStatus(text string) v1alpha1.OaatGroupStatus {
 			Reason: string(v1alpha1.ReasonPodCreateFailed), Message: text},
 		{Type: v1alpha1.ConditionRunning, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: stamp(builders.T0),
 			Reason: string(v1alpha1.ReasonIdle), Message: "No item pod is active"},
-		forecast.Condition(nil, 1, builders.T0),
 	}
 	return s
 }

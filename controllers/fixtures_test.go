@@ -72,6 +72,7 @@ func newTestReconciler(c client.Client, apiReader client.Reader) testReconciler 
 	r := &OaatGroupReconciler{Client: noLockWrites{c}, APIReader: apiReader, Recorder: recorder, Clock: clock, Seed: 1, Runs: runs,
 		HistoryRefusalWait: history.DefaultRefusalWait}
 	r.onDemandRuns = onDemandRunWriter{client: c, recorder: recorder, runs: runs}
+	r.forecasts = newForecaster()
 	return testReconciler{OaatGroupReconciler: r, clock: clock, recorder: recorder}
 }
 

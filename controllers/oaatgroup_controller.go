@@ -35,7 +35,6 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/duepriority"
-	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
 	"github.com/oaat-io/oaat-operator/internal/planner"
@@ -85,6 +84,8 @@ type OaatGroupReconciler struct {
 	untracked untrackedPods
 	// created are the pods this manager created, until the cache shows them.
 	created createdPods
+	// forecasts makes condition AtRisk off the reconcile path.
+	forecasts *forecaster
 }
 
 // watches reports whether the manager's cache holds the namespace's groups.
@@ -111,6 +112,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			r.Runs.Forget(req.Namespace, req.Name)
 			r.refusals.forget(req.NamespacedName)
 			r.created.seen(req.NamespacedName)
+			r.forecasts.forget(req.NamespacedName)
 			return ctrl.Result{}, r.releasePods(ctx, req.NamespacedName, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -133,9 +135,10 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	in.AtRisk = r.forecasts.atRisk(req.NamespacedName)
 	plan := planner.Decide(in)
-	// Condition AtRisk: the same decision played forward, when a forecast is due (forecast.Refresh).
-	forecast.Refresh(in, &plan)
+	// Condition AtRisk: the same decision played forward, off the reconcile path.
+	r.forecasts.consider(req.NamespacedName, in, plan)
 	result, err := r.apply(ctx, in.Group, plan, in.Now)
 	if result.RequeueAfter > 0 {
 		result.Priority = wakeUpPriority()
@@ -167,8 +170,13 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(reprioritize); err != nil {
 		return err
 	}
+	r.forecasts = newForecaster()
+	if err := mgr.Add(r.forecasts); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		WatchesRawSource(reprioritize.source()).
+		WatchesRawSource(r.forecasts.source()).
 		// Every watch queues with a priority (prioritized, package duepriority), the group's own too:
 		// For's handler would queue the informer's initial list in list order.
 		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: r.selfAndYielders, floor: duepriority.Idle}).

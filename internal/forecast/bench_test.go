@@ -15,7 +15,8 @@ import (
 
 // steadyGroup is a group of n items that each run a minute, every item succeeding within its
 // frequency (two minutes per item): the run of item-0 has just ended, its pod succeeded, and the
-// pass that records it starts the next item, the reconcile in which Refresh makes a forecast.
+// pass that records it starts the next item, a pass for which a forecast is due (the group has no
+// condition AtRisk yet).
 func steadyGroup(b *testing.B, n int) planner.Input {
 	b.Helper()
 	var items []item
@@ -36,35 +37,39 @@ func steadyGroup(b *testing.B, n int) planner.Input {
 	return in
 }
 
-// BenchmarkDecide measures a reconcile's decision alone (decide), with a forecast (decide+forecast:
-// Refresh after Decide, the condition missing), and with Refresh in the same pass when no forecast
-// is due (decide+kept).
+// BenchmarkDecide measures a reconcile's decision alone, for the groups of BenchmarkForecast.
 func BenchmarkDecide(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		in := steadyGroup(b, n)
-		b.Run(fmt.Sprintf("items=%d/decide", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				planner.Decide(in)
 			}
 		})
-		b.Run(fmt.Sprintf("items=%d/decide+forecast", n), func(b *testing.B) {
+	}
+}
+
+// BenchmarkForecast measures the forecaster's work for one group, condition AtRisk from a pass's
+// snapshot and plan (AtRisk: the full horizon of a day, until every item is assessed), as the
+// plain play makes it and with every pass through Decide (replay, the only way for a group that
+// is not plain: a schedule, windows, locks).
+func BenchmarkForecast(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		in := steadyGroup(b, n)
+		first := planner.Decide(in)
+		b.Run(fmt.Sprintf("items=%d/plain", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				plan := planner.Decide(in)
-				Refresh(in, &plan)
+				AtRisk(in, first)
 			}
 		})
-		// The same pass with the condition of an earlier forecast: the run ends as assumed and
-		// does not close a cycle (run 1 of n), so no forecast is due.
-		kept := in
-		kept.Group = in.Group.DeepCopy()
-		kept.Group.Status.Conditions = []metav1.Condition{Condition(nil, 1, t0)}
-		b.Run(fmt.Sprintf("items=%d/decide+kept", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("items=%d/replay", n), func(b *testing.B) {
 			b.ReportAllocs()
+			opts := ConditionOptions(n)
+			opts.Replay = true
 			for b.Loop() {
-				plan := planner.Decide(kept)
-				Refresh(kept, &plan)
+				conditionOf(in.Group, Simulate(in, first, opts), in.Now)
 			}
 		})
 	}
@@ -81,9 +86,7 @@ func TestSteadyGroupForecast(t *testing.T) {
 	if f.Stop != StopAssessed || f.Passes > 2*10+2 || len(Assess(in.Group, f)) != 0 {
 		t.Errorf("stop %s after %d passes, risks %v: want every item assessed on time, in about two passes a run", f.Stop, f.Passes, Assess(in.Group, f))
 	}
-	in.Group.Status.Conditions = []metav1.Condition{Condition(nil, 1, t0)}
-	plan = planner.Decide(in)
-	if Refresh(in, &plan) {
-		t.Error("a forecast was made for a run that ended as assumed, not closing a cycle: the benchmark's kept pass would measure one")
+	if !isPlain(in, ConditionOptions(10)) {
+		t.Error("the benchmark's group is not plain: its plain case would measure a replay")
 	}
 }

@@ -23,18 +23,24 @@ func ConditionOptions(items int) Options {
 // shownRisks is how many missed deadlines the condition's message names.
 const shownRisks = 3
 
-// Refresh sets condition AtRisk in plan's status from a forecast of in and plan when one is due
-// (forecastDue); otherwise the condition stays as it was. It reports whether it made a forecast.
-func Refresh(in planner.Input, plan *planner.Plan) bool {
-	if !forecastDue(in, plan) {
-		return false
-	}
-	f := Simulate(in, *plan, ConditionOptions(len(plan.Status.Items)))
-	meta.SetStatusCondition(&plan.Status.Conditions, Condition(Assess(in.Group, f), in.Group.Generation, in.Now))
-	return true
+// AtRisk is condition AtRisk forecast from in and the first plan Decide made from it. A forecast
+// cut short by its pass limit says so in the message: the deadlines after the instant it reached
+// are not judged.
+func AtRisk(in planner.Input, first planner.Plan) metav1.Condition {
+	return conditionOf(in.Group, Simulate(in, first, ConditionOptions(len(first.Status.Items))), in.Now)
 }
 
-// forecastDue reports whether the condition must be forecast again: it is missing or of an
+// conditionOf is condition AtRisk of the group's forecast f, made at now.
+func conditionOf(group *v1alpha1.OaatGroup, f Forecast, now time.Time) metav1.Condition {
+	c := Condition(Assess(group, f), group.Generation, now)
+	if f.Stop == StopPassLimit {
+		c.Message = message.Condition(fmt.Sprintf("%s; the forecast stopped after %d passes at %s: later deadlines are not judged",
+			c.Message, f.Passes, stamp(f.ReachedAt)))
+	}
+	return c
+}
+
+// Due reports whether condition AtRisk must be forecast again after the pass that made plan from in: it is missing or of an
 // earlier generation, a new round starts, a run ended otherwise than the last forecast assumed
 // (longer than its item's expected time, or the item's first failure or interruption since its
 // last success), or it is the run that closes a cycle of as many runs as the group has items. A
@@ -43,7 +49,7 @@ func Refresh(in planner.Input, plan *planner.Plan) bool {
 // decisions per run for n items; while every run goes as assumed, the forecast made a cycle ago
 // still holds, and a cycle spreads its cost to about two decisions per run (docs/forecast.md,
 // "Cost").
-func forecastDue(in planner.Input, plan *planner.Plan) bool {
+func Due(in planner.Input, plan *planner.Plan) bool {
 	st := &plan.Status
 	prev := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAtRisk)
 	switch {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
@@ -48,7 +47,7 @@ func TestCondition(t *testing.T) {
 	}
 }
 
-func TestRefresh(t *testing.T) {
+func TestDue(t *testing.T) {
 	// a runs a minute, b two; the group's status says the run numbered runCount ended.
 	base := func(runCount int64, conditions ...metav1.Condition) func() *v1alpha1.OaatGroup {
 		return func() *v1alpha1.OaatGroup {
@@ -67,10 +66,10 @@ func TestRefresh(t *testing.T) {
 		name     string
 		group    func() *v1alpha1.OaatGroup
 		finished []planner.Outcome
-		wantMade bool
+		wantDue bool
 	}{{
 		name:  "no condition yet",
-		group: base(1), wantMade: true,
+		group: base(1), wantDue: true,
 	}, {
 		name: "the condition of an earlier generation",
 		group: func() *v1alpha1.OaatGroup {
@@ -78,7 +77,7 @@ func TestRefresh(t *testing.T) {
 			g.Generation = 2
 			return g
 		},
-		wantMade: true,
+		wantDue: true,
 	}, {
 		name: "no run ended", group: base(1, stale),
 	}, {
@@ -89,10 +88,10 @@ func TestRefresh(t *testing.T) {
 		finished: succeeded("b", 2*time.Minute+time.Second),
 	}, {
 		name: "a run ended later than expected", group: base(1, stale),
-		finished: succeeded("a", 2*time.Minute), wantMade: true,
+		finished: succeeded("a", 2*time.Minute), wantDue: true,
 	}, {
 		name: "a run failed", group: base(1, stale),
-		finished: []planner.Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: time.Second}}, wantMade: true,
+		finished: []planner.Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: time.Second}}, wantDue: true,
 	}, {
 		name: "an item failing again: its first failure made the forecast",
 		group: func() *v1alpha1.OaatGroup {
@@ -103,7 +102,7 @@ func TestRefresh(t *testing.T) {
 		finished: []planner.Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: time.Second}},
 	}, {
 		name: "the run that closes a cycle of as many runs as items", group: base(4, stale),
-		finished: succeeded("a", time.Minute), wantMade: true,
+		finished: succeeded("a", time.Minute), wantDue: true,
 	}, {
 		name: "a new round starts",
 		group: func() *v1alpha1.OaatGroup {
@@ -112,22 +111,33 @@ func TestRefresh(t *testing.T) {
 			g.Annotations = map[string]string{v1alpha1.AnnotationReset: "again"}
 			return g
 		},
-		wantMade: true,
+		wantDue: true,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := input(tc.group())
 			in.Rand = fixedRand{}
 			plan := planner.Decide(in)
 			plan.Finished = tc.finished
-			made := Refresh(in, &plan)
-			c := meta.FindStatusCondition(plan.Status.Conditions, v1alpha1.ConditionAtRisk)
-			want := stale
-			if tc.wantMade {
-				want = Condition(nil, in.Group.Generation, t0)
-			}
-			if made != tc.wantMade || c == nil || !cmp.Equal(want, *c) {
-				t.Errorf("made %v, condition %+v; want made %v, condition %+v", made, c, tc.wantMade, want)
+			if due := Due(in, &plan); due != tc.wantDue {
+				t.Errorf("due %v, want %v", due, tc.wantDue)
 			}
 		})
+	}
+}
+
+// TestAtRisk: the condition forecast from a pass (the group of TestDue, on time), and the condition
+// of a forecast cut short by its pass limit, whose message says that later deadlines are not judged.
+func TestAtRisk(t *testing.T) {
+	g := group(item{"a", ago(2 * time.Hour), time.Minute}, item{"b", ago(90 * time.Minute), 2 * time.Minute})
+	in := input(g)
+	in.Rand = fixedRand{}
+	if diff := cmp.Diff(Condition(nil, 1, t0), AtRisk(in, planner.Decide(in))); diff != "" {
+		t.Errorf("condition (-want +got):\n%s", diff)
+	}
+	cut := Forecast{From: t0, Until: at(24 * time.Hour), Stop: StopPassLimit, Passes: 72, ReachedAt: at(3 * time.Hour)}
+	want := Condition(nil, 1, t0)
+	want.Message += "; the forecast stopped after 72 passes at 2026-11-21T15:00:00Z: later deadlines are not judged"
+	if diff := cmp.Diff(want, conditionOf(g, cut, t0)); diff != "" {
+		t.Errorf("condition of a forecast cut short (-want +got):\n%s", diff)
 	}
 }

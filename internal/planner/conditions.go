@@ -26,6 +26,15 @@ func idleCondition(stamp metav1.Time, generation int64) metav1.Condition {
 	}
 }
 
+// setAtRisk writes condition AtRisk as the forecast made it (Input.AtRisk) when it was made for the
+// group's generation; otherwise the condition stays as it was, until the forecast of the new
+// generation is made.
+func (d *decision) setAtRisk() {
+	if c := d.in.AtRisk; c != nil && c.ObservedGeneration == d.group.Generation {
+		meta.SetStatusCondition(&d.plan.Status.Conditions, *c)
+	}
+}
+
 // setRunningCondition says whether an item pod is active.
 func (d *decision) setRunningCondition() {
 	cr := d.plan.Status.CurrentRun

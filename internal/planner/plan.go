@@ -43,6 +43,10 @@ type Input struct {
 	// reads while the group lacks the finalizer oaat.io/history (its first pass): nil otherwise,
 	// or when there is none.
 	History *v1alpha1.OaatGroupHistory
+	// AtRisk is condition AtRisk as the forecast made it off the reconcile path (the controller's
+	// forecaster, forecast.AtRisk) from an earlier pass of the group, nil when none is made yet.
+	// Decide writes it when it is of the group's generation (setAtRisk).
+	AtRisk *metav1.Condition
 }
 
 // Plan is what the controller applies, in these phases (controllers.applyPhases; a test holds
@@ -196,6 +200,7 @@ type Outcome struct {
 //	endLockWait             startNext's request                            lockWait cleared when no run waits, waitReason LockHeld (over setWaits')
 //	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
+//	setAtRisk               Input.AtRisk, metadata.generation              condition AtRisk as forecast for this generation
 //	batchSuperseded         pruneHistory's superseded pods, currentRun     DeleteBatch now, or none while they wait
 //	untrackPods             the pods with oaat.io/run-tracking, currentRun Untrack: every such pod but the current run's
 //
@@ -233,6 +238,7 @@ func Decide(in Input) Plan {
 	d.endLockWait()
 	d.setBreakerCondition()
 	d.setRunningCondition()
+	d.setAtRisk()
 	d.batchSuperseded()
 	d.untrackPods()
 	d.plan.RequeueAfter = wake.after(in.Now)
