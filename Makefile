@@ -174,6 +174,10 @@ KREW := $(TOOLBIN_krew)/krew-$(KREW_VERSION)
 HELM := $(TOOLBIN_helm)/helm-$(HELM_VERSION)
 # The SBOMs of the release's binaries (make release).
 CYCLONEDX_GOMOD := $(TOOLBIN_cyclonedx-gomod)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
+# The gRPC health probe of the catalog image (make catalog-image); here, before test-prebuild names it.
+GRPC_HEALTH_PROBE_VERSION := $(call gomod-version,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
+$(if $(GRPC_HEALTH_PROBE_VERSION),,$(error GRPC_HEALTH_PROBE_VERSION could not be read from hack/tools/grpc-health-probe/go.mod))
+GRPC_HEALTH_PROBE := $(TOOLBIN_grpc-health-probe)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 
 # The local cluster's binaries, and the variables through which hack/cluster/cluster.sh takes
 # them. Defined before any rule names them as prerequisites: make expands prerequisites when it
@@ -897,9 +901,6 @@ scorecard-image-push: ## Push the image of the custom scorecard tests.
 # selects some of them (e.g. IMAGES="pause busybox"); all by default.
 IMAGES ?=
 IMAGES_DIR := $(LOCALBIN)/images
-GRPC_HEALTH_PROBE_VERSION := $(call gomod-version,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
-$(if $(GRPC_HEALTH_PROBE_VERSION),,$(error GRPC_HEALTH_PROBE_VERSION could not be read from hack/tools/grpc-health-probe/go.mod))
-GRPC_HEALTH_PROBE := $(TOOLBIN_grpc-health-probe)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 # The operator image is one manifest list of these platforms, cross-compiled.
 OPERATOR_PLATFORMS ?= linux/amd64 linux/arm64
 # The sandbox image: the pause version that Kubernetes KUBE_VERSION builds (build/pause/Makefile's

@@ -215,10 +215,14 @@ inputs_operator() {
 	operator_args
 }
 operator_args() { release_args oaat-operator "Runs a group of items one at a time: a Kubernetes operator"; }
-# The manager as every shipped Go binary is built (make release): no paths of this machine, no
-# VCS stamp, no symbol table, the version and revision set by the linker.
+# release_go_flags [LDFLAGS] sets the caller's go_flags to go build's flags of every shipped Go
+# binary (make release): no paths of this machine, no VCS stamp, no symbol table, and LDFLAGS more
+# of the linker's.
+release_go_flags() { go_flags=(-trimpath -buildvcs=false -ldflags "-s -w${1:+ $1}"); }
+# The manager as every shipped Go binary is built, the version and revision set by the linker.
 build_operator() {
-	local go_flags=(-trimpath -buildvcs=false -ldflags "-s -w $VERSION_LDFLAGS") bud_args
+	local go_flags bud_args
+	release_go_flags "$VERSION_LDFLAGS"
 	mapfile -t bud_args < <(operator_args)
 	# shellcheck disable=SC2086 # the platforms are words
 	build_from_dockerfile "$1" Dockerfile "$REPO_ROOT" ./cmd "$IMG" $OPERATOR_PLATFORMS
@@ -311,15 +315,17 @@ previous_src() {
 	fi
 	printf '%s' "$dir"
 }
-# The previous manager is built as this release's is (-trimpath, no VCS stamp, -s -w), so that
-# it reuses the packages the operator image compiled: the two go.mod files differ in a few lines.
-PREVIOUS_GO_FLAGS=(-trimpath -buildvcs=false -ldflags "-s -w")
+# The previous manager is built as this release's is (release_go_flags, without its version), so
+# that it reuses the packages the operator image compiled: the two go.mod files differ in a few lines.
 inputs_previous-operator() {
-	echo "$PREVIOUS_COMMIT $PREVIOUS_IMG $(go version) ${PREVIOUS_GO_FLAGS[*]}"
+	local go_flags
+	release_go_flags
+	echo "$PREVIOUS_COMMIT $PREVIOUS_IMG $(go version) ${go_flags[*]}"
 	hash_files hack/images/contract
 }
 build_previous-operator() {
-	local src go_flags=("${PREVIOUS_GO_FLAGS[@]}")
+	local src go_flags
+	release_go_flags
 	src=$(previous_src)
 	build_from_dockerfile "$1" "$src/Dockerfile" "$src" ./cmd "$PREVIOUS_IMG" linux/amd64
 }
