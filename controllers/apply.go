@@ -323,8 +323,8 @@ func refused(err error) bool {
 // createPod creates the pod of the run that status intends, if this process still leads. A pod of
 // that name that exists already is the run's pod when the group controls it (created by an earlier
 // pass that did not see the result); any other pod of that name makes the run fail to start. A pod
-// that mounts ReadWriteOnce claims in use goes to their node (place). A pod it created is noted,
-// at the pass's time now, until the cache shows it (createdPods).
+// that mounts ReadWriteOnce claims in use goes to their node (place). A pod it created is
+// expected, from the pass's time now, until an event shows it (expectations).
 func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.OaatGroup, pod *corev1.Pod, now time.Time) error {
 	r.place(ctx, pod)
 	if err := r.Leader.Check(ctx); err != nil {
@@ -332,7 +332,7 @@ func (r *OaatGroupReconciler) createPod(ctx context.Context, group *v1alpha1.Oaa
 	}
 	err := r.Create(ctx, pod)
 	if err == nil {
-		r.created.created(client.ObjectKeyFromObject(group), pod.Name, now)
+		r.expected.expectCreate(client.ObjectKeyFromObject(group), pod.Name, now)
 	}
 	if !apierrors.IsAlreadyExists(err) {
 		return err

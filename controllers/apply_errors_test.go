@@ -555,18 +555,17 @@ func TestDeletePod(t *testing.T) {
 
 // The pass that follows a start, run before the cache shows the pod just created (the group's own
 // status write wakes it at once), reads nothing from the API server and decides nothing: it looks
-// again after cacheLagRetry (createdPods). A pod missing from the cache is read from the API server
-// again once the hint has expired, or once the cache has shown the pod.
+// again after cacheLagRetry (expectations). A pod missing from the cache is read from the API
+// server again once an event of the pod has satisfied the expectation, or once its bound has passed.
 func TestCacheLagsBehindItsOwnCreate(t *testing.T) {
-	for name, forget := range map[string]func(r testReconciler, hidden *[]string){
-		"the hint expired": func(r testReconciler, _ *[]string) { r.clock.Step(createdHintTTL) },
-		"the cache showed the pod": func(r testReconciler, hidden *[]string) {
-			shown := *hidden
-			*hidden = nil
-			if _, err := r.reconcile(t, "g"); err != nil {
-				t.Fatalf("pass with the pod in the cache: %v", err)
+	for name, satisfy := range map[string]func(r testReconciler, server client.Client, pod string){
+		"the expectation's bound passed": func(r testReconciler, _ client.Client, _ string) { r.clock.Step(createBound) },
+		"an event showed the pod": func(r testReconciler, server client.Client, name string) {
+			pod := &corev1.Pod{}
+			if err := server.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name}, pod); err != nil {
+				t.Fatal(err)
 			}
-			*hidden = shown
+			r.expected.observe(pod, false)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -593,7 +592,7 @@ func TestCacheLagsBehindItsOwnCreate(t *testing.T) {
 				t.Fatalf("result %+v, error %v, %d pod reads; want a requeue after %v and no read", res, err, podReads.Load(), cacheLagRetry)
 			}
 
-			forget(r, &hidden)
+			satisfy(r, server, started.CurrentRun.PodName)
 			if _, err := r.reconcile(t, "g"); err != nil || podReads.Load() != 1 {
 				t.Fatalf("error %v, %d pod reads; want the pod read from the API server once", err, podReads.Load())
 			}

@@ -2,9 +2,7 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,22 +21,28 @@ import (
 //     than the pod, whose intent it does not show yet: the group is read again;
 //   - the current run's pod missing from the cache may just have been created: it is read again
 //     before it is taken as gone (currentRunPod).
-func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGroup) (planner.Input, error) {
+//
+// When the pod is one this manager created that no event has shown yet (expectations), no
+// snapshot is made: gather returns its name, and the pass looks again once the event has come.
+func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGroup) (in planner.Input, awaited string, err error) {
 	now := r.Clock.Now()
 	pods, err := cachedGroupPods(ctx, r.Client, group.Namespace, group.Name)
 	if err != nil {
-		return planner.Input{}, fmt.Errorf("listing pods of the group: %w", err)
+		return planner.Input{}, "", fmt.Errorf("listing pods of the group: %w", err)
 	}
 	if groupLagsPods(group, pods.Items) {
 		fresh := &v1alpha1.OaatGroup{}
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(group), fresh); err != nil {
-			return planner.Input{}, fmt.Errorf("reading the group again: %w", err)
+			return planner.Input{}, "", fmt.Errorf("reading the group again: %w", err)
 		}
 		group = fresh
 	}
 	if cr := group.Status.CurrentRun; cr != nil {
-		if err := r.currentRunPod(ctx, group, cr.PodName, pods, now); err != nil {
-			return planner.Input{}, err
+		if r.expected.creating(client.ObjectKeyFromObject(group), cr.PodName, now) && !hasPod(pods.Items, cr.PodName) {
+			return planner.Input{}, cr.PodName, nil
+		}
+		if err := r.currentRunPod(ctx, group, cr.PodName, pods); err != nil {
+			return planner.Input{}, "", err
 		}
 	}
 
@@ -49,33 +53,33 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 	case err == nil:
 		typ = ot
 	case !apierrors.IsNotFound(err):
-		return planner.Input{}, fmt.Errorf("reading OaatType %s: %w", group.Spec.OaatType, err)
+		return planner.Input{}, "", fmt.Errorf("reading OaatType %s: %w", group.Spec.OaatType, err)
 	}
 
 	configMaps, err := r.configMaps(ctx, group)
 	if err != nil {
-		return planner.Input{}, err
+		return planner.Input{}, "", err
 	}
 
 	claims, err := r.claims(ctx, group)
 	if err != nil {
-		return planner.Input{}, err
+		return planner.Input{}, "", err
 	}
 
 	onDemandRuns := &v1alpha1.OaatRunList{}
 	if err := r.List(ctx, onDemandRuns, client.InNamespace(group.Namespace),
 		client.MatchingFields{oaatGroupIndex: group.Name}); err != nil {
-		return planner.Input{}, fmt.Errorf("listing the group's OaatRuns: %w", err)
+		return planner.Input{}, "", fmt.Errorf("listing the group's OaatRuns: %w", err)
 	}
 
 	locks, err := r.gatherLocks(ctx, group)
 	if err != nil {
-		return planner.Input{}, err
+		return planner.Input{}, "", err
 	}
 
 	previous, err := r.previousHistory(ctx, group)
 	if err != nil {
-		return planner.Input{}, err
+		return planner.Input{}, "", err
 	}
 
 	return planner.Input{
@@ -91,7 +95,7 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		History:      previous,
 
 		StatusRefusedAt: r.refusals.refusedAt(client.ObjectKeyFromObject(group)),
-	}, nil
+	}, "", nil
 }
 
 // configMaps reads the ConfigMaps the group takes items from, from the API server: the manager
@@ -135,23 +139,12 @@ func hasPod(pods []corev1.Pod, name string) bool {
 	return false
 }
 
-// errCacheLagsCreate ends a pass that would decide from a cache that has not shown yet the pod
-// this manager created a moment ago (createdPods): the pass looks again after cacheLagRetry, and
-// the pod's watch event brings it sooner.
-var errCacheLagsCreate = errors.New("the cache does not show yet the pod this manager created for the current run")
-
 // currentRunPod completes pods, the group's pods as the cache shows them, with the current run's
-// pod when the cache does not show it: read from the API server, unless this manager created it a
-// moment ago (errCacheLagsCreate). A pod that the API server does not have either is left out:
-// the planner takes it as gone.
-func (r *OaatGroupReconciler) currentRunPod(ctx context.Context, group *v1alpha1.OaatGroup, name string, pods *corev1.PodList, now time.Time) error {
-	key := client.ObjectKeyFromObject(group)
+// pod when the cache does not show it, read from the API server. A pod that the API server does
+// not have either is left out: the planner takes it as gone.
+func (r *OaatGroupReconciler) currentRunPod(ctx context.Context, group *v1alpha1.OaatGroup, name string, pods *corev1.PodList) error {
 	if hasPod(pods.Items, name) {
-		r.created.seen(key)
 		return nil
-	}
-	if r.created.awaited(key, name, now) {
-		return errCacheLagsCreate
 	}
 	pod := &corev1.Pod{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: name}, pod)

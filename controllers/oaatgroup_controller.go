@@ -11,7 +11,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -79,11 +78,8 @@ type OaatGroupReconciler struct {
 	onDemandRuns onDemandRunWriter
 	// refusals paces the start attempts of groups whose status the API server refuses.
 	refusals statusRefusals
-	// untracked are the pods whose finalizer oaat.io/run-tracking was removed, until the cache
-	// shows it.
-	untracked untrackedPods
-	// created are the pods this manager created, until the cache shows them.
-	created createdPods
+	// expected are this manager's writes that the cache has not shown yet.
+	expected expectations
 	// forecasts makes condition AtRisk off the reconcile path.
 	forecasts *forecaster
 }
@@ -111,7 +107,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		if apierrors.IsNotFound(err) {
 			r.Runs.Forget(req.Namespace, req.Name)
 			r.refusals.forget(req.NamespacedName)
-			r.created.seen(req.NamespacedName)
+			r.expected.forget(req.NamespacedName)
 			r.forecasts.forget(req.NamespacedName)
 			return ctrl.Result{}, r.releasePods(ctx, req.NamespacedName, "")
 		}
@@ -127,13 +123,13 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	r.Runs.RetainItems(group.Namespace, group.Name, hasItemStatus(group))
 
-	in, err := r.gather(ctx, group)
-	if errors.Is(err, errCacheLagsCreate) {
-		log.FromContext(ctx).V(1).Info("Waiting for the cache to show the pod just created", "pod", group.Status.CurrentRun.PodName)
-		return ctrl.Result{RequeueAfter: cacheLagRetry, Priority: wakeUpPriority()}, nil
-	}
+	in, awaited, err := r.gather(ctx, group)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if awaited != "" {
+		log.FromContext(ctx).V(1).Info("Waiting for the cache to show the pod just created", "pod", awaited)
+		return ctrl.Result{RequeueAfter: cacheLagRetry, Priority: wakeUpPriority()}, nil
 	}
 	in.AtRisk = r.forecasts.atRisk(req.NamespacedName)
 	plan := planner.Decide(in)

@@ -80,6 +80,9 @@ func (h prioritized) enqueue(ctx context.Context, obj client.Object, ev seen, q 
 	if obj == nil {
 		return
 	}
+	if pod, ok := obj.(*corev1.Pod); ok {
+		h.r.expected.observe(pod, ev.deleted)
+	}
 	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
 	for _, req := range h.toGroups(ctx, obj) {
 		if !h.r.watches(req.Namespace) {

@@ -48,9 +48,9 @@ func (r *OaatGroupReconciler) untrackPods(ctx context.Context, a *applying) (*ct
 // The pod's UID in the patch is a precondition (an immutable field: a patch that would change it
 // is rejected), so that a pod of the same name created since is left alone. A pod gone meanwhile
 // is left as it is. A pod the cache shows as it was when this manager removed the finalizer is
-// skipped (untrackedPods).
+// skipped (expectations).
 func (r *OaatGroupReconciler) untrack(ctx context.Context, pod *corev1.Pod) error {
-	if r.untracked.pending(pod, r.Clock.Now()) {
+	if r.expected.untracking(pod, r.Clock.Now()) {
 		return nil
 	}
 	uid, read := pod.UID, pod.ResourceVersion
@@ -63,7 +63,7 @@ func (r *OaatGroupReconciler) untrack(ctx context.Context, pod *corev1.Pod) erro
 	}
 	err = r.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))
 	if err == nil {
-		r.untracked.untracked(uid, read, r.Clock.Now())
+		r.expected.expectUntrack(uid, read, r.Clock.Now())
 		return nil
 	}
 	if apierrors.IsNotFound(err) {
