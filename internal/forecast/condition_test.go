@@ -66,7 +66,7 @@ func TestDue(t *testing.T) {
 		name     string
 		group    func() *v1alpha1.OaatGroup
 		finished []planner.Outcome
-		wantDue bool
+		wantDue  bool
 	}{{
 		name:  "no condition yet",
 		group: base(1), wantDue: true,
