@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -137,6 +138,8 @@ var _ = Describe("The documentation's commands", Serial, func() {
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, nightly.Name)
 			g.Expect(group.Status.ObservedGeneration).To(Equal(group.Generation))
+			// The forecaster makes the condition off the first pass; a later pass writes it.
+			g.Expect(meta.FindStatusCondition(group.Status.Conditions, v1alpha1.ConditionAtRisk)).NotTo(BeNil())
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 		shell.runAll(ctx, "team-a", nil)
 
