@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/duepriority"
@@ -37,10 +36,7 @@ type forecaster struct {
 	made map[types.NamespacedName]metav1.Condition
 	// work has a value while forecasts are pending.
 	work chan struct{}
-
-	queued chan struct{} // closed once queue is set
-	queue  queue
-	once   sync.Once
+	queueHandover
 }
 
 // planned is a pass's snapshot and the plan Decide made from it.
@@ -51,23 +47,11 @@ type planned struct {
 
 func newForecaster() *forecaster {
 	return &forecaster{
-		pending: map[types.NamespacedName]planned{},
-		made:    map[types.NamespacedName]metav1.Condition{},
-		work:    make(chan struct{}, 1),
-		queued:  make(chan struct{}),
+		pending:       map[types.NamespacedName]planned{},
+		made:          map[types.NamespacedName]metav1.Condition{},
+		work:          make(chan struct{}, 1),
+		queueHandover: newQueueHandover(),
 	}
-}
-
-// source hands the controller's queue to the forecaster, which queues a group once its forecast
-// is made.
-func (f *forecaster) source() source.Source {
-	return source.Func(func(_ context.Context, q queue) error {
-		f.once.Do(func() {
-			f.queue = q
-			close(f.queued)
-		})
-		return nil
-	})
 }
 
 // atRisk is the condition last made for the group, nil when none is.
@@ -117,9 +101,7 @@ func (f *forecaster) forget(key types.NamespacedName) {
 
 // Start makes the pending forecasts one at a time, while this process leads.
 func (f *forecaster) Start(ctx context.Context) error {
-	select {
-	case <-f.queued:
-	case <-ctx.Done():
+	if !f.await(ctx) {
 		return nil
 	}
 	for {

@@ -162,7 +162,7 @@ func (r *OaatGroupReconciler) random(group *v1alpha1.OaatGroup) *rand.Rand {
 // after), and of an OaatRun, for the group it names.
 func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.onDemandRuns = onDemandRunWriter{client: r.Client, recorder: r.Recorder, runs: r.Runs}
-	reprioritize := &reprioritizer{r: r, cache: mgr.GetCache(), queued: make(chan struct{})}
+	reprioritize := &reprioritizer{r: r, cache: mgr.GetCache(), queueHandover: newQueueHandover()}
 	if err := mgr.Add(reprioritize); err != nil {
 		return err
 	}

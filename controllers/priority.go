@@ -175,30 +175,14 @@ var _ handler.EventHandler = prioritized{}
 // from long ago (a group idle then and due now). The queue keeps a key's highest priority, so
 // adding again only raises the groups that became due meanwhile.
 type reprioritizer struct {
-	r      *OaatGroupReconciler
-	cache  cache.Cache
-	queued chan struct{} // closed once queue is set
-	queue  queue
-	once   sync.Once
-}
-
-// source is a source of the controller whose only effect is to hand over the controller's queue;
-// the controller starts it with its other sources (when warming up, before it leads).
-func (p *reprioritizer) source() source.Source {
-	return source.Func(func(_ context.Context, q queue) error {
-		p.once.Do(func() {
-			p.queue = q
-			close(p.queued)
-		})
-		return nil
-	})
+	r     *OaatGroupReconciler
+	cache cache.Cache
+	queueHandover
 }
 
 // Start queues every group the cache holds again; the manager runs it once this process leads.
 func (p *reprioritizer) Start(ctx context.Context) error {
-	select {
-	case <-p.queued:
-	case <-ctx.Done():
+	if !p.await(ctx) {
 		return nil
 	}
 	if !p.cache.WaitForCacheSync(ctx) {
@@ -213,4 +197,36 @@ func (p *reprioritizer) Start(ctx context.Context) error {
 		h.enqueue(ctx, &groups.Items[i], seen{}, p.queue)
 	}
 	return nil
+}
+
+// queueHandover hands the controller's queue to a runnable of the manager that queues groups of
+// its own accord (the reprioritizer, the forecaster). Ready once made by newQueueHandover.
+type queueHandover struct {
+	queued chan struct{} // closed once queue is set
+	queue  queue
+	once   sync.Once
+}
+
+func newQueueHandover() queueHandover { return queueHandover{queued: make(chan struct{})} }
+
+// source is a source of the controller whose only effect is to hand over the controller's queue;
+// the controller starts it with its other sources (when warming up, before it leads).
+func (h *queueHandover) source() source.Source {
+	return source.Func(func(_ context.Context, q queue) error {
+		h.once.Do(func() {
+			h.queue = q
+			close(h.queued)
+		})
+		return nil
+	})
+}
+
+// await waits until the queue is handed over; false when ctx ends first.
+func (h *queueHandover) await(ctx context.Context) bool {
+	select {
+	case <-h.queued:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
