@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,11 +39,12 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		group = fresh
 	}
 	if cr := group.Status.CurrentRun; cr != nil {
-		if r.expected.creating(client.ObjectKeyFromObject(group), cr.PodName, now) && !hasPod(pods.Items, cr.PodName) {
-			return planner.Input{}, cr.PodName, nil
-		}
-		if err := r.currentRunPod(ctx, group, cr.PodName, pods); err != nil {
+		awaited, err := r.currentRunPod(ctx, group, cr.PodName, pods, now)
+		if err != nil {
 			return planner.Input{}, "", err
+		}
+		if awaited {
+			return planner.Input{}, cr.PodName, nil
 		}
 	}
 
@@ -140,19 +142,23 @@ func hasPod(pods []corev1.Pod, name string) bool {
 }
 
 // currentRunPod completes pods, the group's pods as the cache shows them, with the current run's
-// pod when the cache does not show it, read from the API server. A pod that the API server does
-// not have either is left out: the planner takes it as gone.
-func (r *OaatGroupReconciler) currentRunPod(ctx context.Context, group *v1alpha1.OaatGroup, name string, pods *corev1.PodList) error {
+// pod when the cache does not show it. A pod this manager created that no event has shown yet is
+// awaited (no snapshot is made); any other is read from the API server, and one the API server
+// does not have either is left out: the planner takes it as gone.
+func (r *OaatGroupReconciler) currentRunPod(ctx context.Context, group *v1alpha1.OaatGroup, name string, pods *corev1.PodList, now time.Time) (awaited bool, err error) {
 	if hasPod(pods.Items, name) {
-		return nil
+		return false, nil
+	}
+	if r.expected.creating(client.ObjectKeyFromObject(group), name, now) {
+		return true, nil
 	}
 	pod := &corev1.Pod{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: name}, pod)
+	err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: name}, pod)
 	switch {
 	case err == nil && metav1.IsControlledBy(pod, group):
 		pods.Items = append(pods.Items, *pod)
 	case err != nil && !apierrors.IsNotFound(err):
-		return fmt.Errorf("reading pod %s of the current run: %w", name, err)
+		return false, fmt.Errorf("reading pod %s of the current run: %w", name, err)
 	}
-	return nil
+	return false, nil
 }
