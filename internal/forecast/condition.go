@@ -40,14 +40,13 @@ func conditionOf(group *v1alpha1.OaatGroup, f Forecast, now time.Time) metav1.Co
 	return c
 }
 
-// Due reports whether condition AtRisk must be forecast again after the pass that made plan from in: it is missing or of an
-// earlier generation, a new round starts, a run ended otherwise than the last forecast assumed
-// (longer than its item's expected time, or the item's first failure or interruption since its
-// last success), or it is the run that closes a cycle of as many runs as the group has items. A
-// forecast replays Decide about twice per item (the pass that records a run's end and starts the
-// next, and the pass the new pod wakes), so made at every run's end it would cost about 2n
-// decisions per run for n items; while every run goes as assumed, the forecast made a cycle ago
-// still holds, and a cycle spreads its cost to about two decisions per run (docs/forecast.md,
+// Due reports whether condition AtRisk must be forecast again after the pass that made plan
+// from in: the condition is missing or of an earlier generation, a new round starts, a run ended
+// otherwise than the last forecast assumed (longer than its item's expected time, or the item's
+// first failure or interruption since its last success), or the run closes a cycle of as many
+// runs as the group has items. While every run goes as assumed, the forecast made a cycle ago
+// still holds: forecasting once a cycle instead of at every run's end spreads a forecast's cost
+// (a replay plays about two passes of Decide per item) over the cycle's runs (docs/forecast.md,
 // "Cost").
 func Due(in planner.Input, plan *planner.Plan) bool {
 	st := &plan.Status

@@ -18,8 +18,7 @@ func (s *simulation) observe(plan planner.Plan) {
 	f := &s.forecast
 	for _, o := range plan.Finished {
 		if s.running >= 0 && f.Runs[s.running].Item == o.Item {
-			f.Runs[s.running].End, f.Runs[s.running].Result = s.now, o.Result
-			s.running = -1
+			s.end(o.Result)
 		}
 	}
 	cr := plan.Status.CurrentRun
@@ -274,22 +273,21 @@ func (s *simulation) pod(name string) *corev1.Pod {
 	return nil
 }
 
+// end ends the run going now with result.
+func (s *simulation) end(result v1alpha1.RunResult) {
+	run := &s.forecast.Runs[s.running]
+	run.End, run.Result = s.now, result
+	if result == v1alpha1.ResultSucceeded {
+		delete(s.awaited, run.Item)
+	}
+	s.running = -1
+}
+
 // assessed reports whether every item due at the start has a predicted success and the round
 // going at the start has ended, or merged into the next.
 func (s *simulation) assessed() bool {
-	f := &s.forecast
-	if len(f.Rounds) > 0 && f.Rounds[0].EndsAt.IsZero() && !f.Rounds[0].Overrun {
-		return false
-	}
-	for _, it := range f.Start.Items {
-		if heldAtStart(it.WaitReason) {
-			continue
-		}
-		if _, ok := f.NextSuccess(it.Name); !ok {
-			return false
-		}
-	}
-	return true
+	rounds := s.forecast.Rounds
+	return len(s.awaited) == 0 && (len(rounds) == 0 || !rounds[0].EndsAt.IsZero() || rounds[0].Overrun)
 }
 
 // heldAtStart reports whether an item with that wait reason at the start has no success due:

@@ -77,9 +77,7 @@ type plainPlay struct {
 	due     byHistory
 	// current is the item whose run is going, nil when none.
 	current *plainItem
-	// needed are the items Assess reads whose first predicted success is still to come.
-	needed map[string]bool
-	ties   []schedule.Item
+	ties    []schedule.Item
 }
 
 // runPlain plays a plain group's passes after the first (created says that it created a pod) to
@@ -88,20 +86,8 @@ func (s *simulation) runPlain(timing schedule.Timing, created bool) {
 	p := s.newPlainPlay(timing)
 	f := &s.forecast
 	for {
-		if s.opts.UntilAssessed && len(p.needed) == 0 {
-			f.Stop = StopAssessed
-			return
-		}
 		next, ok := p.next(created)
-		switch {
-		case !ok:
-			f.Stop = StopIdle
-		case next.After(f.Until):
-			f.Stop = StopHorizon
-		case f.Passes >= max(s.opts.MaxPasses, 1):
-			f.Stop = StopPassLimit
-		}
-		if f.Stop != "" {
+		if f.Stop = s.stopBefore(next, ok); f.Stop != "" {
 			return
 		}
 		s.now = next
@@ -111,14 +97,9 @@ func (s *simulation) runPlain(timing schedule.Timing, created bool) {
 }
 
 func (s *simulation) newPlainPlay(timing schedule.Timing) *plainPlay {
-	p := &plainPlay{s: s, timing: timing, needed: map[string]bool{}}
+	p := &plainPlay{s: s, timing: timing}
 	if s.group.Spec.CircuitBreaker != nil {
 		p.breaker = s.group.Status.CircuitBreaker
-	}
-	for _, it := range s.forecast.Start.Items {
-		if !heldAtStart(it.WaitReason) {
-			p.needed[it.Name] = true
-		}
 	}
 	cr := s.group.Status.CurrentRun
 	for i := range s.group.Status.Items {
@@ -171,12 +152,10 @@ func (p *plainPlay) pass() (created bool) {
 		if pod := s.pod(s.group.Status.CurrentRun.PodName); pod != nil {
 			end = later(end, pod.CreationTimestamp.Time) // its container ends once it exists (advance)
 		}
-		run := &s.forecast.Runs[s.running]
-		run.End, run.Result = s.now, v1alpha1.ResultSucceeded
-		delete(p.needed, run.Item)
+		s.end(v1alpha1.ResultSucceeded)
 		p.current.item.LastSuccess, p.current.item.FailureCount = end, 0
 		p.queue(p.current)
-		p.current, s.running = nil, -1
+		p.current = nil
 		s.group.Status.CurrentRun = nil
 	}
 	for len(p.waiting) > 0 && !p.waiting[0].at.After(s.now) {

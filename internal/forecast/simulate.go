@@ -151,6 +151,8 @@ type simulation struct {
 	running int
 	// runEnds are the expected run times by item.
 	runEnds map[string]time.Duration
+	// awaited are the items due at the start without a predicted success yet (assessed).
+	awaited map[string]bool
 }
 
 func newSimulation(in planner.Input, opts Options) *simulation {
@@ -177,47 +179,66 @@ func newSimulation(in planner.Input, opts Options) *simulation {
 	return s
 }
 
-// run plays the passes from the first plan on.
+// run plays the passes from the first plan on: played by the plain play when the group is plain
+// after the first pass, else replayed through Decide.
 func (s *simulation) run(first planner.Plan) Forecast {
-	opts := s.opts
 	f := &s.forecast
 	f.Start = *first.Status.DeepCopy()
 	f.RunTimes = s.runTimes(first.Status.Items)
 	f.Capacities = s.capacities()
-	plan := first
-	for {
-		f.Passes++
-		s.observe(plan)
-		s.apply(plan)
-		if f.Passes == 1 {
-			if p, err := groupspec.Read(&s.group); s.plain(p, err) {
-				s.runPlain(p.Timing, plan.Create != nil)
-				break
-			}
+	s.awaited = map[string]bool{}
+	for _, it := range f.Start.Items {
+		if !heldAtStart(it.WaitReason) {
+			s.awaited[it.Name] = true
 		}
-		if opts.UntilAssessed && s.assessed() {
-			f.Stop = StopAssessed
-			break
-		}
-		next, ok := s.nextEvent(plan)
-		switch {
-		case s.group.Status.LockWait != nil && s.group.Status.CurrentRun == nil && !s.granted() && s.capacityChange().IsZero():
-			f.Stop = StopLockHeld
-		case !ok:
-			f.Stop = StopIdle
-		case next.After(f.Until):
-			f.Stop = StopHorizon
-		case f.Passes >= max(opts.MaxPasses, 1):
-			f.Stop = StopPassLimit
-		}
-		if f.Stop != "" {
-			break
-		}
-		s.advance(next)
-		plan = planner.Decide(s.input())
+	}
+	s.pass(first)
+	if p, err := groupspec.Read(&s.group); s.plain(p, err) {
+		s.runPlain(p.Timing, first.Create != nil)
+	} else {
+		s.replay(first)
 	}
 	f.ReachedAt = s.now
 	return *f
+}
+
+// pass takes in a plan Decide made: the runs it ends and starts, and its status.
+func (s *simulation) pass(plan planner.Plan) {
+	s.forecast.Passes++
+	s.observe(plan)
+	s.apply(plan)
+}
+
+// replay plays the passes after the first (plan) through Decide, to the forecast's stop.
+func (s *simulation) replay(plan planner.Plan) {
+	f := &s.forecast
+	for {
+		next, ok := s.nextEvent(plan)
+		if f.Stop = s.stopBefore(next, ok); f.Stop != "" {
+			return
+		}
+		s.advance(next)
+		plan = planner.Decide(s.input())
+		s.pass(plan)
+	}
+}
+
+// stopBefore is why the forecast stops before its next pass, at next (ok false: there is none);
+// empty when it goes on.
+func (s *simulation) stopBefore(next time.Time, ok bool) Stop {
+	switch {
+	case s.opts.UntilAssessed && s.assessed():
+		return StopAssessed
+	case s.group.Status.LockWait != nil && s.group.Status.CurrentRun == nil && !s.granted() && s.capacityChange().IsZero():
+		return StopLockHeld
+	case !ok:
+		return StopIdle
+	case next.After(s.forecast.Until):
+		return StopHorizon
+	case s.forecast.Passes >= max(s.opts.MaxPasses, 1):
+		return StopPassLimit
+	}
+	return ""
 }
 
 // capacities are the capacities now of the group's locks that have a capacity schedule.
