@@ -47,6 +47,8 @@ func main() {
 		adoptionWindow             time.Duration
 		historyRetention           time.Duration
 		historyRefusalWait         time.Duration
+		notifySink                 string
+		notifyGroupSinkPrefixes    string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to: :8443 for HTTPS, :8080 for HTTP, 0 to disable it.")
@@ -75,6 +77,13 @@ func main() {
 		"How long a deleted OaatGroup waits for the API server to accept its OaatGroupHistory once it refused it for good "+
 			"(an exhausted ResourceQuota, an admission webhook or policy): tried again meanwhile, then the group goes without it, "+
 			"with a Warning event HistoryLost. A refusal by the operator's own rights does not wait.")
+	flag.StringVar(&notifySink, "notify-sink", "",
+		"URL of a sink every group's transitions are sent to as CloudEvents (runs failed, items parked, circuit breaker "+
+			"opened and closed, AtRisk); empty sends none. A bearer token, when needed, is the key token of the Secret "+
+			v1alpha1.NotifyTokenSecret+" in the operator's namespace, the one Secret the operator may read.")
+	flag.StringVar(&notifyGroupSinkPrefixes, "notify-group-sink-prefixes", "",
+		"Comma-separated URL prefixes a group's own sink (spec.notify.sink) may start with; empty refuses every group's sink "+
+			"(the operator then sends nothing on a group's behalf, so that a group cannot make it reach an address its author cannot).")
 	flag.Uint64Var(&seed, "random-seed", 0,
 		"Seed of the random tie-breaks between equally due items; 0 picks one at start.")
 	flag.BoolVar(&printVersion, "version", false,
@@ -165,10 +174,16 @@ func main() {
 		setupLog.Error(err, "Cannot register the lock metrics")
 		os.Exit(1)
 	}
+	notifyMetrics := metrics.NewNotifyMetrics()
+	if err := metrics.RegisterNotify(ctrlmetrics.Registry, notifyMetrics); err != nil {
+		setupLog.Error(err, "Cannot register the notification metrics")
+		os.Exit(1)
+	}
 	if err := controllers.Setup(mgr, controllers.Options{
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
 		LockMetrics: lockMetrics, Namespaces: watchNamespaces, AdoptionWindow: adoptionWindow,
 		HistoryRetention: historyRetention, HistoryRefusalWait: historyRefusalWait,
+		Notify: notifyOptions(notifySink, notifyGroupSinkPrefixes, notifyMetrics, mgr.GetAPIReader(), setupLog),
 		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
 		// Lease check notices it before the elector's renew deadline.
 		OnLeaseLost: func(err error) {

@@ -153,6 +153,7 @@ func (r *OaatGroupReconciler) finalOnDemandStatuses(ctx context.Context, a *appl
 // emits the events it reports.
 func (r *OaatGroupReconciler) persistStatus(ctx context.Context, a *applying) (*ctrl.Result, error) {
 	group, plan := a.group, a.plan
+	droppedBefore := dropped(group.Status.Notifications)
 	if !equality.Semantic.DeepEqual(group.Status, plan.Status) {
 		written := group.Status
 		group.Status = plan.Status
@@ -188,6 +189,8 @@ func (r *OaatGroupReconciler) persistStatus(ctx context.Context, a *applying) (*
 		}
 	}
 	r.announce(ctx, group, plan.Events...)
+	r.Notify.Metrics.Dropped(group.Namespace, group.Name, dropped(plan.Status.Notifications)-droppedBefore)
+	r.notifier.consider(group, plan.Status.Notifications, r.groupSink(group))
 	return nil, nil
 }
 

@@ -73,6 +73,7 @@ func newTestReconciler(c client.Client, apiReader client.Reader) testReconciler 
 		HistoryRefusalWait: history.DefaultRefusalWait}
 	r.onDemandRuns = onDemandRunWriter{client: c, recorder: recorder, runs: runs}
 	r.forecasts = newForecaster()
+	r.notifier = newNotifier(clock, NotifyOptions{})
 	return testReconciler{OaatGroupReconciler: r, clock: clock, recorder: recorder}
 }
 

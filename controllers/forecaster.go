@@ -9,11 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
-	"github.com/oaat-io/oaat-operator/internal/duepriority"
 	"github.com/oaat-io/oaat-operator/internal/forecast"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
@@ -119,7 +116,7 @@ func (f *forecaster) Start(ctx context.Context) error {
 			f.mu.Lock()
 			f.made[key] = c
 			f.mu.Unlock()
-			f.wake(key)
+			f.wakeIdle(key)
 		}
 	}
 }
@@ -137,18 +134,6 @@ func (f *forecaster) next() (types.NamespacedName, planned, bool) {
 		}
 	}
 	return types.NamespacedName{}, planned{}, false
-}
-
-// wake queues the group, at the priority of a group with nothing due: writing the condition does
-// not go ahead of a run.
-func (f *forecaster) wake(key types.NamespacedName) {
-	req := reconcile.Request{NamespacedName: key}
-	if pq, ok := f.queue.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-		priority := duepriority.Idle
-		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, req)
-		return
-	}
-	f.queue.Add(req)
 }
 
 // detached copies what a forecast reads of a pass's snapshot and plan that the pass's apply goes

@@ -82,6 +82,11 @@ type OaatGroupReconciler struct {
 	expected expectations
 	// forecasts makes condition AtRisk off the reconcile path.
 	forecasts *forecaster
+
+	// Notify says where the groups' transitions go.
+	Notify NotifyOptions
+	// notifier sends the groups' transitions off the reconcile path.
+	notifier *notifier
 }
 
 // watches reports whether the manager's cache holds the namespace's groups.
@@ -109,6 +114,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			r.refusals.forget(req.NamespacedName)
 			r.expected.forget(req.NamespacedName)
 			r.forecasts.forget(req.NamespacedName)
+			r.notifier.forget(req.NamespacedName)
 			return ctrl.Result{}, r.releasePods(ctx, req.NamespacedName, "")
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -132,6 +138,9 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{RequeueAfter: cacheLagRetry, Priority: wakeUpPriority()}, nil
 	}
 	in.AtRisk = r.forecasts.atRisk(req.NamespacedName)
+	in.Notify = r.notifyInput(req.NamespacedName)
+	// The outbox as persisted: after a failover, what the last leader did not see acknowledged.
+	r.notifier.consider(in.Group, in.Group.Status.Notifications, r.groupSink(in.Group))
 	plan := planner.Decide(in)
 	// Condition AtRisk: the same decision played forward, off the reconcile path.
 	r.forecasts.consider(req.NamespacedName, in, plan)
@@ -170,9 +179,14 @@ func (r *OaatGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.forecasts); err != nil {
 		return err
 	}
+	r.notifier = newNotifier(r.Clock, r.Notify)
+	if err := mgr.Add(r.notifier); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		WatchesRawSource(reprioritize.source()).
 		WatchesRawSource(r.forecasts.source()).
+		WatchesRawSource(r.notifier.source()).
 		// Every watch queues with a priority (prioritized, package duepriority), the group's own too:
 		// For's handler would queue the informer's initial list in list order.
 		Watches(&v1alpha1.OaatGroup{}, prioritized{r: r, toGroups: r.selfAndYielders, floor: duepriority.Idle}).

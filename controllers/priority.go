@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -229,4 +230,16 @@ func (h *queueHandover) await(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// wakeIdle queues the group at the priority of a group with nothing due: what a runnable hands
+// back to the group (a forecast, a delivery report) does not go ahead of a run.
+func (h *queueHandover) wakeIdle(key types.NamespacedName) {
+	req := reconcile.Request{NamespacedName: key}
+	if pq, ok := h.queue.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		priority := duepriority.Idle
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, req)
+		return
+	}
+	h.queue.Add(req)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/leader"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/metrics"
+	"github.com/oaat-io/oaat-operator/internal/notify"
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
@@ -149,6 +150,21 @@ type Options struct {
 	// HistoryRefusalWait is how long a group being deleted waits for the API server to accept its
 	// OaatGroupHistory once it refused it for good (history.DefaultRefusalWait when zero).
 	HistoryRefusalWait time.Duration
+	// Notify says where the groups' transitions go; its zero value sends none.
+	Notify NotifyOptions
+}
+
+// NotifyOptions say where the groups' transitions go as CloudEvents.
+type NotifyOptions struct {
+	// Sink is the cluster-wide sink (--notify-sink), nil without one.
+	Sink *notify.Sink
+	// GroupSinkPrefixes are the URL prefixes a group's own sink may start with
+	// (--notify-group-sink-prefixes); none refuses every group's sink.
+	GroupSinkPrefixes []string
+	// Send delivers a transition to a sink (notify.HTTPSender).
+	Send notify.Sender
+	// Metrics counts the deliveries; nil counts nothing.
+	Metrics *metrics.NotifyMetrics
 }
 
 // Setup registers the field indexes and the reconcilers with the manager.
@@ -167,6 +183,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Leader: guard, LockMetrics: opts.LockMetrics, Namespaces: opts.Namespaces,
 		HistoryRetention:   cmp.Or(opts.HistoryRetention, history.DefaultRetention),
 		HistoryRefusalWait: cmp.Or(opts.HistoryRefusalWait, history.DefaultRefusalWait),
+		Notify:             opts.Notify,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the OaatGroup controller: %w", err)
 	}

@@ -119,6 +119,10 @@ const (
 	// is closed and False while it is open: so many items failed in a row that the target they
 	// share is taken to be down.
 	ConditionTargetAvailable = "TargetAvailable"
+	// ConditionNotified is, for a group whose transitions go to a sink (the cluster-wide sink or
+	// spec.notify), True while the sinks take them and False when a delivery fails or
+	// spec.notify.sink is not allowed.
+	ConditionNotified = "Notified"
 )
 
 // Reasons of the Ready condition.
@@ -251,6 +255,17 @@ const (
 	// ReasonBreakerOpened: the Warning event sent once when the breaker opens (not per probe),
 	// about the group, or about the lock whose breaker it is.
 	ReasonBreakerOpened Reason = "BreakerOpened"
+)
+
+// Reasons of condition Notified.
+const (
+	// ReasonSinksReached: the sinks acknowledge what is sent.
+	ReasonSinksReached Reason = "SinksReached"
+	// ReasonSinkUnreachable: a delivery failed; it is retried, and the transitions wait in
+	// status.notifications.pending.
+	ReasonSinkUnreachable Reason = "SinkUnreachable"
+	// ReasonSinkNotAllowed: spec.notify.sink starts with none of the prefixes the manager allows.
+	ReasonSinkNotAllowed Reason = "SinkNotAllowed"
 )
 
 // WaitReason is an ItemStatus.waitReason: why an item does not start now. Its values are the Wait

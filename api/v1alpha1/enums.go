@@ -57,6 +57,7 @@ func Reasons() []Reason {
 		ReasonItemsPending, ReasonBreakerClosed, ReasonBreakerOpen, ReasonBreakerOpened,
 		ReasonItemLate, ReasonRoundLate, ReasonRoundInBlackout, ReasonOnTime, ReasonHistoryAdopted,
 		ReasonHistoryDiscarded, ReasonItemRenamed, ReasonHistoryRefused, ReasonHistoryLost,
+		ReasonSinksReached, ReasonSinkUnreachable, ReasonSinkNotAllowed,
 	}
 }
 

@@ -255,6 +255,14 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Item renames",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:itemRenames"}
 	// +optional
 	ItemRenames []ItemRename `json:"itemRenames,omitempty"`
+
+	// notify sends the group's transitions (runs failed, items parked, the circuit breaker
+	// opening and closing, condition AtRisk turning True) as CloudEvents to a sink of the group's
+	// own, which the manager must allow (--notify-group-sink-prefixes). A manager with a
+	// cluster-wide sink (--notify-sink) sends every group's transitions there too.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Notify",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	// +optional
+	Notify *Notify `json:"notify,omitempty"`
 }
 
 // CurrentRun is the run of an item that the operator has started and whose outcome it has not
@@ -383,8 +391,8 @@ type OaatGroupStatus struct {
 
 	// conditions are the group's conditions: Ready (the spec is valid and its OaatType found),
 	// Running (an item pod is active) and, when they apply, Suspended, Parked, Complete,
-	// ItemsValid, RoundOverrun (with spec.schedule) and TargetAvailable (with
-	// spec.circuitBreaker).
+	// ItemsValid, RoundOverrun (with spec.schedule), TargetAvailable (with
+	// spec.circuitBreaker), AtRisk (the forecast) and Notified (with a sink).
 	// +listType=map
 	// +listMapKey=type
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
@@ -445,6 +453,12 @@ type OaatGroupStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Circuit breaker",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	CircuitBreaker *CircuitBreakerStatus `json:"circuitBreaker,omitempty"`
+
+	// notifications is the group's outbox of transitions to send as CloudEvents, while a sink
+	// takes them (spec.notify, or the manager's cluster-wide sink).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Notifications",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	Notifications *NotificationsStatus `json:"notifications,omitempty"`
 }
 
 // OaatGroup runs a set of items one at a time: at most one item pod of the group is live at any

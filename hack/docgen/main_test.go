@@ -137,7 +137,7 @@ spec:
 		"What the metrics mean, example queries and the dashboard: [Metrics and alerts](../metrics-and-alerts.md);\n" +
 		"what to do when an alert fires: [Runbooks](../runbooks/README.md).\n\n" +
 		"## Metrics\n\n" +
-		"Every metric the manager registers (`metrics.Register` and `metrics.RegisterLocks` in\n" +
+		"Every metric the manager registers (`metrics.Register`, `metrics.RegisterLocks` and `metrics.RegisterNotify` in\n" +
 		"`cmd/main.go`), as a scrape shows it: its type, its labels and its help text. The values of a\n" +
 		"metric computed at scrape time come from the collector named, which reads the manager's cache;\n" +
 		"the operator keeps the others in memory, as it observes them.\n\n" +
@@ -231,6 +231,9 @@ func TestOperatorMetricsOnPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := metrics.RegisterLocks(reg, metrics.NewLockMetrics(), metrics.NewLockCollector(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := metrics.RegisterNotify(reg, metrics.NewNotifyMetrics()); err != nil {
 		t.Fatal(err)
 	}
 	names := 0

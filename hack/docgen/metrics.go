@@ -39,7 +39,7 @@ type metricDoc struct {
 }
 
 // registerOperatorMetrics registers the operator's metrics with reg as cmd/main.go does
-// (metrics.Register, metrics.RegisterLocks), except that the collectors read a fixture instead of
+// (metrics.Register, metrics.RegisterLocks, metrics.RegisterNotify), except that the collectors read a fixture instead of
 // the manager's cache, and records one sample of each metric the operator keeps, so that a scrape
 // shows every metric. main_test.go keeps the calls equal to those of cmd/main.go.
 func registerOperatorMetrics(reg prometheus.Registerer) error {
@@ -51,6 +51,12 @@ func registerOperatorMetrics(reg prometheus.Registerer) error {
 	if err := metrics.RegisterLocks(reg, locks, metrics.NewLockCollector(fixtureReader{})); err != nil {
 		return err
 	}
+	notifications := metrics.NewNotifyMetrics()
+	if err := metrics.RegisterNotify(reg, notifications); err != nil {
+		return err
+	}
+	notifications.Observe("cluster", true)
+	notifications.Dropped("ns", "group", 1)
 	runs.Observe("ns", "group", "item", "succeeded", time.Minute)
 	runs.OnDemandRun("ns", "group", "succeeded")
 	runs.RoundOverrun("ns", "group")
@@ -278,7 +284,7 @@ func metricsPage(docs []metricDoc, rulesPath, ruleName string, alerts []rule) []
 	b.WriteString("what to do when an alert fires: [Runbooks](../runbooks/README.md).\n\n")
 
 	b.WriteString("## Metrics\n\n")
-	b.WriteString("Every metric the manager registers (`metrics.Register` and `metrics.RegisterLocks` in\n")
+	b.WriteString("Every metric the manager registers (`metrics.Register`, `metrics.RegisterLocks` and `metrics.RegisterNotify` in\n")
 	b.WriteString("`cmd/main.go`), as a scrape shows it: its type, its labels and its help text. The values of a\n")
 	b.WriteString("metric computed at scrape time come from the collector named, which reads the manager's cache;\n")
 	b.WriteString("the operator keeps the others in memory, as it observes them.\n\n")

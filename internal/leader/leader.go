@@ -37,6 +37,15 @@ const DefaultMargin = 5 * time.Second
 // inClusterNamespaceFile holds the namespace of a pod's ServiceAccount.
 const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
+// InClusterNamespace is the namespace the process runs in, that of its pod's ServiceAccount.
+func InClusterNamespace() (string, error) {
+	data, err := os.ReadFile(inClusterNamespaceFile)
+	if err != nil {
+		return "", fmt.Errorf("not running in a cluster: %w", err)
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
 // Identity names the Lease of the leader election and this process's identity in it.
 type Identity struct {
 	// Lease is the namespace and name of the Lease.
@@ -50,11 +59,11 @@ type Identity struct {
 // name and a random suffix, as controller-runtime makes it).
 func NewLock(cfg *rest.Config, namespace, name string) (resourcelock.Interface, Identity, error) {
 	if namespace == "" {
-		data, err := os.ReadFile(inClusterNamespaceFile)
+		ns, err := InClusterNamespace()
 		if err != nil {
-			return nil, Identity{}, fmt.Errorf("no leader election namespace given and not running in a cluster: %w", err)
+			return nil, Identity{}, fmt.Errorf("no leader election namespace given: %w", err)
 		}
-		namespace = strings.TrimSpace(string(data))
+		namespace = ns
 	}
 	host, err := os.Hostname()
 	if err != nil {

@@ -47,6 +47,9 @@ type Input struct {
 	// forecaster, forecast.AtRisk) from an earlier pass of the group, nil when none is made yet.
 	// Decide writes it when it is of the group's generation (setAtRisk).
 	AtRisk *metav1.Condition
+	// Notify is what the manager says of the sinks the group's transitions go to, and the
+	// notifier's last report on what they acknowledged (recordTransitions).
+	Notify Notify
 }
 
 // Plan is what the controller applies, in these phases (controllers.applyPhases; a test holds
@@ -201,6 +204,8 @@ type Outcome struct {
 //	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
 //	setAtRisk               Input.AtRisk, metadata.generation              condition AtRisk as forecast for this generation
+//	recordTransitions       Input.Notify, the status made, Finished        status.notifications: transitions added, acknowledged
+//	                                                                       ones removed; condition Notified
 //	batchSuperseded         pruneHistory's superseded pods, currentRun     DeleteBatch now, or none while they wait
 //	untrackPods             the pods with oaat.io/run-tracking, currentRun Untrack: every such pod but the current run's
 //
@@ -239,6 +244,7 @@ func Decide(in Input) Plan {
 	d.setBreakerCondition()
 	d.setRunningCondition()
 	d.setAtRisk()
+	d.recordTransitions()
 	d.batchSuperseded()
 	d.untrackPods()
 	d.plan.RequeueAfter = wake.after(in.Now)

@@ -200,6 +200,9 @@ type managerOptions struct {
 	// accept its refused OaatGroupHistory (--history-refusal-wait; history.DefaultRefusalWait
 	// otherwise).
 	historyRefusalWait time.Duration
+	// notify says where the groups' transitions go (--notify-sink and
+	// --notify-group-sink-prefixes); none by default.
+	notify controllers.NotifyOptions
 }
 
 // startManagerWith is startManager with options.
@@ -243,7 +246,7 @@ func startManagerWith(o managerOptions) (stop func()) {
 		Clock: clock.RealClock{}, Seed: seed, Runs: runMetrics, MaxConcurrentReconciles: cmp.Or(o.workers, 4), Leader: identity,
 		// As cmd/main.go sets it from WATCH_NAMESPACE.
 		Namespaces: o.namespaces, AdoptionWindow: o.adoptionWindow, HistoryRetention: o.historyRetention,
-		HistoryRefusalWait: o.historyRefusalWait,
+		HistoryRefusalWait: o.historyRefusalWait, Notify: o.notify,
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
