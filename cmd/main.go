@@ -77,11 +77,11 @@ func main() {
 		"How long a deleted OaatGroup waits for the API server to accept its OaatGroupHistory once it refused it for good "+
 			"(an exhausted ResourceQuota, an admission webhook or policy): tried again meanwhile, then the group goes without it, "+
 			"with a Warning event HistoryLost. A refusal by the operator's own rights does not wait.")
-	flag.StringVar(&notifySink, "notify-sink", "",
+	flag.StringVar(&notifySink, "notify-sink", os.Getenv("OAAT_NOTIFY_SINK"),
 		"URL of a sink every group's transitions are sent to as CloudEvents (runs failed, items parked, circuit breaker "+
 			"opened and closed, AtRisk); empty sends none. A bearer token, when needed, is the key token of the Secret "+
 			v1alpha1.NotifyTokenSecret+" in the operator's namespace, the one Secret the operator may read.")
-	flag.StringVar(&notifyGroupSinkPrefixes, "notify-group-sink-prefixes", "",
+	flag.StringVar(&notifyGroupSinkPrefixes, "notify-group-sink-prefixes", os.Getenv("OAAT_NOTIFY_GROUP_SINK_PREFIXES"),
 		"Comma-separated URL prefixes a group's own sink (spec.notify.sink) may start with; empty refuses every group's sink "+
 			"(the operator then sends nothing on a group's behalf, so that a group cannot make it reach an address its author cannot).")
 	flag.Uint64Var(&seed, "random-seed", 0,

@@ -13,9 +13,10 @@ import (
 
 // What the group reconciler keeps in its process, beside the cluster: the expectations of its own
 // writes (expectations), the pace of its retries of a status the API server refuses
-// (statusRefusals), and the forecasts it makes off the reconcile path (forecaster.go). Each saves
-// work or paces it and decides nothing the cluster does not say: lost with the process (a restart,
-// a failover), it costs a request or a forecast made again, no other outcome.
+// (statusRefusals), the forecasts it makes off the reconcile path (forecaster.go), and what the
+// sinks of the groups' transitions acknowledged (notifier.go). Each saves work or paces it and
+// decides nothing the cluster does not say: lost with the process (a restart, a failover), it
+// costs a request, a forecast or a CloudEvent made again, no other outcome.
 
 // expectations are the writes of this manager that its cache has not shown yet, in the way of
 // kueue's pkg/util/expectations: a write notes what it expects (expectCreate, expectUntrack), the

@@ -148,6 +148,8 @@ func paragraph(text string) string {
 // list equal to its os.Getenv calls) and KUBECONFIG, which controller-runtime's GetConfig reads.
 var managerEnv = []struct{ name, meaning string }{
 	{"WATCH_NAMESPACE", "The namespaces whose groups the manager reconciles, comma-separated; empty or unset: all. OLM sets it from the OperatorGroup's target namespaces."},
+	{"OAAT_NOTIFY_SINK", "The default of -notify-sink: an OLM install sets it in its Subscription's spec.config.env (docs/olm.md)."},
+	{"OAAT_NOTIFY_GROUP_SINK_PREFIXES", "The default of -notify-group-sink-prefixes, set the same way."},
 	{"KUBECONFIG", "The kubeconfig of a manager run outside the cluster (as -kubeconfig); inside a pod the ServiceAccount's token is used."},
 }
 

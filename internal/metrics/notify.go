@@ -21,7 +21,7 @@ func NewNotifyMetrics() *NotifyMetrics {
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "oaat_notifications_dropped_total",
 			Help: "Transitions pushed out of a group's status.notifications.pending unsent, while its sinks acknowledged none of the last 32.",
-		}, []string{"namespace", "oaatgroup"}),
+		}, []string{"namespace", "group"}),
 	}
 }
 

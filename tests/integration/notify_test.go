@@ -61,16 +61,18 @@ func (r *receiver) setDown(down bool) {
 var _ = Describe("A group's transitions sent as CloudEvents", func() {
 	// The manager allows the receiver's address as a group's sink. A failed run that parks its
 	// item reaches it as two CloudEvents; while it is down, the next failure waits in the group's
-	// outbox (condition Notified False, a Warning event); once it is back the outbox empties. A
+	// outbox (condition Notified False, a Warning event); once it is back, a manager started
+	// meanwhile, which never saw the failure, sends it and the outbox empties. A
 	// group whose sink the manager does not allow sends nothing and says why.
 	It("delivers failed runs and parked items, keeps them while the sink is down, and refuses a sink not allowed", func(ctx SpecContext) {
 		sink := &receiver{ids: map[string]int{}}
 		server := httptest.NewServer(sink)
 		DeferCleanup(server.Close)
-		stopManager()
-		stopManager = startManagerWith(managerOptions{notify: controllers.NotifyOptions{
+		options := managerOptions{notify: controllers.NotifyOptions{
 			GroupSinkPrefixes: []string{server.URL + "/"}, Send: notify.HTTPSender(nil),
-		}})
+		}}
+		stopManager()
+		stopManager = startManagerWith(options)
 		group := newGroup("notified", "a", "b")
 		group.Spec.MaxConsecutiveFailures = 1
 		group.Spec.Notify = &v1alpha1.Notify{Sink: server.URL + "/hook"}
@@ -111,7 +113,9 @@ var _ = Describe("A group's transitions sent as CloudEvents", func() {
 		}).WithContext(ctx).Should(Succeed())
 		expectEvent(ctx, "notified", corev1.EventTypeWarning, v1alpha1.ReasonSinkUnreachable)
 
-		By("delivering it once the sink is back")
+		By("delivering it once the sink is back, from a manager started meanwhile (the outbox is the status)")
+		stopManager()
+		stopManager = startManagerWith(options)
 		sink.setDown(false)
 		Eventually(sink.events).WithContext(ctx).Should(Equal([]string{
 			"io.oaat.runfailed " + item, "io.oaat.itemparked " + item, "io.oaat.runfailed " + other, "io.oaat.itemparked " + other,
