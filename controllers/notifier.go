@@ -184,6 +184,7 @@ func (n *notifier) round(ctx context.Context) time.Duration {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.forgetUnusedSinks()
 	now := n.clock.Now()
 	for _, s := range n.sinks {
 		if s.retryAt.After(now) {
@@ -191,6 +192,22 @@ func (n *notifier) round(ctx context.Context) time.Duration {
 		}
 	}
 	return wait
+}
+
+// forgetUnusedSinks drops the backoff of a sink no group sends to any more (its groups deleted,
+// or their spec.notify changed), so that what the notifier keeps is bounded by the groups.
+func (n *notifier) forgetUnusedSinks() {
+	used := map[string]bool{}
+	for _, o := range n.outboxes {
+		for _, t := range o.targets {
+			used[t.sink.URL] = true
+		}
+	}
+	for url := range n.sinks {
+		if !used[url] {
+			delete(n.sinks, url)
+		}
+	}
 }
 
 func (n *notifier) keys() []types.NamespacedName {

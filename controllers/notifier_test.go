@@ -117,8 +117,18 @@ func TestNotifierRounds(t *testing.T) {
 	if d := n.delivery(key); d == nil || d.UID != "u2" || d.Acked != 0 {
 		t.Errorf("a new group of the name: report %+v, want u2 acked 0", d)
 	}
+	rec.down["http://cluster"] = true
+	n.consider(g2, outbox(0, 2, v1alpha1.NotifyAtRisk, v1alpha1.NotifyRunFailed), nil)
+	rounds(1)
+	if len(n.sinks) != 1 {
+		t.Fatalf("after a failed delivery the notifier keeps %d sink backoffs, want 1", len(n.sinks))
+	}
 	n.forget(key)
 	if d := n.delivery(key); d != nil {
 		t.Errorf("a deleted group: report %+v, want none", d)
+	}
+	n.round(ctx)
+	if len(n.sinks) != 0 {
+		t.Errorf("the backoff of a sink no group sends to is kept: %v", n.sinks)
 	}
 }
