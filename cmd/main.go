@@ -183,7 +183,7 @@ func main() {
 		Clock: clock.RealClock{}, Seed: seed, Runs: runs, MaxConcurrentReconciles: concurrency, Leader: identity,
 		LockMetrics: lockMetrics, Namespaces: watchNamespaces, AdoptionWindow: adoptionWindow,
 		HistoryRetention: historyRetention, HistoryRefusalWait: historyRefusalWait,
-		Notify: notifyOptions(notifySink, notifyGroupSinkPrefixes, notifyMetrics, mgr.GetAPIReader(), setupLog),
+		Notify: notifyOptions(notifySink, notifyGroupSinkPrefixes, leaderElectionNamespace, notifyMetrics, mgr.GetAPIReader(), setupLog),
 		// Losing the Lease ends the process, as the elector's own OnStoppedLeading does; the
 		// Lease check notices it before the elector's renew deadline.
 		OnLeaseLost: func(err error) {

@@ -17,8 +17,9 @@ import (
 )
 
 // notifyOptions reads the flags of the notifications: the cluster-wide sink and the prefixes a
-// group's sink may start with. The sink's token is read from the operator's namespace.
-func notifyOptions(sink, prefixes string, m *metrics.NotifyMetrics, reader client.Reader, log logr.Logger) controllers.NotifyOptions {
+// group's sink may start with. The sink's token is read from the operator's namespace: namespace
+// (--leader-election-namespace, for a manager run outside the cluster), else the one it runs in.
+func notifyOptions(sink, prefixes, namespace string, m *metrics.NotifyMetrics, reader client.Reader, log logr.Logger) controllers.NotifyOptions {
 	opts := controllers.NotifyOptions{Metrics: m}
 	for _, p := range strings.Split(prefixes, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -32,10 +33,13 @@ func notifyOptions(sink, prefixes string, m *metrics.NotifyMetrics, reader clien
 			os.Exit(1)
 		}
 		opts.Sink = &notify.Sink{URL: sink, Scope: notify.ScopeCluster}
-		namespace, err := leader.InClusterNamespace()
-		if err != nil {
-			log.Error(err, "Cannot find the operator's namespace, where the sink's token is read from")
-			os.Exit(1)
+		if namespace == "" {
+			ns, err := leader.InClusterNamespace()
+			if err != nil {
+				log.Error(err, "Cannot find the operator's namespace, where the sink's token is read from: give --leader-election-namespace")
+				os.Exit(1)
+			}
+			namespace = ns
 		}
 		token = notify.NewSecretToken(reader, client.ObjectKey{Namespace: namespace, Name: v1alpha1.NotifyTokenSecret}).Get
 	}
