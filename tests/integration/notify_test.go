@@ -1,10 +1,7 @@
 package integration
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"sync"
+	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,50 +10,10 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/controllers"
+	"github.com/oaat-io/oaat-operator/hack/devkit"
 	"github.com/oaat-io/oaat-operator/internal/notify"
+	"github.com/oaat-io/oaat-operator/tests/support"
 )
-
-// receiver is a CloudEvents sink: it keeps the structured events it is sent (type, subject and
-// id), and answers 503 while down.
-type receiver struct {
-	mu       sync.Mutex
-	received []string
-	ids      map[string]int
-	down     bool
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.down {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		return
-	}
-	var e struct {
-		ID, Type, Subject string
-	}
-	if err := json.NewDecoder(req.Body).Decode(&e); err != nil || req.Header.Get("Content-Type") != "application/cloudevents+json" {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	r.ids[e.ID]++
-	if r.ids[e.ID] == 1 {
-		r.received = append(r.received, e.Type+" "+e.Subject)
-	}
-	w.WriteHeader(http.StatusAccepted)
-}
-
-func (r *receiver) events() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.received...)
-}
-
-func (r *receiver) setDown(down bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.down = down
-}
 
 var _ = Describe("A group's transitions sent as CloudEvents", func() {
 	// The manager allows the receiver's address as a group's sink. A failed run that parks its
@@ -65,17 +22,19 @@ var _ = Describe("A group's transitions sent as CloudEvents", func() {
 	// meanwhile, which never saw the failure, sends it and the outbox empties. A
 	// group whose sink the manager does not allow sends nothing and says why.
 	It("delivers failed runs and parked items, keeps them while the sink is down, and refuses a sink not allowed", func(ctx SpecContext) {
-		sink := &receiver{ids: map[string]int{}}
-		server := httptest.NewServer(sink)
-		DeferCleanup(server.Close)
+		port, err := devkit.FreePort()
+		Expect(err).NotTo(HaveOccurred())
+		sink := support.NewEventReceiver("127.0.0.1:" + strconv.Itoa(port))
+		Expect(sink.Start()).To(Succeed())
+		DeferCleanup(sink.Stop)
 		options := managerOptions{notify: controllers.NotifyOptions{
-			GroupSinkPrefixes: []string{server.URL + "/"}, Send: notify.HTTPSender(nil),
+			GroupSinkPrefixes: []string{sink.URL("/")}, Send: notify.HTTPSender(nil),
 		}}
 		stopManager()
 		stopManager = startManagerWith(options)
 		group := newGroup("notified", "a", "b")
 		group.Spec.MaxConsecutiveFailures = 1
-		group.Spec.Notify = &v1alpha1.Notify{Sink: server.URL + "/hook"}
+		group.Spec.Notify = &v1alpha1.Notify{Sink: sink.URL("/hook")}
 		refused := newGroup("refused", "c")
 		refused.Spec.Suspend = true
 		refused.Spec.Notify = &v1alpha1.Notify{Sink: "http://192.0.2.1/hook"}
@@ -91,7 +50,7 @@ var _ = Describe("A group's transitions sent as CloudEvents", func() {
 		markRunning(ctx, first.Name)
 		finishPod(ctx, first.Name, 1, "Error")
 		item := first.Annotations[v1alpha1.AnnotationItem]
-		Eventually(sink.events).WithContext(ctx).Should(Equal([]string{"io.oaat.runfailed " + item, "io.oaat.itemparked " + item}))
+		Eventually(received(sink)).WithContext(ctx).Should(Equal([]string{"io.oaat.runfailed " + item, "io.oaat.itemparked " + item}))
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, "notified")
 			g.Expect(group.Status.Notifications).NotTo(BeNil())
@@ -101,7 +60,7 @@ var _ = Describe("A group's transitions sent as CloudEvents", func() {
 		}).WithContext(ctx).Should(Succeed())
 
 		By("keeping the next failure in the outbox while the sink is down")
-		sink.setDown(true)
+		sink.SetRefusing(true)
 		second := waitForLivePod(ctx, "notified", first.Name)
 		markRunning(ctx, second.Name)
 		finishPod(ctx, second.Name, 1, "Error")
@@ -116,8 +75,8 @@ var _ = Describe("A group's transitions sent as CloudEvents", func() {
 		By("delivering it once the sink is back, from a manager started meanwhile (the outbox is the status)")
 		stopManager()
 		stopManager = startManagerWith(options)
-		sink.setDown(false)
-		Eventually(sink.events).WithContext(ctx).Should(Equal([]string{
+		sink.SetRefusing(false)
+		Eventually(received(sink)).WithContext(ctx).Should(Equal([]string{
 			"io.oaat.runfailed " + item, "io.oaat.itemparked " + item, "io.oaat.runfailed " + other, "io.oaat.itemparked " + other,
 		}))
 		Eventually(func(g Gomega) {
@@ -127,3 +86,14 @@ var _ = Describe("A group's transitions sent as CloudEvents", func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 })
+
+// received are the type and subject of each event the receiver took, in order.
+func received(sink *support.EventReceiver) func() []string {
+	return func() []string {
+		var out []string
+		for _, e := range sink.Events() {
+			out = append(out, e.Type+" "+e.Subject)
+		}
+		return out
+	}
+}
