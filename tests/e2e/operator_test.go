@@ -99,7 +99,7 @@ func (o *operatorProcess) start() error {
 		Binary: o.binary,
 		Args: devkit.ManagerFlags{
 			Kubeconfig: o.kubeconfig, MetricsAddr: o.metricsAddr, ProbeAddr: probeAddr, LeaderElect: true,
-			Extra: []string{"--zap-log-level=debug"},
+			Extra: []string{"--zap-log-level=debug", "--notify-group-sink-prefixes=" + sink.URL("/")},
 		}.Args(),
 		LogPath: o.logPath,
 		Log:     GinkgoWriter,

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -54,10 +55,13 @@ const (
 const poll = 200 * time.Millisecond
 
 var (
-	paths     testPaths
-	cluster   *support.Cluster
-	operator  *operatorProcess
-	prom      *prometheusProcess
+	paths    testPaths
+	cluster  *support.Cluster
+	operator *operatorProcess
+	prom     *prometheusProcess
+	// sink is a CloudEvents receiver on an address the operator allows as a group's sink
+	// (--notify-group-sink-prefixes); the first process's, not listening until a spec starts it.
+	sink      *support.EventReceiver
 	k8sClient client.Client // not cached: every assertion reads the API server itself
 	// adminKubeconfig is the cluster's admin kubeconfig, for the commands a test runs.
 	adminKubeconfig string
@@ -126,6 +130,9 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		AdminKubeconfig: kubeconfig, Log: GinkgoWriter,
 	}.Prepare(ctx, operatorKubeconfig, 2*time.Hour)).To(Succeed())
 
+	sinkPort, err := devkit.FreePort()
+	Expect(err).NotTo(HaveOccurred())
+	sink = support.NewEventReceiver("127.0.0.1:" + strconv.Itoa(sinkPort))
 	operator = &operatorProcess{
 		binary:     paths.manager,
 		kubeconfig: operatorKubeconfig,

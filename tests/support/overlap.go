@@ -63,6 +63,8 @@ type PodRecord struct {
 	Run string
 	// Created is the pod's creationTimestamp.
 	Created metav1.Time
+	// Seen is when the tracker saw the pod's first event.
+	Seen time.Time
 	// Ended is when the tracker saw the pod terminal or gone; zero while it is live.
 	Ended time.Time
 	// Phase is the last phase seen.
@@ -228,7 +230,7 @@ func (t *OverlapTracker) record(key GroupKey, pod *corev1.Pod) *PodRecord {
 	if rec == nil {
 		rec = &PodRecord{
 			Name: pod.Name, UID: pod.UID, Item: pod.Annotations[v1alpha1.AnnotationItem],
-			Run: pod.Labels[v1alpha1.LabelRun], Created: pod.CreationTimestamp,
+			Run: pod.Labels[v1alpha1.LabelRun], Created: pod.CreationTimestamp, Seen: t.clock.Now(),
 		}
 		t.byUID[pod.UID] = rec
 		t.history[key] = append(t.history[key], rec)
@@ -325,4 +327,18 @@ func ended(pod *corev1.Pod) bool {
 	case corev1.PodPending, corev1.PodRunning, corev1.PodUnknown:
 	}
 	return false
+}
+
+// Reactions are, for each pod of the group after the first, the time from the end of the pod
+// before it to its first event, as the tracker saw both (KeepHistory): how long the operator took
+// to start the next run once one ended.
+func (t *OverlapTracker) Reactions(namespace, group string) []time.Duration {
+	pods := t.PodsOf(namespace, group)
+	var out []time.Duration
+	for i := 1; i < len(pods); i++ {
+		if prev := pods[i-1]; !prev.Ended.IsZero() {
+			out = append(out, pods[i].Seen.Sub(prev.Ended))
+		}
+	}
+	return out
 }
