@@ -15,6 +15,10 @@ const MaxPendingNotifications = 32
 // MaxNotificationMessage bounds a transition's message, in bytes.
 const MaxNotificationMessage = 256
 
+// MaxNotificationReason bounds a transition's reason, in bytes (a container's reason, which the
+// operator does not choose, may be longer).
+const MaxNotificationReason = 64
+
 // NotifyEvent is a kind of transition of a group that the operator sends as a CloudEvent.
 type NotifyEvent string
 
@@ -97,7 +101,7 @@ type Transition struct {
 	Item string `json:"item,omitempty"`
 	// time is when the operator saw it.
 	Time metav1.Time `json:"time"`
-	// reason is the reason of the condition or outcome it comes from.
+	// reason is the reason of the condition or outcome it comes from, cut to 64 bytes.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Reason string `json:"reason,omitempty"`

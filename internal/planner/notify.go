@@ -144,7 +144,7 @@ func (d *decision) transitions() []v1alpha1.Transition {
 	var out []v1alpha1.Transition
 	add := func(event v1alpha1.NotifyEvent, item string, reason string, text string) {
 		out = append(out, v1alpha1.Transition{
-			Event: event, Item: item, Time: d.stamp, Reason: reason,
+			Event: event, Item: item, Time: d.stamp, Reason: message.Truncate(reason, v1alpha1.MaxNotificationReason),
 			Message: message.Truncate(text, v1alpha1.MaxNotificationMessage),
 		})
 	}

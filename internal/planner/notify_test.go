@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,4 +168,23 @@ func seqs(first, next int64) []string {
 		out = append(out, fmt.Sprintf("%d %s a", seq, v1alpha1.NotifyRunFailed))
 	}
 	return out
+}
+
+// TestTransitionReasonBounded: a container's reason, which the operator does not choose, is cut
+// to what status.notifications takes, so that the status write is not refused.
+func TestTransitionReasonBounded(t *testing.T) {
+	g := newGroup("a")
+	g.UID = "u1"
+	running(t, g, "a", 1, at(0))
+	long := strings.Repeat("Reason", 20)
+	pod := finished(runPod(t, g, "a", 1, corev1.PodFailed), 1, long, at(time.Minute))
+	in := input(g, time.Minute, pod)
+	in.Notify = Notify{ClusterSink: true}
+	out := Decide(in).Status.Notifications
+	if out == nil || len(out.Pending) != 1 {
+		t.Fatalf("outbox %+v, want one transition", out)
+	}
+	if r := out.Pending[0].Reason; len(r) > v1alpha1.MaxNotificationReason || !strings.HasPrefix(r, "Reason") {
+		t.Errorf("reason %q (%d bytes), want the container's cut to %d", r, len(r), v1alpha1.MaxNotificationReason)
+	}
 }
