@@ -20,6 +20,8 @@ const MaxNotificationMessage = 256
 const MaxNotificationReason = 64
 
 // NotifyEvent is a kind of transition of a group that the operator sends as a CloudEvent.
+// +kubebuilder:validation:Enum=RunFailed;ItemParked;BreakerOpened;BreakerClosed;AtRisk
+// +kubebuilder:validation:MaxLength=32
 type NotifyEvent string
 
 // Notify events. The CloudEvent's type is io.oaat.<the event in lower case>, for example
@@ -54,13 +56,13 @@ type Notify struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="notify.sink must be an absolute http or https URL"
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Sink",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
-	Sink string `json:"sink"`
+	// +required
+	Sink string `json:"sink,omitempty"`
 
 	// events are the transitions sent to sink; absent means all of them. The cluster-wide sink
 	// receives all of them regardless.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=5
-	// +kubebuilder:validation:items:Enum=RunFailed;ItemParked;BreakerOpened;BreakerClosed;AtRisk
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Events",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
 	Events []NotifyEvent `json:"events,omitempty"`
@@ -92,14 +94,17 @@ type NotificationsStatus struct {
 // Transition is a change of a group that the operator sends as a CloudEvent.
 type Transition struct {
 	// seq is the transition's sequence number in the group.
+	// +required
 	Seq int64 `json:"seq"`
 	// event is what happened.
+	// +required
 	Event NotifyEvent `json:"event"`
 	// item is the item it concerns; empty for the group's own (the breaker, AtRisk).
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Item string `json:"item,omitempty"`
 	// time is when the operator saw it.
+	// +required
 	Time metav1.Time `json:"time"`
 	// reason is the reason of the condition or outcome it comes from, cut to 64 bytes.
 	// +kubebuilder:validation:MaxLength=64

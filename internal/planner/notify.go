@@ -95,9 +95,9 @@ func (d *decision) setNotified(groupOnly bool, spec *v1alpha1.Notify) {
 	if del := d.in.Notify.Delivery; del != nil && del.UID == string(d.group.UID) && del.Failure != "" {
 		text := fmt.Sprintf("%d transitions wait to be sent: %s", pending(d.plan.Status.Notifications), del.Failure)
 		if c := meta.FindStatusCondition(d.group.Status.Conditions, v1alpha1.ConditionNotified); c == nil || c.Reason != string(v1alpha1.ReasonSinkUnreachable) {
-			d.event(corev1.EventTypeWarning, v1alpha1.ReasonSinkUnreachable, text)
+			d.event(corev1.EventTypeWarning, v1alpha1.ReasonSinkUnreachable, text+droppedNote(d.plan.Status.Notifications))
 		}
-		d.setCondition(v1alpha1.ConditionNotified, metav1.ConditionFalse, v1alpha1.ReasonSinkUnreachable, text)
+		d.setCondition(v1alpha1.ConditionNotified, metav1.ConditionFalse, v1alpha1.ReasonSinkUnreachable, text+droppedNote(d.plan.Status.Notifications))
 		return
 	}
 	text := "The transitions go to the cluster-wide sink"
@@ -107,7 +107,15 @@ func (d *decision) setNotified(groupOnly bool, spec *v1alpha1.Notify) {
 	case d.in.Notify.groupSinkAllowed(spec):
 		text = fmt.Sprintf("The transitions go to the cluster-wide sink and to %s", spec.Sink)
 	}
-	d.setCondition(v1alpha1.ConditionNotified, metav1.ConditionTrue, v1alpha1.ReasonSinksReached, text)
+	d.setCondition(v1alpha1.ConditionNotified, metav1.ConditionTrue, v1alpha1.ReasonSinksReached, text+droppedNote(d.plan.Status.Notifications))
+}
+
+// droppedNote is what condition Notified adds when transitions were dropped unsent.
+func droppedNote(out *v1alpha1.NotificationsStatus) string {
+	if out == nil || out.Dropped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d transitions were dropped unsent (the outbox keeps the last %d)", out.Dropped, v1alpha1.MaxPendingNotifications)
 }
 
 func pending(out *v1alpha1.NotificationsStatus) int {

@@ -21,6 +21,8 @@ type notifyView struct {
 	Next     int64
 	Dropped  int64
 	Notified string // "Status/Reason", empty without the condition
+	// SaysDropped is whether condition Notified says transitions were dropped.
+	SaysDropped bool
 	Outbox   bool
 	Events   []v1alpha1.Reason
 }
@@ -35,6 +37,7 @@ func notifyViewOf(p Plan) notifyView {
 	}
 	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionNotified); c != nil {
 		v.Notified = string(c.Status) + "/" + c.Reason
+		v.SaysDropped = strings.Contains(c.Message, "dropped unsent")
 	}
 	for _, e := range p.Events {
 		if e.Reason == v1alpha1.ReasonSinkUnreachable {
@@ -120,7 +123,7 @@ func TestRecordTransitions(t *testing.T) {
 				g.Status.Notifications = outboxOf(10, 10+v1alpha1.MaxPendingNotifications)
 			},
 			want: notifyView{Outbox: true, Pending: seqs(11, 11+v1alpha1.MaxPendingNotifications), Next: 11 + v1alpha1.MaxPendingNotifications,
-				Dropped: 1, Notified: "True/SinksReached"}},
+				Dropped: 1, Notified: "True/SinksReached", SaysDropped: true}},
 		{name: "the failure that parks: two transitions", notify: cluster, pods: failed,
 			setup: func(g *v1alpha1.OaatGroup) { g.Spec.MaxConsecutiveFailures = 1 },
 			want:  notifyView{Outbox: true, Pending: []string{"0 RunFailed a", "1 ItemParked a"}, Next: 2, Notified: "True/SinksReached"}},
