@@ -23,8 +23,8 @@ type notifyView struct {
 	Notified string // "Status/Reason", empty without the condition
 	// SaysDropped is whether condition Notified says transitions were dropped.
 	SaysDropped bool
-	Outbox   bool
-	Events   []v1alpha1.Reason
+	Outbox      bool
+	Events      []v1alpha1.Reason
 }
 
 func notifyViewOf(p Plan) notifyView {
