@@ -75,10 +75,12 @@ type Notify struct {
 // transition's sequence, lets a receiver drop the second copy).
 type NotificationsStatus struct {
 	// next is the sequence number the next transition gets.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Next notification",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	Next int64 `json:"next,omitempty"`
 
 	// pending are the transitions not yet acknowledged, oldest first, at most 32.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pending notifications",xDescriptors={"urn:alm:descriptor:text"}
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
@@ -87,6 +89,7 @@ type NotificationsStatus struct {
 	// dropped is how many transitions were pushed out of pending unsent, since the group was
 	// created: the one case where the operator does not send a transition (a sink down for
 	// longer than 32 transitions).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Dropped notifications",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	Dropped int64 `json:"dropped,omitempty"`
 }
@@ -94,23 +97,29 @@ type NotificationsStatus struct {
 // Transition is a change of a group that the operator sends as a CloudEvent.
 type Transition struct {
 	// seq is the transition's sequence number in the group.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Sequence",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Seq int64 `json:"seq"`
 	// event is what happened.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Event",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Event NotifyEvent `json:"event"`
 	// item is the item it concerns; empty for the group's own (the breaker, AtRisk).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Item",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Item string `json:"item,omitempty"`
 	// time is when the operator saw it.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Time",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +required
 	Time metav1.Time `json:"time"`
 	// reason is the reason of the condition or outcome it comes from, cut to 64 bytes.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// message says what happened, in at most 256 bytes.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Message",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Message string `json:"message,omitempty"`
