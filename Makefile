@@ -349,8 +349,12 @@ $(GINKGO): go.mod go.sum | $(LOCALBIN)
 system-packages: ## Install the Debian packages the tests need (prometheus, prometheus-alertmanager) if missing; needs root.
 	@if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null || ! command -v prometheus-alertmanager >/dev/null || ! command -v amtool >/dev/null; then \
 		if [ "$$(id -u)" -ne 0 ]; then echo "The tests need Debian's prometheus and prometheus-alertmanager packages: run 'sudo apt-get install prometheus prometheus-alertmanager'" >&2; exit 1; fi; \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus prometheus-alertmanager </dev/null; \
+		$(APT_GET) update -q && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends prometheus prometheus-alertmanager </dev/null; \
 	fi
+
+# apt-get, waiting up to 10 minutes for the package lock another apt-get (an unattended upgrade,
+# another make target) holds, instead of failing at once.
+APT_GET := apt-get -o DPkg::Lock::Timeout=600
 
 # The real node's Debian packages (hack/cluster/realnode.sh): containerd, runc, the CNI plugins,
 # the registry (distribution), iptables and iproute2; installed when one is missing.
@@ -367,7 +371,7 @@ real-node-packages: ## Install the Debian packages of the local cluster's real n
 	done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" -ne 0 ]; then echo "The real node needs Debian's$$missing: run 'sudo apt-get install$$missing'" >&2; exit 1; fi; \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing </dev/null; \
+		$(APT_GET) update -q && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends $$missing </dev/null; \
 	fi
 
 # The end-to-end suite (tests/e2e, build tag e2e) brings up a local cluster of its own (state in
@@ -958,7 +962,7 @@ image-packages: ## Install the Debian packages the images need (buildah, skopeo,
 	@missing="$$(for p in $(IMAGE_PACKAGES); do command -v "$${p%%:*}" >/dev/null || echo "$${p#*:}"; done)"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" -ne 0 ]; then echo "The images need these Debian packages: run 'sudo apt-get install" $$missing"'" >&2; exit 1; fi; \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing </dev/null; \
+		$(APT_GET) update -q && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends $$missing </dev/null; \
 	fi
 
 # operator-sdk's multiarch validator inspects the CSV's images with podman, by their public names,
