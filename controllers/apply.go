@@ -39,6 +39,8 @@ type applying struct {
 	now time.Time
 	// statusWritten says that the plan's status was written in this pass.
 	statusWritten bool
+	// pending is what this manager's writes expected when the pass began (expectations).
+	pending pending
 }
 
 // applyPhase is a phase of apply. It returns the pass's result when the pass ends with it, nil
@@ -95,8 +97,8 @@ func alongside(first, second applyPhase) applyPhase {
 }
 
 // apply carries out a plan, phase by phase (applyPhases); an error names the phase it broke.
-func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan, now time.Time) (ctrl.Result, error) {
-	a := &applying{group: group, plan: plan, now: now}
+func (r *OaatGroupReconciler) apply(ctx context.Context, group *v1alpha1.OaatGroup, plan planner.Plan, now time.Time, pending pending) (ctrl.Result, error) {
+	a := &applying{group: group, plan: plan, now: now, pending: pending}
 	for _, phase := range r.applyPhases() {
 		result, err := phase.run(ctx, a)
 		if err != nil && !phase.namesItsErrors {

@@ -23,10 +23,10 @@ import (
 //   - the current run's pod missing from the cache may just have been created: it is read again
 //     before it is taken as gone (currentRunPod).
 //
-// When the pod is one this manager created that no event has shown yet (expectations), no
-// snapshot is made: gather returns its name, and the pass looks again once the event has come.
-func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGroup) (in planner.Input, awaited string, err error) {
-	now := r.Clock.Now()
+// When the pod is one this manager created that no event had shown when the pass began
+// (pending), no snapshot is made: gather returns its name, and the pass looks again once the
+// event has come.
+func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGroup, now time.Time, pending pending) (in planner.Input, awaited string, err error) {
 	pods, err := cachedGroupPods(ctx, r.Client, group.Namespace, group.Name)
 	if err != nil {
 		return planner.Input{}, "", fmt.Errorf("listing pods of the group: %w", err)
@@ -39,7 +39,7 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		group = fresh
 	}
 	if cr := group.Status.CurrentRun; cr != nil {
-		awaited, err := r.currentRunPod(ctx, group, cr.PodName, pods, now)
+		awaited, err := r.currentRunPod(ctx, group, cr.PodName, pods, pending)
 		if err != nil {
 			return planner.Input{}, "", err
 		}
@@ -145,11 +145,11 @@ func hasPod(pods []corev1.Pod, name string) bool {
 // pod when the cache does not show it. A pod this manager created that no event has shown yet is
 // awaited (no snapshot is made); any other is read from the API server, and one the API server
 // does not have either is left out: the planner takes it as gone.
-func (r *OaatGroupReconciler) currentRunPod(ctx context.Context, group *v1alpha1.OaatGroup, name string, pods *corev1.PodList, now time.Time) (awaited bool, err error) {
+func (r *OaatGroupReconciler) currentRunPod(ctx context.Context, group *v1alpha1.OaatGroup, name string, pods *corev1.PodList, pending pending) (awaited bool, err error) {
 	if hasPod(pods.Items, name) {
 		return false, nil
 	}
-	if r.expected.creating(client.ObjectKeyFromObject(group), name, now) {
+	if pending.creating(client.ObjectKeyFromObject(group), name) {
 		return true, nil
 	}
 	pod := &corev1.Pod{}

@@ -21,8 +21,8 @@ import (
 // expectations are the writes of this manager that its cache has not shown yet, in the way of
 // kueue's pkg/util/expectations: a write notes what it expects (expectCreate, expectUntrack), the
 // pod watch's event handler observes every pod event (observe), which satisfies what it shows,
-// and a pass asks before it decides from what the cache shows (creating, untracking). Safe for
-// concurrent use; ready as its zero value.
+// and a pass takes what is still pending before it reads the cache, and asks it before it decides
+// from what it read (pending). Safe for concurrent use; ready as its zero value.
 //
 //   - The pod of a new run: the pass that follows a start (the group's own status write wakes it
 //     at once) often runs before the watch brought the new pod. Rather than decide from a cache
@@ -85,22 +85,49 @@ func (e *expectations) observe(pod *corev1.Pod, deleted bool) {
 	}
 }
 
-// creating reports whether pod is the group's pod that this manager created and no event has
-// shown yet, within createBound.
-func (e *expectations) creating(group types.NamespacedName, pod string, now time.Time) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, ok := e.creates[group]
-	return ok && c.value == pod && now.Sub(c.at) < createBound
+// pending is what this manager's writes expected and no event had shown yet when a pass began:
+// the pods created and awaited (by group), the versions read before a finalizer's removal (by pod
+// UID), each within its bound. A pass takes it before it reads the cache and asks it, not the
+// expectations, about what it read. The cache is updated before the event handlers run, so a
+// pass that took it first reads a cache at least as new as what it says is missing; an event that
+// comes during the pass satisfies an expectation, but the pass still holds what it read before
+// that event (seen: a pass that had read a pod before the watch brought its patch, its
+// expectation satisfied meanwhile, patched the pod again).
+type pending struct {
+	creates  map[types.NamespacedName]string
+	untracks map[types.UID]string
 }
 
-// untracking reports whether the pod, as the cache shows it, is the version from which this
-// manager removed the finalizer, within untrackBound.
-func (e *expectations) untracking(pod *corev1.Pod, now time.Time) bool {
+// pending returns the expectations not satisfied at now and within their bounds.
+func (e *expectations) pending(now time.Time) pending {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	u, ok := e.untracks[pod.UID]
-	return ok && u.value == pod.ResourceVersion && now.Sub(u.at) < untrackBound
+	p := pending{creates: map[types.NamespacedName]string{}, untracks: map[types.UID]string{}}
+	for group, c := range e.creates {
+		if now.Sub(c.at) < createBound {
+			p.creates[group] = c.value
+		}
+	}
+	for pod, u := range e.untracks {
+		if now.Sub(u.at) < untrackBound {
+			p.untracks[pod] = u.value
+		}
+	}
+	return p
+}
+
+// creating reports whether pod is the group's pod that this manager created and no event had
+// shown.
+func (p pending) creating(group types.NamespacedName, pod string) bool {
+	name, ok := p.creates[group]
+	return ok && name == pod
+}
+
+// untracking reports whether the pod, as the pass read it, is the version from which this
+// manager removed the finalizer, and no event had shown the pod since.
+func (p pending) untracking(pod *corev1.Pod) bool {
+	read, ok := p.untracks[pod.UID]
+	return ok && read == pod.ResourceVersion
 }
 
 // forget drops the expectations of a group that is gone.

@@ -107,6 +107,10 @@ func (r *OaatGroupReconciler) watches(namespace string) bool {
 
 // Reconcile brings one OaatGroup a step closer to its items running one at a time.
 func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// The pass's one time, and what its writes still expect, before its first read of the cache
+	// (expectations).
+	now := r.Clock.Now()
+	pending := r.expected.pending(now)
 	group := &v1alpha1.OaatGroup{}
 	if err := r.Get(ctx, req.NamespacedName, group); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -115,21 +119,21 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			r.expected.forget(req.NamespacedName)
 			r.forecasts.forget(req.NamespacedName)
 			r.notifier.forget(req.NamespacedName)
-			return ctrl.Result{}, r.releasePods(ctx, req.NamespacedName, "")
+			return ctrl.Result{}, r.releasePods(ctx, req.NamespacedName, "", pending)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("oaatGroup", klog.KObj(group)))
 	if !group.DeletionTimestamp.IsZero() {
 		// Its pods go with it through their owner reference, released from their finalizer.
-		if err := r.releasePods(ctx, req.NamespacedName, group.UID); err != nil {
+		if err := r.releasePods(ctx, req.NamespacedName, group.UID, pending); err != nil {
 			return ctrl.Result{}, err
 		}
 		return r.finalize(ctx, group)
 	}
 	r.Runs.RetainItems(group.Namespace, group.Name, hasItemStatus(group))
 
-	in, awaited, err := r.gather(ctx, group)
+	in, awaited, err := r.gather(ctx, group, now, pending)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -144,7 +148,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	plan := planner.Decide(in)
 	// Condition AtRisk: the same decision played forward, off the reconcile path.
 	r.forecasts.consider(req.NamespacedName, in, plan)
-	result, err := r.apply(ctx, in.Group, plan, in.Now)
+	result, err := r.apply(ctx, in.Group, plan, in.Now, pending)
 	if result.RequeueAfter > 0 {
 		result.Priority = wakeUpPriority()
 	}

@@ -29,7 +29,7 @@ import (
 // their runs is persisted.
 func (r *OaatGroupReconciler) untrackPods(ctx context.Context, a *applying) (*ctrl.Result, error) {
 	for _, pod := range a.plan.Untrack {
-		if err := r.untrack(ctx, pod); err != nil {
+		if err := r.untrack(ctx, pod, a.pending); err != nil {
 			return nil, err
 		}
 	}
@@ -47,10 +47,10 @@ func (r *OaatGroupReconciler) untrackPods(ctx context.Context, a *applying) (*ct
 // status already written (or that are not the group's runs), and a pod's phase, once ended, stays.
 // The pod's UID in the patch is a precondition (an immutable field: a patch that would change it
 // is rejected), so that a pod of the same name created since is left alone. A pod gone meanwhile
-// is left as it is. A pod the cache shows as it was when this manager removed the finalizer is
-// skipped (expectations).
-func (r *OaatGroupReconciler) untrack(ctx context.Context, pod *corev1.Pod) error {
-	if r.expected.untracking(pod, r.Clock.Now()) {
+// is left as it is. A pod read as it was when this manager removed the finalizer, no event of it
+// come before the pass began, is skipped (expectations).
+func (r *OaatGroupReconciler) untrack(ctx context.Context, pod *corev1.Pod, pending pending) error {
+	if pending.untracking(pod) {
 		return nil
 	}
 	uid, read := pod.UID, pod.ResourceVersion
@@ -82,7 +82,7 @@ func (r *OaatGroupReconciler) untrack(ctx context.Context, pod *corev1.Pod) erro
 // until the garbage collector deletes it. One LIST per group deletion. A group that is gone has
 // no finalizer to hold: its orphans are released as the cache sees them being deleted, each
 // deletion an event that brings this pass again.
-func (r *OaatGroupReconciler) releasePods(ctx context.Context, key types.NamespacedName, owner types.UID) error {
+func (r *OaatGroupReconciler) releasePods(ctx context.Context, key types.NamespacedName, owner types.UID, pending pending) error {
 	pods, err := r.releasablePods(ctx, key, owner != "")
 	if err != nil {
 		return fmt.Errorf("listing the pods of group %s: %w", key.Name, err)
@@ -93,7 +93,7 @@ func (r *OaatGroupReconciler) releasePods(ctx context.Context, key types.Namespa
 		ours := owner != "" && ref != nil && ref.UID == owner
 		orphan := owner == "" && pod.DeletionTimestamp != nil
 		if (ours || orphan) && podbuild.Tracked(pod) {
-			if err := r.untrack(ctx, pod); err != nil {
+			if err := r.untrack(ctx, pod, pending); err != nil {
 				return err
 			}
 		}
