@@ -149,7 +149,7 @@ func (r *OaatGroupReconciler) currentRunPod(ctx context.Context, group *v1alpha1
 	if hasPod(pods.Items, name) {
 		return false, nil
 	}
-	if pending.creating(client.ObjectKeyFromObject(group), name) {
+	if pending.creating(name) {
 		return true, nil
 	}
 	pod := &corev1.Pod{}

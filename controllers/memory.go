@@ -85,31 +85,34 @@ func (e *expectations) observe(pod *corev1.Pod, deleted bool) {
 	}
 }
 
-// pending is what this manager's writes expected and no event had shown yet when a pass began:
-// the pods created and awaited (by group), the versions read before a finalizer's removal (by pod
-// UID), each within its bound. A pass takes it before it reads the cache and asks it, not the
-// expectations, about what it read. The cache is updated before the event handlers run, so a
-// pass that took it first reads a cache at least as new as what it says is missing; an event that
-// comes during the pass satisfies an expectation, but the pass still holds what it read before
-// that event (seen: a pass that had read a pod before the watch brought its patch, its
-// expectation satisfied meanwhile, patched the pod again).
+// pending is what this manager's writes expected and no event had shown yet when a pass of a
+// group began: the group's pod created and awaited, the versions read before a finalizer's
+// removal (by pod UID), each within its bound. A pass takes it before it reads the cache and asks
+// it, not the expectations, about what it read. The cache is updated before the event handlers
+// run, so a pass that took it first reads a cache at least as new as what it says is missing; an
+// event that comes during the pass satisfies an expectation, but the pass still holds what it
+// read before that event (seen: a pass that had read a pod before the watch brought its patch,
+// its expectation satisfied meanwhile, patched the pod again).
 type pending struct {
-	creates  map[types.NamespacedName]string
+	// create is the name of the group's pod awaited, empty if none.
+	create string
+	// untracks is nil while no removal is awaited, the common case.
 	untracks map[types.UID]string
 }
 
-// pending returns the expectations not satisfied at now and within their bounds.
-func (e *expectations) pending(now time.Time) pending {
+// pending returns the group's expectations not satisfied at now and within their bounds.
+func (e *expectations) pending(group types.NamespacedName, now time.Time) pending {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p := pending{creates: map[types.NamespacedName]string{}, untracks: map[types.UID]string{}}
-	for group, c := range e.creates {
-		if now.Sub(c.at) < createBound {
-			p.creates[group] = c.value
-		}
+	var p pending
+	if c, ok := e.creates[group]; ok && now.Sub(c.at) < createBound {
+		p.create = c.value
 	}
 	for pod, u := range e.untracks {
 		if now.Sub(u.at) < untrackBound {
+			if p.untracks == nil {
+				p.untracks = map[types.UID]string{}
+			}
 			p.untracks[pod] = u.value
 		}
 	}
@@ -118,9 +121,8 @@ func (e *expectations) pending(now time.Time) pending {
 
 // creating reports whether pod is the group's pod that this manager created and no event had
 // shown.
-func (p pending) creating(group types.NamespacedName, pod string) bool {
-	name, ok := p.creates[group]
-	return ok && name == pod
+func (p pending) creating(pod string) bool {
+	return p.create != "" && p.create == pod
 }
 
 // untracking reports whether the pod, as the pass read it, is the version from which this

@@ -110,7 +110,7 @@ func (r *OaatGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	// The pass's one time, and what its writes still expect, before its first read of the cache
 	// (expectations).
 	now := r.Clock.Now()
-	pending := r.expected.pending(now)
+	pending := r.expected.pending(req.NamespacedName, now)
 	group := &v1alpha1.OaatGroup{}
 	if err := r.Get(ctx, req.NamespacedName, group); err != nil {
 		if apierrors.IsNotFound(err) {
