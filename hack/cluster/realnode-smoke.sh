@@ -3,8 +3,9 @@
 # the cluster up with it, runs a busybox pod there (pulled through the node's registry by its
 # public name), reads its exit code and its log through the API server, then brings the cluster
 # down and checks that nothing of the real node is left on the machine: no process, no mount, no
-# network device, no iptables rule, no network namespace. Prints PASS/FAIL lines; exits 1 on a
-# failure.
+# network device, no iptables rule, no network namespace. Before that down, every process of the
+# cluster is killed and another cluster takes the machine over (check_takeover). Prints PASS/FAIL
+# lines; exits 1 on a failure.
 #
 # State in <repo>/.state/realnode-smoke (or OAAT_CLUSTER_DIR), purged at the end.
 set -euo pipefail
@@ -13,6 +14,8 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
 CLUSTER=$SCRIPT_DIR/cluster.sh
 export OAAT_CLUSTER_DIR=${OAAT_CLUSTER_DIR:-$REPO_ROOT/.state/realnode-smoke}
+# The cluster that takes the machine over from the killed one (check_takeover).
+TAKEOVER_DIR=$OAAT_CLUSTER_DIR-takeover
 export OAAT_CLUSTER_REAL_NODE=1
 : "${KUBECTL:?the path of kubectl: run this through make (make real-node-smoke)}"
 
@@ -34,6 +37,7 @@ k() { "$KUBECTL" --kubeconfig="$KUBECONFIG_PATH" --namespace=default "$@"; }
 
 cleanup() {
 	local rc=$?
+	OAAT_CLUSTER_DIR=$TAKEOVER_DIR "$CLUSTER" down --purge >/dev/null 2>&1 || true
 	if [[ ${CLUSTER_STOPPED:-false} != true ]]; then "$CLUSTER" down >/dev/null 2>&1 || true; fi
 	exit "$rc"
 }
@@ -134,6 +138,28 @@ EOF
 	fi
 }
 
+# check_takeover: the cluster's processes all killed at once, the pod's container too, as a killed
+# job or a restarted machine leaves it (its sandbox's network namespace, mounts, cgroups, bridge,
+# chains and the machine lock left): the up of another cluster takes the machine over, and its
+# down leaves the machine to check_down.
+check_takeover() {
+	local pid pids=() out
+	for pid in /proc/[0-9]*; do
+		{ tr '\0' ' ' <"$pid/cmdline" | grep -qF -- "$OAAT_CLUSTER_DIR/" && pids+=("${pid#/proc/}"); } 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		pkill -KILL -P "$pid" || true
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	if out=$(OAAT_CLUSTER_DIR=$TAKEOVER_DIR "$CLUSTER" up 2>&1) && [[ $out == *"is gone"* ]]; then
+		pass "with the ${#pids[@]} processes of this cluster killed, another cluster's up took the machine over"
+	else
+		fail "another cluster's up after this one's processes were killed:"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/    /'
+	fi
+	OAAT_CLUSTER_DIR=$TAKEOVER_DIR "$CLUSTER" down --purge >/dev/null || fail "the down of the cluster that took over"
+}
+
 check_down() {
 	local left start=$SECONDS
 	if "$CLUSTER" down; then
@@ -163,6 +189,7 @@ main() {
 	check_up
 	check_real_pod
 	check_running_pod
+	check_takeover
 	check_down
 	if ((FAILED)); then
 		echo "REAL NODE SMOKE: FAIL"

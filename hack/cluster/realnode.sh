@@ -89,12 +89,52 @@ claim_machine() {
 	exec {fd}>"$REAL_NODE_LOCK"
 	flock --timeout 60 "$fd" || die "timed out waiting for $REAL_NODE_LOCK"
 	owner=$(real_node_owner || true)
+	if [[ -n $owner && $owner != "$STATE_DIR" && -d $owner/realnode ]] && ! real_node_alive "$owner"; then
+		log "the real node of the cluster in $owner is gone (none of ${REAL_NODE_COMPONENTS[*]} runs: a killed job or a restarted machine); removing its machine-wide leftovers"
+		remove_stale_real_node "$owner"
+		owner=
+	fi
 	if [[ -n $owner && $owner != "$STATE_DIR" && -d $owner/realnode ]]; then
 		exec {fd}>&-
 		die "a real node already runs on this machine, the one of the cluster in $owner (the kubelet's cgroups, the bridge $REAL_NODE_BRIDGE and the nat chain $REAL_NODE_CHAIN are machine-wide): stop it first with OAAT_CLUSTER_DIR=$owner hack/cluster/cluster.sh down"
 	fi
 	printf '%s\n' "$STATE_DIR" >"$REAL_NODE_OWNER"
 	exec {fd}>&-
+}
+
+# real_node_alive STATE: some component of the real node of the cluster in STATE still runs.
+real_node_alive() {
+	(
+		STATE_DIR=$1
+		for name in "${REAL_NODE_COMPONENTS[@]}"; do is_running "$name" && exit 0; done
+		exit 1
+	)
+}
+
+# remove_stale_real_node STATE: what down_real_node would have removed, for a real node whose
+# processes died without a down: the shims of its containerd, the mounts under STATE, the pods'
+# network namespaces (cri-teardown's CNI DEL never ran), the kubelet's cgroups, the bridge and the
+# chains.
+remove_stale_real_node() {
+	(
+		STATE_DIR=$1
+		kill_leftover_shims
+		unmount_under "$STATE_DIR"
+		remove_orphan_netns
+		remove_kubepods_cgroups
+		remove_network
+	)
+}
+
+# remove_orphan_netns: containerd's pod network namespaces (/run/netns/cni-*) that no process is in
+# any more; a live sandbox keeps its pause process in its namespace. Their CNI result cache too.
+remove_orphan_netns() {
+	local ns
+	for ns in /run/netns/cni-*; do
+		[[ -e $ns && -z $(ip netns pids "${ns##*/}" 2>/dev/null) ]] || continue
+		ip netns delete "${ns##*/}" 2>/dev/null || { umount "$ns" 2>/dev/null && rm -f "$ns"; } || true
+	done
+	rm -f /var/lib/cni/results/"$CNI_NETWORK_NAME"-*
 }
 
 release_machine() {
