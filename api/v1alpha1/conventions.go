@@ -62,6 +62,16 @@ const (
 	LabelItemSource = "oaat.io/item-source"
 	// EnvItem is the environment variable that holds the item in every container.
 	EnvItem = "OAAT_ITEM"
+	// LabelPurpose is on the pod of a verification (spec.verify), with PurposeVerify's value; a
+	// run's pod has none.
+	LabelPurpose = "oaat.io/purpose"
+	// EnvSourcePod, EnvSourceFinishedAt, EnvSourceExitCode and EnvSourceResult hold, in every
+	// container of a verification's pod, the verified run's pod, when it ended (RFC 3339), its
+	// exit code (absent when it had none) and its termination message (at most 1 KiB).
+	EnvSourcePod        = "OAAT_SOURCE_POD"
+	EnvSourceFinishedAt = "OAAT_SOURCE_FINISHED_AT"
+	EnvSourceExitCode   = "OAAT_SOURCE_EXIT_CODE"
+	EnvSourceResult     = "OAAT_SOURCE_RESULT"
 )
 
 // Labels of the manager's Deployment and of its pods, by which kubectl oaat version finds the operator.
@@ -123,6 +133,9 @@ const (
 	// spec.notify), True while the sinks take them and False when a delivery fails or
 	// spec.notify.sink is not allowed.
 	ConditionNotified = "Notified"
+	// ConditionVerified is, for a group with spec.verify, True while no item's newest
+	// verification failed and False, listing them, while some did.
+	ConditionVerified = "Verified"
 )
 
 // Reasons of the Ready condition.
@@ -266,6 +279,21 @@ const (
 	ReasonSinkUnreachable Reason = "SinkUnreachable"
 	// ReasonSinkNotAllowed: spec.notify.sink starts with none of the prefixes the manager allows.
 	ReasonSinkNotAllowed Reason = "SinkNotAllowed"
+)
+
+// Reasons of condition Verified and of the events of verifications (spec.verify).
+const (
+	// ReasonVerificationsPassed: no item's newest verification failed.
+	ReasonVerificationsPassed Reason = "VerificationsPassed"
+	// ReasonVerificationFailed: an item's newest verification failed; also the Warning event of
+	// a failed verification.
+	ReasonVerificationFailed Reason = "VerificationFailed"
+	// ReasonVerificationSucceeded: the event of a successful verification (none with
+	// spec.runEvents Failures).
+	ReasonVerificationSucceeded Reason = "VerificationSucceeded"
+	// ReasonVerificationInterrupted: the event of a verification stopped before it ended (a
+	// blackout window, a disruption); it runs again.
+	ReasonVerificationInterrupted Reason = "VerificationInterrupted"
 )
 
 // WaitReason is an ItemStatus.waitReason: why an item does not start now. Its values are the Wait

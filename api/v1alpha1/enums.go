@@ -57,7 +57,8 @@ func Reasons() []Reason {
 		ReasonItemsPending, ReasonBreakerClosed, ReasonBreakerOpen, ReasonBreakerOpened,
 		ReasonItemLate, ReasonRoundLate, ReasonRoundInBlackout, ReasonOnTime, ReasonHistoryAdopted,
 		ReasonHistoryDiscarded, ReasonItemRenamed, ReasonHistoryRefused, ReasonHistoryLost,
-		ReasonSinksReached, ReasonSinkUnreachable, ReasonSinkNotAllowed,
+		ReasonSinksReached, ReasonSinkUnreachable, ReasonSinkNotAllowed, ReasonVerificationsPassed,
+		ReasonVerificationFailed, ReasonVerificationSucceeded, ReasonVerificationInterrupted,
 	}
 }
 

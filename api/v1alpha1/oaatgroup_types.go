@@ -263,6 +263,13 @@ type OaatGroupSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Notify",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	// +optional
 	Notify *Notify `json:"notify,omitempty"`
+
+	// verify runs, after an item's run succeeds, a pod of another OaatType that verifies what
+	// the run made (for a backup, a restore and a comparison), in the group's next turn and
+	// under its locks; its outcome is kept per item apart from the item's runs.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Verify",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	// +optional
+	Verify *Verify `json:"verify,omitempty"`
 }
 
 // CurrentRun is the run of an item that the operator has started and whose outcome it has not
@@ -298,6 +305,12 @@ type CurrentRun struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="On-demand run",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	OaatRun string `json:"oaatRun,omitempty"`
+
+	// purpose is Verify for a verification of the item's last successful run (spec.verify),
+	// absent for a run of the item.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Purpose",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	Purpose RunPurpose `json:"purpose,omitempty"`
 }
 
 // ItemStatus is the history of one item of the group.
@@ -380,6 +393,24 @@ type ItemStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Wait reason",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	WaitReason WaitReason `json:"waitReason,omitempty"`
+
+	// lastVerified is when the item's newest successful verification (spec.verify) ended.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last verified",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	LastVerified *metav1.Time `json:"lastVerified,omitempty"`
+
+	// verifiedRunFinishedAt is when the run that the newest successful verification verified
+	// ended: the age of the item's newest verified result (for a backup, its newest restorable
+	// snapshot).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Verified run finished at",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	VerifiedRunFinishedAt *metav1.Time `json:"verifiedRunFinishedAt,omitempty"`
+
+	// lastVerifyFailure is when the item's newest failed verification ended. It never counts as
+	// a failure of the item's run (lastFailure, failureCount).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last verification failure",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	LastVerifyFailure *metav1.Time `json:"lastVerifyFailure,omitempty"`
 }
 
 // OaatGroupStatus is the observed state of an OaatGroup.
@@ -459,6 +490,12 @@ type OaatGroupStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Notifications",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	Notifications *NotificationsStatus `json:"notifications,omitempty"`
+
+	// pendingVerification is the verification that an item's successful run made due
+	// (spec.verify), until it has run; it takes the group's next turn.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pending verification",xDescriptors={"urn:alm:descriptor:text"}
+	// +optional
+	PendingVerification *PendingVerification `json:"pendingVerification,omitempty"`
 }
 
 // OaatGroup runs a set of items one at a time: at most one item pod of the group is live at any

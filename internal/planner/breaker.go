@@ -230,9 +230,11 @@ func (d *decision) startProbe() (wake time.Time) {
 }
 
 // scheduleItemOf is the part of an item's status that the selection and the waits read
-// (ScheduleItem, with the breaker in force).
+// (ScheduleItem, with the breaker in force, and whether a failed verification makes it due).
 func (d *decision) scheduleItemOf(it *v1alpha1.ItemStatus) schedule.Item {
-	return ScheduleItem(d.breaker(), it)
+	item := ScheduleItem(d.breaker(), it)
+	item.Unverified = d.unverified(it)
+	return item
 }
 
 // ScheduleItem is the part of an item's status that the selection and the waits read, given the

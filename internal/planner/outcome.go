@@ -55,6 +55,10 @@ func (d *decision) recordCurrentRun() {
 	}
 	run := min(max(out.finishedAt.Sub(started.Time), 0), max(d.stamp.Sub(cr.StartedAt.Time), 0))
 	out.finishedAt = clampTime(out.finishedAt, cr.StartedAt, d.stamp)
+	if cr.Purpose == v1alpha1.PurposeVerify {
+		d.recordVerification(cr, out)
+		return
+	}
 
 	failedProbe := d.failedProbe(out)
 	if failedProbe {
@@ -69,6 +73,7 @@ func (d *decision) recordCurrentRun() {
 		it.LastSuccess = &out.finishedAt
 		it.FailureCount = 0
 		it.ParkedGeneration = 0
+		d.awaitVerification(it, cr.PodName, pod, out)
 	case v1alpha1.ResultFailed:
 		if !failedProbe {
 			it.LastFailure = &out.finishedAt

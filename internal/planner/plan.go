@@ -17,6 +17,9 @@ type Input struct {
 	Group *v1alpha1.OaatGroup
 	// Type is the OaatType named by the group, nil when it does not exist.
 	Type *v1alpha1.OaatType
+	// VerifyType is the OaatType named by spec.verify, nil without spec.verify or when it does
+	// not exist.
+	VerifyType *v1alpha1.OaatType
 	// Pods are the pods that carry the group's label, live and finished.
 	Pods []corev1.Pod
 	// OnDemandRuns are the on-demand runs (OaatRuns) that name the group, in any phase.
@@ -179,13 +182,15 @@ type Outcome struct {
 //
 //	step                    reads                                          produces
 //	recordCurrentRun        status.currentRun, the run's pod,              the item's outcome and history, Finished, the
-//	                        status.circuitBreaker                          OaatRun of the run settled; currentRun cleared;
-//	                                                                       the breaker's count, opening, probes, closing
+//	                        status.circuitBreaker, spec.verify             OaatRun of the run settled; currentRun cleared;
+//	                                                                       the breaker's count, opening, probes, closing;
+//	                                                                       the verification made due, or one's outcome
 //	carryHistory            Input.History, spec.itemRenames, the items     history adopted from a deleted group's record,
 //	                                                                       renamed items' history moved; DeleteHistory
 //	deleteRoguePods         live pods, currentRun as recorded              Deletions of pods that are not the current run
 //	pruneHistory            finished pods, spec.podHistory                 Deletions of old pods; entries of removed items go
 //	syncItems               the resolved items, status.items (recorded)    status.items in the group's order, history kept
+//	dropStaleVerification   spec.verify, the items                         pendingVerification dropped when it cannot run
 //	setItemsValid           the item sources' read results                 condition ItemsValid
 //	reviewOnDemandRuns      open OaatRuns, status.items, recorded outcome  the queue of on-demand runs; rejections, settlements
 //	observeReset            oaat.io/reset, status.observedReset            a new round: roundStartedAt, parked items released
@@ -195,14 +200,16 @@ type Outcome struct {
 //	observeTick             spec.schedule, roundStartedAt                  the scheduled round, RoundOverrun, nextRoundAt
 //	stopCurrentRun          a run still live, runTimeout, blackouts        stopReason and the pod's deletion, or a wake-up
 //	checkReady              the policy, the OaatType, create backoff       condition Ready; whether a run may start
-//	startNext               the queue, items and rounds, Input.Locks,      the intent (currentRun, runCount), the pod, or the request for locks;
-//	                        the breaker (an open one starts only probes)   while the breaker is open, the probe or its time
+//	startNext               pendingVerification, the queue, items and      the intent (currentRun, runCount), the pod, or the request for locks;
+//	                        rounds, Input.Locks, the breaker (an open one  while the breaker is open, the probe or its time
+//	                        starts only probes)
 //	updateOpenOnDemandRuns  the queue, startNext's choice                  each on-demand run's phase and reason
 //	setWaits                items, startNext's choice, the breaker         nextEligibleAt and waitReason, a wake-up
 //	setGateConditions       suspend, parked items, the round               conditions Suspended, Parked, Complete
 //	endLockWait             startNext's request                            lockWait cleared when no run waits, waitReason LockHeld (over setWaits')
 //	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
+//	setVerifiedCondition    spec.verify, the items' verifications          condition Verified
 //	setAtRisk               Input.AtRisk, metadata.generation              condition AtRisk as forecast for this generation
 //	recordTransitions       Input.Notify, the status made, Finished        status.notifications: transitions added, acknowledged
 //	                                                                       ones removed; condition Notified
@@ -222,6 +229,7 @@ func Decide(in Input) Plan {
 	d.deleteRoguePods()
 	d.pruneHistory()
 	d.syncItems()
+	d.dropStaleVerification()
 	d.setItemsValid()
 	d.reviewOnDemandRuns()
 	d.observeReset()
@@ -243,6 +251,7 @@ func Decide(in Input) Plan {
 	d.endLockWait()
 	d.setBreakerCondition()
 	d.setRunningCondition()
+	d.setVerifiedCondition()
 	d.setAtRisk()
 	d.recordTransitions()
 	d.batchSuperseded()

@@ -9,13 +9,16 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/groupspec"
 )
 
-// policy is the group's spec read for decisions: groupspec's Policy and the circuit breaker's.
+// policy is the group's spec read for decisions: groupspec's Policy, the circuit breaker's and
+// the verification's.
 type policy struct {
 	groupspec.Policy
 	breaker *breakerPolicy // spec.circuitBreaker; nil without one
+	verify  *verifyPolicy  // spec.verify; nil without one
 }
 
-// readPolicy reads the group's spec with groupspec.Read, and spec.circuitBreaker; an error names
+// readPolicy reads the group's spec with groupspec.Read, spec.circuitBreaker and spec.verify; an
+// error names
 // the first field that cannot be used, and the policy holds all that could be read.
 func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 	spec, first := groupspec.Read(g)
@@ -23,6 +26,12 @@ func readPolicy(g *v1alpha1.OaatGroup) (policy, error) {
 	if g.Spec.CircuitBreaker != nil {
 		var err error
 		if p.breaker, err = readBreakerPolicy(g.Spec.CircuitBreaker); err != nil && first == nil {
+			first = err
+		}
+	}
+	if g.Spec.Verify != nil {
+		var err error
+		if p.verify, err = readVerifyPolicy(g.Spec.Verify); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/message"
+	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
 
 // checkReady sets the Ready condition and reports whether a run may start: the spec is valid, the
@@ -50,19 +51,32 @@ func (d *decision) problem() (reason v1alpha1.Reason, text string) {
 	if d.policyErr != nil {
 		return v1alpha1.ReasonInvalidSpec, d.policyErr.Error()
 	}
-	typ := d.in.Type
-	if typ == nil {
-		return v1alpha1.ReasonOaatTypeNotFound, fmt.Sprintf("OaatType %q not found in namespace %s",
-			d.group.Spec.OaatType, d.group.Namespace)
+	if reason, text := d.typeProblem(d.in.Type, d.group.Spec.OaatType, ""); reason != "" {
+		return reason, text
 	}
-	if typ.Spec.Type != "" && typ.Spec.Type != v1alpha1.OaatTypePod {
-		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: spec.type %q is not supported, only Pod",
-			typ.Name, typ.Spec.Type)
-	}
-	if _, err := d.buildPod(d.items[0], 1); err != nil {
-		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s: %v", typ.Name, err)
+	if v := d.group.Spec.Verify; v != nil {
+		if reason, text := d.typeProblem(d.in.VerifyType, v.OaatType, " (spec.verify.oaatType)"); reason != "" {
+			return reason, text
+		}
 	}
 	return locks.Problem(d.group, d.in.Locks)
+}
+
+// typeProblem returns why the OaatType typ, found under name (nil when not found), cannot make
+// the group's pods, or an empty reason; role says which of the spec's OaatTypes it is.
+func (d *decision) typeProblem(typ *v1alpha1.OaatType, name, role string) (reason v1alpha1.Reason, text string) {
+	if typ == nil {
+		return v1alpha1.ReasonOaatTypeNotFound, fmt.Sprintf("OaatType %q%s not found in namespace %s",
+			name, role, d.group.Namespace)
+	}
+	if typ.Spec.Type != "" && typ.Spec.Type != v1alpha1.OaatTypePod {
+		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s%s: spec.type %q is not supported, only Pod",
+			typ.Name, role, typ.Spec.Type)
+	}
+	if _, err := podbuild.Build(podbuild.Input{Group: d.group, Template: typ.Spec.Template, Item: d.items[0], Run: 1}); err != nil {
+		return v1alpha1.ReasonInvalidOaatType, fmt.Sprintf("OaatType %s%s: %v", typ.Name, role, err)
+	}
+	return "", ""
 }
 
 // setReady sets the Ready condition, with an event when its status or reason changes.

@@ -47,6 +47,20 @@ func Ended(pod *corev1.Pod) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// TerminationMessage is what the pod's run handed over: the termination message of its first
+// container (in the template's order) that left one, empty when none did or the pod is nil.
+func TerminationMessage(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.Message != "" {
+			return t.Message
+		}
+	}
+	return ""
+}
+
 // Started reports whether a container of the pod, an init container too, has started: the kubelet
 // has run it, whether it still runs or has ended. A pod not yet seen (nil) has not. A pod the
 // scheduler cannot place, whose volumes cannot be mounted or whose image cannot be pulled has not.

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +30,9 @@ type Input struct {
 	// Run is the number of the run, at least 1: the group's status.runCount once the run is
 	// counted. It makes the pod name unique.
 	Run int64
+	// Verifies is, for the pod of a verification (spec.verify), the run it verifies, whose facts
+	// its containers get (sourceEnv); nil for a run of the item.
+	Verifies *v1alpha1.PendingVerification
 }
 
 // Build returns the pod that runs in.Item for the run in.Run of in.Group. The pod is named by
@@ -50,11 +55,12 @@ func Build(in Input) (*corev1.Pod, error) {
 	spec := in.Template.Spec.DeepCopy()
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	replacer := itemReplacer(in.Item)
+	env := append([]corev1.EnvVar{{Name: v1alpha1.EnvItem, Value: escapeExpansion(in.Item)}}, sourceEnv(in.Verifies)...)
 	for i := range spec.InitContainers {
-		setItem(&spec.InitContainers[i], in.Item, replacer)
+		setItem(&spec.InitContainers[i], env, replacer)
 	}
 	for i := range spec.Containers {
-		setItem(&spec.Containers[i], in.Item, replacer)
+		setItem(&spec.Containers[i], env, replacer)
 	}
 	substituteClaimNames(spec.Volumes, replacer)
 	return &corev1.Pod{
@@ -101,6 +107,10 @@ func labels(in Input) map[string]string {
 	labels[v1alpha1.LabelGroup] = in.Group.Name
 	labels[v1alpha1.LabelItem] = ItemLabelValue(in.Item)
 	labels[v1alpha1.LabelRun] = strconv.FormatInt(in.Run, 10)
+	delete(labels, v1alpha1.LabelPurpose)
+	if in.Verifies != nil {
+		labels[v1alpha1.LabelPurpose] = string(v1alpha1.PurposeVerify)
+	}
 	return labels
 }
 
@@ -125,26 +135,52 @@ func ownerReference(group *v1alpha1.OaatGroup) metav1.OwnerReference {
 	}
 }
 
-// setItem substitutes item into c's command, args and env values, and sets the env variable
-// v1alpha1.EnvItem to item as the first variable, so that the template's other variables can
-// refer to it as $(OAAT_ITEM). The template's own definitions of v1alpha1.EnvItem, valueFrom ones
-// included, are dropped, so that there is exactly one. Other env entries that take their value
-// from a source (valueFrom) are kept as they are.
-func setItem(c *corev1.Container, item string, replacer *strings.Replacer) {
+// setItem substitutes the item into c's command, args and env values, and sets the operator's
+// env variables (v1alpha1.EnvItem, and a verification's EnvSource*) first, so that the template's
+// other variables can refer to them as $(OAAT_ITEM). The template's own definitions of those
+// names, valueFrom ones included, are dropped, so that there is exactly one of each. Other env
+// entries that take their value from a source (valueFrom) are kept as they are.
+func setItem(c *corev1.Container, operators []corev1.EnvVar, replacer *strings.Replacer) {
 	for i := range c.Command {
 		c.Command[i] = replacer.Replace(c.Command[i])
 	}
 	for i := range c.Args {
 		c.Args[i] = replacer.Replace(c.Args[i])
 	}
-	env := make([]corev1.EnvVar, 0, len(c.Env)+1)
-	env = append(env, corev1.EnvVar{Name: v1alpha1.EnvItem, Value: escapeExpansion(item)})
+	env := make([]corev1.EnvVar, 0, len(c.Env)+len(operators))
+	env = append(env, operators...)
 	for _, e := range c.Env {
-		if e.Name == v1alpha1.EnvItem {
+		if slices.ContainsFunc(operators, func(o corev1.EnvVar) bool { return o.Name == e.Name }) || reservedSource(e.Name) {
 			continue
 		}
 		e.Value = replacer.Replace(e.Value)
 		env = append(env, e)
 	}
 	c.Env = env
+}
+
+// sourceEnv are the env variables that give a verification's pod the facts of the run it
+// verifies, escaped as the item is: values only, never substituted into a command.
+func sourceEnv(v *v1alpha1.PendingVerification) []corev1.EnvVar {
+	if v == nil {
+		return nil
+	}
+	env := []corev1.EnvVar{
+		{Name: v1alpha1.EnvSourcePod, Value: escapeExpansion(v.PodName)},
+		{Name: v1alpha1.EnvSourceFinishedAt, Value: v.FinishedAt.UTC().Format(time.RFC3339)},
+	}
+	if v.ExitCode != nil {
+		env = append(env, corev1.EnvVar{Name: v1alpha1.EnvSourceExitCode, Value: strconv.Itoa(int(*v.ExitCode))})
+	}
+	return append(env, corev1.EnvVar{Name: v1alpha1.EnvSourceResult, Value: escapeExpansion(v.Result)})
+}
+
+// reservedSource reports whether name is one of the verification's env variables, which a
+// template cannot set: a run's pod does not have them, and a verification's has the operator's.
+func reservedSource(name string) bool {
+	switch name {
+	case v1alpha1.EnvSourcePod, v1alpha1.EnvSourceFinishedAt, v1alpha1.EnvSourceExitCode, v1alpha1.EnvSourceResult:
+		return true
+	}
+	return false
 }

@@ -40,6 +40,10 @@ type Item struct {
 	// CoolOffWaived says that the item's failures do not hold it (a group's circuit breaker is
 	// open, or closed after them); they still order it among the candidates.
 	CoolOffWaived bool
+	// Unverified says that the item's newest verification failed after its last success, with
+	// spec.verify.onFailure RerunItem: its last success does not hold it; it still orders it
+	// among the candidates.
+	Unverified bool
 }
 
 // Wait says why an item may not start at some instant and until when; the zero Wait means it
@@ -73,7 +77,7 @@ func (t Timing) CoolOff(failures int32) time.Duration {
 func (t Timing) EligibleAt(it Item) (time.Time, v1alpha1.WaitReason) {
 	var at time.Time
 	var reason v1alpha1.WaitReason
-	if !it.LastSuccess.IsZero() {
+	if !it.LastSuccess.IsZero() && !it.Unverified {
 		at, reason = it.LastSuccess.Add(t.Frequency), v1alpha1.WaitSucceededRecently
 	}
 	if coolOff := t.CoolOff(it.FailureCount); coolOff > 0 && !it.LastFailure.IsZero() && !it.CoolOffWaived {
