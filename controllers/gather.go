@@ -48,14 +48,15 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		}
 	}
 
-	var typ *v1alpha1.OaatType
-	ot := &v1alpha1.OaatType{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: group.Namespace, Name: group.Spec.OaatType}, ot)
-	switch {
-	case err == nil:
-		typ = ot
-	case !apierrors.IsNotFound(err):
-		return planner.Input{}, "", fmt.Errorf("reading OaatType %s: %w", group.Spec.OaatType, err)
+	typ, err := r.oaatType(ctx, group.Namespace, group.Spec.OaatType)
+	if err != nil {
+		return planner.Input{}, "", err
+	}
+	var verifyType *v1alpha1.OaatType
+	if v := group.Spec.Verify; v != nil {
+		if verifyType, err = r.oaatType(ctx, group.Namespace, v.OaatType); err != nil {
+			return planner.Input{}, "", err
+		}
 	}
 
 	configMaps, err := r.configMaps(ctx, group)
@@ -88,6 +89,7 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 		Locks:        locks,
 		Group:        group,
 		Type:         typ,
+		VerifyType:   verifyType,
 		Pods:         pods.Items,
 		OnDemandRuns: onDemandRuns.Items,
 		ConfigMaps:   configMaps,
@@ -98,6 +100,18 @@ func (r *OaatGroupReconciler) gather(ctx context.Context, group *v1alpha1.OaatGr
 
 		StatusRefusedAt: r.refusals.refusedAt(client.ObjectKeyFromObject(group)),
 	}, "", nil
+}
+
+// oaatType reads the OaatType of that name in namespace, nil when there is none.
+func (r *OaatGroupReconciler) oaatType(ctx context.Context, namespace, name string) (*v1alpha1.OaatType, error) {
+	typ := &v1alpha1.OaatType{}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, typ); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading OaatType %s: %w", name, err)
+	}
+	return typ, nil
 }
 
 // configMaps reads the ConfigMaps the group takes items from, from the API server: the manager

@@ -26,7 +26,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/planner"
 )
 
-// Field indexes: OaatGroups by the OaatType and the ConfigMaps they name (and by whether they
+// Field indexes: OaatGroups by the OaatTypes (spec.oaatType, spec.verify.oaatType) and the ConfigMaps they name (and by whether they
 // take claims, claimSourceIndex), OaatRuns by the OaatGroup they name, pods by the group of their
 // label (podGroupIndex).
 const (
@@ -90,12 +90,19 @@ func WatchNamespaces(value string) []string {
 	return namespaces
 }
 
+// oaatTypesOf are the OaatTypes a group names: spec.oaatType, and spec.verify.oaatType.
+func oaatTypesOf(obj client.Object) []string {
+	spec := &obj.(*v1alpha1.OaatGroup).Spec
+	if spec.Verify != nil && spec.Verify.OaatType != spec.OaatType {
+		return []string{spec.OaatType, spec.Verify.OaatType}
+	}
+	return []string{spec.OaatType}
+}
+
 // setupIndexes registers the field indexes both reconcilers list by.
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatGroup{}, oaatTypeIndex,
-		func(obj client.Object) []string {
-			return []string{obj.(*v1alpha1.OaatGroup).Spec.OaatType}
-		}); err != nil {
+		oaatTypesOf); err != nil {
 		return fmt.Errorf("indexing OaatGroups by OaatType: %w", err)
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.OaatGroup{}, configMapIndex,

@@ -42,13 +42,14 @@ func TestWatchMappings(t *testing.T) {
 	other.Spec.OaatType = "other"
 	elsewhere := builders.Group("a").Named("g").Obj()
 	elsewhere.Namespace = "other-ns"
-	groups := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(builders.Group("a").Named("g").Obj(), other, elsewhere).
-		WithIndex(&v1alpha1.OaatGroup{}, oaatTypeIndex, func(obj client.Object) []string {
-			return []string{obj.(*v1alpha1.OaatGroup).Spec.OaatType}
-		}).Build()
+	verifying := builders.Group("a").Named("v").Obj()
+	verifying.Spec.OaatType = "other"
+	verifying.Spec.Verify = &v1alpha1.Verify{OaatType: "sleeper"}
+	groups := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(builders.Group("a").Named("g").Obj(), other, elsewhere, verifying).
+		WithIndex(&v1alpha1.OaatGroup{}, oaatTypeIndex, oaatTypesOf).Build()
 	r := &OaatGroupReconciler{Client: groups}
-	if diff := cmp.Diff(key("g"), r.groupsNaming(oaatTypeIndex)(context.Background(), builders.Type().Obj())); diff != "" {
-		t.Errorf("groups naming OaatType sleeper (-want +got):\n%s", diff)
+	if diff := cmp.Diff(append(key("g"), key("v")...), r.groupsNaming(oaatTypeIndex)(context.Background(), builders.Type().Obj())); diff != "" {
+		t.Errorf("groups naming OaatType sleeper, as spec.oaatType or spec.verify.oaatType (-want +got):\n%s", diff)
 	}
 	failing := &OaatGroupReconciler{Client: newFakeClient(t, interceptor.Funcs{
 		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
