@@ -95,3 +95,9 @@ type PendingVerification struct {
 	// +optional
 	Result string `json:"result,omitempty"`
 }
+
+// VerificationFailing reports whether the item's newest verification (spec.verify) failed: its
+// last failed verification came after its last successful one.
+func (it *ItemStatus) VerificationFailing() bool {
+	return it.LastVerifyFailure != nil && (it.LastVerified == nil || it.LastVerified.Before(it.LastVerifyFailure))
+}

@@ -35,6 +35,10 @@ var (
 		"1 while the group's circuit breaker (spec.circuitBreaker) is open, 0 while it is closed; absent for a group without one.", []string{"namespace", "group"}, nil)
 	parkedDesc = prometheus.NewDesc("oaat_item_parked",
 		"1 while the item is parked (after an exit code of spec.exitCodes.doNotRetry, or once its failures reached spec.maxConsecutiveFailures): it does not run until the spec changes, the group is reset or an OaatRun of it runs; else 0.", itemLabels, nil)
+	lastVerifiedDesc = prometheus.NewDesc("oaat_item_last_verified_timestamp_seconds",
+		"When the run that the item's newest successful verification (spec.verify) verified ended, in seconds since the epoch: the age of its newest verified result; absent when none was verified.", itemLabels, nil)
+	verificationFailingDesc = prometheus.NewDesc("oaat_item_verification_failing",
+		"1 while the item's newest verification (spec.verify) failed, else 0; present for the groups with spec.verify.", itemLabels, nil)
 	runSecondsDesc = prometheus.NewDesc("oaat_item_running_seconds",
 		"How long the item's current run has been going; present only while it runs.", itemLabels, nil)
 )
@@ -52,7 +56,7 @@ func NewStatusCollector(reader client.Reader, clk clock.PassiveClock) *StatusCol
 
 // Describe sends the descriptions of the gauges.
 func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc, atRiskDesc, parkedDesc} {
+	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc, atRiskDesc, parkedDesc, lastVerifiedDesc, verificationFailingDesc} {
 		ch <- d
 	}
 }
@@ -104,7 +108,18 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 		if ok {
 			ch <- prometheus.MustNewConstMetric(overdueDesc, prometheus.GaugeValue, overdue(it).Seconds(), labels...)
 		}
+		if g.Spec.Verify != nil {
+			collectVerification(ch, &it, labels)
+		}
 	}
+}
+
+// collectVerification sends the gauges of the item's verifications (spec.verify).
+func collectVerification(ch chan<- prometheus.Metric, it *v1alpha1.ItemStatus, labels []string) {
+	if it.VerifiedRunFinishedAt != nil {
+		ch <- prometheus.MustNewConstMetric(lastVerifiedDesc, prometheus.GaugeValue, epochSeconds(it.VerifiedRunFinishedAt.Time), labels...)
+	}
+	ch <- prometheus.MustNewConstMetric(verificationFailingDesc, prometheus.GaugeValue, boolGauge(it.VerificationFailing()), labels...)
 }
 
 // Overdue is how far past its frequency an item is at now: the time since its last success, or

@@ -134,3 +134,29 @@ oaat_group_circuit_breaker_open{group="open",namespace="ns"} 1
 		t.Fatal(err)
 	}
 }
+
+// TestCollectVerification: with spec.verify, the age of each item's newest verified result and
+// whether its newest verification failed; without it, neither.
+func TestCollectVerification(t *testing.T) {
+	g := builders.Group("ok", "failing", "new").
+		ItemStatus(v1alpha1.ItemStatus{Name: "ok", LastVerified: ts(time.Hour), VerifiedRunFinishedAt: ts(2 * time.Hour), LastVerifyFailure: ts(3 * time.Hour)}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "failing", LastVerified: ts(3 * time.Hour), VerifiedRunFinishedAt: ts(4 * time.Hour), LastVerifyFailure: ts(time.Hour)}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "new"}).Obj()
+	g.Spec.Verify = &v1alpha1.Verify{OaatType: "checker"}
+	unverified := builders.Group("x").Named("plain").ItemStatus(v1alpha1.ItemStatus{Name: "x", LastVerifyFailure: ts(time.Hour)}).Obj()
+	want := `
+# HELP oaat_item_last_verified_timestamp_seconds When the run that the item's newest successful verification (spec.verify) verified ended, in seconds since the epoch: the age of its newest verified result; absent when none was verified.
+# TYPE oaat_item_last_verified_timestamp_seconds gauge
+oaat_item_last_verified_timestamp_seconds{group="backups",item="failing",namespace="ns"} 1.795248e+09
+oaat_item_last_verified_timestamp_seconds{group="backups",item="ok",namespace="ns"} 1.7952552e+09
+# HELP oaat_item_verification_failing 1 while the item's newest verification (spec.verify) failed, else 0; present for the groups with spec.verify.
+# TYPE oaat_item_verification_failing gauge
+oaat_item_verification_failing{group="backups",item="failing",namespace="ns"} 1
+oaat_item_verification_failing{group="backups",item="new",namespace="ns"} 0
+oaat_item_verification_failing{group="backups",item="ok",namespace="ns"} 0
+`
+	if err := testutil.CollectAndCompare(groups{g, unverified}, strings.NewReader(want),
+		"oaat_item_last_verified_timestamp_seconds", "oaat_item_verification_failing"); err != nil {
+		t.Error(err)
+	}
+}

@@ -113,9 +113,8 @@ func (d *decision) startVerification() (pending bool, wake time.Time) {
 // spec.verify.onFailure RerunItem, when its last success does not hold it.
 func (d *decision) unverified(it *v1alpha1.ItemStatus) bool {
 	v := d.policy.verify
-	return v != nil && v.rerun && it.LastVerifyFailure != nil &&
-		(it.LastSuccess == nil || !it.LastVerifyFailure.Before(it.LastSuccess)) &&
-		(it.LastVerified == nil || it.LastVerified.Before(it.LastVerifyFailure))
+	return v != nil && v.rerun && it.VerificationFailing() &&
+		(it.LastSuccess == nil || !it.LastVerifyFailure.Before(it.LastSuccess))
 }
 
 // setVerifiedCondition says, with spec.verify, whether every item's newest verification
@@ -128,7 +127,7 @@ func (d *decision) setVerifiedCondition() {
 	var failing []string
 	for i := range d.plan.Status.Items {
 		it := &d.plan.Status.Items[i]
-		if it.LastVerifyFailure != nil && (it.LastVerified == nil || it.LastVerified.Before(it.LastVerifyFailure)) {
+		if it.VerificationFailing() {
 			failing = append(failing, it.Name)
 		}
 	}
