@@ -92,6 +92,22 @@ type ItemHistory struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Recent run seconds",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	RecentRunSeconds []int64 `json:"recentRunSeconds,omitempty"`
+
+	// lastVerified is when the item's newest successful verification (spec.verify) ended.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Last verified",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	LastVerified *metav1.Time `json:"lastVerified,omitempty"`
+
+	// verifiedRunFinishedAt is when the run that the newest successful verification verified
+	// ended.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Verified run finished at",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	VerifiedRunFinishedAt *metav1.Time `json:"verifiedRunFinishedAt,omitempty"`
+
+	// lastVerifyFailure is when the item's newest failed verification ended.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Last verification failure",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	LastVerifyFailure *metav1.Time `json:"lastVerifyFailure,omitempty"`
 }
 
 // OaatGroupHistorySpec is the history of a deleted OaatGroup, as the operator wrote it when the

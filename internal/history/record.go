@@ -63,6 +63,10 @@ func toHistory(it *v1alpha1.ItemStatus) v1alpha1.ItemHistory {
 		LastExitCode:     copyInt32(it.LastExitCode),
 		LastReason:       it.LastReason,
 		RecentRunSeconds: append([]int64(nil), it.RecentRunSeconds...),
+
+		LastVerified:          it.LastVerified.DeepCopy(),
+		VerifiedRunFinishedAt: it.VerifiedRunFinishedAt.DeepCopy(),
+		LastVerifyFailure:     it.LastVerifyFailure.DeepCopy(),
 	}
 }
 
@@ -77,6 +81,10 @@ func fromHistory(item string, h *v1alpha1.ItemHistory) v1alpha1.ItemStatus {
 		LastExitCode:     copyInt32(h.LastExitCode),
 		LastReason:       h.LastReason,
 		RecentRunSeconds: append([]int64(nil), h.RecentRunSeconds...),
+
+		LastVerified:          h.LastVerified.DeepCopy(),
+		VerifiedRunFinishedAt: h.VerifiedRunFinishedAt.DeepCopy(),
+		LastVerifyFailure:     h.LastVerifyFailure.DeepCopy(),
 	}
 }
 
