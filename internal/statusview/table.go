@@ -32,10 +32,12 @@ func Write(w io.Writer, g *v1alpha1.OaatGroup, runs []v1alpha1.OaatRun, now time
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ITEM\tRUNNING\tLAST SUCCESS\tLAST FAILURE\tFAILURES\tLAST RESULT\tNEXT")
+	verifies := g.Spec.Verify != nil
+	fmt.Fprintln(tw, "  ITEM\tRUNNING\tLAST SUCCESS\tLAST FAILURE\tFAILURES\tLAST RESULT\t"+column(verifies, "VERIFIED\t")+"NEXT")
 	for _, it := range g.Status.Items {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			Item(it.Name), running(g, it.Name, now), ago(it.LastSuccess, now), ago(it.LastFailure, now), it.FailureCount, result(it), next(it, now))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\t%s%s\n",
+			Item(it.Name), running(g, it.Name, now), ago(it.LastSuccess, now), ago(it.LastFailure, now), it.FailureCount, result(it),
+			column(verifies, verified(it, now)+"\t"), next(it, now))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -96,7 +98,31 @@ func running(g *v1alpha1.OaatGroup, item string, now time.Time) string {
 	if cr == nil || cr.Item != item {
 		return ""
 	}
+	if cr.Purpose == v1alpha1.PurposeVerify {
+		return fmt.Sprintf("verifying, %s in %s", age(cr.StartedAt.Time, now), cr.PodName)
+	}
 	return fmt.Sprintf("yes, %s in %s", age(cr.StartedAt.Time, now), cr.PodName)
+}
+
+// column is text in a group whose table has the column, else nothing.
+func column(has bool, text string) string {
+	if !has {
+		return ""
+	}
+	return text
+}
+
+// verified says how old the item's newest verified result is (spec.verify): the age of the run
+// its newest successful verification verified, and that the newest verification failed.
+func verified(it v1alpha1.ItemStatus, now time.Time) string {
+	text := "never"
+	if it.VerifiedRunFinishedAt != nil {
+		text = "result of " + ago(it.VerifiedRunFinishedAt, now)
+	}
+	if it.VerificationFailing() {
+		text = "FAILED " + ago(it.LastVerifyFailure, now) + "; " + text
+	}
+	return text
 }
 
 // next says when the item may start and why not before: "now", "in 5m (CoolingOff)", or the

@@ -46,6 +46,35 @@ func TestWrite(t *testing.T) {
 	}
 }
 
+// TestWriteVerified: a group with spec.verify has a VERIFIED column, the age of each item's newest
+// verified result and whether its newest verification failed; its verification runs as
+// "verifying".
+func TestWriteVerified(t *testing.T) {
+	now := builders.T0
+	ts := func(d time.Duration) *metav1.Time { return builders.At(-d) }
+	g := builders.Group("ok", "failing", "new").Namespace("demo").Frequency("1h").Condition(ready).
+		RunningIn("new", "backups-new-x-9", ts(3*time.Second)).ItemStatus(
+		v1alpha1.ItemStatus{Name: "ok", LastSuccess: ts(2 * time.Hour), LastVerified: ts(time.Hour), VerifiedRunFinishedAt: ts(2 * time.Hour)},
+		v1alpha1.ItemStatus{Name: "failing", LastSuccess: ts(time.Hour), LastVerified: ts(5 * time.Hour), VerifiedRunFinishedAt: ts(6 * time.Hour),
+			LastVerifyFailure: ts(50 * time.Minute)},
+		v1alpha1.ItemStatus{Name: "new", LastSuccess: ts(time.Minute), WaitReason: v1alpha1.WaitRunning}).Obj()
+	g.Spec.Verify = &v1alpha1.Verify{OaatType: "checker"}
+	g.Status.CurrentRun.Purpose = v1alpha1.PurposeVerify
+	var b strings.Builder
+	if err := Write(&b, g, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	want := `demo/backups  type=sleeper  frequency=1h  failureCoolOff=none  ready=True  running=new
+  ITEM     RUNNING                           LAST SUCCESS  LAST FAILURE  FAILURES  LAST RESULT  VERIFIED                          NEXT
+  ok                                         120m ago      never         0                      result of 120m ago                now
+  failing                                    60m ago       never         0                      FAILED 50m ago; result of 6h ago  now
+  new      verifying, 3s in backups-new-x-9  60s ago       never         0                      never                             Running
+`
+	if b.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
 func TestWriteWithoutOnDemandRuns(t *testing.T) {
 	g := builders.Group().Named("idle").Namespace("demo").Obj()
 	var b strings.Builder
