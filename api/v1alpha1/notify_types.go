@@ -20,7 +20,7 @@ const MaxNotificationMessage = 256
 const MaxNotificationReason = 64
 
 // NotifyEvent is a kind of transition of a group that the operator sends as a CloudEvent.
-// +kubebuilder:validation:Enum=RunFailed;ItemParked;BreakerOpened;BreakerClosed;AtRisk
+// +kubebuilder:validation:Enum=RunFailed;ItemParked;BreakerOpened;BreakerClosed;AtRisk;VerificationFailed
 // +kubebuilder:validation:MaxLength=32
 type NotifyEvent string
 
@@ -37,11 +37,13 @@ const (
 	NotifyBreakerClosed NotifyEvent = "BreakerClosed"
 	// NotifyAtRisk: condition AtRisk became True (an item or a round is forecast late).
 	NotifyAtRisk NotifyEvent = "AtRisk"
+	// NotifyVerificationFailed: a verification of an item's run (spec.verify) failed.
+	NotifyVerificationFailed NotifyEvent = "VerificationFailed"
 )
 
 // NotifyEvents returns every NotifyEvent.
 func NotifyEvents() []NotifyEvent {
-	return []NotifyEvent{NotifyRunFailed, NotifyItemParked, NotifyBreakerOpened, NotifyBreakerClosed, NotifyAtRisk}
+	return []NotifyEvent{NotifyRunFailed, NotifyItemParked, NotifyBreakerOpened, NotifyBreakerClosed, NotifyAtRisk, NotifyVerificationFailed}
 }
 
 // Notify sends the group's transitions as CloudEvents to a sink of the group's own, besides the
@@ -62,7 +64,7 @@ type Notify struct {
 	// events are the transitions sent to sink; absent means all of them. The cluster-wide sink
 	// receives all of them regardless.
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=5
+	// +kubebuilder:validation:MaxItems=6
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Events",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	// +optional
 	Events []NotifyEvent `json:"events,omitempty"`

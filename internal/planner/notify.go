@@ -146,8 +146,8 @@ func dropPending(out *v1alpha1.NotificationsStatus) *v1alpha1.NotificationsStatu
 	return out
 }
 
-// transitions are the changes this pass makes that are sent: runs that failed, items parked, the
-// breaker opening or closing, condition AtRisk turning True.
+// transitions are the changes this pass makes that are sent: runs and verifications that failed,
+// items parked, the breaker opening or closing, condition AtRisk turning True.
 func (d *decision) transitions() []v1alpha1.Transition {
 	var out []v1alpha1.Transition
 	add := func(event v1alpha1.NotifyEvent, item string, reason string, text string) {
@@ -167,6 +167,11 @@ func (d *decision) transitions() []v1alpha1.Transition {
 		}
 		it := d.item(o.Item)
 		add(v1alpha1.NotifyRunFailed, o.Item, it.LastReason, fmt.Sprintf("The run of item %q in pod %s failed (%s)", o.Item, it.LastPodName, it.LastReason))
+	}
+	for _, o := range d.plan.Verified {
+		if o.Result == v1alpha1.ResultFailed {
+			add(v1alpha1.NotifyVerificationFailed, o.Item, o.Reason, fmt.Sprintf("The verification of item %q failed (%s)", o.Item, o.Reason))
+		}
 	}
 	for i := range st.Items {
 		it := &st.Items[i]

@@ -55,11 +55,11 @@ func (d *decision) recordCurrentRun() {
 	}
 	run := min(max(out.finishedAt.Sub(started.Time), 0), max(d.stamp.Sub(cr.StartedAt.Time), 0))
 	out.finishedAt = clampTime(out.finishedAt, cr.StartedAt, d.stamp)
+
 	if cr.Purpose == v1alpha1.PurposeVerify {
-		d.recordVerification(cr, out)
+		d.recordVerification(cr, out, run)
 		return
 	}
-
 	failedProbe := d.failedProbe(out)
 	if failedProbe {
 		out.detail = joinDetail(out.detail, "a failed probe of the open circuit breaker: the item's failure count and cool-off do not grow")

@@ -105,6 +105,9 @@ type Plan struct {
 	Untrack []*corev1.Pod
 	// Finished are the runs whose outcome Status records for the first time.
 	Finished []Outcome
+	// Verified are the verifications (spec.verify) whose outcome Status records for the first
+	// time.
+	Verified []Verification
 	// Probes are the results of the circuit breaker's probes whose outcome Status records for
 	// the first time; the controller counts them once Status is persisted.
 	Probes []v1alpha1.RunResult
@@ -124,6 +127,14 @@ type Plan struct {
 
 	// now is the time of the decision, which the fallbacks (fallback.go) are stamped with too.
 	now time.Time
+}
+
+// Verification is a finished verification (spec.verify).
+type Verification struct {
+	Outcome
+	// Reason says why it ended so: the reason of its first terminated container that explains
+	// it, of its pod, or of the operator's stop.
+	Reason string
 }
 
 // LocksWaited is how long a run waited for its locks.

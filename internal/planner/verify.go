@@ -50,8 +50,9 @@ func (d *decision) awaitVerification(it *v1alpha1.ItemStatus, podName string, po
 
 // recordVerification records how the verification that was the current run ended, apart from
 // the item's runs: a success sets lastVerified and verifiedRunFinishedAt, a failure
-// lastVerifyFailure; an interrupted one keeps the verification pending, to run again.
-func (d *decision) recordVerification(cr *v1alpha1.CurrentRun, out ended) {
+// lastVerifyFailure (Verified, which took took); an interrupted one keeps the verification
+// pending, to run again.
+func (d *decision) recordVerification(cr *v1alpha1.CurrentRun, out ended, took time.Duration) {
 	st := &d.plan.Status
 	st.CurrentRun = nil
 	pending := st.PendingVerification
@@ -61,6 +62,7 @@ func (d *decision) recordVerification(cr *v1alpha1.CurrentRun, out ended) {
 		return
 	}
 	st.PendingVerification = nil
+	d.plan.Verified = append(d.plan.Verified, Verification{Outcome: Outcome{Item: cr.Item, Result: out.result, Duration: took}, Reason: out.reason})
 	it := d.item(cr.Item)
 	if out.result == v1alpha1.ResultSucceeded {
 		it.LastVerified = &out.finishedAt

@@ -86,7 +86,6 @@ func verifyViewOf(p Plan) verifyView {
 // TestVerification runs one pass of Decide in a group of items a and b with spec.verify (b
 // succeeded at t0, so that it waits its hour), at t0+1m.
 func TestVerification(t *testing.T) {
-	runPodName := func(g *v1alpha1.OaatGroup) string { return podbuild.Name(g.Name, "a", 1) }
 	// succeeded: run 1 of item a ends at t0+1m, handing over "snap-1".
 	succeeded := func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
 		t.Helper()
@@ -94,29 +93,6 @@ func TestVerification(t *testing.T) {
 		pod := finished(runPod(t, g, "a", 1, corev1.PodSucceeded), 0, "Completed", at(time.Minute))
 		pod.Status.ContainerStatuses[0].State.Terminated.Message = "snap-1"
 		return []corev1.Pod{pod}
-	}
-	// verifying: run 2 is the verification of run 1 of item a, which ended at t0-10m; it ends
-	// at t0+1m with code.
-	verifying := func(code int32, stop v1alpha1.StopReason) func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
-		return func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
-			t.Helper()
-			itemStatus(g, "a").LastSuccess = at(-10 * time.Minute)
-			g.Status.PendingVerification = &v1alpha1.PendingVerification{Item: "a", PodName: runPodName(g), FinishedAt: *at(-10 * time.Minute), Result: "snap-1"}
-			running(t, g, "a", 2, at(0))
-			itemStatus(g, "a").LastStarted = at(-20 * time.Minute)
-			g.Status.CurrentRun.Purpose = v1alpha1.PurposeVerify
-			g.Status.CurrentRun.StopReason = stop
-			pod, err := podbuild.Build(podbuild.Input{Group: g, Template: verifyType().Spec.Template, Item: "a", Run: 2, Verifies: g.Status.PendingVerification})
-			if err != nil {
-				t.Fatal(err)
-			}
-			phase, reason := corev1.PodSucceeded, "Completed"
-			if code != 0 {
-				phase, reason = corev1.PodFailed, "Error"
-			}
-			pod.Status.Phase = phase
-			return []corev1.Pod{finished(*pod, code, reason, at(time.Minute))}
-		}
 	}
 	pending := func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
 		t.Helper()
@@ -209,6 +185,48 @@ func TestVerification(t *testing.T) {
 				t.Errorf("verifications (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// runPodName is the pod of run 1 of item a, the run the tests verify.
+func runPodName(g *v1alpha1.OaatGroup) string { return podbuild.Name(g.Name, "a", 1) }
+
+// verifying: run 2 is the verification of run 1 of item a, which ended at t0-10m; it ends at
+// t0+1m with code, stopped for stop if not empty.
+func verifying(code int32, stop v1alpha1.StopReason) func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+	return func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
+		t.Helper()
+		itemStatus(g, "a").LastSuccess = at(-10 * time.Minute)
+		g.Status.PendingVerification = &v1alpha1.PendingVerification{Item: "a", PodName: runPodName(g), FinishedAt: *at(-10 * time.Minute), Result: "snap-1"}
+		running(t, g, "a", 2, at(0))
+		itemStatus(g, "a").LastStarted = at(-20 * time.Minute)
+		g.Status.CurrentRun.Purpose = v1alpha1.PurposeVerify
+		g.Status.CurrentRun.StopReason = stop
+		pod, err := podbuild.Build(podbuild.Input{Group: g, Template: verifyType().Spec.Template, Item: "a", Run: 2, Verifies: g.Status.PendingVerification})
+		if err != nil {
+			t.Fatal(err)
+		}
+		phase, reason := corev1.PodSucceeded, "Completed"
+		if code != 0 {
+			phase, reason = corev1.PodFailed, "Error"
+		}
+		pod.Status.Phase = phase
+		return []corev1.Pod{finished(*pod, code, reason, at(time.Minute))}
+	}
+}
+
+// TestVerificationFailureNotified: a failed verification is a transition sent to the sinks.
+func TestVerificationFailureNotified(t *testing.T) {
+	g := newGroup("a", "b")
+	g.UID = "u1"
+	g.Spec.Verify = &v1alpha1.Verify{OaatType: "checker", OnFailure: v1alpha1.VerifyAlertOnly}
+	itemStatus(g, "b").LastSuccess = at(0)
+	in := input(g, time.Minute, verifying(1, "")(t, g)...)
+	in.VerifyType = verifyType()
+	in.Notify = Notify{ClusterSink: true}
+	if diff := cmp.Diff(notifyView{Outbox: true, Pending: []string{"0 VerificationFailed a"}, Next: 1, Notified: "True/SinksReached"},
+		notifyViewOf(Decide(in))); diff != "" {
+		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
 }
 
