@@ -169,7 +169,7 @@ func TestVerification(t *testing.T) {
 			}},
 		{name: "the item removed: its pending verification goes", pods: pending,
 			setup: func(g *v1alpha1.OaatGroup) { g.Spec.OaatItems = []string{"b"} },
-			want: func(*v1alpha1.OaatGroup) verifyView { return verifyView{Verified: passed} }},
+			want:  func(*v1alpha1.OaatGroup) verifyView { return verifyView{Verified: passed} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGroup("a", "b")
