@@ -61,12 +61,23 @@ func ago(d time.Duration) *time.Duration {
 }
 
 func input(g *v1alpha1.OaatGroup) planner.Input {
-	return planner.Input{Group: g, Type: builders.Type().Obj(), Now: t0}
+	in := planner.Input{Group: g, Type: builders.Type().Obj(), Now: t0}
+	if v := g.Spec.Verify; v != nil {
+		in.VerifyType = builders.Type().Obj()
+		in.VerifyType.Name = v.OaatType
+	}
+	return in
 }
 
 // ran is a predicted run of item from start for d.
 func ran(item string, start, d time.Duration) Run {
 	return Run{Item: item, Start: at(start), End: at(start + d), Result: v1alpha1.ResultSucceeded}
+}
+
+// verified is run as a verification.
+func verified(run Run) Run {
+	run.Verify = true
+	return run
 }
 
 // runningPod is the pod of run `run` of item as the operator creates it, running since start.

@@ -21,10 +21,15 @@ func (s *simulation) observe(plan planner.Plan) {
 			s.end(o.Result)
 		}
 	}
+	for _, v := range plan.Verified {
+		if s.running >= 0 && f.Runs[s.running].Item == v.Item && f.Runs[s.running].Verify {
+			s.end(v.Result)
+		}
+	}
 	cr := plan.Status.CurrentRun
 	switch {
 	case plan.Create != nil && cr != nil:
-		run := Run{Item: cr.Item, Start: s.now, OnDemandRun: cr.OaatRun}
+		run := Run{Item: cr.Item, Start: s.now, OnDemandRun: cr.OaatRun, Verify: cr.Purpose == v1alpha1.PurposeVerify}
 		if s.rand.calls > 0 {
 			run.Ties = s.rand.n
 		}
@@ -32,7 +37,8 @@ func (s *simulation) observe(plan planner.Plan) {
 		f.Runs = append(f.Runs, run)
 	case f.Passes == 1 && cr != nil:
 		s.running = len(f.Runs)
-		f.Runs = append(f.Runs, Run{Item: cr.Item, Start: cr.StartedAt.Time, OnDemandRun: cr.OaatRun, Going: true})
+		f.Runs = append(f.Runs, Run{Item: cr.Item, Start: cr.StartedAt.Time, OnDemandRun: cr.OaatRun, Going: true,
+			Verify: cr.Purpose == v1alpha1.PurposeVerify})
 	}
 	s.observeRound(&plan.Status)
 }
@@ -277,7 +283,7 @@ func (s *simulation) pod(name string) *corev1.Pod {
 func (s *simulation) end(result v1alpha1.RunResult) {
 	run := &s.forecast.Runs[s.running]
 	run.End, run.Result = s.now, result
-	if result == v1alpha1.ResultSucceeded {
+	if result == v1alpha1.ResultSucceeded && !run.Verify {
 		delete(s.awaited, run.Item)
 	}
 	s.running = -1

@@ -15,8 +15,9 @@ import (
 
 // A plain group is one whose passes after the first can only record the success of its run and
 // start the next by the schedule: it is Ready, due by frequency (no spec.schedule, not EachOnce),
-// not suspended, without blackout windows, locks or on-demand runs, its breaker not open, no run
-// timeout its runs reach, and no live pod but its current run's. Each pass of Decide reads every
+// not suspended, without blackout windows, locks, verifications (spec.verify) or on-demand runs,
+// its breaker not open, no run timeout its runs reach, and no live pod but its current run's.
+// Each pass of Decide reads every
 // item; for such a group the forecast plays the same passes without it, from the schedule's own
 // rules (schedule.Timing.EligibleAt, schedule.Choose, planner.ScheduleItem) over the items' times
 // kept in two heaps: the items waiting, by the instant they may start, and the items due, by their
@@ -29,7 +30,7 @@ func (s *simulation) plain(p groupspec.Policy, err error) bool {
 	st := &g.Status
 	switch {
 	case s.opts.Replay, err != nil, !p.Calendar.IsZero(), p.EachOnce, p.Suspended != "", len(p.Timing.Windows) > 0,
-		len(s.runs) > 0, len(g.Spec.LockKeys()) > 0, st.LockWait != nil,
+		len(s.runs) > 0, len(g.Spec.LockKeys()) > 0, st.LockWait != nil, g.Spec.Verify != nil, st.PendingVerification != nil,
 		st.CircuitBreaker != nil && st.CircuitBreaker.State == v1alpha1.BreakerOpen,
 		!meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionReady):
 		return false

@@ -72,6 +72,9 @@ type Run struct {
 	Ties int
 	// Going says that the run was already going at the start of the forecast.
 	Going bool
+	// Verify says that the run is a verification of the item's last success (spec.verify), which
+	// takes as long as the item's runs are expected to.
+	Verify bool
 }
 
 // Round is a round (mode EachOnce, or a schedule's tick) seen by the forecast.

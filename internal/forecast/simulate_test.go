@@ -51,6 +51,20 @@ func TestPredict(t *testing.T) {
 			ran("b", 90*time.Minute, 5*time.Minute),
 		}},
 	}, {
+		name: "spec.verify: each success is verified in the next turn, for as long as the item's runs take",
+		group: func() *v1alpha1.OaatGroup {
+			g := group(item{"a", ago(50 * time.Minute), 10 * time.Minute}, item{"b", ago(40 * time.Minute), 5 * time.Minute})
+			g.Spec.Verify = &v1alpha1.Verify{OaatType: "checker"}
+			return g
+		},
+		opts: Options{Horizon: 40 * time.Minute, MaxPasses: 100},
+		want: shape{Stop: StopHorizon, Runs: []Run{
+			ran("a", 10*time.Minute, 10*time.Minute),
+			verified(ran("a", 20*time.Minute, 10*time.Minute)),
+			ran("b", 30*time.Minute, 5*time.Minute),
+			verified(ran("b", 35*time.Minute, 5*time.Minute)),
+		}},
+	}, {
 		name: "a random pick among items equally due is marked with their number",
 		group: func() *v1alpha1.OaatGroup {
 			return group(item{"a", nil, time.Minute}, item{"b", nil, time.Minute})
