@@ -44,6 +44,9 @@ func WriteForecast(w io.Writer, g *v1alpha1.OaatGroup, f forecast.Forecast, risk
 // runNote says what to know of a predicted run.
 func runNote(r forecast.Run) string {
 	var notes []string
+	if r.Verify {
+		notes = append(notes, "verification of its last success (assumed as long as its runs)")
+	}
 	if r.Going {
 		notes = append(notes, "running now")
 	}
