@@ -446,9 +446,10 @@ type OaatGroupStatus struct {
 	// +optional
 	ItemCount int32 `json:"itemCount,omitempty"`
 
-	// items holds the history of each item that has run.
-	// +listType=map
-	// +listMapKey=name
+	// items holds the history of each item that has run, one entry per name. The operator
+	// writes it whole: the list is atomic, so that an object's managedFields name the list once
+	// rather than every item and its fields (which would take as much again as the list).
+	// +listType=atomic
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Item history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	Items []ItemStatus `json:"items,omitempty"`

@@ -149,10 +149,10 @@ type OaatGroupHistorySpec struct {
 	// +optional
 	RunCount int64 `json:"runCount,omitempty"`
 
-	// items is the history of the deleted group's items, as its status.items held it.
+	// items is the history of the deleted group's items, as its status.items held it, one entry
+	// per name; atomic, as status.items is.
 	// +kubebuilder:validation:MaxItems=1000
-	// +listType=map
-	// +listMapKey=name
+	// +listType=atomic
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Item history",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
 	// +optional
 	Items []ItemHistory `json:"items,omitempty"`
