@@ -186,6 +186,13 @@ func finishPod(ctx context.Context, name string, exitCode int32, reason string) 
 // finishPodAt is finishPod with the containers finished at finishedAt, as a kubelet would have
 // reported while no manager ran.
 func finishPodAt(ctx context.Context, name string, exitCode int32, reason string, finishedAt metav1.Time) metav1.Time {
+	return finishPodWith(ctx, name, exitCode, reason, finishedAt, func(*corev1.ContainerStateTerminated) {})
+}
+
+// finishPodWith is finishPodAt, with mainState changing the main container's terminated state
+// in the same write.
+func finishPodWith(ctx context.Context, name string, exitCode int32, reason string, finishedAt metav1.Time,
+	mainState func(*corev1.ContainerStateTerminated)) metav1.Time {
 	updatePodStatus(ctx, name, func(pod *corev1.Pod) {
 		if pod.Status.StartTime == nil {
 			pod.Status.StartTime = &finishedAt
@@ -205,7 +212,11 @@ func finishPodAt(ctx context.Context, name string, exitCode int32, reason string
 			if c.Name == mainContainer {
 				code, why = exitCode, reason
 			}
-			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, terminatedStatus(c, code, why, started, finishedAt))
+			status := terminatedStatus(c, code, why, started, finishedAt)
+			if c.Name == mainContainer {
+				mainState(status.State.Terminated)
+			}
+			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, status)
 		}
 	})
 	return finishedAt
