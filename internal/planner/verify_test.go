@@ -157,6 +157,15 @@ func TestVerification(t *testing.T) {
 						"OAAT_SOURCE_RESULT=snap-1"},
 					A: verifyRecord{LastSuccess: "-10m0s"}, Verified: passed, Events: []v1alpha1.Reason{v1alpha1.ReasonVerificationInterrupted}}
 			}},
+		{name: "the verification fails in mode EachOnce: the item is not done in its round", pods: verifying(1, ""),
+			setup: func(g *v1alpha1.OaatGroup) {
+				g.Spec.Mode = v1alpha1.ModeEachOnce
+				g.Status.RoundStartedAt = at(-time.Hour)
+			},
+			want: func(*v1alpha1.OaatGroup) verifyView {
+				return verifyView{Started: "Run a", A: verifyRecord{LastSuccess: "-10m0s", LastVerifyFailure: "1m0s"},
+					Verified: "False/VerificationFailed", Events: []v1alpha1.Reason{v1alpha1.ReasonVerificationFailed}}
+			}},
 		{name: "a suspended group: the verification waits", pods: pending,
 			setup: func(g *v1alpha1.OaatGroup) { g.Spec.Suspend = true },
 			want: func(g *v1alpha1.OaatGroup) verifyView {
