@@ -35,8 +35,12 @@ func (d *decision) parked(it *v1alpha1.ItemStatus) bool {
 }
 
 // done reports whether, in mode EachOnce or with a schedule, the item has succeeded in the
-// current round.
+// current round, and no failed verification of that success makes it due again
+// (spec.verify.onFailure RerunItem).
 func (d *decision) done(it *v1alpha1.ItemStatus) bool {
+	if d.unverified(it) {
+		return false
+	}
 	if !d.policy.Calendar.IsZero() {
 		return d.doneInRound(it)
 	}
