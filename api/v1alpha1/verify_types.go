@@ -71,26 +71,31 @@ const (
 // any other run could succeed and make another.
 type PendingVerification struct {
 	// item is the item whose run is to be verified.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Verified item",xDescriptors={"urn:alm:descriptor:text"}
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	Item string `json:"item"`
 
 	// podName is the pod of the run to verify (OAAT_SOURCE_POD).
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Verified pod",xDescriptors={"urn:alm:descriptor:text"}
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	PodName string `json:"podName"`
 
 	// finishedAt is when that run ended (OAAT_SOURCE_FINISHED_AT); it becomes the item's
 	// verifiedRunFinishedAt once the verification succeeds.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Verified run finished at",xDescriptors={"urn:alm:descriptor:text"}
 	// +required
 	FinishedAt metav1.Time `json:"finishedAt"`
 
 	// exitCode is that run's exit code (OAAT_SOURCE_EXIT_CODE), absent when it had none.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Verified exit code",xDescriptors={"urn:alm:descriptor:text"}
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
 
 	// result is that run's termination message (OAAT_SOURCE_RESULT), cut to 1 KiB; kept only
 	// until the verification has run.
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Verified result",xDescriptors={"urn:alm:descriptor:text"}
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Result string `json:"result,omitempty"`
