@@ -36,8 +36,9 @@ type Verify struct {
 	Every Duration `json:"every,omitempty"`
 
 	// onFailure says what a failed verification does besides its Warning event, condition
-	// Verified and metrics: RerunItem (absent) makes the item due again, so that a new run
-	// replaces what could not be verified; AlertOnly leaves the item's schedule as it is.
+	// Verified and metrics: RerunItem (absent) makes the item due again once spec.failureCoolOff
+	// has passed since the failed verification, so that a new run replaces what could not be
+	// verified; AlertOnly leaves the item's schedule as it is.
 	// +kubebuilder:default=RerunItem
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="On failure",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:RerunItem","urn:alm:descriptor:com.tectonic.ui:select:AlertOnly"}
 	// +optional
@@ -49,7 +50,7 @@ type Verify struct {
 type VerifyOnFailure string
 
 const (
-	// VerifyRerunItem makes the item due again after a failed verification.
+	// VerifyRerunItem makes the item due again after a failed verification, once spec.failureCoolOff has passed.
 	VerifyRerunItem VerifyOnFailure = "RerunItem"
 	// VerifyAlertOnly leaves the item's schedule as it is after a failed verification.
 	VerifyAlertOnly VerifyOnFailure = "AlertOnly"

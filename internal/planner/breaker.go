@@ -230,10 +230,13 @@ func (d *decision) startProbe() (wake time.Time) {
 }
 
 // scheduleItemOf is the part of an item's status that the selection and the waits read
-// (ScheduleItem, with the breaker in force, and whether a failed verification makes it due).
+// (ScheduleItem, with the breaker in force, and whether a failed verification makes it due once
+// its failureCoolOff has passed).
 func (d *decision) scheduleItemOf(it *v1alpha1.ItemStatus) schedule.Item {
 	item := ScheduleItem(d.breaker(), it)
-	item.Unverified = d.unverified(it)
+	if d.unverified(it) {
+		item.Unverified, item.VerifyFailure = true, it.LastVerifyFailure.Time
+	}
 	return item
 }
 

@@ -28,6 +28,7 @@ func verifyType() *v1alpha1.OaatType {
 type verifyView struct {
 	Pending string // "item podName result", empty without one
 	Started string // "purpose item" of the run started, empty when none
+	Wait    string // "waitReason until" of item a, until as an offset from t0, empty when it may run
 	// SourceEnv are the OAAT_SOURCE_* variables of the pod created, "NAME=value".
 	SourceEnv []string
 	A         verifyRecord
@@ -70,6 +71,9 @@ func verifyViewOf(p Plan) verifyView {
 				LastSuccess: rel(a.LastSuccess), LastFailure: rel(a.LastFailure), LastVerified: rel(a.LastVerified),
 				VerifiedRun: rel(a.VerifiedRunFinishedAt), LastVerifyFailure: rel(a.LastVerifyFailure), FailureCount: a.FailureCount,
 			}
+			if a.WaitReason == v1alpha1.WaitCoolingOff {
+				v.Wait = string(a.WaitReason) + " " + rel(a.NextEligibleAt)
+			}
 		}
 	}
 	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionVerified); c != nil {
@@ -94,6 +98,7 @@ func TestVerification(t *testing.T) {
 		pod.Status.ContainerStatuses[0].State.Terminated.Message = "snap-1"
 		return []corev1.Pod{pod}
 	}
+	none := func(*testing.T, *v1alpha1.OaatGroup) []corev1.Pod { return nil }
 	pending := func(t *testing.T, g *v1alpha1.OaatGroup) []corev1.Pod {
 		t.Helper()
 		itemStatus(g, "a").LastSuccess = at(-10 * time.Minute)
@@ -139,10 +144,19 @@ func TestVerification(t *testing.T) {
 				return verifyView{A: verifyRecord{LastSuccess: "-10m0s", LastVerified: "1m0s", VerifiedRun: "-10m0s"},
 					Verified: passed, Events: []v1alpha1.Reason{v1alpha1.ReasonVerificationSucceeded}}
 			}},
-		{name: "the verification fails: not a failure of the item, which is due again", pods: verifying(1, ""),
+		{name: "the verification fails: not a failure of the item, which is due again after failureCoolOff", pods: verifying(1, ""),
 			want: func(*v1alpha1.OaatGroup) verifyView {
-				return verifyView{Started: "Run a", A: verifyRecord{LastSuccess: "-10m0s", LastVerifyFailure: "1m0s"},
+				return verifyView{A: verifyRecord{LastSuccess: "-10m0s", LastVerifyFailure: "1m0s"}, Wait: "CoolingOff 11m0s",
 					Verified: "False/VerificationFailed", Events: []v1alpha1.Reason{v1alpha1.ReasonVerificationFailed}}
+			}},
+		{name: "failureCoolOff after the failed verification: the item runs again", pods: none,
+			setup: func(g *v1alpha1.OaatGroup) {
+				itemStatus(g, "a").LastSuccess = at(-30 * time.Minute)
+				itemStatus(g, "a").LastVerifyFailure = at(-9 * time.Minute)
+			},
+			want: func(*v1alpha1.OaatGroup) verifyView {
+				return verifyView{Started: "Run a", A: verifyRecord{LastSuccess: "-30m0s", LastVerifyFailure: "-9m0s"},
+					Verified: "False/VerificationFailed"}
 			}},
 		{name: "the verification fails with onFailure AlertOnly: the item keeps its schedule", pods: verifying(1, ""),
 			setup: func(g *v1alpha1.OaatGroup) { g.Spec.Verify.OnFailure = v1alpha1.VerifyAlertOnly },
@@ -157,14 +171,16 @@ func TestVerification(t *testing.T) {
 						"OAAT_SOURCE_RESULT=snap-1"},
 					A: verifyRecord{LastSuccess: "-10m0s"}, Verified: passed, Events: []v1alpha1.Reason{v1alpha1.ReasonVerificationInterrupted}}
 			}},
-		{name: "the verification fails in mode EachOnce: the item is not done in its round", pods: verifying(1, ""),
+		{name: "the verification failed in mode EachOnce: the item is not done in its round", pods: none,
 			setup: func(g *v1alpha1.OaatGroup) {
 				g.Spec.Mode = v1alpha1.ModeEachOnce
 				g.Status.RoundStartedAt = at(-time.Hour)
+				itemStatus(g, "a").LastSuccess = at(-30 * time.Minute)
+				itemStatus(g, "a").LastVerifyFailure = at(-9 * time.Minute)
 			},
 			want: func(*v1alpha1.OaatGroup) verifyView {
-				return verifyView{Started: "Run a", A: verifyRecord{LastSuccess: "-10m0s", LastVerifyFailure: "1m0s"},
-					Verified: "False/VerificationFailed", Events: []v1alpha1.Reason{v1alpha1.ReasonVerificationFailed}}
+				return verifyView{Started: "Run a", A: verifyRecord{LastSuccess: "-30m0s", LastVerifyFailure: "-9m0s"},
+					Verified: "False/VerificationFailed"}
 			}},
 		{name: "a suspended group: the verification waits", pods: pending,
 			setup: func(g *v1alpha1.OaatGroup) { g.Spec.Suspend = true },

@@ -41,9 +41,11 @@ type Item struct {
 	// open, or closed after them); they still order it among the candidates.
 	CoolOffWaived bool
 	// Unverified says that the item's newest verification failed after its last success, with
-	// spec.verify.onFailure RerunItem: its last success does not hold it; it still orders it
-	// among the candidates.
+	// spec.verify.onFailure RerunItem: its last success does not hold it, the failureCoolOff
+	// after VerifyFailure does; it still orders it among the candidates.
 	Unverified bool
+	// VerifyFailure is when the item's newest failed verification ended (with Unverified).
+	VerifyFailure time.Time
 }
 
 // Wait says why an item may not start at some instant and until when; the zero Wait means it
@@ -72,13 +74,18 @@ func (t Timing) CoolOff(failures int32) time.Duration {
 }
 
 // EligibleAt is the instant from which the item's history lets it start (frequency after its
-// last success, cool-off after its last failure), the reason of that wait, and the zero time
-// when its history does not hold it.
+// last success, cool-off after its last failure or, with Unverified, after its failed
+// verification), the reason of that wait, and the zero time when its history does not hold it.
 func (t Timing) EligibleAt(it Item) (time.Time, v1alpha1.WaitReason) {
 	var at time.Time
 	var reason v1alpha1.WaitReason
 	if !it.LastSuccess.IsZero() && !it.Unverified {
 		at, reason = it.LastSuccess.Add(t.Frequency), v1alpha1.WaitSucceededRecently
+	}
+	if it.Unverified && !it.VerifyFailure.IsZero() {
+		if ends := it.VerifyFailure.Add(t.FailureCoolOff); ends.After(at) {
+			at, reason = ends, v1alpha1.WaitCoolingOff
+		}
 	}
 	if coolOff := t.CoolOff(it.FailureCount); coolOff > 0 && !it.LastFailure.IsZero() && !it.CoolOffWaived {
 		if ends := it.LastFailure.Add(coolOff); ends.After(at) {

@@ -32,6 +32,19 @@ func TestEligibleAt(t *testing.T) {
 			wantReason: v1alpha1.WaitSucceededRecently,
 		},
 		{
+			name:       "a failed verification (RerunItem) waits the cool-off instead of the frequency",
+			item:       Item{LastSuccess: ago(5 * time.Minute), Unverified: true, VerifyFailure: ago(4 * time.Minute)},
+			want:       now.Add(6 * time.Minute),
+			wantReason: v1alpha1.WaitCoolingOff,
+		},
+		{
+			name: "a failed verification whose cool-off has passed does not hold",
+			item: Item{LastSuccess: ago(15 * time.Minute), Unverified: true, VerifyFailure: ago(11 * time.Minute)},
+			want: ago(time.Minute),
+			// the instant is past: WaitOf lets the item start
+			wantReason: v1alpha1.WaitCoolingOff,
+		},
+		{
 			name:       "frequency still running after a failure",
 			item:       Item{LastSuccess: ago(5 * time.Minute), LastFailure: ago(time.Minute), FailureCount: 1},
 			want:       now.Add(55 * time.Minute),
