@@ -196,10 +196,10 @@ CLUSTER_UP_PREREQUISITES := $(CLUSTER_BINARIES) $(if $(filter 1,$(OAAT_CLUSTER_R
 # The images of a cluster with a real node (make images IMAGES=...): what the node itself runs, the
 # sandbox (hack/cluster/realnode.sh) and the cluster DNS (hack/cluster/services.sh), which
 # cluster.sh refuses to start without; then what the real-node targets run on it, the samples'
-# busybox and the operator (make deploy, test-realnode). cluster.sh pushes every image built, these
+# busybox and restic and the operator (make deploy, test-realnode). cluster.sh pushes every image built, these
 # and any other.
 REAL_NODE_CLUSTER_IMAGES := pause coredns
-REAL_NODE_IMAGES := $(REAL_NODE_CLUSTER_IMAGES) busybox operator
+REAL_NODE_IMAGES := $(REAL_NODE_CLUSTER_IMAGES) busybox restic operator
 
 # KUBECTL is the kubectl that install/deploy use; the pinned one unless overridden.
 KUBECTL ?= $(KUBECTL_BIN)
@@ -726,10 +726,10 @@ cluster-smoke: $(CLUSTER_BINARIES) ## Check the local cluster end to end (in its
 
 # The demo runs the manager on this machine as its ServiceAccount (hack/local-operator), not
 # in a Deployment (make deploy does that), and the samples' item pods on the cluster's real node:
-# the images it needs are the node's own (pause, coredns) and the samples' busybox, not the
-# operator's. Its binaries are built with go build alone, not through `build`, which also
+# the images it needs are the node's own (pause, coredns) and the samples' (busybox, and restic
+# for docs/pvc-backup.md's restic sample, which a user of the demo may apply), not the operator's. Its binaries are built with go build alone, not through `build`, which also
 # regenerates code and manifests and formats the tree.
-DEMO_IMAGES := $(REAL_NODE_CLUSTER_IMAGES) busybox
+DEMO_IMAGES := $(REAL_NODE_CLUSTER_IMAGES) busybox restic
 MANAGER_BIN = $(LOCALBIN)/manager
 KUBECTL_OAAT_BIN = $(LOCALBIN)/kubectl-oaat
 LOCAL_OPERATOR_BIN = $(LOCALBIN)/local-operator
@@ -921,6 +921,10 @@ PAUSE_IMG = $(eval PAUSE_IMG := registry.k8s.io/pause:$$(shell sed -n 's/^TAG ?=
 OPERATOR_SDK_SRC = $(eval OPERATOR_SDK_SRC := $$(shell cd $(TOOLS_DIR)/operator-sdk && GOWORK=off go mod download github.com/operator-framework/operator-sdk && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-sdk))$(OPERATOR_SDK_SRC)
 RUN_BUNDLE_INIT_IMG = $(eval RUN_BUNDLE_INIT_IMG := $$(shell sed -n 's/^[[:space:]]*DefaultInitImage = "\(.*\)"$$$$/\1/p' $(OPERATOR_SDK_SRC)/internal/olm/fbcutil/util.go))$(RUN_BUNDLE_INIT_IMG)
 BUSYBOX_IMAGES = docker.io/library/busybox:latest docker.io/library/busybox:1.36 $(RUN_BUNDLE_INIT_IMG)
+# restic: Debian's restic under the name of restic's own image (docs/pvc-backup.md's sample names
+# it), tagged with that package's version, which the build checks.
+RESTIC_VERSION := 0.14.0
+RESTIC_IMG := docker.io/restic/restic:$(RESTIC_VERSION)
 # opm: the catalog's base (OPM_IMAGE), and latest, the index image of `operator-sdk run bundle`
 # (its --index-image default).
 OPM_IMAGES := $(OPM_IMAGE) quay.io/operator-framework/opm:latest
@@ -935,7 +939,7 @@ PREVIOUS_BUNDLE_IMG := $(IMAGE_TAG_BASE)-bundle:v$(PREVIOUS_VERSION)
 PREVIOUS_CATALOG_IMG := $(IMAGE_TAG_BASE)-catalog:v$(PREVIOUS_VERSION)
 IMAGES_ENV = IMAGES_DIR=$(IMAGES_DIR) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) \
 	SCORECARD_IMG=$(SCORECARD_IMG) SCORECARD_TEST_IMG=$(SCORECARD_TEST_IMG) OPM_IMAGES="$(OPM_IMAGES)" \
-	BUSYBOX_IMAGES="$(BUSYBOX_IMAGES)" PAUSE_IMG=$(PAUSE_IMG) OPERATOR_PLATFORMS="$(OPERATOR_PLATFORMS)" \
+	BUSYBOX_IMAGES="$(BUSYBOX_IMAGES)" RESTIC_IMG=$(RESTIC_IMG) PAUSE_IMG=$(PAUSE_IMG) OPERATOR_PLATFORMS="$(OPERATOR_PLATFORMS)" \
 	KUBERNETES_SRC=$(KUBERNETES_SRC) OPM=$(OPM) SCORECARD_TEST=$(SCORECARD_TEST) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE) \
 	OLM_IMG=$(OLM_IMG) OLM=$(OLM) CATALOG_OPERATOR=$(CATALOG_OPERATOR) CPB=$(CPB) COPY_CONTENT=$(COPY_CONTENT) \
 	COREDNS_IMG=$(COREDNS_IMG) COREDNS=$(COREDNS) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) \
@@ -956,9 +960,9 @@ images: image-packages $(IMAGE_TOOLS) ## Build every image (or IMAGES) into OCI 
 # (busybox-static), of the throw-away registry (docker-registry), of the multiarch validation
 # (podman) and of the coredns image's file capability (setcap): installed when missing, as root.
 IMAGE_PACKAGES := buildah:buildah skopeo:skopeo busybox:busybox-static docker-registry:docker-registry podman:podman \
-	setcap:libcap2-bin
+	setcap:libcap2-bin restic:restic
 .PHONY: image-packages
-image-packages: ## Install the Debian packages the images need (buildah, skopeo, busybox-static, docker-registry, podman, libcap2-bin) if missing; needs root.
+image-packages: ## Install the Debian packages the images need (buildah, skopeo, busybox-static, docker-registry, podman, libcap2-bin, restic) if missing; needs root.
 	@missing="$$(for p in $(IMAGE_PACKAGES); do command -v "$${p%%:*}" >/dev/null || echo "$${p#*:}"; done)"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" -ne 0 ]; then echo "The images need these Debian packages: run 'sudo apt-get install" $$missing"'" >&2; exit 1; fi; \

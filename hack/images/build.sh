@@ -11,6 +11,7 @@
 #   IMG, BUNDLE_IMG, CATALOG_IMG, SCORECARD_IMG, SCORECARD_TEST_IMG   the public names
 #   OPM_IMAGES       the names of the opm image (the catalog's base first)
 #   BUSYBOX_IMAGES   the names of the busybox image
+#   RESTIC_IMG       the name of the restic image (its tag: the version of Debian's restic)
 #   PAUSE_IMG        the name of the sandbox image
 #   OPERATOR_PLATFORMS   the platforms of the operator image, e.g. "linux/amd64 linux/arm64"
 #   KUBERNETES_SRC   the k8s.io/kubernetes module directory (build/pause/linux/pause.c)
@@ -28,10 +29,10 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
 cd "$REPO_ROOT"
 
-ALL_IMAGES=(pause busybox operator bundle opm catalog scorecard-test scorecard olm coredns previous-operator previous-bundle previous-catalog)
+ALL_IMAGES=(pause busybox restic operator bundle opm catalog scorecard-test scorecard olm coredns previous-operator previous-bundle previous-catalog)
 
 : "${IMG:?run this through make images}" "${BUNDLE_IMG:?}" "${CATALOG_IMG:?}" "${SCORECARD_IMG:?}"
-: "${SCORECARD_TEST_IMG:?}" "${OPM_IMAGES:?}" "${BUSYBOX_IMAGES:?}" "${PAUSE_IMG:?}"
+: "${SCORECARD_TEST_IMG:?}" "${OPM_IMAGES:?}" "${BUSYBOX_IMAGES:?}" "${RESTIC_IMG:?}" "${PAUSE_IMG:?}"
 : "${OPERATOR_PLATFORMS:?}" "${KUBERNETES_SRC:?}" "${OPM:?}" "${SCORECARD_TEST:?}" "${GRPC_HEALTH_PROBE:?}"
 : "${VERSION:?}" "${REVISION:?}" "${SOURCE_DATE_EPOCH:?}" "${VERSION_LDFLAGS:?}"
 
@@ -50,6 +51,7 @@ WORK=$OUT/work
 declare -A PUBLIC_NAMES=(
 	[pause]=$PAUSE_IMG
 	[busybox]=$BUSYBOX_IMAGES
+	[restic]=$RESTIC_IMG
 	[operator]=$IMG
 	[bundle]=$BUNDLE_IMG
 	[opm]=$OPM_IMAGES
@@ -167,20 +169,53 @@ inputs_busybox() {
 	sums /bin/busybox
 	dpkg-query -W busybox-static
 }
-# Debian's busybox-static, each applet a symbolic link in /bin as in the Docker library image.
-build_busybox() {
-	local ctx=$WORK/busybox applet name=${BUSYBOX_IMAGES%% *}
-	mkdir -p "$ctx/rootfs/bin" "$ctx/rootfs/root" "$ctx/rootfs/etc"
-	mkdir -m 1777 "$ctx/rootfs/tmp"
-	cp /bin/busybox "$ctx/rootfs/bin/busybox"
-	require_static "$ctx/rootfs/bin/busybox"
+# busybox_rootfs DIR: a root file system of Debian's busybox-static, each applet a symbolic link
+# in /bin as in the Docker library image, root's home and a world-writable /tmp.
+busybox_rootfs() {
+	local dir=$1 applet
+	mkdir -p "$dir/bin" "$dir/root" "$dir/etc"
+	mkdir -m 1777 "$dir/tmp"
+	cp /bin/busybox "$dir/bin/busybox"
+	require_static "$dir/bin/busybox"
 	for applet in $(/bin/busybox --list); do
-		[[ $applet == busybox ]] || ln -s busybox "$ctx/rootfs/bin/$applet"
+		[[ $applet == busybox ]] || ln -s busybox "$dir/bin/$applet"
 	done
-	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/home:/bin/false' >"$ctx/rootfs/etc/passwd"
-	printf '%s\n' 'root:x:0:' 'nobody:x:65534:' >"$ctx/rootfs/etc/group"
+	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/home:/bin/false' >"$dir/etc/passwd"
+	printf '%s\n' 'root:x:0:' 'nobody:x:65534:' >"$dir/etc/group"
+}
+
+build_busybox() {
+	local ctx=$WORK/busybox name=${BUSYBOX_IMAGES%% *}
+	busybox_rootfs "$ctx/rootfs"
 	bud "$ctx" -f "$SCRIPT_DIR/busybox.Containerfile" --platform linux/amd64 -t "$name"
 	push_layout "$name" "$1"
+}
+
+# restic_files: Debian's restic and what its ELF interpreter loads (ldd's paths, the interpreter
+# among them), one a line.
+restic_files() {
+	echo /usr/bin/restic
+	ldd /usr/bin/restic | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
+}
+inputs_restic() {
+	# shellcheck disable=SC2046 # one path a line, none with a space
+	sums /bin/busybox $(restic_files)
+	dpkg-query -W busybox-static restic
+	echo "$RESTIC_IMG"
+}
+# Debian's restic (the restic package; amd64, the node's platform) on the busybox root file
+# system, each file at its path: the workload of docs/pvc-backup.md's restic sample.
+build_restic() {
+	local ctx=$WORK/restic file version
+	version=$(restic version | cut -d' ' -f2)
+	[[ $RESTIC_IMG == *:"$version" ]] || die "Debian's restic is $version; RESTIC_IMG is $RESTIC_IMG"
+	busybox_rootfs "$ctx/rootfs"
+	for file in $(restic_files); do
+		mkdir -p "$ctx/rootfs$(dirname "$file")"
+		cp -L "$file" "$ctx/rootfs$file"
+	done
+	bud "$ctx" -f "$SCRIPT_DIR/restic.Containerfile" --platform linux/amd64 -t "$RESTIC_IMG"
+	push_layout "$RESTIC_IMG" "$1"
 }
 
 # The operator and the custom scorecard tests are built from the contract of their Dockerfile

@@ -34,7 +34,7 @@ var scriptTargets = []scriptTarget{
 	{target: "cluster-up", vars: []string{"OAAT_CLUSTER_REAL_NODE=1"}, command: "hack/cluster/cluster.sh up", realNode: true},
 	{target: "cluster-up", command: "hack/cluster/cluster.sh up"},
 	{target: "real-node-smoke", command: "hack/cluster/realnode-smoke.sh", realNode: true, images: []string{"busybox"}},
-	{target: "test-realnode", command: "go test -tags realnode", realNode: true, images: []string{"busybox", "operator"}},
+	{target: "test-realnode", command: "go test -tags realnode", realNode: true, images: []string{"busybox", "restic", "operator"}},
 	{target: "test-e2e", command: "--tags e2e --procs"},
 	{target: "docs-transcripts", command: "--tags e2e --procs"},
 	{target: "test-olm-install", command: "go test -tags olminstall"},
@@ -47,7 +47,7 @@ var realNodeBinaries = []string{"KUBELET", "CRI_TEARDOWN", "KUBE_PROXY"}
 
 // sampleImages are the images of config/samples' pod templates (checked against the samples by
 // TestSampleImages).
-var sampleImages = []string{"busybox"}
+var sampleImages = []string{"busybox", "restic"}
 
 // imageOfPublicName maps the public name of an image (as the scripts and manifests name it) to
 // its name in make images (hack/images/build.sh).
@@ -56,6 +56,7 @@ var imageOfPublicName = []struct{ prefix, image string }{
 	{"registry.k8s.io/coredns/coredns:", "coredns"},
 	{"docker.io/library/busybox:", "busybox"},
 	{"busybox", "busybox"},
+	{"docker.io/restic/restic:", "restic"},
 	{"quay.io/oaat-io/oaat-operator:", "operator"},
 }
 
