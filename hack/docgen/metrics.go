@@ -67,7 +67,8 @@ func registerOperatorMetrics(reg prometheus.Registerer) error {
 }
 
 // fixtureReader stands for the manager's cache: one OaatGroup whose item runs and has both
-// succeeded and failed, with a circuit breaker and a forecast (so that every status gauge has a series), one OaatLock and one
+// succeeded and failed, and been verified, with a circuit breaker, a forecast and spec.verify (so
+// that every status gauge has a series), one OaatLock and one
 // ClusterOaatLock.
 type fixtureReader struct{}
 
@@ -82,7 +83,9 @@ func (fixtureReader) List(_ context.Context, list client.ObjectList, _ ...client
 	case *v1alpha1.OaatGroupList:
 		g := v1alpha1.OaatGroup{ObjectMeta: meta}
 		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "item", StartedAt: now}
-		g.Status.Items = []v1alpha1.ItemStatus{{Name: "item", LastSuccess: &now, LastFailure: &now, FailureCount: 1}}
+		g.Spec.Verify = &v1alpha1.Verify{OaatType: "verify"}
+		g.Status.Items = []v1alpha1.ItemStatus{{Name: "item", LastSuccess: &now, LastFailure: &now, FailureCount: 1,
+			LastVerified: &now, VerifiedRunFinishedAt: &now}}
 		g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed}
 		g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonOnTime)}}
 		l.Items = []v1alpha1.OaatGroup{g}
