@@ -68,7 +68,7 @@ func appliedSpec(items []string, verify bool) metav1.ManagedFieldsEntry {
 	raw, _ := json.Marshal(map[string]any{"f:spec": spec})
 	when := metav1.NewTime(time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC))
 	return metav1.ManagedFieldsEntry{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "oaat.io/v1alpha1",
-		Time: &when, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}
+		Time: &when, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw))}
 }
 
 // writtenStatus is the managedFields entry of the operator's status updates: status.items is
@@ -77,7 +77,7 @@ func writtenStatus() metav1.ManagedFieldsEntry {
 	raw, _ := json.Marshal(map[string]any{"f:status": map[string]any{"f:items": map[string]any{}}})
 	when := metav1.NewTime(time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC))
 	return metav1.ManagedFieldsEntry{Manager: "oaat-operator", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "oaat.io/v1alpha1",
-		Time: &when, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}, Subresource: "status"}
+		Time: &when, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw)), Subresource: "status"}
 }
 
 // TestGroupWorstSize: the worst group of 1,000 items, with verifications, stays below the 1.5 MiB

@@ -125,7 +125,7 @@ func TestVerification(t *testing.T) {
 				g.Spec.Verify.Every = "1d"
 				itemStatus(g, "a").LastVerified = at(-time.Hour)
 			},
-			want: func(g *v1alpha1.OaatGroup) verifyView {
+			want: func(*v1alpha1.OaatGroup) verifyView {
 				return verifyView{A: verifyRecord{LastSuccess: "1m0s", LastVerified: "-1h0m0s"}, Verified: passed}
 			}},
 		{name: "spec.verify.every passed: the success is verified", pods: succeeded,

@@ -16,12 +16,13 @@ var _ = Describe("Verifications chained to success (spec.verify)", func() {
 	// A group of one item whose type hands over a snapshot ID in its termination message, and a
 	// verification type of its own: each success starts the verification in the next turn, with
 	// the run's facts; a passed one is recorded apart from the runs, a failed one makes the item
-	// due again without counting as its failure.
+	// due again once failureCoolOff has passed, without counting as its failure.
 	It("runs the verification after each success with the run's facts, and reruns the item when it fails", func(ctx SpecContext) {
 		checker := newOaatType("checker")
 		checker.Spec.Template.Spec.Containers[0].Args = []string{"restic restore $OAAT_SOURCE_RESULT for {{oaat_item}}"}
 		group := newGroup("verified", "a")
 		group.Spec.Frequency = "1h"
+		group.Spec.FailureCoolOff = "2s"
 		group.Spec.Verify = &v1alpha1.Verify{OaatType: "checker"}
 		create(ctx, newOaatType(typeName), checker, group)
 
@@ -70,10 +71,12 @@ var _ = Describe("Verifications chained to success (spec.verify)", func() {
 		failing := waitForLivePod(ctx, "verified", run.Name, check.Name, again.Name)
 		markRunning(ctx, failing.Name)
 		finishPod(ctx, failing.Name, 1, "Error")
+		var verifyFailure time.Time
 		Eventually(func(g Gomega) {
 			group := getGroup(ctx, g, "verified")
 			it := group.Status.Items[0]
 			g.Expect(it.LastVerifyFailure).NotTo(BeNil())
+			verifyFailure = it.LastVerifyFailure.Time
 			g.Expect(it.FailureCount).To(BeZero())
 			g.Expect(it.LastFailure).To(BeNil())
 			expectCondition(g, group, v1alpha1.ConditionVerified, metav1.ConditionFalse, v1alpha1.ReasonVerificationFailed)
@@ -81,6 +84,8 @@ var _ = Describe("Verifications chained to success (spec.verify)", func() {
 		expectEvent(ctx, "verified", corev1.EventTypeWarning, v1alpha1.ReasonVerificationFailed)
 		rerun := waitForLivePod(ctx, "verified", run.Name, check.Name, again.Name, failing.Name)
 		Expect(rerun.Labels).NotTo(HaveKey(v1alpha1.LabelPurpose), "the item runs again, within its frequency")
+		Expect(rerun.CreationTimestamp.Time).NotTo(BeTemporally("<", verifyFailure.Add(2*time.Second)),
+			"the rerun waited failureCoolOff after the failed verification")
 	})
 })
 
