@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/message"
 )
 
 // trimmedLabels and trimmedAnnotations are the keys of the labels and annotations Trim keeps: the
@@ -25,8 +26,10 @@ var (
 // (IsControlledBy) and the finalizers (Tracked). Of the status: the phase, reason, message and
 // start time (the outcome of a run), the conditions PodScheduled (what a pending pod waits for)
 // and DisruptionTarget (Disrupted), and of each container and init container its name and state:
-// waiting with its reason, running, terminated with its exit code, reason and finish time
-// (Started, the outcome, the exit code policy), and whether it terminated before (Started). The
+// waiting with its reason, running, terminated with its exit code, reason, finish time (Started,
+// the outcome, the exit code policy) and termination message cut to what a verification gets
+// (MaxSourceResult: status.pendingVerification.result), and whether it terminated before
+// (Started). The
 // spec is dropped: the operator reads its pods' specs only from the API server (placement). The
 // strings that pods share (the namespace, keys, the group's name and UID, reasons...) are
 // interned: each decoded pod brings its own copies. TestTrimKeepsDecisions holds the planner to
@@ -135,7 +138,8 @@ func trimState(s corev1.ContainerState) corev1.ContainerState {
 		kept.Running = &corev1.ContainerStateRunning{}
 	}
 	if t := s.Terminated; t != nil {
-		kept.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: intern(t.Reason), FinishedAt: t.FinishedAt}
+		kept.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: intern(t.Reason), FinishedAt: t.FinishedAt,
+			Message: message.Truncate(t.Message, v1alpha1.MaxSourceResult)}
 	}
 	return kept
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,12 +68,13 @@ func terminated(code int32, reason string, end time.Duration) corev1.ContainerSt
 // TestTrimKeepsDecisions holds Trim to what the planner reads: for pods as the builder makes them
 // and a kubelet reports them, in every state a decision tells apart (waiting to be scheduled,
 // waiting for an image, in a crash loop, running, succeeded, failed with an exit code, evicted before or after it started,
-// force-deleted,
+// force-deleted, succeeded handing over a result to its verification, short or cut,
 // finished runs of other items, a rogue pod, one without the finalizer), the decision on the
 // trimmed pods is the decision on the full ones, and so are the facts the controllers read.
 func TestTrimKeepsDecisions(t *testing.T) {
 	g := newGroup("a", "b", "c")
 	g.Spec.PendingTimeout = "1m"
+	g.Spec.Verify = &v1alpha1.Verify{OaatType: "checker"}
 	itemStatus(g, "b").LastSuccess = at(-time.Hour)
 	running(t, g, "a", 5, at(0))
 	pod := func(item string, run int64, phase corev1.PodPhase, main corev1.ContainerState) corev1.Pod {
@@ -99,6 +101,11 @@ func TestTrimKeepsDecisions(t *testing.T) {
 	gone := pod("a", 5, corev1.PodRunning, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: *at(0)}})
 	gone.DeletionTimestamp, gone.DeletionGracePeriodSeconds = at(5*time.Second), ptr.To[int64](0)
 	gone.Status.Conditions = evicted.Status.Conditions
+	handingOver := func(message string) corev1.Pod {
+		p := pod("a", 5, corev1.PodSucceeded, terminated(0, "Completed", 9*time.Second))
+		p.Status.ContainerStatuses[0].State.Terminated.Message = message
+		return p
+	}
 	oldB := pod("b", 3, corev1.PodSucceeded, terminated(0, "Completed", -50*time.Minute))
 	oldC := pod("c", 4, corev1.PodFailed, terminated(2, "Error", -40*time.Minute))
 	oldC.Finalizers = nil
@@ -107,16 +114,18 @@ func TestTrimKeepsDecisions(t *testing.T) {
 	others := []corev1.Pod{oldB, oldC}
 
 	cases := map[string][]corev1.Pod{
-		"unscheduled":      append([]corev1.Pod{unscheduled}, others...),
-		"image pull":       append([]corev1.Pod{pulling}, others...),
-		"running":          append([]corev1.Pod{pod("a", 5, corev1.PodRunning, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: *at(0)}})}, others...),
-		"succeeded":        append([]corev1.Pod{pod("a", 5, corev1.PodSucceeded, terminated(0, "Completed", 9*time.Second))}, others...),
-		"failed":           append([]corev1.Pod{pod("a", 5, corev1.PodFailed, terminated(137, "OOMKilled", 9*time.Second))}, others...),
-		"evicted":          append([]corev1.Pod{evicted}, others...),
-		"evicted early":    append([]corev1.Pod{evictedEarly}, others...),
-		"crash loop":       append([]corev1.Pod{crashLoop}, others...),
-		"force-deleted":    append([]corev1.Pod{gone}, others...),
-		"with a rogue pod": append([]corev1.Pod{pod("a", 5, corev1.PodRunning, corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}), rogue}, others...),
+		"unscheduled":               append([]corev1.Pod{unscheduled}, others...),
+		"image pull":                append([]corev1.Pod{pulling}, others...),
+		"running":                   append([]corev1.Pod{pod("a", 5, corev1.PodRunning, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: *at(0)}})}, others...),
+		"succeeded":                 append([]corev1.Pod{pod("a", 5, corev1.PodSucceeded, terminated(0, "Completed", 9*time.Second))}, others...),
+		"succeeded with a result":   append([]corev1.Pod{handingOver("snapshot 1a2b3c")}, others...),
+		"succeeded with a long one": append([]corev1.Pod{handingOver(strings.Repeat("x", 3*v1alpha1.MaxSourceResult))}, others...),
+		"failed":                    append([]corev1.Pod{pod("a", 5, corev1.PodFailed, terminated(137, "OOMKilled", 9*time.Second))}, others...),
+		"evicted":                   append([]corev1.Pod{evicted}, others...),
+		"evicted early":             append([]corev1.Pod{evictedEarly}, others...),
+		"crash loop":                append([]corev1.Pod{crashLoop}, others...),
+		"force-deleted":             append([]corev1.Pod{gone}, others...),
+		"with a rogue pod":          append([]corev1.Pod{pod("a", 5, corev1.PodRunning, corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}), rogue}, others...),
 	}
 	byName := cmp.Comparer(func(a, b *corev1.Pod) bool {
 		return (a == nil) == (b == nil) && (a == nil || a.Name == b.Name && a.UID == b.UID)
@@ -130,8 +139,8 @@ func TestTrimKeepsDecisions(t *testing.T) {
 					t.Errorf("%s: pod %s: facts of the trimmed pod %+v, of the full pod %+v", name, pods[i].Name, got, want)
 				}
 			}
-			full := Decide(input(g.DeepCopy(), now, pods...))
-			cut := Decide(input(g.DeepCopy(), now, trimmed...))
+			full := Decide(withVerifyType(input(g.DeepCopy(), now, pods...)))
+			cut := Decide(withVerifyType(input(g.DeepCopy(), now, trimmed...)))
 			if diff := cmp.Diff(full, cut, byName, cmpopts.IgnoreUnexported(Plan{})); diff != "" {
 				t.Errorf("%s at %s: the decision on trimmed pods differs (-full +trimmed):\n%s", name, now, diff)
 			}
@@ -159,4 +168,10 @@ func facts(pod *corev1.Pod) podFacts {
 		f.controller = ref.UID
 	}
 	return f
+}
+
+// withVerifyType gives the input spec.verify's OaatType (verifyType).
+func withVerifyType(in Input) Input {
+	in.VerifyType = verifyType()
+	return in
 }
