@@ -127,7 +127,7 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 					items = append(items, s.Metric["namespace"]+"/"+s.Metric["group"]+"/"+s.Metric["item"])
 				}
 				g.Expect(items).To(Equal([]string{"restic/restic/data-web"}))
-			}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed())
+			}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 
 			By("running the verification runbooks' commands on the group")
 			out := runDocBlocks(ctx, bin, "verification", map[string]string{"NAMESPACE": resticNamespace, "GROUP": resticGroup})
@@ -158,9 +158,11 @@ func writeClaimData(dir string) int {
 	return len(sizes)
 }
 
-// damageRepository overwrites 16 bytes in each data file of the restic repository at dir, as a
-// failing disk would: restic finds the damage when it decrypts the blobs (a restore), not when
-// it lists the index (a backup of unchanged data).
+// damageRepository overwrites 16 bytes in every 4 KiB of each data file of the restic repository
+// at dir, as a failing disk would: every blob of a few KiB or more is hit wherever the pack
+// placed it (one damaged spot per pack missed the blobs of the claim restored, in a run where
+// the three claims shared a pack). restic finds the damage when it decrypts the blobs (a
+// restore), not when it lists the index (a backup of unchanged data).
 func damageRepository(dir string) {
 	GinkgoHelper()
 	var damaged int
@@ -168,14 +170,21 @@ func damageRepository(dir string) {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
 			return err
 		}
 		sum := sha256.Sum256([]byte(path))
-		if _, err := f.WriteAt([]byte(hex.EncodeToString(sum[:8])), 40); err != nil {
-			_ = f.Close()
-			return err
+		noise := []byte(hex.EncodeToString(sum[:8]))
+		for at := int64(40); at+int64(len(noise)) <= info.Size(); at += 4 << 10 {
+			if _, err := f.WriteAt(noise, at); err != nil {
+				_ = f.Close()
+				return err
+			}
 		}
 		damaged++
 		return f.Close()
@@ -198,7 +207,7 @@ func waitForVerifications(ctx context.Context, check func(g Gomega, it *v1alpha1
 		g.Expect(items).To(Equal(resticClaims))
 		g.Expect(og.Status.CurrentRun).To(BeNil(), "a run or verification is running")
 		g.Expect(og.Status.PendingVerification).To(BeNil(), "a verification is pending")
-	}).WithContext(ctx).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed())
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	return og
 }
 
