@@ -7,8 +7,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"io/fs"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -72,7 +73,7 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 
 			By("creating the Secret, labelling the claims and applying the sample: each claim backed up, then verified")
 			block := &support.Transcript{Runner: runner}
-			run(block, "kubectl -n restic create secret generic restic-password --from-literal=password=correct-horse-battery-staple")
+			run(block, "kubectl -n restic create secret generic restic-password --from-literal=password="+resticPassword)
 			run(block, "kubectl -n restic label pvc data-web data-db data-mail backup=restic")
 			run(block, "kubectl -n restic apply -f config/samples/oaat_v1alpha1_restic.yaml")
 			verified := waitForVerifications(ctx, func(g Gomega, it *v1alpha1.ItemStatus) {
@@ -158,38 +159,77 @@ func writeClaimData(dir string) int {
 	return len(sizes)
 }
 
-// damageRepository overwrites 16 bytes in every 4 KiB of each data file of the restic repository
-// at dir, as a failing disk would: every blob of a few KiB or more is hit wherever the pack
-// placed it (one damaged spot per pack missed the blobs of the claim restored, in a run where
-// the three claims shared a pack). restic finds the damage when it decrypts the blobs (a
-// restore), not when it lists the index (a backup of unchanged data).
+// resticPassword is the repository's password, in the Secret the page creates.
+const resticPassword = "correct-horse-battery-staple"
+
+// damageRepository overwrites 16 bytes in every 4 KiB of each pack of the restic repository at
+// dir that holds file contents (data blobs) alone, as a failing disk would: every blob of a few
+// KiB or more is hit wherever the pack placed it. The packs of trees are left whole: a backup
+// reads its parent snapshot's trees (a damaged tree fails the backup, exit code 3), and takes the
+// contents of unchanged files from the index without reading them, so the backup succeeds and
+// the restore of its snapshot fails. Which pack holds which blobs comes from the repository's
+// index, read with Debian's restic (make image-packages installs it).
 func damageRepository(dir string) {
 	GinkgoHelper()
+	restic := func(args ...string) []byte {
+		GinkgoHelper()
+		cmd := exec.Command("restic", append([]string{"--repo", dir, "--no-lock", "--no-cache", "--quiet"}, args...)...)
+		cmd.Env = append(os.Environ(), "RESTIC_PASSWORD="+resticPassword)
+		out, err := cmd.Output()
+		Expect(err).NotTo(HaveOccurred(), "restic %s", strings.Join(args, " "))
+		return out
+	}
 	var damaged int
-	Expect(filepath.WalkDir(filepath.Join(dir, "data"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256([]byte(path))
-		noise := []byte(hex.EncodeToString(sum[:8]))
-		for at := int64(40); at+int64(len(noise)) <= info.Size(); at += 4 << 10 {
-			if _, err := f.WriteAt(noise, at); err != nil {
-				_ = f.Close()
-				return err
+	for _, index := range strings.Fields(string(restic("list", "index"))) {
+		var contents resticIndex
+		Expect(json.Unmarshal(restic("cat", "index", index), &contents)).To(Succeed())
+		for _, pack := range contents.Packs {
+			if !pack.contentsOnly() {
+				continue
 			}
+			damagePack(filepath.Join(dir, "data", pack.ID[:2], pack.ID))
+			damaged++
 		}
-		damaged++
-		return f.Close()
-	})).To(Succeed())
-	Expect(damaged).To(BeNumerically(">", 0), "the repository has no data files")
+	}
+	Expect(damaged).To(BeNumerically(">", 0), "the repository has no pack of file contents")
+}
+
+// resticIndex is what `restic cat index` prints of an index file: its packs and their blobs.
+type resticIndex struct {
+	Packs []resticPack `json:"packs"`
+}
+
+type resticPack struct {
+	ID    string `json:"id"`
+	Blobs []struct {
+		Type string `json:"type"` // data (a file's contents) or tree (a directory)
+	} `json:"blobs"`
+}
+
+// contentsOnly says whether the pack holds data blobs alone.
+func (p resticPack) contentsOnly() bool {
+	for _, blob := range p.Blobs {
+		if blob.Type != "data" {
+			return false
+		}
+	}
+	return len(p.Blobs) > 0
+}
+
+// damagePack overwrites 16 bytes in every 4 KiB of the file at path, after its first 40.
+func damagePack(path string) {
+	GinkgoHelper()
+	info, err := os.Stat(path)
+	Expect(err).NotTo(HaveOccurred())
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { Expect(f.Close()).To(Succeed()) }()
+	sum := sha256.Sum256([]byte(path))
+	noise := []byte(hex.EncodeToString(sum[:8]))
+	for at := int64(40); at+int64(len(noise)) <= info.Size(); at += 4 << 10 {
+		_, err := f.WriteAt(noise, at)
+		Expect(err).NotTo(HaveOccurred())
+	}
 }
 
 // waitForVerifications waits until no run or verification of the group is running or pending
@@ -248,9 +288,11 @@ func startRulesPrometheus(ctx context.Context) string {
 	DeferCleanup(func() { Expect(proc.Stop(30 * time.Second)).To(Succeed()) })
 	Eventually(func(g Gomega) {
 		g.Expect(proc.UnexpectedExit(20)).To(Succeed())
-		up, err := support.QueryPrometheus(ctx, baseURL, `oaat_item_verification_failing{namespace="`+resticNamespace+`"}`)
+		// Every replica reports the gauges from its cache (the alerts take their max by item).
+		up, err := support.QueryPrometheus(ctx, baseURL,
+			`max by (namespace, group, item) (oaat_item_verification_failing{namespace="`+resticNamespace+`"})`)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(up).To(HaveLen(len(resticClaims)), "the leader's gauges of the group's items")
+		g.Expect(up).To(HaveLen(len(resticClaims)), "the gauges of the group's items")
 	}).WithContext(ctx).WithTimeout(90*time.Second).WithPolling(time.Second).Should(Succeed(),
 		"Prometheus never scraped the group's gauges; log %s", logPath)
 	return baseURL
