@@ -51,25 +51,12 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 			pages, err := support.TranscriptPages(repoRoot, "tests/realnode")
 			Expect(err).NotTo(HaveOccurred())
 			bin := docBin(true)
-			useNamespace(ctx, resticNamespace)
-			dir := filepath.Join(cluster.StateDir, "volumes", resticNamespace)
-			DeferCleanup(func() { Expect(os.RemoveAll(dir)).To(Succeed()) })
+			dir, runner, run := pageSpec(ctx, bin, resticNamespace, append(slices.Clone(resticClaims), "restic-repo")...)
 			files := map[string]int{}
-			for _, name := range append(slices.Clone(resticClaims), "restic-repo") {
-				hostPathClaim(ctx, dir, "oaat-realnode-"+resticNamespace, name, nil)
-				if name != "restic-repo" {
-					files[name] = writeClaimData(filepath.Join(dir, name))
-				}
+			for _, name := range resticClaims {
+				files[name] = writeClaimData(filepath.Join(dir, name))
 			}
-			expectClaimsBound(ctx, len(resticClaims)+1)
-
-			runner := support.TranscriptRunner{Kubectl: os.Getenv("KUBECTL"), KubectlOaat: filepath.Join(bin, "kubectl-oaat"),
-				Dir: repoRoot, Env: []string{"KUBECONFIG=" + adminKubeconfig}}
 			outputs := map[string]string{}
-			run := func(block *support.Transcript, line string) {
-				GinkgoHelper()
-				Expect(block.Run(ctx, line)).To(Succeed())
-			}
 
 			By("creating the Secret, labelling the claims and applying the sample: each claim backed up, then verified")
 			block := &support.Transcript{Runner: runner}

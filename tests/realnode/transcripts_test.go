@@ -36,22 +36,8 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 	It("are what their commands print on the real node, ages aside", SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 		pages, err := support.TranscriptPages(repoRoot, "tests/realnode")
 		Expect(err).NotTo(HaveOccurred())
-		bin := docBin(true)
-		useNamespace(ctx, backupsNamespace)
-		dir := filepath.Join(cluster.StateDir, "volumes", backupsNamespace)
-		DeferCleanup(func() { Expect(os.RemoveAll(dir)).To(Succeed()) })
-		for _, name := range []string{"data-web", "data-db", "data-mail", "scratch", "backup-target"} {
-			hostPathClaim(ctx, dir, "oaat-realnode-"+backupsNamespace, name, nil)
-		}
-		expectClaimsBound(ctx, 5)
-
-		runner := support.TranscriptRunner{Kubectl: os.Getenv("KUBECTL"), KubectlOaat: filepath.Join(bin, "kubectl-oaat"),
-			Dir: repoRoot, Env: []string{"KUBECONFIG=" + adminKubeconfig}}
+		dir, runner, run := pageSpec(ctx, docBin(true), backupsNamespace, "data-web", "data-db", "data-mail", "scratch", "backup-target")
 		outputs := map[string]string{}
-		run := func(block *support.Transcript, line string) {
-			GinkgoHelper()
-			Expect(block.Run(ctx, line)).To(Succeed())
-		}
 		const group = "pvc-backup"
 		items := func(g Gomega) []string {
 			og := &v1alpha1.OaatGroup{}
@@ -133,6 +119,30 @@ var _ = Describe("docs/pvc-backup.md's transcripts", func() {
 			"(`make docs-transcripts-realnode` writes them):\n%s", strings.Join(stale, "\n"))
 	})
 })
+
+// pageSpec sets up a spec of a page's transcripts: the page's namespace (useNamespace) with a
+// bound hostPath claim of each name, their volumes under dir (removed after the spec), and the
+// runner of the page's commands, the plugin of bin's as the cluster's admin; run runs one line of
+// a block and fails the spec when the command does.
+func pageSpec(ctx context.Context, bin, namespace string, claims ...string) (
+	dir string, runner support.TranscriptRunner, run func(block *support.Transcript, line string),
+) {
+	GinkgoHelper()
+	useNamespace(ctx, namespace)
+	dir = filepath.Join(cluster.StateDir, "volumes", namespace)
+	DeferCleanup(func() { Expect(os.RemoveAll(dir)).To(Succeed()) })
+	for _, name := range claims {
+		hostPathClaim(ctx, dir, "oaat-realnode-"+namespace, name, nil)
+	}
+	expectClaimsBound(ctx, len(claims))
+	runner = support.TranscriptRunner{Kubectl: os.Getenv("KUBECTL"), KubectlOaat: filepath.Join(bin, "kubectl-oaat"),
+		Dir: repoRoot, Env: []string{"KUBECONFIG=" + adminKubeconfig}}
+	run = func(block *support.Transcript, line string) {
+		GinkgoHelper()
+		Expect(block.Run(ctx, line)).To(Succeed())
+	}
+	return dir, runner, run
+}
 
 // useNamespace makes name the test's namespace, ns, until the test ends, when it and its groups
 // are deleted: for the pages' commands, which name theirs.
