@@ -136,6 +136,12 @@ const (
 	// ConditionVerified is, for a group with spec.verify, True while no item's newest
 	// verification failed and False, listing them, while some did.
 	ConditionVerified = "Verified"
+	// ConditionUnusualRuns is True while the newest run of some items was unusually short or long
+	// against the runs the item kept before it (status.items[].recentRunSeconds: under 0.1 or over
+	// 3 times their median, with at least 3 runs before it and a median of 10 s or more), listing
+	// them, and False once none is; absent until a run first is unusual. It never changes a run's
+	// outcome.
+	ConditionUnusualRuns = "UnusualRuns"
 )
 
 // Reasons of the Ready condition.
@@ -294,6 +300,20 @@ const (
 	// ReasonVerificationInterrupted: the event of a verification stopped before it ended (a
 	// blackout window, a disruption); it runs again.
 	ReasonVerificationInterrupted Reason = "VerificationInterrupted"
+)
+
+// Reasons of condition UnusualRuns and of the events of an unusual run.
+const (
+	// ReasonRunsUnusual: the newest run of some items was unusually short or long.
+	ReasonRunsUnusual Reason = "RunsUnusual"
+	// ReasonRunsUsual: no item's newest run is unusual.
+	ReasonRunsUsual Reason = "RunsUsual"
+	// ReasonRunUnusuallyShort: the Warning event of a run under 0.1 times the median of the
+	// item's runs before it (a backup that backed up nothing succeeds fast).
+	ReasonRunUnusuallyShort Reason = "RunUnusuallyShort"
+	// ReasonRunUnusuallyLong: the Warning event of a run over 3 times the median of the item's
+	// runs before it.
+	ReasonRunUnusuallyLong Reason = "RunUnusuallyLong"
 )
 
 // WaitReason is an ItemStatus.waitReason: why an item does not start now. Its values are the Wait

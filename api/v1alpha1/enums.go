@@ -59,6 +59,7 @@ func Reasons() []Reason {
 		ReasonHistoryDiscarded, ReasonItemRenamed, ReasonHistoryRefused, ReasonHistoryLost,
 		ReasonSinksReached, ReasonSinkUnreachable, ReasonSinkNotAllowed, ReasonVerificationsPassed,
 		ReasonVerificationFailed, ReasonVerificationSucceeded, ReasonVerificationInterrupted,
+		ReasonRunsUnusual, ReasonRunsUsual, ReasonRunUnusuallyShort, ReasonRunUnusuallyLong,
 	}
 }
 

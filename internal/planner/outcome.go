@@ -86,6 +86,7 @@ func (d *decision) recordCurrentRun() {
 	if pod != nil && out.result != v1alpha1.ResultInterrupted {
 		it.RecentRunSeconds = append(it.RecentRunSeconds, int64(run.Round(time.Second)/time.Second))
 		it.RecentRunSeconds = it.RecentRunSeconds[max(len(it.RecentRunSeconds)-maxRecentRuns, 0):]
+		d.announceUnusualRun(it, out.result)
 	}
 	d.plan.Finished = append(d.plan.Finished, Outcome{Item: cr.Item, Result: out.result, Duration: run})
 	d.settleOnDemandRun(cr, out)

@@ -195,7 +195,8 @@ type Outcome struct {
 //	recordCurrentRun        status.currentRun, the run's pod,              the item's outcome and history, Finished, the
 //	                        status.circuitBreaker, spec.verify             OaatRun of the run settled; currentRun cleared;
 //	                                                                       the breaker's count, opening, probes, closing;
-//	                                                                       the verification made due, or one's outcome
+//	                                                                       the verification made due, or one's outcome;
+//	                                                                       an unusual run's event
 //	carryHistory            Input.History, spec.itemRenames, the items     history adopted from a deleted group's record,
 //	                                                                       renamed items' history moved; DeleteHistory
 //	deleteRoguePods         live pods, currentRun as recorded              Deletions of pods that are not the current run
@@ -221,6 +222,7 @@ type Outcome struct {
 //	setBreakerCondition     status.circuitBreaker, currentRun              condition TargetAvailable (with spec.circuitBreaker)
 //	setRunningCondition     currentRun as final                            condition Running
 //	setVerifiedCondition    spec.verify, the items' verifications          condition Verified
+//	setUnusualRunsCondition the items' recentRunSeconds                    condition UnusualRuns
 //	setAtRisk               Input.AtRisk, metadata.generation              condition AtRisk as forecast for this generation
 //	recordTransitions       Input.Notify, the status made, Finished        status.notifications: transitions added, acknowledged
 //	                                                                       ones removed; condition Notified
@@ -263,6 +265,7 @@ func Decide(in Input) Plan {
 	d.setBreakerCondition()
 	d.setRunningCondition()
 	d.setVerifiedCondition()
+	d.setUnusualRunsCondition()
 	d.setAtRisk()
 	d.recordTransitions()
 	d.batchSuperseded()
