@@ -67,7 +67,7 @@ func registerOperatorMetrics(reg prometheus.Registerer) error {
 }
 
 // fixtureReader stands for the manager's cache: one OaatGroup whose item runs and has both
-// succeeded and failed, and been verified, with a circuit breaker, a forecast and spec.verify (so
+// succeeded and failed, and been verified, with runs enough to judge its newest, with a circuit breaker, a forecast and spec.verify (so
 // that every status gauge has a series), one OaatLock and one
 // ClusterOaatLock.
 type fixtureReader struct{}
@@ -85,7 +85,7 @@ func (fixtureReader) List(_ context.Context, list client.ObjectList, _ ...client
 		g.Status.CurrentRun = &v1alpha1.CurrentRun{Item: "item", StartedAt: now}
 		g.Spec.Verify = &v1alpha1.Verify{OaatType: "verify"}
 		g.Status.Items = []v1alpha1.ItemStatus{{Name: "item", LastSuccess: &now, LastFailure: &now, FailureCount: 1,
-			LastVerified: &now, VerifiedRunFinishedAt: &now}}
+			LastVerified: &now, VerifiedRunFinishedAt: &now, RecentRunSeconds: []int64{60, 60, 60, 30}}}
 		g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed}
 		g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonOnTime)}}
 		l.Items = []v1alpha1.OaatGroup{g}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
 	"github.com/oaat-io/oaat-operator/internal/groupspec"
+	"github.com/oaat-io/oaat-operator/internal/runstats"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
@@ -39,6 +40,8 @@ var (
 		"When the run that the item's newest successful verification (spec.verify) verified ended, in seconds since the epoch: the age of its newest verified result; absent when none was verified.", itemLabels, nil)
 	verificationFailingDesc = prometheus.NewDesc("oaat_item_verification_failing",
 		"1 while the item's newest verification (spec.verify) failed, else 0; present for the groups with spec.verify.", itemLabels, nil)
+	runRatioDesc = prometheus.NewDesc("oaat_item_last_run_duration_ratio",
+		"The item's newest kept run duration (status.items[].recentRunSeconds) over the median of the runs kept before it; present when at least 3 came before it and their median is 10 s or more. The operator calls a run under 0.1 unusually short and one over 3 unusually long (condition UnusualRuns), as alerts OaatItemRunTooShort and OaatItemRunTooLong do.", itemLabels, nil)
 	runSecondsDesc = prometheus.NewDesc("oaat_item_running_seconds",
 		"How long the item's current run has been going; present only while it runs.", itemLabels, nil)
 )
@@ -56,7 +59,7 @@ func NewStatusCollector(reader client.Reader, clk clock.PassiveClock) *StatusCol
 
 // Describe sends the descriptions of the gauges.
 func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc, atRiskDesc, parkedDesc, lastVerifiedDesc, verificationFailingDesc} {
+	for _, d := range []*prometheus.Desc{failuresDesc, lastSuccessDesc, lastFailureDesc, overdueDesc, runningDesc, frequencyDesc, runSecondsDesc, breakerOpenDesc, atRiskDesc, parkedDesc, lastVerifiedDesc, verificationFailingDesc, runRatioDesc} {
 		ch <- d
 	}
 }
@@ -110,6 +113,9 @@ func collectGroup(ch chan<- prometheus.Metric, g *v1alpha1.OaatGroup, now time.T
 		}
 		if g.Spec.Verify != nil {
 			collectVerification(ch, &it, labels)
+		}
+		if v := runstats.Newest(it.RecentRunSeconds); v.Judged {
+			ch <- prometheus.MustNewConstMetric(runRatioDesc, prometheus.GaugeValue, v.Ratio(), labels...)
 		}
 	}
 }

@@ -160,3 +160,25 @@ oaat_item_verification_failing{group="backups",item="ok",namespace="ns"} 0
 		t.Error(err)
 	}
 }
+
+// The ratio of an item's newest kept run to the median of the runs before it, for the items whose
+// newest run can be judged (3 runs before it, a median of 10 s or more), whatever the verdict.
+func TestCollectRunRatio(t *testing.T) {
+	g := builders.Group("short", "usual", "long", "few", "quick", "never").
+		ItemStatus(v1alpha1.ItemStatus{Name: "short", RecentRunSeconds: []int64{50, 50, 50, 1}}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "usual", RecentRunSeconds: []int64{60, 40, 50, 50, 45}}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "long", RecentRunSeconds: []int64{20, 600, 20, 20, 70}}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "few", RecentRunSeconds: []int64{50, 50, 1}}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "quick", RecentRunSeconds: []int64{2, 3, 2, 0}}).
+		ItemStatus(v1alpha1.ItemStatus{Name: "never"}).Obj()
+	want := `
+# HELP oaat_item_last_run_duration_ratio The item's newest kept run duration (status.items[].recentRunSeconds) over the median of the runs kept before it; present when at least 3 came before it and their median is 10 s or more. The operator calls a run under 0.1 unusually short and one over 3 unusually long (condition UnusualRuns), as alerts OaatItemRunTooShort and OaatItemRunTooLong do.
+# TYPE oaat_item_last_run_duration_ratio gauge
+oaat_item_last_run_duration_ratio{group="backups",item="long",namespace="ns"} 3.5
+oaat_item_last_run_duration_ratio{group="backups",item="short",namespace="ns"} 0.02
+oaat_item_last_run_duration_ratio{group="backups",item="usual",namespace="ns"} 0.9
+`
+	if err := testutil.CollectAndCompare(groups{g}, strings.NewReader(want), "oaat_item_last_run_duration_ratio"); err != nil {
+		t.Error(err)
+	}
+}
