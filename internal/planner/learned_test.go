@@ -36,7 +36,7 @@ func TestLearnedRunTimeout(t *testing.T) {
 
 			before := Decide(input(g, tc.deadline-time.Second, pod))
 			if len(before.Delete) != 0 || before.Status.CurrentRun.StopReason != "" || before.RequeueAfter != time.Second {
-				t.Errorf("a second before the learned deadline: deletes %d, stop reason %q, wake-up %v; want none, none, 1s",
+				t.Errorf("a second before the learned deadline: deletes %d, stop reason %q, wake-up %v; want 0, no reason, 1s",
 					len(before.Delete), before.Status.CurrentRun.StopReason, before.RequeueAfter)
 			}
 			at := Decide(input(g, tc.deadline, pod))
