@@ -198,7 +198,8 @@ const (
 	// ReasonPodNotFound: the run's pod does not exist (deleted while the operator was away, or
 	// never created because the operator stopped between deciding and creating).
 	ReasonPodNotFound Reason = "PodNotFound"
-	// ReasonDeadlineExceeded: the run took longer than spec.runTimeout and was stopped.
+	// ReasonDeadlineExceeded: the run took longer than spec.runTimeout (or its item's learned
+	// timeout, spec.learnedRunTimeout) and was stopped.
 	ReasonDeadlineExceeded Reason = "DeadlineExceeded"
 	// ReasonPendingTimeout: no container of the run's pod started within spec.pendingTimeout
 	// (unschedulable, a volume that cannot be mounted, an image that cannot be pulled); the run

@@ -15,7 +15,8 @@ type StopReason string
 
 // Stop reasons of CurrentRun.stopReason.
 const (
-	// StopDeadlineExceeded: the run took longer than spec.runTimeout; it counts as a failure.
+	// StopDeadlineExceeded: the run took longer than spec.runTimeout, or its item's learned timeout
+	// (spec.learnedRunTimeout); it counts as a failure.
 	StopDeadlineExceeded StopReason = "DeadlineExceeded"
 	// StopPendingTimeout: no container of the run's pod started within spec.pendingTimeout; it
 	// counts as a failure.

@@ -18,6 +18,7 @@ type Duration string
 
 // OaatGroupSpec lists the items to run one at a time and how often.
 // +kubebuilder:validation:XValidation:rule="(has(self.oaatItems) && size(self.oaatItems) > 0) || (has(self.oaatItemsFrom) && size(self.oaatItemsFrom) > 0)",message="spec.oaatItems or spec.oaatItemsFrom must give the group at least one item"
+// +kubebuilder:validation:XValidation:rule="!has(self.runTimeout) || !has(self.learnedRunTimeout)",message="spec.runTimeout and spec.learnedRunTimeout cannot both be set: a run is bounded either by one timeout or by its item's learned one; remove one"
 // +kubebuilder:validation:XValidation:rule="!has(self.schedule) || !has(self.frequency)",message="spec.schedule and spec.frequency cannot both be set: the items run either on a calendar (schedule) or every frequency; remove one"
 // +kubebuilder:validation:XValidation:rule="!has(self.scheduleTimeZone) || has(self.schedule)",message="spec.scheduleTimeZone needs spec.schedule: it is the time zone the schedule is read in"
 // +kubebuilder:validation:XValidation:rule="!has(self.jitter) || has(self.schedule)",message="spec.jitter needs spec.schedule: it delays the start of each scheduled round"
@@ -158,6 +159,18 @@ type OaatGroupSpec struct {
 	// +optional
 	RunTimeout Duration `json:"runTimeout,omitempty"`
 
+	// learnedRunTimeout bounds each run by its item's own recent durations instead of one
+	// runTimeout for all: factor times the longest of the item's kept runs
+	// (status.items[].recentRunSeconds, the last 5, failed ones included), within min and max; an
+	// item with no kept run gets max. A run that exceeds it is stopped and counted as a failure
+	// with reason DeadlineExceeded, as with runTimeout; its duration, kept at the timeout's
+	// length, raises the item's next timeout to at least factor (at least 2) times it, so a
+	// backup that grows is not stopped at the same length forever. Cannot be set with
+	// runTimeout.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Learned run timeout",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:fieldGroup:learnedRunTimeout"}
+	// +optional
+	LearnedRunTimeout *LearnedRunTimeout `json:"learnedRunTimeout,omitempty"`
+
 	// pendingTimeout is the longest a run's pod may wait before any of its containers starts,
 	// counted from the run's start: a pod that cannot be scheduled, whose volume cannot be
 	// mounted (a claim that is not bound, a ReadWriteOnce volume attached to another node) or
@@ -292,7 +305,7 @@ type CurrentRun struct {
 	StartedAt metav1.Time `json:"startedAt"`
 
 	// stopReason is set once the operator has decided to stop the run, DeadlineExceeded (it ran
-	// longer than spec.runTimeout), PendingTimeout (no container of its pod started within
+	// longer than spec.runTimeout or its learned timeout), PendingTimeout (no container of its pod started within
 	// spec.pendingTimeout) or Interrupted (a blackout window with stopRunning opened),
 	// after which it deletes the pod; or once it has seen the pod disrupted (Disrupted: evicted,
 	// preempted, or lost with its node). The run is recorded with this reason; an Interrupted or

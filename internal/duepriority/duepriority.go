@@ -145,7 +145,8 @@ func NeverCreated(group *v1alpha1.OaatGroup, now time.Time) int {
 }
 
 // runDueSince is DueSince for a group with a current run: due once its pod ended or went, or its
-// run outlived spec.runTimeout, or a stop of it was decided.
+// run outlived its run timeout (spec.runTimeout, or its item's learned one), or a stop of it
+// was decided.
 func runDueSince(group *v1alpha1.OaatGroup, cr *v1alpha1.CurrentRun, run *corev1.Pod, runGone bool, now time.Time) (time.Time, bool) {
 	switch {
 	case cr.StopReason != "", runGone:
@@ -155,7 +156,7 @@ func runDueSince(group *v1alpha1.OaatGroup, cr *v1alpha1.CurrentRun, run *corev1
 	case run != nil && run.Name == cr.PodName && !run.DeletionTimestamp.IsZero():
 		return now, true
 	}
-	if timeout, err := groupspec.RunTimeout(group); err == nil && timeout > 0 {
+	if timeout, err := groupspec.ItemRunTimeout(group, cr.Item); err == nil && timeout > 0 {
 		if deadline := cr.StartedAt.Add(timeout); !deadline.After(now) {
 			return deadline, true
 		}

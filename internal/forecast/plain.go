@@ -39,7 +39,13 @@ func (s *simulation) plain(p groupspec.Policy, err error) bool {
 	for _, d := range s.runEnds {
 		longest = max(longest, d)
 	}
-	for _, limit := range []time.Duration{p.RunTimeout, p.PendingTimeout} {
+	limits := []time.Duration{p.RunTimeout, p.PendingTimeout}
+	if p.Learned != nil {
+		// An item's learned timeout is at least twice its longest kept run, the run time the
+		// forecast assumes for it, unless capped at max: only max can stop a predicted run.
+		limits = append(limits, p.Learned.Max)
+	}
+	for _, limit := range limits {
 		if limit > 0 && limit <= longest {
 			return false
 		}

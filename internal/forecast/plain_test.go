@@ -99,8 +99,13 @@ func randomGroup(rng *rand.Rand) (planner.Input, Options) {
 		g.Spec.CircuitBreaker = &v1alpha1.CircuitBreaker{ConsecutiveItemFailures: 3}
 		g.Status.CircuitBreaker = &v1alpha1.CircuitBreakerStatus{State: v1alpha1.BreakerClosed, ClosedAt: stampAt(-minutes(0, 120))}
 	}
-	if rng.IntN(5) == 0 {
+	switch rng.IntN(5) {
+	case 0:
 		g.Spec.RunTimeout = v1alpha1.Duration(fmt.Sprintf("%dm", 1+rng.IntN(40)))
+	case 1:
+		g.Spec.LearnedRunTimeout = &v1alpha1.LearnedRunTimeout{
+			Factor: int32(2 + rng.IntN(3)), Min: "1m", Max: v1alpha1.Duration(fmt.Sprintf("%dm", 1+rng.IntN(60))),
+		}
 	}
 	in := input(g)
 	if rng.IntN(3) == 0 {

@@ -21,8 +21,11 @@ type Policy struct {
 	Timing schedule.Timing
 	// Calendar is spec.schedule; the zero Calendar without one (items are then due by frequency).
 	Calendar schedule.Calendar
-	// RunTimeout bounds a run; zero for no bound.
+	// RunTimeout bounds every run (spec.runTimeout); zero for no bound. With Learned, each
+	// item's own bound is RunTimeoutOf's.
 	RunTimeout time.Duration
+	// Learned is spec.learnedRunTimeout read; nil without one.
+	Learned *Learned
 	// PendingTimeout bounds the wait for a run's first container to start; zero for no bound.
 	PendingTimeout time.Duration
 	// ExitCodes is spec.exitCodes; empty without one.
@@ -80,6 +83,9 @@ func Read(g *v1alpha1.OaatGroup) (Policy, error) {
 		keep(err)
 	}
 	if p.RunTimeout, err = RunTimeout(g); err != nil {
+		keep(err)
+	}
+	if p.Learned, err = learned(spec.LearnedRunTimeout); err != nil {
 		keep(err)
 	}
 	if p.PendingTimeout, err = Duration("spec.pendingTimeout", spec.PendingTimeout); err != nil {
@@ -141,6 +147,25 @@ func OverdueAlertAt(base time.Time, frequency time.Duration) time.Time {
 // RunTimeout is spec.runTimeout parsed; zero when absent (no bound).
 func RunTimeout(g *v1alpha1.OaatGroup) (time.Duration, error) {
 	return Duration("spec.runTimeout", g.Spec.RunTimeout)
+}
+
+// ItemRunTimeout is the bound of the item's runs: its learned timeout with
+// spec.learnedRunTimeout, else spec.runTimeout; zero for no bound.
+func ItemRunTimeout(g *v1alpha1.OaatGroup, item string) (time.Duration, error) {
+	if g.Spec.LearnedRunTimeout == nil {
+		return RunTimeout(g)
+	}
+	l, err := learned(g.Spec.LearnedRunTimeout)
+	if err != nil {
+		return 0, err
+	}
+	var recent []int64
+	for i := range g.Status.Items {
+		if g.Status.Items[i].Name == item {
+			recent = g.Status.Items[i].RecentRunSeconds
+		}
+	}
+	return l.Timeout(recent), nil
 }
 
 // TimeZoneOf is spec.scheduleTimeZone, or UTC (the calendar's default) when absent.

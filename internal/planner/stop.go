@@ -66,10 +66,9 @@ var stopRules = map[v1alpha1.StopReason]stopRule{
 	v1alpha1.StopDeadlineExceeded: {
 		result: v1alpha1.ResultFailed, deletes: true, eventType: corev1.EventTypeWarning,
 		announce: func(d *decision, cr *v1alpha1.CurrentRun, _ *corev1.Pod) string {
-			return fmt.Sprintf("Stopping item %q in pod %s: it ran longer than spec.runTimeout %s",
-				cr.Item, cr.PodName, d.group.Spec.RunTimeout)
+			return fmt.Sprintf("Stopping item %q in pod %s: it ran longer than %s", cr.Item, cr.PodName, d.runTimeoutText(cr.Item))
 		},
-		detail: "stopped after running longer than spec.runTimeout",
+		detail: "stopped after running longer than its run timeout",
 	},
 	v1alpha1.StopPendingTimeout: {
 		result: v1alpha1.ResultFailed, deletes: true, eventType: corev1.EventTypeWarning,
@@ -116,7 +115,7 @@ func (d *decision) stopEvent(cr *v1alpha1.CurrentRun, pod *corev1.Pod) *Event {
 // will have to (zero when it will not).
 func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason v1alpha1.StopReason, wake time.Time) {
 	var next wakeUp
-	if timeout := d.policy.RunTimeout; timeout > 0 {
+	if timeout := d.runTimeout(cr.Item); timeout > 0 {
 		deadline := cr.StartedAt.Add(timeout)
 		if !d.in.Now.Before(deadline) {
 			return v1alpha1.StopDeadlineExceeded, time.Time{}
@@ -143,4 +142,25 @@ func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason v1alpha1.StopReas
 		next.at(opens)
 	}
 	return "", next.earliest
+}
+
+// runTimeout is the bound of the item's runs: its learned timeout with spec.learnedRunTimeout
+// (from its kept durations, which do not change while it runs), else spec.runTimeout; zero for
+// no bound.
+func (d *decision) runTimeout(item string) time.Duration {
+	return d.policy.RunTimeoutOf(d.item(item).RecentRunSeconds)
+}
+
+// runTimeoutText names the bound of the item's runs for an event.
+func (d *decision) runTimeoutText(item string) string {
+	l := d.policy.Learned
+	if l == nil {
+		return fmt.Sprintf("spec.runTimeout %s", d.group.Spec.RunTimeout)
+	}
+	recent := d.item(item).RecentRunSeconds
+	if len(recent) == 0 {
+		return fmt.Sprintf("its learned timeout %s (spec.learnedRunTimeout.max: it has no kept run)", d.runTimeout(item))
+	}
+	return fmt.Sprintf("its learned timeout %s (spec.learnedRunTimeout: %d times the longest of its %d kept runs, within %s and %s)",
+		d.runTimeout(item), l.Factor, len(recent), l.Min, l.Max)
 }

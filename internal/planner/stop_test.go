@@ -76,7 +76,7 @@ func runTimeoutCases(t *testing.T, phase corev1.PodPhase) []stopCase {
 		want: Plan{
 			Status: next,
 			Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.ReasonRunFailed,
-				Message: `Item "a" failed in pod ` + pod.Name + ": DeadlineExceeded, stopped after running longer than spec.runTimeout"}},
+				Message: `Item "a" failed in pod ` + pod.Name + ": DeadlineExceeded, stopped after running longer than its run timeout"}},
 			Create:   newPod(t, g, "b", 2),
 			Finished: []Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: gone}},
 		},

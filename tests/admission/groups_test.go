@@ -54,6 +54,23 @@ func testGroups(t *testing.T, c client.Client) {
 		{name: "park after 1001 failures", spec: map[string]any{"maxConsecutiveFailures": 1001}, messages: []string{
 			`spec.maxConsecutiveFailures: Invalid value: 1001: spec.maxConsecutiveFailures in body should be less than or equal to 1000`,
 		}},
+		{name: "a learned run timeout", spec: map[string]any{"learnedRunTimeout": map[string]any{"factor": 2, "min": "5m", "max": "6h"}}},
+		{name: "a learned run timeout with its defaults", spec: map[string]any{"learnedRunTimeout": map[string]any{"max": "1m"}}},
+		{name: "a learned and a fixed run timeout", spec: map[string]any{"runTimeout": "1h", "learnedRunTimeout": map[string]any{"max": "6h"}}, messages: []string{
+			"spec.runTimeout and spec.learnedRunTimeout cannot both be set",
+		}},
+		{name: "a learned run timeout without max", spec: map[string]any{"learnedRunTimeout": map[string]any{"factor": 3}}, messages: []string{
+			`spec.learnedRunTimeout.max: Required value`,
+		}},
+		{name: "a learned run timeout whose min is over its max", spec: map[string]any{"learnedRunTimeout": map[string]any{"min": "2h", "max": "1h"}}, messages: []string{
+			`learnedRunTimeout.min "2h" is longer than max "1h"`,
+		}},
+		{name: "a learned run timeout whose default min is over its max", spec: map[string]any{"learnedRunTimeout": map[string]any{"max": "30s"}}, messages: []string{
+			`learnedRunTimeout.min "1m" is longer than max "30s"`,
+		}},
+		{name: "a learned factor of 1", spec: map[string]any{"learnedRunTimeout": map[string]any{"factor": 1, "max": "1h"}}, messages: []string{
+			`spec.learnedRunTimeout.factor: Invalid value: 1: spec.learnedRunTimeout.factor in body should be greater than or equal to 2`,
+		}},
 		{name: "a window in Local", spec: map[string]any{"blackoutWindows": window("Local")}, messages: []string{
 			`spec.blackoutWindows[0].timeZone: Invalid value: `, `unknown time zone "Local"`,
 		}},

@@ -108,4 +108,25 @@ var _ = Describe("Failure policies", func() {
 			}).WithContext(ctx).WithTimeout(10 * time.Second).Should(HaveLen(1))
 		}
 	}, SpecTimeout(90*time.Second))
+
+	It("stops a run that exceeds its item's learned timeout, an item with no kept run at learnedRunTimeout.max", func(ctx SpecContext) {
+		learned := newGroup("learned", "slow-learned", "only")
+		learned.Spec.LearnedRunTimeout = &v1alpha1.LearnedRunTimeout{Factor: 2, Min: "1s", Max: "3s"}
+		learned.Spec.FailureCoolOff = "1h"
+		create(ctx, newOaatType("slow-learned", "60s", 0), learned)
+
+		Eventually(func(g Gomega) {
+			group := getGroup(ctx, g, "learned")
+			g.Expect(group.Status.CurrentRun).To(BeNil())
+			it := itemOf(g, group, "only")
+			g.Expect(it.LastReason).To(Equal(string(v1alpha1.ReasonDeadlineExceeded)))
+			g.Expect(it.LastFailure.Sub(it.LastStarted.Time)).To(BeNumerically("~", 3*time.Second, 2*time.Second))
+			g.Expect(it.RecentRunSeconds).To(HaveLen(1), "the stopped run is kept, and makes the next timeout")
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			events := groupEvents(ctx, g, "learned", v1alpha1.ReasonRunStopping)
+			g.Expect(events).To(HaveLen(1))
+			g.Expect(events[0].Note).To(ContainSubstring("it ran longer than its learned timeout 3s (spec.learnedRunTimeout.max: it has no kept run)"))
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+	}, SpecTimeout(60*time.Second))
 })
