@@ -17,6 +17,7 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/planner"
+	"github.com/oaat-io/oaat-operator/internal/runstats"
 )
 
 // Options bound a forecast.
@@ -276,11 +277,7 @@ func longestRun(it v1alpha1.ItemStatus) (time.Duration, bool) {
 	if len(it.RecentRunSeconds) == 0 {
 		return 0, false
 	}
-	longest := int64(1)
-	for _, sec := range it.RecentRunSeconds {
-		longest = max(longest, sec)
-	}
-	return time.Duration(longest) * time.Second, true
+	return time.Duration(max(runstats.Longest(it.RecentRunSeconds), 1)) * time.Second, true
 }
 
 // input is the snapshot of the next pass.

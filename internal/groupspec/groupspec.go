@@ -149,23 +149,28 @@ func RunTimeout(g *v1alpha1.OaatGroup) (time.Duration, error) {
 	return Duration("spec.runTimeout", g.Spec.RunTimeout)
 }
 
-// ItemRunTimeout is the bound of the item's runs: its learned timeout with
+// ItemRunTimeout is the bound of the item's runs (Policy.RunTimeoutOf): its learned timeout with
 // spec.learnedRunTimeout, else spec.runTimeout; zero for no bound.
 func ItemRunTimeout(g *v1alpha1.OaatGroup, item string) (time.Duration, error) {
-	if g.Spec.LearnedRunTimeout == nil {
-		return RunTimeout(g)
+	timeout, err := RunTimeout(g)
+	if err != nil {
+		return 0, err
 	}
 	l, err := learned(g.Spec.LearnedRunTimeout)
 	if err != nil {
 		return 0, err
 	}
-	var recent []int64
-	for i := range g.Status.Items {
-		if g.Status.Items[i].Name == item {
-			recent = g.Status.Items[i].RecentRunSeconds
+	return Policy{RunTimeout: timeout, Learned: l}.RunTimeoutOf(RecentRunSeconds(g.Status.Items, item)), nil
+}
+
+// RecentRunSeconds are the kept run durations of item in items, nil when it has no entry.
+func RecentRunSeconds(items []v1alpha1.ItemStatus, item string) []int64 {
+	for i := range items {
+		if items[i].Name == item {
+			return items[i].RecentRunSeconds
 		}
 	}
-	return l.Timeout(recent), nil
+	return nil
 }
 
 // TimeZoneOf is spec.scheduleTimeZone, or UTC (the calendar's default) when absent.

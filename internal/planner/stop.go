@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
 )
@@ -148,7 +149,7 @@ func (d *decision) stopReason(cr *v1alpha1.CurrentRun) (reason v1alpha1.StopReas
 // (from its kept durations, which do not change while it runs), else spec.runTimeout; zero for
 // no bound.
 func (d *decision) runTimeout(item string) time.Duration {
-	return d.policy.RunTimeoutOf(d.item(item).RecentRunSeconds)
+	return d.policy.RunTimeoutOf(groupspec.RecentRunSeconds(d.plan.Status.Items, item))
 }
 
 // runTimeoutText names the bound of the item's runs for an event.
@@ -157,7 +158,7 @@ func (d *decision) runTimeoutText(item string) string {
 	if l == nil {
 		return fmt.Sprintf("spec.runTimeout %s", d.group.Spec.RunTimeout)
 	}
-	recent := d.item(item).RecentRunSeconds
+	recent := groupspec.RecentRunSeconds(d.plan.Status.Items, item)
 	if len(recent) == 0 {
 		return fmt.Sprintf("its learned timeout %s (spec.learnedRunTimeout.max: it has no kept run)", d.runTimeout(item))
 	}

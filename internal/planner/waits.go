@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/runstats"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
 )
 
@@ -92,16 +93,12 @@ func (d *decision) setWaits() (wake time.Time) {
 
 // scheduleItem is the part of an item's status that the schedule reads.
 func scheduleItem(it *v1alpha1.ItemStatus) schedule.Item {
-	var expected int64
-	for _, s := range it.RecentRunSeconds {
-		expected = max(expected, s)
-	}
 	return schedule.Item{
 		Name:         it.Name,
 		LastSuccess:  timeOf(it.LastSuccess),
 		LastFailure:  timeOf(it.LastFailure),
 		FailureCount: it.FailureCount,
-		ExpectedRun:  time.Duration(expected) * time.Second,
+		ExpectedRun:  time.Duration(runstats.Longest(it.RecentRunSeconds)) * time.Second,
 	}
 }
 

@@ -72,12 +72,24 @@ func Median(seconds []int64) float64 {
 	if n == 0 {
 		return 0
 	}
-	sorted := slices.Clone(seconds)
+	// Sorted in an array on the stack for the few durations an item keeps: the planner judges
+	// every item's newest run in every pass, and the forecast plays thousands of passes.
+	var buf [8]int64
+	sorted := append(buf[:0], seconds...)
 	slices.Sort(sorted)
 	if n%2 == 1 {
 		return float64(sorted[n/2])
 	}
 	return float64(sorted[n/2-1]+sorted[n/2]) / 2
+}
+
+// Longest is the longest of seconds, 0 for none.
+func Longest(seconds []int64) int64 {
+	var longest int64
+	for _, s := range seconds {
+		longest = max(longest, s)
+	}
+	return longest
 }
 
 // Newest judges the newest of recent (an item's recentRunSeconds, the newest last) against the

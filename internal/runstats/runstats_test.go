@@ -74,3 +74,25 @@ func TestRatio(t *testing.T) {
 		t.Errorf("no median: ratio %v, want 0", r)
 	}
 }
+
+func TestMedianAllocatesNothingForKeptRuns(t *testing.T) {
+	kept := []int64{90, 60, 600, 55, 58}
+	if allocs := testing.AllocsPerRun(100, func() { Median(kept) }); allocs != 0 {
+		t.Errorf("Median of %d kept runs allocates %v times, want 0", len(kept), allocs)
+	}
+}
+
+func TestLongest(t *testing.T) {
+	for _, tc := range []struct {
+		seconds []int64
+		want    int64
+	}{
+		{nil, 0},
+		{[]int64{7}, 7},
+		{[]int64{60, 10, 600, 5}, 600},
+	} {
+		if got := Longest(tc.seconds); got != tc.want {
+			t.Errorf("Longest(%v) = %v, want %v", tc.seconds, got, tc.want)
+		}
+	}
+}

@@ -13,10 +13,7 @@ func LearnedTimeout(recent []int64, factor int64, lo, hi time.Duration) time.Dur
 	if len(recent) == 0 {
 		return hi
 	}
-	var longest int64
-	for _, s := range recent {
-		longest = max(longest, s)
-	}
+	longest := Longest(recent)
 	// Bounded before multiplying: a duration in seconds times the factor must not overflow.
 	if longest >= int64(hi/time.Second)/max(factor, 1)+1 {
 		return max(hi, lo)
