@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/podbuild"
@@ -120,6 +121,7 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	lock.SetLockBreaker(review.Breaker)
 	*lock.Capacity() = review.Capacity.Status()
 	lock.Queue().PassedOver = review.PassedOver
+	lock.Adaptive().Adaptive = review.Adaptive
 	var countOnly bool
 	if cl, ok := lock.(*v1alpha1.ClusterOaatLock); ok && r.Installation != "" {
 		entries, due, limited := locks.WaitingDue(cl, r.Installation, review.Waiting, in.Now)
@@ -138,7 +140,8 @@ func (r *OaatLockReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return result, nil
 	}
 	if countOnly && len(review.Granted)+len(review.Asserted)+len(review.Dropped) == 0 && !locks.BreakerChanged(before, lock) &&
-		equality.Semantic.DeepEqual(before.Capacity(), lock.Capacity()) && equality.Semantic.DeepEqual(before.Queue(), lock.Queue()) {
+		equality.Semantic.DeepEqual(before.Capacity(), lock.Capacity()) && equality.Semantic.DeepEqual(before.Queue(), lock.Queue()) &&
+		equality.Semantic.DeepEqual(before.Adaptive(), lock.Adaptive()) {
 		if wait := r.waitingWriteIn(req.NamespacedName); wait > 0 {
 			result.RequeueAfter = shorter(result.RequeueAfter, wait)
 			return result, nil
@@ -250,7 +253,8 @@ func (r *OaatLockReconciler) reviewInput(ctx context.Context, lock v1alpha1.Lock
 // deleted, which creates none).
 func (r *OaatLockReconciler) member(ctx context.Context, g *v1alpha1.OaatGroup, names bool) (locks.Member, error) {
 	m := locks.Member{Namespace: g.Namespace, Name: g.Name, UID: string(g.UID), Names: names, Deleting: !g.DeletionTimestamp.IsZero(),
-		Request: g.Status.LockWait, Run: g.Status.CurrentRun, Breaker: g.Status.CircuitBreaker}
+		Request: g.Status.LockWait, Run: g.Status.CurrentRun, Breaker: g.Status.CircuitBreaker,
+		Items: g.Status.Items, Counting: groupspec.CountingOf(&g.Spec)}
 	if m.Run == nil {
 		return m, nil
 	}

@@ -38,6 +38,15 @@ type ClusterOaatLockSpec struct {
 	// LockBounds are what the groups naming the lock may ask in their spec.lockOptions.
 	LockBounds `json:",inline"`
 
+	// adaptive makes the capacity in use follow the health of the target the groups naming the
+	// lock share, within its min and max and never above the capacity in force: one more slot
+	// after 5 fast successes in a row, half as many after a failure the circuit breaker counts or
+	// a run over 3 times its item's median (status.adaptive; docs/locks.md). Absent: the
+	// capacity in force is used whole.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Adaptive capacity",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	// +optional
+	Adaptive *AdaptiveCapacity `json:"adaptive,omitempty"`
+
 	// namespaceSelector selects, by their labels, the namespaces whose groups may name the lock.
 	// As for any Kubernetes label selector, an empty selector ({}) selects every namespace and an
 	// absent one selects none: a lock that nobody was given leave to use is safe, and a cluster
@@ -111,6 +120,9 @@ type ClusterOaatLockStatus struct {
 
 	// CapacityStatus is the capacity in force and its next change (spec.capacitySchedule).
 	CapacityStatus `json:",inline"`
+
+	// AdaptiveStatus is the capacity in use with spec.adaptive, and its last change.
+	AdaptiveStatus `json:",inline"`
 
 	// QueueStatus is what the lock keeps of its queue: the requests it passed over for priority.
 	QueueStatus `json:",inline"`

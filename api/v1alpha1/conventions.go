@@ -170,6 +170,10 @@ const (
 	// (only a lock written past admission has one); the smallest capacity the lock names anywhere
 	// is in force until it is fixed. The reason of a Warning event on the lock.
 	ReasonCapacityScheduleInvalid Reason = "CapacityScheduleInvalid"
+	// ReasonCapacityAdapted: the adaptive capacity of the lock (spec.adaptive) changed: Normal when
+	// it grew after fast successes, Warning when a counted failure or a slow run halved it. The
+	// reason of an event on the lock.
+	ReasonCapacityAdapted Reason = "CapacityAdapted"
 	// ReasonLockOptionRefused: the group's spec.lockOptions ask of a lock more than it allows
 	// (exclusive holders, slots per run) or more slots than its capacity ever gives.
 	ReasonLockOptionRefused Reason = "LockOptionRefused"

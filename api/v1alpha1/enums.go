@@ -48,7 +48,7 @@ func Reasons() []Reason {
 	return []Reason{
 		ReasonRoundOverrun, ReasonRoundCompleted, ReasonReady, ReasonInvalidSpec,
 		ReasonOaatTypeNotFound, ReasonInvalidOaatType, ReasonPodCreateFailed, ReasonLockNotFound,
-		ReasonLockNotPermitted, ReasonLockOverCapacity, ReasonCapacityScheduleInvalid, ReasonLockOptionRefused, ReasonStatusRejected, ReasonItemRunning,
+		ReasonLockNotPermitted, ReasonLockOverCapacity, ReasonCapacityScheduleInvalid, ReasonCapacityAdapted, ReasonLockOptionRefused, ReasonStatusRejected, ReasonItemRunning,
 		ReasonIdle, ReasonRunSucceeded, ReasonRunFailed, ReasonRoguePodDeleted, ReasonPodNotFound,
 		ReasonDeadlineExceeded, ReasonPendingTimeout, ReasonInterrupted, ReasonDisrupted,
 		ReasonRunInterrupted, ReasonRunStopping, ReasonItemParked, ReasonGroupReset,

@@ -23,6 +23,10 @@ type Lock interface {
 	Bounds() LockBounds
 	// Queue is the queue status: status.passedOver.
 	Queue() *QueueStatus
+	// AdaptiveSpec is spec.adaptive, nil without one.
+	AdaptiveSpec() *AdaptiveCapacity
+	// Adaptive is the adaptive status: status.adaptive.
+	Adaptive() *AdaptiveStatus
 	// LockHolders are status.holders.
 	LockHolders() []LockHolder
 	// SetLockHolders sets status.holders and status.holderCount.
@@ -79,6 +83,12 @@ func (l *ClusterOaatLock) Bounds() LockBounds { return l.Spec.LockBounds }
 // Queue is the queue status: status.passedOver.
 func (l *ClusterOaatLock) Queue() *QueueStatus { return &l.Status.QueueStatus }
 
+// AdaptiveSpec is spec.adaptive, nil without one.
+func (l *ClusterOaatLock) AdaptiveSpec() *AdaptiveCapacity { return l.Spec.Adaptive }
+
+// Adaptive is the adaptive status: status.adaptive.
+func (l *ClusterOaatLock) Adaptive() *AdaptiveStatus { return &l.Status.AdaptiveStatus }
+
 // LockHolders are status.holders.
 func (l *ClusterOaatLock) LockHolders() []LockHolder { return l.Status.Holders }
 
@@ -120,6 +130,12 @@ func (l *OaatLock) Bounds() LockBounds { return l.Spec.LockBounds }
 
 // Queue is the queue status: status.passedOver.
 func (l *OaatLock) Queue() *QueueStatus { return &l.Status.QueueStatus }
+
+// AdaptiveSpec is spec.adaptive, nil without one.
+func (l *OaatLock) AdaptiveSpec() *AdaptiveCapacity { return l.Spec.Adaptive }
+
+// Adaptive is the adaptive status: status.adaptive.
+func (l *OaatLock) Adaptive() *AdaptiveStatus { return &l.Status.AdaptiveStatus }
 
 // LockHolders are status.holders.
 func (l *OaatLock) LockHolders() []LockHolder { return l.Status.Holders }

@@ -366,6 +366,15 @@ type ItemStatus struct {
 	// +optional
 	LastReason string `json:"lastReason,omitempty"`
 
+	// lastResult is the result of the item's last finished run: succeeded, failed (a failed
+	// probe of the open circuit breaker included, which lastFailure does not record) or
+	// interrupted. A lock with spec.adaptive reads it, with lastPodName, to count the run once
+	// its holder is released.
+	// +kubebuilder:validation:Enum=succeeded;failed;interrupted
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last result",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}
+	// +optional
+	LastResult RunResult `json:"lastResult,omitempty"`
+
 	// lastPodName is the name of the pod of the item's last finished run, kept so that its logs
 	// can be read.
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last pod",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:hidden"}

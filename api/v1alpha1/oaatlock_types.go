@@ -30,6 +30,15 @@ type OaatLockSpec struct {
 	// LockBounds are what the groups naming the lock may ask in their spec.lockOptions.
 	LockBounds `json:",inline"`
 
+	// adaptive makes the capacity in use follow the health of the target the groups naming the
+	// lock share, within its min and max and never above the capacity in force: one more slot
+	// after 5 fast successes in a row, half as many after a failure the circuit breaker counts or
+	// a run over 3 times its item's median (status.adaptive; docs/locks.md). Absent: the
+	// capacity in force is used whole.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Adaptive capacity",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	// +optional
+	Adaptive *AdaptiveCapacity `json:"adaptive,omitempty"`
+
 	// circuitBreaker Shared makes the lock carry the circuit breaker of the groups naming it
 	// (spec.locks), for a lock that stands for a target they all need: when the breaker of one of
 	// them opens, the lock records it in status.circuitBreaker and every group naming the lock
@@ -141,6 +150,9 @@ type OaatLockStatus struct {
 
 	// CapacityStatus is the capacity in force and its next change (spec.capacitySchedule).
 	CapacityStatus `json:",inline"`
+
+	// AdaptiveStatus is the capacity in use with spec.adaptive, and its last change.
+	AdaptiveStatus `json:",inline"`
 
 	// QueueStatus is what the lock keeps of its queue: the requests it passed over for priority.
 	QueueStatus `json:",inline"`

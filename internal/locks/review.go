@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 )
 
 // Member is a group as the review of a lock sees it: one that names the lock, or whose status
@@ -39,6 +40,11 @@ type Member struct {
 	Breaker *v1alpha1.CircuitBreakerStatus
 	// Option is how its runs take the lock (spec.lockOptions); the zero option is Shared, one slot.
 	Option v1alpha1.LockOption
+	// Items is its status.items, where a lock with spec.adaptive reads the outcome of a run it
+	// released.
+	Items []v1alpha1.ItemStatus
+	// Counting says which of its failures are the target's (its circuit breaker's counting).
+	Counting groupspec.FailureCounting
 }
 
 // slots is how many slots the member's runs take: its option's, at least one.
@@ -107,6 +113,8 @@ type Review struct {
 	Capacity Capacity
 	// PassedOver is its new status.passedOver: the waiting requests it passed over for priority.
 	PassedOver []v1alpha1.PassedOver
+	// Adaptive is its new status.adaptive, nil without spec.adaptive.
+	Adaptive *v1alpha1.AdaptiveCapacityStatus
 }
 
 // Event is an event the review reports.
@@ -124,8 +132,8 @@ type Event struct {
 }
 
 // Decide reviews a lock: the holders that stay (keep), the live runs it lacks (assert), the
-// breaker it carries (leadBreaker), the requests it grants (grant), in the one global order, and
-// how many groups wait for it.
+// breaker it carries (leadBreaker), its adaptive capacity from the runs it released (adapt), the
+// requests it grants (grant), in the one global order, and how many groups wait for it.
 func Decide(in ReviewInput) Review {
 	r := Review{Breaker: in.Lock.LockBreaker(), WaitingGroups: in.Lock.LockWaitingGroups(), Capacity: CapacityAt(in.Lock, in.Now),
 		PassedOver: in.Lock.Queue().PassedOver}
@@ -136,6 +144,7 @@ func Decide(in ReviewInput) Review {
 	r.keep(in)
 	r.assert(in)
 	r.leadBreaker(in)
+	r.adapt(in)
 	r.grant(in)
 	r.count(in)
 	SortHolders(r.Holders)
@@ -272,7 +281,7 @@ func (r *Review) grant(in ReviewInput) {
 		places[m] = q.Place(m.Namespace, m.Name, m.Request)
 	}
 	slices.SortFunc(waiting, func(a, b *Member) int { return places[a].Compare(places[b]) })
-	total := Slots(in.Lock, r.Breaker, r.Capacity.InForce)
+	total := Slots(in.Lock, r.Breaker, r.capacityInUse())
 	free := total - UsedSlots(r.Holders)
 	if slices.ContainsFunc(r.Holders, func(h v1alpha1.LockHolder) bool { return h.Exclusive() }) {
 		free = 0

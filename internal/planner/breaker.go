@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/schedule"
@@ -73,15 +74,7 @@ func readBreakerPolicy(cb *v1alpha1.CircuitBreaker) (*breakerPolicy, error) {
 // exitCodes and reasons, else one whose exit code or reason they list; never one with an exit
 // code of spec.exitCodes.doNotRetry, which says the item itself cannot succeed.
 func (b *breakerPolicy) counts(out ended) bool {
-	switch {
-	case out.doNotRetry != nil:
-		return false
-	case len(b.exitCodes) == 0 && len(b.reasons) == 0:
-		return true
-	case out.exitCode != nil && slices.Contains(b.exitCodes, *out.exitCode):
-		return true
-	}
-	return slices.Contains(b.reasons, out.reason)
+	return out.doNotRetry == nil && groupspec.FailureCounting{ExitCodes: b.exitCodes, Reasons: b.reasons}.Counts(out.exitCode, out.reason)
 }
 
 // probeWait is the wait before the next probe after failedProbes failed probes: probeInterval

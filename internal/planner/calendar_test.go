@@ -117,7 +117,7 @@ func TestDecideScheduleRunsEachItemOncePerTick(t *testing.T) {
 	// The last round ran c, a then b (the seeded tie-break), b having failed once in the first.
 	round := func(item string, start time.Duration, run int64) v1alpha1.ItemStatus {
 		return v1alpha1.ItemStatus{Name: item, LastStarted: at(start), LastSuccess: at(start + time.Minute),
-			LastExitCode: ptr.To[int32](0), LastReason: "Completed", LastPodName: podName(s.g, item, run), RecentRunSeconds: []int64{60, 60, 60},
+			LastExitCode: ptr.To[int32](0), LastReason: "Completed", LastResult: v1alpha1.ResultSucceeded, LastPodName: podName(s.g, item, run), RecentRunSeconds: []int64{60, 60, 60},
 			NextEligibleAt: at(3*day + time.Hour), WaitReason: v1alpha1.WaitNextTick}
 	}
 	a, b, c := round("a", 2*day+time.Hour+time.Minute, 9), round("b", 2*day+time.Hour+2*time.Minute, 10), round("c", 2*day+time.Hour, 8)

@@ -16,7 +16,7 @@ import (
 // first run of pod.
 func succeededItem(item, pod string, start, end time.Duration) v1alpha1.ItemStatus {
 	return v1alpha1.ItemStatus{Name: item, LastStarted: at(start), LastSuccess: at(end), LastExitCode: ptr.To[int32](0),
-		LastReason: "Completed", LastPodName: pod, RecentRunSeconds: []int64{int64((end - start) / time.Second)}}
+		LastReason: "Completed", LastResult: v1alpha1.ResultSucceeded, LastPodName: pod, RecentRunSeconds: []int64{int64((end - start) / time.Second)}}
 }
 
 // succeededEvent is the event of item's success in pod.

@@ -66,6 +66,7 @@ func (d *decision) recordCurrentRun() {
 	}
 	it := d.item(cr.Item)
 	it.LastPodName = cr.PodName
+	it.LastResult = out.result
 	it.LastExitCode = out.exitCode
 	it.LastReason = out.reason
 	switch out.result {

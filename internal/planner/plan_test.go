@@ -56,7 +56,7 @@ func TestDecideRecordsSuccessAndStartsNext(t *testing.T) {
 			ItemCount:          2,
 			Items: []v1alpha1.ItemStatus{
 				{Name: "a", LastStarted: at(0), LastSuccess: at(30 * time.Second), LastExitCode: ptr.To[int32](0),
-					LastReason: "Completed", LastPodName: pod.Name, RecentRunSeconds: []int64{30},
+					LastReason: "Completed", LastResult: v1alpha1.ResultSucceeded, LastPodName: pod.Name, RecentRunSeconds: []int64{30},
 					NextEligibleAt: at(30*time.Second + time.Hour), WaitReason: v1alpha1.WaitSucceededRecently},
 				{Name: "b", LastStarted: at(time.Minute), WaitReason: v1alpha1.WaitRunning},
 			},
@@ -76,7 +76,7 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 	pod := finished(runPod(t, g, "a", 4, corev1.PodFailed), 3, "Error", at(20*time.Second))
 
 	failed := v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(20 * time.Second), FailureCount: 3,
-		LastExitCode: ptr.To[int32](3), LastReason: "Error", LastPodName: pod.Name, RecentRunSeconds: []int64{20},
+		LastExitCode: ptr.To[int32](3), LastReason: "Error", LastResult: v1alpha1.ResultFailed, LastPodName: pod.Name, RecentRunSeconds: []int64{20},
 		NextEligibleAt: at(20*time.Second + 10*time.Minute), WaitReason: v1alpha1.WaitCoolingOff}
 	// The cool-off is 10m from the end of the run at +20s: no restart inside it.
 	p := Decide(input(g, 21*time.Second, pod))
@@ -118,7 +118,7 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 			Conditions:         []metav1.Condition{readyCond(1, 21*time.Second), idleCond(11 * time.Minute)},
 			RunCount:           5, ItemCount: 1, Items: []v1alpha1.ItemStatus{{
 				Name: "a", LastStarted: at(20*time.Second + 10*time.Minute), LastSuccess: at(11 * time.Minute),
-				LastFailure: at(20 * time.Second), LastExitCode: ptr.To[int32](0), LastReason: "Completed", LastPodName: done.Name,
+				LastFailure: at(20 * time.Second), LastExitCode: ptr.To[int32](0), LastReason: "Completed", LastResult: v1alpha1.ResultSucceeded, LastPodName: done.Name,
 				RecentRunSeconds: []int64{20, 40}, NextEligibleAt: at(11*time.Minute + time.Hour), WaitReason: v1alpha1.WaitSucceededRecently,
 			}},
 		},
@@ -135,7 +135,7 @@ func TestDecideRecordsFailureAndCoolsOff(t *testing.T) {
 // run time is recorded, failed or not.
 func failedRun(pod string, end time.Duration, code *int32, reason string) v1alpha1.ItemStatus {
 	return v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(end), FailureCount: 1,
-		LastExitCode: code, LastReason: reason, LastPodName: pod, RecentRunSeconds: []int64{int64(end / time.Second)},
+		LastExitCode: code, LastReason: reason, LastResult: v1alpha1.ResultFailed, LastPodName: pod, RecentRunSeconds: []int64{int64(end / time.Second)},
 		NextEligibleAt: at(end + 10*time.Minute), WaitReason: v1alpha1.WaitCoolingOff}
 }
 
@@ -347,7 +347,7 @@ func TestDecideDropsRemovedItems(t *testing.T) {
 			RunCount:           2, ItemCount: 1, Items: []v1alpha1.ItemStatus{
 				{Name: "a", LastStarted: at(2 * time.Second), WaitReason: v1alpha1.WaitRunning},
 				{Name: "gone-running", LastStarted: at(0), LastSuccess: at(time.Second), LastExitCode: ptr.To[int32](0),
-					LastReason: "Completed", LastPodName: pod.Name, RecentRunSeconds: []int64{1}, WaitReason: v1alpha1.WaitRemoved},
+					LastReason: "Completed", LastResult: v1alpha1.ResultSucceeded, LastPodName: pod.Name, RecentRunSeconds: []int64{1}, WaitReason: v1alpha1.WaitRemoved},
 			},
 		},
 		Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunSucceeded,

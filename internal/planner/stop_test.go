@@ -56,7 +56,7 @@ func runTimeoutCases(t *testing.T, phase corev1.PodPhase) []stopCase {
 	atDeadline.CurrentRun.StopReason = v1alpha1.StopDeadlineExceeded
 	gone := 5*time.Minute + 2*time.Second
 	next := runningStatus(g, "b", 2, gone, 5*time.Minute, v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(gone),
-		FailureCount: 1, LastReason: string(v1alpha1.ReasonDeadlineExceeded), LastPodName: pod.Name,
+		FailureCount: 1, LastReason: string(v1alpha1.ReasonDeadlineExceeded), LastResult: v1alpha1.ResultFailed, LastPodName: pod.Name,
 		NextEligibleAt: at(gone + 10*time.Minute), WaitReason: v1alpha1.WaitCoolingOff})
 	next.Items[0], next.Items[1] = next.Items[1], next.Items[0]
 	p := string(phase)
@@ -94,7 +94,7 @@ func pendingTimeoutCases(t *testing.T) []stopCase {
 	stopped := stopping(g, v1alpha1.StopPendingTimeout, 2*time.Minute, b)
 	gone := 2*time.Minute + 2*time.Second
 	next := runningStatus(g, "b", 2, gone, 2*time.Minute, v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastFailure: at(gone),
-		FailureCount: 1, LastReason: string(v1alpha1.ReasonPendingTimeout), LastPodName: pod.Name,
+		FailureCount: 1, LastReason: string(v1alpha1.ReasonPendingTimeout), LastResult: v1alpha1.ResultFailed, LastPodName: pod.Name,
 		NextEligibleAt: at(gone + 10*time.Minute), WaitReason: v1alpha1.WaitCoolingOff})
 	next.Items[0], next.Items[1] = next.Items[1], next.Items[0]
 	return []stopCase{{
@@ -153,7 +153,7 @@ func windowCases(t *testing.T) []stopCase {
 				ObservedGeneration: 1,
 				Conditions:         []metav1.Condition{readyCond(2, 30*time.Minute), idleCond(ended)},
 				RunCount:           1, ItemCount: 2, Items: []v1alpha1.ItemStatus{
-					{Name: "a", LastStarted: at(0), LastReason: string(v1alpha1.ReasonInterrupted), LastPodName: pod.Name,
+					{Name: "a", LastStarted: at(0), LastReason: string(v1alpha1.ReasonInterrupted), LastResult: v1alpha1.ResultInterrupted, LastPodName: pod.Name,
 						NextEligibleAt: at(time.Hour), WaitReason: v1alpha1.WaitBlackout}, b},
 			},
 			Events: []Event{{Type: corev1.EventTypeNormal, Reason: v1alpha1.ReasonRunInterrupted,

@@ -86,7 +86,7 @@ func TestDecideKeepsRecentRunDurations(t *testing.T) {
 
 	// The oldest of five goes.
 	want := v1alpha1.ItemStatus{Name: "a", LastStarted: at(0), LastSuccess: at(42 * time.Second), LastExitCode: ptr.To[int32](0),
-		LastReason: "Completed", LastPodName: pod.Name, RecentRunSeconds: []int64{2, 3, 4, 5, 42}}
+		LastReason: "Completed", LastResult: v1alpha1.ResultSucceeded, LastPodName: pod.Name, RecentRunSeconds: []int64{2, 3, 4, 5, 42}}
 	if diff := cmp.Diff(want, planItem(t, Decide(input(g, time.Minute, pod)), "a"), cmpopts.IgnoreFields(v1alpha1.ItemStatus{}, "NextEligibleAt", "WaitReason")); diff != "" {
 		t.Errorf("item a (-want +got):\n%s", diff)
 	}
