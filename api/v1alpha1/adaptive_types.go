@@ -34,7 +34,7 @@ const (
 // The lock grants at most the capacity in use: the adaptive capacity, never above the capacity in
 // force (spec.capacity or spec.capacitySchedule), and 1 while the breaker the lock carries, or
 // that of a group naming it, is open. status.adaptive shows it, its last change and why.
-// +kubebuilder:validation:XValidation:rule="!has(self.min) || self.min <= self.max",messageExpression=`'spec.adaptive.min (' + string(self.min) + ') is over spec.adaptive.max (' + string(self.max) + ')'`
+// +kubebuilder:validation:XValidation:rule="!has(self.min) || self.min <= self.max",message="spec.adaptive.min is over spec.adaptive.max: halving stops at min, growing at max"
 type AdaptiveCapacity struct {
 	// min is the lowest adaptive capacity: halving stops there. 1 when absent. A capacity in
 	// force below it (a window of spec.capacitySchedule) still bounds the lock.
@@ -61,11 +61,11 @@ func (a *AdaptiveCapacity) MinOrDefault() int { return max(int(a.Min), 1) }
 type AdaptiveChangeReason string
 
 const (
-	// AdaptiveFastSuccesses: 5 fast successes in a row raised it by one.
+	// AdaptiveFastSuccesses says that 5 fast successes in a row raised it by one.
 	AdaptiveFastSuccesses AdaptiveChangeReason = "FastSuccesses"
-	// AdaptiveCountedFailure: a failure the circuit breaker counts halved it.
+	// AdaptiveCountedFailure says that a failure the circuit breaker counts halved it.
 	AdaptiveCountedFailure AdaptiveChangeReason = "CountedFailure"
-	// AdaptiveSlowRun: a run over 3 times its item's median halved it.
+	// AdaptiveSlowRun says that a run over 3 times its item's median halved it.
 	AdaptiveSlowRun AdaptiveChangeReason = "SlowRun"
 )
 

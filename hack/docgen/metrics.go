@@ -90,7 +90,8 @@ func (fixtureReader) List(_ context.Context, list client.ObjectList, _ ...client
 		g.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionFalse, Reason: string(v1alpha1.ReasonOnTime)}}
 		l.Items = []v1alpha1.OaatGroup{g}
 	case *v1alpha1.OaatLockList:
-		l.Items = []v1alpha1.OaatLock{{ObjectMeta: meta, Spec: v1alpha1.OaatLockSpec{CircuitBreaker: v1alpha1.LockBreakerShared}}}
+		l.Items = []v1alpha1.OaatLock{{ObjectMeta: meta, Spec: v1alpha1.OaatLockSpec{CircuitBreaker: v1alpha1.LockBreakerShared, Adaptive: &v1alpha1.AdaptiveCapacity{Max: 1}},
+			Status: v1alpha1.OaatLockStatus{AdaptiveStatus: v1alpha1.AdaptiveStatus{Adaptive: &v1alpha1.AdaptiveCapacityStatus{Capacity: 1, CapacityInUse: 1}}}}}
 	case *v1alpha1.ClusterOaatLockList:
 		l.Items = []v1alpha1.ClusterOaatLock{{ObjectMeta: metav1.ObjectMeta{Name: "name"}}}
 	default:

@@ -56,8 +56,10 @@ func judge(h v1alpha1.LockHolder, it *v1alpha1.ItemStatus, m *Member) judgement 
 		return judgement{verdict: halving, reason: v1alpha1.AdaptiveCountedFailure,
 			what: fmt.Sprintf("%s failed (%s), a failure its circuit breaker counts", run, failure(it))}
 	case v1alpha1.ResultSucceeded:
-	default:
+	case v1alpha1.ResultInterrupted:
 		return judgement{}
+	default:
+		return judgement{} // no result recorded: a run recorded by a release before lastResult
 	}
 	v := runstats.Newest(it.RecentRunSeconds)
 	if !v.Judged {

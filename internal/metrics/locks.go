@@ -28,6 +28,8 @@ var (
 		"The most slots the OaatLock or ClusterOaatLock gives at any time: the largest of spec.capacity and the capacities of spec.capacitySchedule. Runs above oaat_lock_capacity and within this drain after a scheduled cut.", lockLabels, nil)
 	waitingDesc = prometheus.NewDesc("oaat_lock_waiting_groups",
 		"Groups waiting for a slot of the OaatLock or ClusterOaatLock (status.waitingGroups).", lockLabels, nil)
+	adaptiveDesc = prometheus.NewDesc("oaat_lock_adaptive_capacity",
+		"Slots the OaatLock or ClusterOaatLock with spec.adaptive grants now: status.adaptive.capacityInUse (its adaptive capacity, at most oaat_lock_capacity, 1 while a breaker is open); absent for a lock without spec.adaptive or before its reconciler has written it.", lockLabels, nil)
 	lockBreakerOpenDesc = prometheus.NewDesc("oaat_lock_circuit_breaker_open",
 		"1 while the circuit breaker the OaatLock or ClusterOaatLock carries for the groups naming it (spec.circuitBreaker: Shared) is open, 0 while it is closed; absent for a lock that carries none.", lockLabels, nil)
 )
@@ -55,7 +57,7 @@ func (m *LockMetrics) ObserveWait(namespace, lock string, d time.Duration) {
 	m.wait.WithLabelValues(namespace, lock).Observe(d.Seconds())
 }
 
-// LockCollector reports the locks' holders, the slots they take, capacity, waiting groups and carried breakers as gauges, read from a
+// LockCollector reports the locks' holders, the slots they take, capacity, adaptive capacity, waiting groups and carried breakers as gauges, read from a
 // cache at scrape time, so that a deleted lock leaves no series behind.
 type LockCollector struct {
 	reader client.Reader
@@ -68,7 +70,7 @@ func NewLockCollector(reader client.Reader) *LockCollector {
 
 // Describe sends the descriptions of the gauges.
 func (c *LockCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{holdersDesc, slotsDesc, capacityDesc, capacityMaxDesc, waitingDesc, lockBreakerOpenDesc} {
+	for _, d := range []*prometheus.Desc{holdersDesc, slotsDesc, capacityDesc, capacityMaxDesc, waitingDesc, adaptiveDesc, lockBreakerOpenDesc} {
 		ch <- d
 	}
 }
@@ -102,6 +104,9 @@ func (c *LockCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, float64(capacityNow(l)), labels...)
 		ch <- prometheus.MustNewConstMetric(capacityMaxDesc, prometheus.GaugeValue, float64(lockspolicy.HighestCapacity(l)), labels...)
 		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.LockWaitingGroups()), labels...)
+		if a := l.Adaptive().Adaptive; l.AdaptiveSpec() != nil && a != nil {
+			ch <- prometheus.MustNewConstMetric(adaptiveDesc, prometheus.GaugeValue, float64(a.CapacityInUse), labels...)
+		}
 		if l.CarriesBreaker() {
 			open := 0.0
 			if cb := l.LockBreaker(); cb != nil && cb.State == v1alpha1.BreakerOpen {

@@ -30,6 +30,9 @@ func TestLockCollectorAndWait(t *testing.T) {
 	inA, inB := builders.Holder("photos", "p", builders.At(0)), builders.Holder("photos", "p", builders.At(0))
 	inA.Namespace, inB.Namespace, inB.Slots = "a", "b", 2
 	clusterLock := builders.ClusterLock("nas", 0, inA, inB)
+	// Adaptive: 2 of its capacity in use; the OaatLock has no spec.adaptive and no gauge.
+	clusterLock.Spec.Adaptive = &v1alpha1.AdaptiveCapacity{Max: 4}
+	clusterLock.Status.Adaptive = &v1alpha1.AdaptiveCapacityStatus{Capacity: 3, CapacityInUse: 2}
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(lock, clusterLock).Build()
 	locks := NewLockMetrics()
 	reg := prometheus.NewRegistry()
@@ -41,6 +44,9 @@ func TestLockCollectorAndWait(t *testing.T) {
 	nilMetrics.ObserveWait("ns", "nas", time.Second) // observes nothing, does not panic
 
 	want := `
+# HELP oaat_lock_adaptive_capacity Slots the OaatLock or ClusterOaatLock with spec.adaptive grants now: status.adaptive.capacityInUse (its adaptive capacity, at most oaat_lock_capacity, 1 while a breaker is open); absent for a lock without spec.adaptive or before its reconciler has written it.
+# TYPE oaat_lock_adaptive_capacity gauge
+oaat_lock_adaptive_capacity{lock="nas",namespace=""} 2
 # HELP oaat_lock_capacity Slots of the OaatLock or ClusterOaatLock now: status.capacityInForce (spec.capacity, or the capacity of the window of spec.capacitySchedule open now), spec.capacity until the lock's reconciler has written it.
 # TYPE oaat_lock_capacity gauge
 oaat_lock_capacity{lock="nas",namespace=""} 1
@@ -66,7 +72,7 @@ oaat_lock_waiting_groups{lock="nas",namespace=""} 0
 oaat_lock_waiting_groups{lock="nas",namespace="ns"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"oaat_lock_capacity", "oaat_lock_capacity_max", "oaat_lock_circuit_breaker_open", "oaat_lock_holders", "oaat_lock_slots_used", "oaat_lock_waiting_groups"); err != nil {
+		"oaat_lock_adaptive_capacity", "oaat_lock_capacity", "oaat_lock_capacity_max", "oaat_lock_circuit_breaker_open", "oaat_lock_holders", "oaat_lock_slots_used", "oaat_lock_waiting_groups"); err != nil {
 		t.Error(err)
 	}
 	families, err := reg.Gather()

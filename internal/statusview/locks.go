@@ -37,6 +37,9 @@ func WriteLocks(w io.Writer, locks []v1alpha1.Lock, groups []v1alpha1.OaatGroup,
 		if len(l.CapacityWindows()) > 0 {
 			parts = append(parts, scheduledCapacity(l, capacity, now))
 		}
+		if a := l.Adaptive().Adaptive; l.AdaptiveSpec() != nil && a != nil {
+			parts = append(parts, adaptiveCapacity(l.AdaptiveSpec(), a, now))
+		}
 		for _, h := range l.LockHolders() {
 			holder := h.Group
 			if cluster {
@@ -87,6 +90,15 @@ func scheduledCapacity(l v1alpha1.Lock, c lockspolicy.Capacity, now time.Time) s
 	}
 	if over := lockspolicy.UsedSlots(l.LockHolders()) - c.InForce; over > 0 {
 		s += fmt.Sprintf(", %d slot(s) held above it, draining", over)
+	}
+	return s
+}
+
+// adaptiveCapacity says what a lock's adaptive capacity grants, within what, and its last change.
+func adaptiveCapacity(spec *v1alpha1.AdaptiveCapacity, a *v1alpha1.AdaptiveCapacityStatus, now time.Time) string {
+	s := fmt.Sprintf("adaptive capacity %d in use (%d of %d to %d, %d fast successes)", a.CapacityInUse, a.Capacity, spec.MinOrDefault(), spec.Max, a.FastSuccesses)
+	if c := a.LastChange; c != nil {
+		s += fmt.Sprintf(", changed %s ago from %d to %d (%s: %s)", age(c.At.Time, now), c.From, c.To, c.Reason, Item(c.Message))
 	}
 	return s
 }

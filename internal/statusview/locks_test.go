@@ -101,6 +101,27 @@ nas: capacity 0 by spec.capacitySchedule (spec.capacity 1), 1 from 2026-11-21T13
 	}
 }
 
+// TestWriteLocksAdaptive proves that a lock with spec.adaptive shows the capacity it grants, its
+// bounds and its last change.
+func TestWriteLocksAdaptive(t *testing.T) {
+	l := builders.Lock("nas", 8)
+	l.Spec.Adaptive = &v1alpha1.AdaptiveCapacity{Min: 1, Max: 6}
+	l.Status.Adaptive = &v1alpha1.AdaptiveCapacityStatus{Capacity: 2, CapacityInUse: 2, FastSuccesses: 3, LastChange: &v1alpha1.AdaptiveChange{
+		At: *builders.At(-10 * time.Minute), From: 4, To: 2, Reason: v1alpha1.AdaptiveCountedFailure, Message: "the run of item \"x\" of group photos (pod p) failed"}}
+	var out bytes.Buffer
+	if err := WriteLocks(&out, []v1alpha1.Lock{l}, nil, builders.T0); err != nil {
+		t.Fatal(err)
+	}
+	want := `LOCK  CAPACITY  HOLDERS  WAITING
+nas   8         0        0
+
+nas: adaptive capacity 2 in use (2 of 1 to 6, 3 fast successes), changed 10m ago from 4 to 2 (CountedFailure: the run of item "x" of group photos (pod p) failed)
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
 // TestWriteLocksPriority proves that the waiting groups show in the order of the lock's queue,
 // with the priority the lock honours, a promotion and how often the lock passed a request over.
 func TestWriteLocksPriority(t *testing.T) {

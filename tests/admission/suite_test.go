@@ -57,6 +57,7 @@ func TestAdmission(t *testing.T) {
 			t.Run("time zones", func(t *testing.T) { testTimeZones(t, c) })
 			t.Run("groups", func(t *testing.T) { testGroups(t, c) })
 			t.Run("durations", func(t *testing.T) { testDurations(t, c) })
+			t.Run("locks", func(t *testing.T) { testLocks(t, c) })
 		})
 	}
 }

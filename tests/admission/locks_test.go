@@ -1,0 +1,53 @@
+package admission
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// testLocks sends OaatLocks with spec.adaptive, valid and invalid, and checks the refusals say
+// which field and why.
+func testLocks(t *testing.T, c client.Client) {
+	t.Helper()
+	for i, tt := range []struct {
+		name     string
+		adaptive map[string]any
+		messages []string
+	}{
+		{name: "min and max", adaptive: map[string]any{"min": 2, "max": 6}},
+		{name: "max alone: min 1", adaptive: map[string]any{"max": 1}},
+		{name: "min over max", adaptive: map[string]any{"min": 5, "max": 4}, messages: []string{"spec.adaptive.min is over spec.adaptive.max"}},
+		{name: "no max", adaptive: map[string]any{"min": 2}, messages: []string{"spec.adaptive.max: Required value"}},
+		{name: "max 0", adaptive: map[string]any{"max": 0}, messages: []string{"spec.adaptive.max"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "oaat.io/v1alpha1", "kind": "OaatLock",
+				"metadata": map[string]any{"name": fmt.Sprintf("lock-%d", i), "namespace": "default"},
+				"spec":     map[string]any{"capacity": 4, "adaptive": tt.adaptive},
+			}}
+			err := dryRun(t.Context(), c, obj)
+			admitted, other := answer(err)
+			switch {
+			case other != nil:
+				t.Fatal(other)
+			case len(tt.messages) == 0:
+				if !admitted {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			case admitted:
+				t.Fatalf("accepted; want a refusal with %q", tt.messages)
+			}
+			for _, m := range tt.messages {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("the refusal does not say %q: %v", m, err)
+				}
+			}
+		})
+	}
+}
