@@ -60,7 +60,7 @@ func Due(in planner.Input, plan *planner.Plan) bool {
 	for _, o := range plan.Finished {
 		before := itemStatus(in.Group.Status.Items, o.Item)
 		switch {
-		case o.Result == v1alpha1.ResultSucceeded && o.Duration > expectedRun(before):
+		case o.Result == v1alpha1.ResultSucceeded && o.Duration > expectedRun(in.Group.Status.Items, before):
 			return true
 		case o.Result != v1alpha1.ResultSucceeded && before.FailureCount == 0:
 			return true // its first failure: a failing group does not pay a forecast per failed run
@@ -72,13 +72,12 @@ func Due(in planner.Input, plan *planner.Plan) bool {
 	return false
 }
 
-// expectedRun is the run time a forecast assumed for an item (longestRun), with a second more:
-// status keeps whole seconds, and a run within the second of its expectation went as assumed.
-func expectedRun(it v1alpha1.ItemStatus) time.Duration {
-	if longest, ok := longestRun(it); ok {
-		return longest + time.Second
-	}
-	return DefaultRun
+// expectedRun is the run time a forecast of the group whose items' status is items assumed for
+// the item whose status is it (runAssumption, with the DefaultRun of ConditionOptions), with a
+// second more: status keeps whole seconds, and a run within the second of its expectation went
+// as assumed.
+func expectedRun(items []v1alpha1.ItemStatus, it v1alpha1.ItemStatus) time.Duration {
+	return assumeRuns(items, DefaultRun).of(it).Run + time.Second
 }
 
 // itemStatus is the status entry of item, empty when there is none.

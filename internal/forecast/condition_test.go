@@ -59,6 +59,17 @@ func TestDue(t *testing.T) {
 	}
 	stale := metav1.Condition{Type: v1alpha1.ConditionAtRisk, Status: metav1.ConditionTrue, Reason: string(v1alpha1.ReasonItemLate),
 		Message: "stale", ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(at(-time.Hour))}
+	// c never ran: it is expected to take the median of a's and b's runs, 90 s.
+	withNewItem := func() *v1alpha1.OaatGroup {
+		g := group(item{"a", ago(2 * time.Hour), time.Minute}, item{"b", ago(90 * time.Minute), 2 * time.Minute}, item{"c", nil, 0})
+		g.Status.RunCount, g.Status.Conditions = 1, []metav1.Condition{stale}
+		return g
+	}
+	neverRan := func() *v1alpha1.OaatGroup {
+		g := group(item{"a", nil, 0}, item{"b", nil, 0})
+		g.Status.RunCount, g.Status.Conditions = 1, []metav1.Condition{stale}
+		return g
+	}
 	succeeded := func(item string, d time.Duration) []planner.Outcome {
 		return []planner.Outcome{{Item: item, Result: v1alpha1.ResultSucceeded, Duration: d}}
 	}
@@ -89,6 +100,18 @@ func TestDue(t *testing.T) {
 	}, {
 		name: "a run ended later than expected", group: base(1, stale),
 		finished: succeeded("a", 2*time.Minute), wantDue: true,
+	}, {
+		name: "a first run ended within the second after the group's median", group: withNewItem,
+		finished: succeeded("c", 91*time.Second),
+	}, {
+		name: "a first run ended later than the group's median", group: withNewItem,
+		finished: succeeded("c", 92*time.Second), wantDue: true,
+	}, {
+		name: "no item kept a run: a first run ended within the second after the default", group: neverRan,
+		finished: succeeded("a", DefaultRun+time.Second),
+	}, {
+		name: "no item kept a run: a first run ended later than the default", group: neverRan,
+		finished: succeeded("a", DefaultRun+2*time.Second), wantDue: true,
 	}, {
 		name: "a run failed", group: base(1, stale),
 		finished: []planner.Outcome{{Item: "a", Result: v1alpha1.ResultFailed, Duration: time.Second}}, wantDue: true,

@@ -233,7 +233,7 @@ func (s *simulation) expectedEnd() time.Time {
 	run := s.forecast.Runs[s.running]
 	d, ok := s.runEnds[run.Item]
 	if !ok {
-		d = s.opts.DefaultRun
+		d = s.assumed.unrecorded // an item without status kept no run
 	}
 	return run.Start.Add(d).Truncate(time.Second)
 }

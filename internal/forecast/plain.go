@@ -42,7 +42,8 @@ func (s *simulation) plain(p groupspec.Policy, err error) bool {
 	limits := []time.Duration{p.RunTimeout, p.PendingTimeout}
 	if p.Learned != nil {
 		// An item's learned timeout is at least twice its longest kept run, the run time the
-		// forecast assumes for it, unless capped at max: only max can stop a predicted run.
+		// forecast assumes for it, unless capped at max, and max for an item that kept none (and
+		// is assumed to take the group's median): only max can stop a predicted run.
 		limits = append(limits, p.Learned.Max)
 	}
 	for _, limit := range limits {

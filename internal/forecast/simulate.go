@@ -17,7 +17,6 @@ import (
 	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/locks"
 	"github.com/oaat-io/oaat-operator/internal/planner"
-	"github.com/oaat-io/oaat-operator/internal/runstats"
 )
 
 // Options bound a forecast.
@@ -27,7 +26,8 @@ type Options struct {
 	// MaxPasses caps the simulated passes of Decide (a run takes about two: the pass that starts
 	// it, which also records the previous run's end, and the pass its new pod wakes).
 	MaxPasses int
-	// DefaultRun is the run time of an item whose status has no recent run.
+	// DefaultRun is the run time of an item that kept no run when no item of the group kept one
+	// (runAssumption).
 	DefaultRun time.Duration
 	// UntilAssessed ends the forecast once every item has a predicted success after the start and
 	// the round going at the start (mode EachOnce, a schedule) has ended: all that Assess reads.
@@ -37,7 +37,8 @@ type Options struct {
 	Replay bool
 }
 
-// DefaultRun is the run time assumed for an item that has no recent run in status.
+// DefaultRun is the run time assumed for an item that kept no run when no item of its group kept
+// one either.
 const DefaultRun = 5 * time.Minute
 
 // Stop says why a forecast ended.
@@ -124,16 +125,6 @@ type LockCapacity struct {
 	Capacity locks.Capacity
 }
 
-// RunTime is the run time assumed for an item.
-type RunTime struct {
-	// Item is the item.
-	Item string
-	// Run is its expected run time: the longest of its recent runs in status.
-	Run time.Duration
-	// Assumed says that its status has no recent run: Run is Options.DefaultRun.
-	Assumed bool
-}
-
 // Simulate plays the group forward from in (and first, the plan Decide made from it) until the
 // horizon, the pass limit, or the group has nothing more to do.
 func Simulate(in planner.Input, first planner.Plan, opts Options) Forecast {
@@ -155,6 +146,8 @@ type simulation struct {
 	running int
 	// runEnds are the expected run times by item.
 	runEnds map[string]time.Duration
+	// assumed is the run assumption the expected run times come from.
+	assumed runAssumption
 	// awaited are the items due at the start without a predicted success yet (assessed).
 	awaited map[string]bool
 }
@@ -256,28 +249,16 @@ func (s *simulation) capacities() []LockCapacity {
 	return out
 }
 
-// runTimes are the expected run times of the items (longestRun), DefaultRun without recent runs.
+// runTimes are the expected run times of the items (runAssumption), which it keeps by item.
 func (s *simulation) runTimes(items []v1alpha1.ItemStatus) []RunTime {
+	s.assumed = assumeRuns(items, s.opts.DefaultRun)
 	out := make([]RunTime, 0, len(items))
 	for _, it := range items {
-		longest, ok := longestRun(it)
-		rt := RunTime{Item: it.Name, Run: longest, Assumed: !ok}
-		if !ok {
-			rt.Run = s.opts.DefaultRun
-		}
+		rt := s.assumed.of(it)
 		s.runEnds[it.Name] = rt.Run
 		out = append(out, rt)
 	}
 	return out
-}
-
-// longestRun is the longest of the item's recent runs in status, at least a second, as the planner
-// expects its runs for avoidOverrun windows; false when status has none.
-func longestRun(it v1alpha1.ItemStatus) (time.Duration, bool) {
-	if len(it.RecentRunSeconds) == 0 {
-		return 0, false
-	}
-	return time.Duration(max(runstats.Longest(it.RecentRunSeconds), 1)) * time.Second, true
 }
 
 // input is the snapshot of the next pass.

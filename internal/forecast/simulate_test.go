@@ -37,16 +37,16 @@ func TestPredict(t *testing.T) {
 		opts  Options
 		want  shape
 	}{{
-		name: "the oldest success first, then frequency after each success; the default run time for an item without runs",
+		name: "the oldest success first, then frequency after each success; the group's median run time for an item without runs",
 		group: func() *v1alpha1.OaatGroup {
 			return group(item{"a", ago(50 * time.Minute), 10 * time.Minute}, item{"b", ago(40 * time.Minute), 5 * time.Minute}, item{"c", nil, 0})
 		},
 		opts: Options{Horizon: 2 * time.Hour, MaxPasses: 100},
 		want: shape{Stop: StopHorizon, Runs: []Run{
-			ran("c", 0, 5*time.Minute), // never succeeded: the oldest
+			ran("c", 0, 450*time.Second), // never succeeded: the oldest; the median of 10 and 5 minutes
 			ran("a", 10*time.Minute, 10*time.Minute),
 			ran("b", 20*time.Minute, 5*time.Minute),
-			ran("c", 65*time.Minute, 5*time.Minute),
+			ran("c", 67*time.Minute+30*time.Second, 450*time.Second),
 			ran("a", 80*time.Minute, 10*time.Minute),
 			ran("b", 90*time.Minute, 5*time.Minute),
 		}},
@@ -202,12 +202,18 @@ func TestPredict(t *testing.T) {
 	}
 }
 
+// TestRunTimes: the forecast's run times are those of runAssumption (TestRunAssumption), with
+// Options.DefaultRun only when no item kept a run.
 func TestRunTimes(t *testing.T) {
+	opts := Options{Horizon: time.Minute, MaxPasses: 1, DefaultRun: 2 * time.Minute}
 	g := group(item{"a", nil, 0}, item{"b", nil, 0})
+	want := []RunTime{{Item: "a", Run: 2 * time.Minute, Basis: BasisDefault}, {Item: "b", Run: 2 * time.Minute, Basis: BasisDefault}}
+	if diff := cmp.Diff(want, Predict(input(g), opts).RunTimes); diff != "" {
+		t.Errorf("run times without a kept run (-want +got):\n%s", diff)
+	}
 	g.Status.Items[1].RecentRunSeconds = []int64{30, 90, 0}
-	f := Predict(input(g), Options{Horizon: time.Minute, MaxPasses: 1, DefaultRun: 2 * time.Minute})
-	want := []RunTime{{Item: "a", Run: 2 * time.Minute, Assumed: true}, {Item: "b", Run: 90 * time.Second}}
-	if diff := cmp.Diff(want, f.RunTimes); diff != "" {
+	want = []RunTime{{Item: "a", Run: 30 * time.Second, Basis: BasisGroupMedian}, {Item: "b", Run: 90 * time.Second, Basis: BasisLongest}}
+	if diff := cmp.Diff(want, Predict(input(g), opts).RunTimes); diff != "" {
 		t.Errorf("run times (-want +got):\n%s", diff)
 	}
 }

@@ -100,15 +100,18 @@ func stopLine(f forecast.Forecast) string {
 	return "the horizon " + clock(f.Until) // a forecast of a later version, read as one that reached its horizon
 }
 
+// runBases says what an item's assumed run time rests on, by its basis.
+var runBases = map[forecast.RunBasis]string{
+	forecast.BasisLongest:     "longest recent run",
+	forecast.BasisGroupMedian: "no run recorded: the group's median",
+	forecast.BasisDefault:     "no run recorded: default",
+}
+
 // writeAssumptions writes what the forecast took for granted.
 func writeAssumptions(w io.Writer, g *v1alpha1.OaatGroup, f forecast.Forecast) error {
 	times := make([]string, 0, len(f.RunTimes))
 	for _, rt := range f.RunTimes {
-		source := "longest recent run"
-		if rt.Assumed {
-			source = "no run recorded: default"
-		}
-		times = append(times, fmt.Sprintf("%s %s (%s)", Item(rt.Item), rt.Run, source))
+		times = append(times, fmt.Sprintf("%s %s (%s)", Item(rt.Item), rt.Run, runBases[rt.Basis]))
 	}
 	lines := []string{
 		"run times: " + strings.Join(times, ", "),

@@ -31,13 +31,13 @@ func TestWriteForecast(t *testing.T) {
 	want := `ns/backups  forecast for 6h from 2026-11-21T12:00:00Z  ready=unknown  running=none
   START                        END                          ITEM  NOTE
   2026-11-21T12:00:00Z (+0s)   2026-11-21T12:20:00Z (+20m)  b     picked at random among 2 equally due: the operator's pick may differ
-  2026-11-21T12:20:00Z (+20m)  2026-11-21T12:25:00Z (+25m)  c
+  2026-11-21T12:20:00Z (+20m)  2026-11-21T12:35:00Z (+35m)  c
   2026-11-21T13:00:00Z (+60m)  2026-11-21T13:10:00Z (+70m)  a
-  round: started 2026-11-21T11:00:00Z (-60m), ends 2026-11-21T13:10:00Z (+70m); its items wait for a blackout window from 2026-11-21T12:25:00Z (+25m)
-  at risk: the round waits for a blackout window from 2026-11-21T12:25:00Z: its end predicted 2026-11-21T13:10:00Z
+  round: started 2026-11-21T11:00:00Z (-60m), ends 2026-11-21T13:10:00Z (+70m); its items wait for a blackout window from 2026-11-21T12:35:00Z (+35m)
+  at risk: the round waits for a blackout window from 2026-11-21T12:35:00Z: its end predicted 2026-11-21T13:10:00Z
   forecast ends: nothing more runs until something changes (the group is done, suspended, not Ready, or waits for a change)
   assumptions:
-    - run times: a 10m0s (longest recent run), b 20m0s (longest recent run), c 5m0s (no run recorded: default)
+    - run times: a 10m0s (longest recent run), b 20m0s (longest recent run), c 15m0s (no run recorded: the group's median)
     - every run succeeds in its run time; failures, cool-offs and the circuit breaker's probes are not predicted
     - the order and the waits are the operator's planner's own, played forward on a simulated clock
     - blackout windows: the 1 of spec.blackoutWindows
@@ -79,13 +79,13 @@ func TestForecastLines(t *testing.T) {
 func TestWriteForecastAssumptions(t *testing.T) {
 	g := builders.Group().Named("nightly").Schedule("0 1 * * *", "Europe/Berlin").Locks("nas").ClusterLocks("wan").Obj()
 	var out strings.Builder
-	f := forecast.Forecast{From: builders.T0, RunTimes: []forecast.RunTime{{Item: "a", Run: time.Minute}},
+	f := forecast.Forecast{From: builders.T0, RunTimes: []forecast.RunTime{{Item: "a", Run: 5 * time.Minute, Basis: forecast.BasisDefault}},
 		Capacities: []forecast.LockCapacity{{Lock: "nas", Capacity: locks.Capacity{InForce: 0, NextAt: builders.T0.Add(30 * time.Minute), Next: 2}}}}
 	if err := writeAssumptions(&out, g, f); err != nil {
 		t.Fatal(err)
 	}
 	want := `  assumptions:
-    - run times: a 1m0s (longest recent run)
+    - run times: a 5m0s (no run recorded: default)
     - every run succeeds in its run time; failures, cool-offs and the circuit breaker's probes are not predicted
     - the order and the waits are the operator's planner's own, played forward on a simulated clock
     - schedule "0 1 * * *" in Europe/Berlin
