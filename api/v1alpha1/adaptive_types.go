@@ -50,7 +50,7 @@ type AdaptiveCapacity struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Adaptive maximum",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	// +required
-	Max int32 `json:"max"`
+	Max int32 `json:"max,omitempty"`
 }
 
 // MinOrDefault is min, 1 when absent.
