@@ -104,10 +104,14 @@ func (r *Review) adapt(in ReviewInput) {
 			continue
 		}
 		it := itemOf(m.Items, h.Item)
-		if it == nil || it.LastPodName != h.Pod || (st.LastChange != nil && h.Since.Before(&st.LastChange.At)) {
-			continue // never ran, or ran under the capacity before the last change
+		if it == nil || it.LastPodName != h.Pod {
+			continue // never ran
 		}
-		r.step(in, spec, st, judge(h, it, m))
+		j := judge(h, it, m)
+		if j.verdict == halving && st.LastChange != nil && h.Since.Before(&st.LastChange.At) {
+			continue // started under the capacity before the last change: that change answered it
+		}
+		r.step(in, spec, st, j)
 	}
 	st.CapacityInUse = int32(r.adaptiveInUse(in, st))
 	r.Adaptive = st

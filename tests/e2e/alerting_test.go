@@ -152,3 +152,39 @@ var _ = Describe("Alerts through Alertmanager", Serial, func() {
 		Expect(alerts.proc.UnexpectedExit(20)).To(Not(HaveOccurred()), "Alertmanager; log %s", alerts.logPath)
 	})
 })
+
+var _ = Describe("The unusual-run alert through Alertmanager", Serial, func() {
+	It("reaches the receiver when an item's run takes a fiftieth of its usual time (OaatItemRunTooShort)", func(ctx SpecContext) {
+		Expect(alerts).NotTo(BeNil(), "a Serial spec runs on the first process, which holds the alerting path")
+		// Runs of 10 s, one after the other: after three, the item has a baseline (a median of 10 s).
+		short := newGroup("alert-short", "alert-short", "x")
+		short.Spec.Frequency = "1s"
+		create(ctx, newOaatType("alert-short", "10s", 0), short)
+		By("keeping three runs of 10 s")
+		Eventually(func(g Gomega) {
+			g.Expect(itemOf(g, getGroup(ctx, g, "alert-short"), "x").RecentRunSeconds).To(HaveLen(3))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		Expect(itemOf(Default, getGroup(ctx, Default, "alert-short"), "x").RecentRunSeconds).To(HaveEach(BeNumerically("~", 10, 1)))
+
+		By("running the item once more in 200 ms: 50 times faster than its median")
+		updateGroup(ctx, "alert-short", func(g *v1alpha1.OaatGroup) { g.Spec.Frequency = "1h" })
+		updateType(ctx, "alert-short", func(t *v1alpha1.OaatType) { t.Spec.Template.Annotations[annotationTestDuration] = "200ms" })
+		Eventually(func(g Gomega) {
+			grp := getGroup(ctx, g, "alert-short")
+			g.Expect(grp.Status.CurrentRun).To(BeNil(), "the run of 10 s under way when the spec changed has ended")
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		create(ctx, support.Run(ns, "alert-short-fast", "alert-short", "x"))
+		Eventually(func(g Gomega) {
+			recent := itemOf(g, getGroup(ctx, g, "alert-short"), "x").RecentRunSeconds
+			g.Expect(recent).NotTo(BeEmpty())
+			g.Expect(recent[len(recent)-1]).To(BeZero(), "the fast run, kept as 0 s")
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+
+		By("the alert reaching the receiver, firing")
+		start := time.Now()
+		Eventually(func(g Gomega) { expectNotified(g, "firing", notified{"OaatItemRunTooShort", "alert-short", "x"}) }).
+			WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Printf("OaatItemRunTooShort notified firing %s after the fast run was recorded\n", time.Since(start).Round(time.Second))
+		Expect(alerts.proc.UnexpectedExit(20)).To(Not(HaveOccurred()), "Alertmanager; log %s", alerts.logPath)
+	})
+})
