@@ -1,0 +1,97 @@
+//go:build realnode
+
+package realnode
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/tests/support"
+)
+
+// loadScript asks the target for one unit of work: an overloaded or down target's refusal (HTTP
+// 503, which busybox's wget exits 1 on) is exit code 75 (EX_TEMPFAIL), the code the circuit
+// breaker counts in these tests.
+const loadScript = `wget -q -T 30 -O - "$TARGET?item=$1" || { echo "the target refused item $1"; exit 75; }`
+
+// nodeAddress is the real node's InternalIP, where the item pods reach services of the host.
+func nodeAddress(ctx SpecContext) string {
+	GinkgoHelper()
+	nodes := &corev1.NodeList{}
+	Expect(k8sClient.List(ctx, nodes)).To(Succeed())
+	for _, n := range nodes.Items {
+		if _, fake := n.Annotations["kwok.x-k8s.io/node"]; fake {
+			continue
+		}
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				return a.Address
+			}
+		}
+	}
+	Fail("no real node with an InternalIP")
+	return ""
+}
+
+var _ = Describe("A lock with spec.adaptive against a target whose latency and errors grow with its clients", func() {
+	It("grows its capacity while the target copes, falls to min when it refuses, and grows again once it recovers",
+		SpecTimeout(4*time.Minute), func(ctx SpecContext) {
+			target, err := support.StartLoadTarget(net.JoinHostPort(nodeAddress(ctx), "0"), 2, 200*time.Millisecond)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(target.Close)
+			work := busybox("main", loadScript)
+			work.Env = []corev1.EnvVar{{Name: "TARGET", Value: target.URL()}}
+			lock := support.Lock(ns, "load", 3)
+			lock.Spec.Adaptive = &v1alpha1.AdaptiveCapacity{Min: 1, Max: 3}
+			objs := []client.Object{newType("load", corev1.PodSpec{Containers: []corev1.Container{work}}), lock}
+			for i := range 3 {
+				objs = append(objs, support.Group(ns, fmt.Sprintf("load-%d", i), "load", "a", "b").
+					Locks("load").Frequency("1s").FailureCoolOff("1s").Obj())
+			}
+			create(ctx, objs...)
+			adaptive := func(g Gomega) *v1alpha1.AdaptiveCapacityStatus {
+				l := &v1alpha1.OaatLock{}
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(lock), l)).To(Succeed())
+				g.Expect(l.Status.Adaptive).NotTo(BeNil())
+				return l.Status.Adaptive
+			}
+
+			By("growing from 1 to 2 while the target serves 2 clients")
+			start := time.Now()
+			Eventually(func(g Gomega) {
+				g.Expect(adaptive(g).Capacity).To(BeEquivalentTo(2))
+			}).WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+			GinkgoWriter.Printf("adaptive capacity 2 after %s\n", time.Since(start).Round(time.Second))
+
+			By("falling to 1 once the target refuses every client (down)")
+			target.SetLimit(0)
+			down := time.Now()
+			Eventually(func(g Gomega) {
+				a := adaptive(g)
+				g.Expect(a.Capacity).To(BeEquivalentTo(1))
+				g.Expect(a.LastChange.Reason).To(Equal(v1alpha1.AdaptiveCountedFailure))
+				g.Expect(a.LastChange.Message).To(ContainSubstring("exit code 75"))
+			}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+			GinkgoWriter.Printf("adaptive capacity 1 %s after the target went down\n", time.Since(down).Round(time.Second))
+
+			By("growing to 2 again once the target serves 2 clients again")
+			target.SetLimit(2)
+			up := time.Now()
+			Eventually(func(g Gomega) {
+				a := adaptive(g)
+				g.Expect(a.Capacity).To(BeEquivalentTo(2))
+				g.Expect(a.LastChange.Reason).To(Equal(v1alpha1.AdaptiveFastSuccesses))
+			}).WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+			GinkgoWriter.Printf("adaptive capacity 2 again %s after the target recovered\n", time.Since(up).Round(time.Second))
+			most, served, refused := target.Stats()
+			GinkgoWriter.Printf("the target: at most %d clients at once, %d served, %d refused\n", most, served, refused)
+			Expect(most).To(BeNumerically("<=", 3), "never more clients than the lock's capacity")
+		})
+})
