@@ -21,7 +21,7 @@ const (
 // AdaptiveCapacity makes a lock's capacity follow the health of the target its groups share
 // (additive increase, multiplicative decrease). The adaptive capacity starts at min. Each run the
 // lock released is judged once its group recorded its end; a failure or slow run that took its
-// slot before the last change does not halve it again (that change answered it):
+// slot before the last halving does not halve it again (that halving answered it):
 //   - a success within 1.5 times its item's median duration is fast: 5 fast successes in a row
 //     raise the capacity by one, up to max;
 //   - a failure that the circuit breaker counts (spec.circuitBreaker's exitCodes and reasons of

@@ -108,13 +108,19 @@ func (r *Review) adapt(in ReviewInput) {
 			continue // never ran
 		}
 		j := judge(h, it, m)
-		if j.verdict == halving && st.LastChange != nil && h.Since.Before(&st.LastChange.At) {
-			continue // started under the capacity before the last change: that change answered it
+		if j.verdict == halving && answered(st.LastChange, h) {
+			continue
 		}
 		r.step(in, spec, st, j)
 	}
 	st.CapacityInUse = int32(r.adaptiveInUse(in, st))
 	r.Adaptive = st
+}
+
+// answered reports whether the last change was a halving that came after the run took its slot:
+// that halving answered the strain the run saw, and the run does not halve the capacity again.
+func answered(last *v1alpha1.AdaptiveChange, h v1alpha1.LockHolder) bool {
+	return last != nil && last.Reason != v1alpha1.AdaptiveFastSuccesses && h.Since.Before(&last.At)
 }
 
 // adaptiveState is the lock's status.adaptive to start the review from: a new one at min, the

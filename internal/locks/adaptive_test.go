@@ -193,12 +193,12 @@ func TestAdaptiveJudgesEachRunOnce(t *testing.T) {
 		m    Member
 		pod  string
 	}{
-		{"taken before the last change", recorded("a", "p-2", unreachable), "p-2"},
+		{"taken before the last change, a halving", recorded("a", "p-2", unreachable), "p-2"},
 		{"of a group gone", recorded("a", "p-3", unreachable), "p-3"},
 		{"released without running (the item's last pod is another)", recorded("a", "p-0", unreachable), "p-4"},
 	} {
 		since := 3 * time.Minute
-		if tc.name == "taken before the last change" {
+		if tc.name == "taken before the last change, a halving" {
 			since = time.Minute
 		}
 		members := []Member{tc.m}
@@ -242,5 +242,16 @@ func TestAdaptiveCapacityInUse(t *testing.T) {
 	}
 	if r := Decide(reviewOf(lock("nas", 2), waiting)); r.Adaptive != nil || len(r.Granted) != 2 {
 		t.Errorf("without spec.adaptive: status %+v, granted %d; want none and the capacity in force", r.Adaptive, len(r.Granted))
+	}
+}
+
+// TestAdaptiveHalvesAfterGrowing proves that a growth does not shield the runs that took their
+// slot before it: a counted failure of one still halves the capacity.
+func TestAdaptiveHalvesAfterGrowing(t *testing.T) {
+	l := adaptiveLock(8, 1, 8)
+	l.Status.Adaptive = &v1alpha1.AdaptiveCapacityStatus{Capacity: 4, LastChange: &v1alpha1.AdaptiveChange{
+		At: *at(time.Minute), From: 3, To: 4, Reason: v1alpha1.AdaptiveFastSuccesses}}
+	if r := release(l, recorded("a", "p-1", unreachable), "p-1", 0, 2*time.Minute); r.Adaptive.Capacity != 2 {
+		t.Errorf("a failure of a run taken before a growth: capacity %d, want 2", r.Adaptive.Capacity)
 	}
 }
