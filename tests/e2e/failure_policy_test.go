@@ -129,4 +129,31 @@ var _ = Describe("Failure policies", func() {
 			g.Expect(events[0].Note).To(ContainSubstring("it ran longer than its learned timeout 3s (spec.learnedRunTimeout.max: it has no kept run)"))
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 	}, SpecTimeout(60*time.Second))
+
+	It("lets an item's learned timeout follow its durations as they drift up: runs of 2 s, 5 s then 12 s, none stopped", func(ctx SpecContext) {
+		// Factor 3: after runs of 2 s the timeout is 6 s, after one of 5 s 15 s, so a run of 12 s
+		// passes where a fixed runTimeout set from the first runs (6 s) would have stopped it.
+		drifting := newGroup("drifting", "drifting", "only")
+		drifting.Spec.Frequency = "1s"
+		drifting.Spec.LearnedRunTimeout = &v1alpha1.LearnedRunTimeout{Factor: 3, Min: "1s", Max: "1m"}
+		create(ctx, newOaatType("drifting", "2s", 0), drifting)
+		kept := func(n int) {
+			GinkgoHelper()
+			Eventually(func(g Gomega) {
+				g.Expect(itemOf(g, getGroup(ctx, g, "drifting"), "only").RecentRunSeconds).To(HaveLen(n))
+			}).WithContext(ctx).WithTimeout(40 * time.Second).Should(Succeed())
+		}
+		kept(2)
+		updateType(ctx, "drifting", func(t *v1alpha1.OaatType) { t.Spec.Template.Annotations[annotationTestDuration] = "5s" })
+		Eventually(func(g Gomega) {
+			g.Expect(itemOf(g, getGroup(ctx, g, "drifting"), "only").RecentRunSeconds).To(ContainElement(BeNumerically("~", 5, 1)))
+		}).WithContext(ctx).WithTimeout(40 * time.Second).Should(Succeed())
+		updateType(ctx, "drifting", func(t *v1alpha1.OaatType) { t.Spec.Template.Annotations[annotationTestDuration] = "12s" })
+		Eventually(func(g Gomega) {
+			g.Expect(itemOf(g, getGroup(ctx, g, "drifting"), "only").RecentRunSeconds).To(ContainElement(BeNumerically("~", 12, 1)))
+		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+		it := itemOf(Default, getGroup(ctx, Default, "drifting"), "only")
+		Expect(it.LastFailure).To(BeNil(), "no run failed or was stopped")
+		Expect(groupEvents(ctx, Default, "drifting", v1alpha1.ReasonRunStopping)).To(BeEmpty())
+	}, SpecTimeout(2*time.Minute))
 })
