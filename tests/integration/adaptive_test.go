@@ -25,6 +25,7 @@ var _ = Describe("A lock with spec.adaptive", func() {
 			g.Expect(a.Capacity).To(BeEquivalentTo(1))
 			g.Expect(a.CapacityInUse).To(BeEquivalentTo(1))
 		}).WithContext(ctx).Should(Succeed())
+		liveAcross(ctx, 1, groups...)
 		expectLiveAcross(ctx, 1, 2*time.Second, groups...)
 
 		By("growing to 2 after 5 fast successes (no baseline yet: each counts as fast)")
