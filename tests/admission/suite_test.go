@@ -77,6 +77,8 @@ func startAPIServer(t *testing.T, path string) client.Client {
 	start := time.Now()
 	cfg, err := env.Start()
 	if err != nil {
+		// Start leaves etcd and the API server running when the CRDs are refused: stop them.
+		_ = env.Stop()
 		t.Fatalf("starting the envtest control plane with %s (installing the CRDs checks their rules): %v", path, err)
 	}
 	t.Cleanup(func() {

@@ -111,6 +111,7 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		_ = env.Stop() // Start leaves etcd and the API server running when the CRDs are refused
 		t.Fatalf("starting the envtest control plane: %v", err)
 	}
 	t.Cleanup(func() {
