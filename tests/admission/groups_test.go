@@ -77,29 +77,35 @@ func testGroups(t *testing.T, c client.Client) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := dryRun(t.Context(), c, group(fmt.Sprintf("group-%d", i), tt.spec))
-			admitted, other := answer(err)
-			switch {
-			case other != nil:
-				t.Fatal(other)
-			case len(tt.messages) == 0:
-				if !admitted {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			case admitted:
-				t.Fatalf("accepted; want a refusal with %q", tt.messages)
-			}
-			t.Logf("refused: %v", err)
-			for _, m := range tt.messages {
-				if !strings.Contains(err.Error(), m) {
-					t.Errorf("the refusal does not say %q: %v", m, err)
-				}
-			}
-			if len(err.Error()) > 1200 {
-				t.Errorf("the refusal is %d characters long", len(err.Error()))
-			}
+			expectAnswer(t, dryRun(t.Context(), c, group(fmt.Sprintf("group-%d", i), tt.spec)), tt.messages)
 		})
+	}
+}
+
+// expectAnswer checks the API server's answer to a dry-run create: admitted when no messages are
+// wanted, else a refusal saying each of them, in at most 1200 characters.
+func expectAnswer(t *testing.T, err error, messages []string) {
+	t.Helper()
+	admitted, other := answer(err)
+	switch {
+	case other != nil:
+		t.Fatal(other)
+	case len(messages) == 0:
+		if !admitted {
+			t.Fatalf("refused: %v", err)
+		}
+		return
+	case admitted:
+		t.Fatalf("accepted; want a refusal with %q", messages)
+	}
+	t.Logf("refused: %v", err)
+	for _, m := range messages {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("the refusal does not say %q: %v", m, err)
+		}
+	}
+	if len(err.Error()) > 1200 {
+		t.Errorf("the refusal is %d characters long", len(err.Error()))
 	}
 }
 

@@ -56,40 +56,34 @@ var _ = Describe("A lock with spec.adaptive against a target whose latency and e
 					Locks("load").Frequency("1s").FailureCoolOff("1s").Obj())
 			}
 			create(ctx, objs...)
-			adaptive := func(g Gomega) *v1alpha1.AdaptiveCapacityStatus {
-				l := &v1alpha1.OaatLock{}
-				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(lock), l)).To(Succeed())
-				g.Expect(l.Status.Adaptive).NotTo(BeNil())
-				return l.Status.Adaptive
+			// reaches waits until the lock's adaptive capacity is capacity, changed for reason with a
+			// message saying what, and prints how long after since it got there.
+			reaches := func(capacity int32, reason v1alpha1.AdaptiveChangeReason, what, since string) {
+				GinkgoHelper()
+				from := time.Now()
+				Eventually(func(g Gomega) {
+					l := &v1alpha1.OaatLock{}
+					g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(lock), l)).To(Succeed())
+					a := l.Status.Adaptive
+					g.Expect(a).NotTo(BeNil())
+					g.Expect(a.Capacity).To(BeEquivalentTo(capacity))
+					g.Expect(a.LastChange).NotTo(BeNil())
+					g.Expect(a.LastChange.Reason).To(Equal(reason))
+					g.Expect(a.LastChange.Message).To(ContainSubstring(what))
+				}).WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+				GinkgoWriter.Printf("adaptive capacity %d %s after %s\n", capacity, time.Since(from).Round(time.Second), since)
 			}
 
 			By("growing from 1 to 2 while the target serves 2 clients")
-			start := time.Now()
-			Eventually(func(g Gomega) {
-				g.Expect(adaptive(g).Capacity).To(BeEquivalentTo(2))
-			}).WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
-			GinkgoWriter.Printf("adaptive capacity 2 after %s\n", time.Since(start).Round(time.Second))
+			reaches(2, v1alpha1.AdaptiveFastSuccesses, "fast successes", "the start")
 
 			By("falling to 1 once the target refuses every client (down)")
 			target.SetLimit(0)
-			down := time.Now()
-			Eventually(func(g Gomega) {
-				a := adaptive(g)
-				g.Expect(a.Capacity).To(BeEquivalentTo(1))
-				g.Expect(a.LastChange.Reason).To(Equal(v1alpha1.AdaptiveCountedFailure))
-				g.Expect(a.LastChange.Message).To(ContainSubstring("exit code 75"))
-			}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
-			GinkgoWriter.Printf("adaptive capacity 1 %s after the target went down\n", time.Since(down).Round(time.Second))
+			reaches(1, v1alpha1.AdaptiveCountedFailure, "exit code 75", "the target went down")
 
 			By("growing to 2 again once the target serves 2 clients again")
 			target.SetLimit(2)
-			up := time.Now()
-			Eventually(func(g Gomega) {
-				a := adaptive(g)
-				g.Expect(a.Capacity).To(BeEquivalentTo(2))
-				g.Expect(a.LastChange.Reason).To(Equal(v1alpha1.AdaptiveFastSuccesses))
-			}).WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
-			GinkgoWriter.Printf("adaptive capacity 2 again %s after the target recovered\n", time.Since(up).Round(time.Second))
+			reaches(2, v1alpha1.AdaptiveFastSuccesses, "fast successes", "the target recovered")
 			most, served, refused := target.Stats()
 			GinkgoWriter.Printf("the target: at most %d clients at once, %d served, %d refused\n", most, served, refused)
 			Expect(most).To(BeNumerically("<=", 3), "never more clients than the lock's capacity")
