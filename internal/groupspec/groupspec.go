@@ -165,9 +165,17 @@ func ItemRunTimeout(g *v1alpha1.OaatGroup, item string) (time.Duration, error) {
 
 // RecentRunSeconds are the kept run durations of item in items, nil when it has no entry.
 func RecentRunSeconds(items []v1alpha1.ItemStatus, item string) []int64 {
+	if it := ItemStatusOf(items, item); it != nil {
+		return it.RecentRunSeconds
+	}
+	return nil
+}
+
+// ItemStatusOf is the status entry of item in items, nil when there is none.
+func ItemStatusOf(items []v1alpha1.ItemStatus, item string) *v1alpha1.ItemStatus {
 	for i := range items {
 		if items[i].Name == item {
-			return items[i].RecentRunSeconds
+			return &items[i]
 		}
 	}
 	return nil

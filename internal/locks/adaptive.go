@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/oaat-io/oaat-operator/api/v1alpha1"
+	"github.com/oaat-io/oaat-operator/internal/groupspec"
 	"github.com/oaat-io/oaat-operator/internal/message"
 	"github.com/oaat-io/oaat-operator/internal/runstats"
 )
@@ -103,7 +104,7 @@ func (r *Review) adapt(in ReviewInput) {
 			st.Ending = append(st.Ending, h) // its end is not recorded yet
 			continue
 		}
-		it := itemOf(m.Items, h.Item)
+		it := groupspec.ItemStatusOf(m.Items, h.Item)
 		if it == nil || it.LastPodName != h.Pod {
 			continue // never ran
 		}
@@ -132,16 +133,6 @@ func adaptiveState(lock v1alpha1.Lock, spec *v1alpha1.AdaptiveCapacity) *v1alpha
 	}
 	st.Capacity = min(max(st.Capacity, int32(spec.MinOrDefault())), max(spec.Max, int32(spec.MinOrDefault())))
 	return st
-}
-
-// itemOf is the status entry of item in items, nil when there is none.
-func itemOf(items []v1alpha1.ItemStatus, item string) *v1alpha1.ItemStatus {
-	for i := range items {
-		if items[i].Name == item {
-			return &items[i]
-		}
-	}
-	return nil
 }
 
 // step applies one judged run to the adaptive state.
