@@ -26,7 +26,8 @@ const (
 //     raise the capacity by one, up to max;
 //   - a failure that the circuit breaker counts (spec.circuitBreaker's exitCodes and reasons of
 //     the run's group; every failure without them; never one of spec.exitCodes.doNotRetry), or a
-//     run over 3 times its item's median, halves the capacity, down to min;
+//     run over 3 times its item's median, halves the capacity in use (rounded up: 5 gives 3),
+//     down to min;
 //   - a success between 1.5 and 3 times the median starts the count of fast successes again;
 //   - a failure the breaker does not count (the item's own bug) and an interrupted run change
 //     nothing.

@@ -87,9 +87,11 @@ func TestAdaptiveLaw(t *testing.T) {
 			runs: []run{fast, fast, fast, fast, sluggish, fast, fast, fast, fast, fast},
 			want: []int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 2}, lastReason: v1alpha1.AdaptiveFastSuccesses},
 		{name: "a counted failure halves it", capacity: 8, lo: 1, hi: 8, start: 6,
-			runs: []run{unreachable, unreachable}, want: []int32{3, 1}, lastReason: v1alpha1.AdaptiveCountedFailure},
+			runs: []run{unreachable, unreachable}, want: []int32{3, 2}, lastReason: v1alpha1.AdaptiveCountedFailure},
+		{name: "halving rounds up, and 1 stays 1", capacity: 8, lo: 1, hi: 8, start: 5,
+			runs: []run{unreachable, unreachable, unreachable, unreachable}, want: []int32{3, 2, 1, 1}, lastReason: v1alpha1.AdaptiveCountedFailure},
 		{name: "a run over 3 times its median halves it", capacity: 8, lo: 1, hi: 8, start: 5,
-			runs: []run{crawling}, want: []int32{2}, lastReason: v1alpha1.AdaptiveSlowRun},
+			runs: []run{crawling}, want: []int32{3}, lastReason: v1alpha1.AdaptiveSlowRun},
 		{name: "halving stops at min", capacity: 8, lo: 3, hi: 8, start: 4,
 			runs: []run{unreachable, unreachable}, want: []int32{3, 3}, lastReason: v1alpha1.AdaptiveCountedFailure},
 		{name: "the item's own failures, doNotRetry's and interruptions change nothing", capacity: 8, lo: 1, hi: 8, start: 4,
@@ -253,5 +255,29 @@ func TestAdaptiveHalvesAfterGrowing(t *testing.T) {
 		At: *at(time.Minute), From: 3, To: 4, Reason: v1alpha1.AdaptiveFastSuccesses}}
 	if r := release(l, recorded("a", "p-1", unreachable), "p-1", 0, 2*time.Minute); r.Adaptive.Capacity != 2 {
 		t.Errorf("a failure of a run taken before a growth: capacity %d, want 2", r.Adaptive.Capacity)
+	}
+}
+
+// TestAdaptiveTwoLocksBothShrink proves that a run holding two adaptive locks is judged by the
+// review of each: its counted failure halves both, and its fast successes grow both.
+func TestAdaptiveTwoLocksBothShrink(t *testing.T) {
+	nas, db := adaptiveLock(8, 1, 8), lock("db", 8)
+	db.Spec.Adaptive = &v1alpha1.AdaptiveCapacity{Min: 1, Max: 8}
+	nas.Status.Adaptive = &v1alpha1.AdaptiveCapacityStatus{Capacity: 4}
+	db.Status.Adaptive = &v1alpha1.AdaptiveCapacityStatus{Capacity: 6}
+	for _, l := range []*v1alpha1.OaatLock{nas, db} {
+		release(l, recorded("a", "p-1", unreachable), "p-1", 0, time.Minute)
+	}
+	if nas.Status.Adaptive.Capacity != 2 || db.Status.Adaptive.Capacity != 3 {
+		t.Fatalf("after a counted failure: nas %d, db %d; want 2 and 3", nas.Status.Adaptive.Capacity, db.Status.Adaptive.Capacity)
+	}
+	for i := range v1alpha1.AdaptiveGrowAfter {
+		pod := fmt.Sprintf("q-%d", i)
+		for _, l := range []*v1alpha1.OaatLock{nas, db} {
+			release(l, recorded("a", pod, fast), pod, 2*time.Minute, time.Duration(3+i)*time.Minute)
+		}
+	}
+	if nas.Status.Adaptive.Capacity != 3 || db.Status.Adaptive.Capacity != 4 {
+		t.Errorf("after 5 fast successes: nas %d, db %d; want 3 and 4", nas.Status.Adaptive.Capacity, db.Status.Adaptive.Capacity)
 	}
 }
