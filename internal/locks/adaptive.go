@@ -17,7 +17,8 @@ import (
 // end (v1alpha1.AdaptiveCapacity has the law). The judging is level-based: a released run the
 // group has not recorded yet waits in status.adaptive.ending, and the review that judges a run
 // also removes it from there (or releases its slot), in the one status write; a review decided
-// again from the same statuses judges the same runs the same way.
+// again from the same statuses judges the same runs the same way. Installations sharing a
+// ClusterOaatLock each judge the runs of the namespaces they serve, and keep the others' ending.
 
 // maxChangeMessage is the longest status.adaptive.lastChange.message the schema accepts.
 const maxChangeMessage = 1024
@@ -96,8 +97,12 @@ func (r *Review) adapt(in ReviewInput) {
 	slices.SortStableFunc(released, func(a, b v1alpha1.LockHolder) int { return a.Since.Compare(b.Since.Time) })
 	st.Ending = nil
 	for _, h := range released {
-		m := FindMember(in.Members, v1alpha1.HolderNamespace(h, in.Lock), h.Group, h.GroupUID)
+		namespace := v1alpha1.HolderNamespace(h, in.Lock)
+		m := FindMember(in.Members, namespace, h.Group, h.GroupUID)
 		switch {
+		case !serves(in, namespace):
+			st.Ending = append(st.Ending, h) // another installation's run, for it to judge
+			continue
 		case m == nil || m.Deleting:
 			continue // a group gone records no run
 		case m.Run != nil && m.Run.PodName == h.Pod:

@@ -216,6 +216,25 @@ func TestAdaptiveJudgesEachRunOnce(t *testing.T) {
 	}
 }
 
+// TestAdaptiveKeepsAnotherInstallationsEndingRun proves that an installation sharing a
+// ClusterOaatLock keeps in status.adaptive.ending the ending runs of the namespaces it does not
+// serve, for their own installation to judge, and judges its own.
+func TestAdaptiveKeepsAnotherInstallationsEndingRun(t *testing.T) {
+	l := clusterLock("db", 8)
+	l.Spec.Adaptive = &v1alpha1.AdaptiveCapacity{Min: 1, Max: 8}
+	theirs, mine := clusterHolder("theirs", "b", "pb-1"), clusterHolder("mine", "a", "pa-1")
+	l.Status.Adaptive = &v1alpha1.AdaptiveCapacityStatus{Capacity: 4, Ending: holders(theirs, mine)}
+	m := grp("a").in("mine").m()
+	m.Counting = counting
+	m.Items = recorded("a", "pa-1", unreachable).Items
+	in := reviewOf(l, []Member{m})
+	in.Namespaces, in.Now = []string{"mine"}, t0.Add(time.Minute)
+	r := Decide(in)
+	if d := diff(holders(theirs), r.Adaptive.Ending); d != "" || r.Adaptive.Capacity != 2 {
+		t.Errorf("ending (-want +got):\n%s\ncapacity %d; want the other installation's run kept, and mine judged: 2", d, r.Adaptive.Capacity)
+	}
+}
+
 // TestAdaptiveCapacityInUse proves what the lock grants: the adaptive capacity, at most the
 // capacity in force, and 1 while a group naming it has its breaker open.
 func TestAdaptiveCapacityInUse(t *testing.T) {
