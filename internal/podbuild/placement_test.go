@@ -19,6 +19,11 @@ func onNode(node string) *corev1.Affinity {
 
 func TestPlaceWithClaims(t *testing.T) {
 	podAffinity := &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: "zone"}}}
+	preferred := []corev1.PreferredSchedulingTerm{{Weight: 10, Preference: corev1.NodeSelectorTerm{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}}},
+	}}}
+	pinnedPreferring := onNode("node-a")
+	pinnedPreferring.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = preferred
 	tests := []struct {
 		name         string
 		spec         corev1.PodSpec
@@ -60,6 +65,13 @@ func TestPlaceWithClaims(t *testing.T) {
 			spec:         corev1.PodSpec{Volumes: []corev1.Volume{claimVolume("data", "data-web")}, Affinity: onNode("node-c")},
 			inUse:        map[string][]string{"data-web": {"node-a"}},
 			wantAffinity: onNode("node-c"),
+		},
+		{
+			name:         "a node affinity with preferred terms only does not place the pod: the node is required, the preferences kept",
+			spec:         corev1.PodSpec{Volumes: []corev1.Volume{claimVolume("data", "data-web")}, Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: preferred}}},
+			inUse:        map[string][]string{"data-web": {"node-a"}},
+			wantNode:     "node-a",
+			wantAffinity: pinnedPreferring,
 		},
 		{
 			name:  "the template's nodeName wins",
